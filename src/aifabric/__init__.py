@@ -1,0 +1,9 @@
+"""aifabric — InfiniBand or RoCEv2? Design, price, simulate and audit GPU-cluster fabrics.
+
+Layers (imports point downward only): units, catalog → scenario → topology, routing → sim, flow →
+workload → cost → advise → audit → results → report, cli.
+"""
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

@@ -1,0 +1,128 @@
+"""Units, parsed once at the edge: sizes → bytes, rates → bit/s, times → picoseconds (all ``int``).
+
+Sizes accept B, KB, MB, GB, TB (powers of 1000) and KiB, MiB, GiB, TiB (powers of 1024); rates
+bps, Kbps, Mbps, Gbps, Tbps (also ``Gb/s``); times ps, ns, us (or µs), ms, s. A bare number is
+taken in the base unit (bytes, bit/s, picoseconds) only where a caller allows it.
+
+Integer picoseconds keep 400/800 Gb/s serialisation exact: one byte at 800 Gb/s is 10 ps.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+SIZE_UNITS = {
+    "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+}
+RATE_UNITS = {
+    "bps": 1, "kbps": 10**3, "mbps": 10**6, "gbps": 10**9, "tbps": 10**12,
+    "b/s": 1, "kb/s": 10**3, "mb/s": 10**6, "gb/s": 10**9, "tb/s": 10**12,
+}
+TIME_UNITS_PS = {"ps": 1, "ns": 10**3, "us": 10**6, "µs": 10**6, "ms": 10**9, "s": 10**12}
+
+SIZE_ALLOWED = "a number with B, KB, MB, GB, KiB, MiB or GiB, e.g. 4000B or 32MiB"
+RATE_ALLOWED = "a number with bps, Kbps, Mbps, Gbps or Tbps, e.g. 400Gbps"
+TIME_ALLOWED = "a number with ps, ns, us, ms or s, e.g. 1.5us"
+LENGTH_ALLOWED = "a number with m or km, e.g. 5m"
+
+_NUM = re.compile(r"^\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-zµ/]*)\s*$")
+
+
+class UnitError(ValueError):
+    """A value that does not parse with the expected unit; message says what is allowed."""
+
+    def __init__(self, value: object, allowed: str) -> None:
+        self.value = value
+        self.allowed = allowed
+        super().__init__(f"cannot read {value!r} as {allowed}")
+
+
+def _parse(value: object, table: dict[str, int], allowed: str, bare_ok: bool) -> Decimal:
+    if isinstance(value, bool):
+        raise UnitError(value, allowed)
+    if isinstance(value, int | float):
+        if not bare_ok:
+            raise UnitError(value, allowed)
+        return Decimal(str(value))
+    if not isinstance(value, str):
+        raise UnitError(value, allowed)
+    m = _NUM.match(value)
+    if not m:
+        raise UnitError(value, allowed)
+    number, unit = m.group(1), m.group(2)
+    if not unit:
+        if not bare_ok:
+            raise UnitError(value, allowed)
+        factor = 1
+    else:
+        factor = table.get(unit.lower() if unit != "µs" else unit)
+        if factor is None:
+            raise UnitError(value, allowed)
+    try:
+        return Decimal(number) * factor
+    except InvalidOperation as exc:  # pragma: no cover - regex guards this
+        raise UnitError(value, allowed) from exc
+
+
+def _to_int(d: Decimal, value: object, allowed: str) -> int:
+    if d != d.to_integral_value():
+        # Sub-unit remainders are rounded to the nearest base unit (bytes, bit/s, ps).
+        d = d.to_integral_value()
+    return int(d)
+
+
+def parse_size(value: object, *, bare_ok: bool = True) -> int:
+    """Return bytes. ``'4000B'`` → 4000, ``'32MiB'`` → 33554432, ``'100KB'`` → 100000."""
+    return _to_int(_parse(value, SIZE_UNITS, SIZE_ALLOWED, bare_ok), value, SIZE_ALLOWED)
+
+
+def parse_rate(value: object, *, bare_ok: bool = False) -> int:
+    """Return bit/s. ``'400Gbps'`` → 400_000_000_000."""
+    return _to_int(_parse(value, RATE_UNITS, RATE_ALLOWED, bare_ok), value, RATE_ALLOWED)
+
+
+def parse_time(value: object, *, bare_ok: bool = False) -> int:
+    """Return picoseconds. ``'1us'`` → 1_000_000, ``'1.5ns'`` → 1500."""
+    return _to_int(_parse(value, TIME_UNITS_PS, TIME_ALLOWED, bare_ok), value, TIME_ALLOWED)
+
+
+def parse_length_m(value: object) -> float:
+    """Return metres. ``'5m'`` → 5.0, ``'2km'`` → 2000.0; a bare number is metres."""
+    d = _parse(value, {"m": 1, "km": 1000}, LENGTH_ALLOWED, True)
+    return float(d)
+
+
+def serialisation_ps(size_bytes: int, rate_bps: int) -> int:
+    """Time to put ``size_bytes`` on a ``rate_bps`` link, in ps, rounded up to a whole ps."""
+    num = size_bytes * 8 * 10**12
+    return -(-num // rate_bps)
+
+
+def fmt_rate(rate_bps: float) -> str:
+    """``400e9`` → ``'400Gbps'``."""
+    for unit, f in (("Tbps", 10**12), ("Gbps", 10**9), ("Mbps", 10**6), ("Kbps", 10**3)):
+        if rate_bps >= f:
+            v = rate_bps / f
+            return f"{v:g}{unit}"
+    return f"{rate_bps:g}bps"
+
+
+def fmt_size(size_bytes: float) -> str:
+    """``33554432`` → ``'32MiB'``; decimal units when they divide exactly."""
+    for unit, f in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if size_bytes >= f and size_bytes % f == 0:
+            return f"{size_bytes // f}{unit}"
+    for unit, f in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+        if size_bytes >= f:
+            return f"{size_bytes / f:g}{unit}"
+    return f"{size_bytes:g}B"
+
+
+def fmt_time_ps(t_ps: float) -> str:
+    """``1_500_000`` → ``'1.5us'``."""
+    for unit, f in (("s", 10**12), ("ms", 10**9), ("us", 10**6), ("ns", 10**3)):
+        if abs(t_ps) >= f:
+            return f"{t_ps / f:g}{unit}"
+    return f"{t_ps:g}ps"
