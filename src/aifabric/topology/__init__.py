@@ -5,6 +5,7 @@ from aifabric.topology.builders import (
     RailDesign,
     dumbbell,
     fat_tree,
+    from_spec,
     leaf_ports,
     leaf_spine,
     max_rail_gpus,
@@ -26,7 +27,7 @@ from aifabric.topology.routing import (
 )
 
 __all__ = [
-    "HOST_TIER", "TOPOLOGIES", "NextHops", "RailDesign", "Topology", "dumbbell", "ecmp_hash", "fat_tree",
+    "HOST_TIER", "TOPOLOGIES", "NextHops", "RailDesign", "Topology", "dumbbell", "ecmp_hash", "fat_tree", "from_spec", "from_spec",
     "ib_linear_forwarding", "leaf_ports", "leaf_spine", "max_rail_gpus", "path_of", "rail_optimized",
     "rail_sizing", "read_hpcc_topology", "read_ibnetdiscover", "ring", "shortest_path_next_hops", "star",
     "switch_salt", "up_down_next_hops", "write_hpcc_topology",

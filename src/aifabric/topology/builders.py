@@ -430,3 +430,31 @@ TOPOLOGIES = {
     "dumbbell": dumbbell,
     "ring": ring,
 }
+
+
+def from_spec(spec) -> Topology:
+    """Build the topology a scenario's ``topology:`` section (a ``TopologySpec``) describes."""
+    from aifabric.topology.io import read_hpcc_topology, read_ibnetdiscover
+
+    rate, delay = spec.link_rate_bps, spec.link_delay_ps
+    kind = spec.kind
+    if kind == "fat-tree":
+        return fat_tree(spec.k, rate, delay)
+    if kind == "leaf-spine":
+        return leaf_spine(spec.leaves, spec.spines, spec.hosts_per_leaf, rate, delay,
+                          uplink_rate_bps=spec.uplink_rate, links_per_spine=spec.links_per_spine or 1)
+    if kind == "rail-optimized":
+        return rail_optimized(spec.gpus, rate, gpus_per_node=spec.gpus_per_node or 8, radix=spec.radix or 64,
+                              oversubscription=spec.oversubscription or 1.0, planes=spec.planes or 1,
+                              link_delay_ps=delay)
+    if kind == "star":
+        return star(spec.hosts, rate, delay)
+    if kind == "dumbbell":
+        return dumbbell(spec.hosts_left, spec.hosts_right, rate, delay, bottleneck_rate_bps=spec.bottleneck_rate)
+    if kind == "ring":
+        return ring(spec.switches, spec.hosts_per_switch, rate, delay)
+    if kind == "hpcc-file":
+        return read_hpcc_topology(spec.path)
+    if kind == "ibnetdiscover":
+        return read_ibnetdiscover(spec.path, link_delay_ps=delay)
+    raise InputError("unknown topology kind", field="topology.kind", value=kind, allowed=", ".join(TOPOLOGIES))

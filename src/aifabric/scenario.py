@@ -1,0 +1,476 @@
+"""Scenario files: one YAML file → a frozen, validated :class:`Scenario` (pydantic v2).
+
+Units are parsed once here: sizes to bytes (``*_bytes``), rates to bit/s (``*_bps``), times to
+picoseconds (``*_ps``). In YAML users write ``link_rate: 100Gbps``, ``mtu: 4000B``,
+``until: 20ms``; the model exposes ``link_rate_bps``, ``mtu_bytes``, ``until_ps`` as properties
+and keeps the YAML spelling as the field name. Unknown keys are errors. Defaults that are not in
+the file are filled from the sourced values in :data:`DEFAULTS` (each with its source).
+
+:func:`load_scenario` raises :class:`~aifabric.errors.InputErrors` with one line per problem:
+``FILE: field.path: problem (got ...); allowed: ...``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from aifabric.errors import InputError, InputErrors
+from aifabric.units import UnitError, parse_rate, parse_size, parse_time
+
+# ---- sourced defaults -----------------------------------------------------------------------
+# name -> (value, source). Values in base units (bytes, bit/s, ps).
+DEFAULTS: dict[str, tuple[Any, str]] = {
+    "roce.header_bytes": (64, "peer scenarios (htsim/ns-3 runs in peer-baselines.md): 64 B per packet; "
+                              "RoCEv2 Eth+IPv4+UDP+BTH+ICRC+FCS is 62 B"),
+    "infiniband.header_bytes": (26, "IBTA: LRH 8 + BTH 12 + ICRC 4 + VCRC 2 = 26 B"),
+    "mtu_bytes": (4000, "peer scenarios: 4000 B payload (ns-3 PACKET_PAYLOAD_SIZE); IB MTU max 4096"),
+    "switch_buffer_bytes": (32 * 2**20, "ns-3 HPCC: 32 MB shared buffer per switch at 100G (hardware-facts E.1)"),
+    "pfc.xoff_bytes": (15 * 4064, "htsim peer runs: PAUSE above 15 packets of MTU (peer-baselines.md)"),
+    "pfc.xon_bytes": (12 * 4064, "htsim peer runs: RESUME below 12 packets of MTU (peer-baselines.md)"),
+    "pfc.dynamic_alpha": (1 / 8, "ns-3 HPCC: dynamic threshold = free buffer >> 3 at NIC rate (hardware-facts E.1)"),
+    "ecn.kmin_bytes": (400_000, "ns-3 HPCC DCQCN runs at 100G: Kmin 400 KB (hardware-facts E.3)"),
+    "ecn.kmax_bytes": (1_600_000, "ns-3 HPCC DCQCN runs at 100G: Kmax 1600 KB (hardware-facts E.3)"),
+    "ecn.pmax": (0.2, "ns-3 HPCC DCQCN runs: Pmax 0.2 (hardware-facts E.3)"),
+    "ib.vl_buffer_bytes": (None, "no public per-VL input buffer size for Quantum-2; default = PFC xoff-equivalent"),
+    "ack_bytes": (64, "peer scenarios: ACK/PAUSE frames 64 B"),
+}
+
+
+def default(name: str) -> Any:
+    return DEFAULTS[name][0]
+
+
+# ---- unit-carrying field types ----------------------------------------------------------------
+def _unit(parser, **kw):
+    def conv(v):
+        if v is None:
+            return None
+        try:
+            return parser(v, **kw)
+        except UnitError as exc:
+            raise ValueError(f"cannot read {exc.value!r}; allowed: {exc.allowed}") from None
+
+    return BeforeValidator(conv)
+
+
+Size = Annotated[int, _unit(parse_size, bare_ok=True), Field(ge=0)]
+PosSize = Annotated[int, _unit(parse_size, bare_ok=True), Field(gt=0)]
+Rate = Annotated[int, _unit(parse_rate), Field(gt=0)]
+Time = Annotated[int, _unit(parse_time), Field(ge=0)]
+PosTime = Annotated[int, _unit(parse_time), Field(gt=0)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+# ---- topology ---------------------------------------------------------------------------------
+TOPOLOGY_FIELDS: dict[str, tuple[set[str], set[str]]] = {
+    # kind: (required, optional)
+    "fat-tree": ({"k"}, set()),
+    "leaf-spine": ({"leaves", "spines", "hosts_per_leaf"}, {"links_per_spine", "uplink_rate"}),
+    "rail-optimized": ({"gpus"}, {"gpus_per_node", "radix", "oversubscription", "planes"}),
+    "star": ({"hosts"}, set()),
+    "dumbbell": ({"hosts_left", "hosts_right"}, {"bottleneck_rate"}),
+    "ring": ({"switches", "hosts_per_switch"}, set()),
+    "hpcc-file": ({"path"}, set()),
+    "ibnetdiscover": ({"path"}, set()),
+}
+
+
+class TopologySpec(_Model):
+    """``topology:`` — which builder and its parameters."""
+
+    kind: Literal["fat-tree", "leaf-spine", "rail-optimized", "star", "dumbbell", "ring", "hpcc-file",
+                  "ibnetdiscover"]
+    link_rate: Rate = 100 * 10**9
+    link_delay: Time = 10**6
+    k: Annotated[int, Field(ge=2)] | None = None
+    leaves: Annotated[int, Field(ge=1)] | None = None
+    spines: Annotated[int, Field(ge=1)] | None = None
+    hosts_per_leaf: Annotated[int, Field(ge=1)] | None = None
+    links_per_spine: Annotated[int, Field(ge=1)] | None = None
+    uplink_rate: Rate | None = None
+    gpus: Annotated[int, Field(ge=1)] | None = None
+    gpus_per_node: Annotated[int, Field(ge=1)] | None = None
+    radix: Annotated[int, Field(ge=2)] | None = None
+    oversubscription: Annotated[float, Field(ge=1)] | None = None
+    planes: Annotated[int, Field(ge=1)] | None = None
+    hosts: Annotated[int, Field(ge=1)] | None = None
+    hosts_left: Annotated[int, Field(ge=1)] | None = None
+    hosts_right: Annotated[int, Field(ge=1)] | None = None
+    bottleneck_rate: Rate | None = None
+    switches: Annotated[int, Field(ge=3)] | None = None
+    hosts_per_switch: Annotated[int, Field(ge=1)] | None = None
+    path: str | None = None
+
+    @model_validator(mode="after")
+    def _per_kind(self):
+        required, optional = TOPOLOGY_FIELDS[self.kind]
+        common = {"kind", "link_rate", "link_delay"}
+        given = {f for f in type(self).model_fields if f not in common and getattr(self, f) is not None}
+        missing = sorted(required - given)
+        extra = sorted(given - required - optional)
+        if missing:
+            raise ValueError(f"kind {self.kind} needs {', '.join(missing)}")
+        if extra:
+            raise ValueError(f"{', '.join(extra)} not used by kind {self.kind}; "
+                             f"allowed: {', '.join(sorted(required | optional | common))}")
+        return self
+
+    @field_validator("k")
+    @classmethod
+    def _even_k(cls, k):
+        if k is not None and k % 2:
+            raise ValueError("fat-tree k must be even; allowed: an even integer ≥ 2")
+        return k
+
+    @property
+    def link_rate_bps(self) -> int:
+        return self.link_rate
+
+    @property
+    def link_delay_ps(self) -> int:
+        return self.link_delay
+
+
+# ---- fabric -----------------------------------------------------------------------------------
+class PfcSpec(_Model):
+    """``fabric.pfc:`` — PAUSE above xoff, RESUME below xon, per ingress port and priority."""
+
+    enabled: bool = True
+    mode: Literal["static", "dynamic"] = "static"
+    xoff: Size | None = None
+    xon: Size | None = None
+    alpha: Annotated[float, Field(gt=0)] | None = None  # dynamic: threshold = alpha × free shared buffer
+    headroom: Size | None = None
+
+    @model_validator(mode="after")
+    def _order(self):
+        if self.xoff is not None and self.xon is not None and self.xon > self.xoff:
+            raise ValueError(f"xon ({self.xon} B) must not exceed xoff ({self.xoff} B)")
+        if self.mode == "static" and self.alpha is not None:
+            raise ValueError("alpha applies to mode: dynamic only")
+        return self
+
+
+class EcnSpec(_Model):
+    """``fabric.ecn:`` — RED marking on egress (at dequeue), Kmin/Kmax in bytes of queue."""
+
+    enabled: bool = True
+    kmin: Size | None = None
+    kmax: Size | None = None
+    pmax: Annotated[float, Field(ge=0, le=1)] | None = None
+
+    @model_validator(mode="after")
+    def _order(self):
+        if self.kmin is not None and self.kmax is not None and self.kmin > self.kmax:
+            raise ValueError(f"kmin ({self.kmin} B) must not exceed kmax ({self.kmax} B)")
+        return self
+
+
+class DcqcnSpec(_Model):
+    """``fabric.dcqcn:`` — a preset and per-parameter overrides."""
+
+    preset: Literal["nvidia-firmware", "paper", "ns3-mellanox"] = "ns3-mellanox"
+    rate_ai: Rate | None = None
+    rate_hai: Rate | None = None
+    g: Annotated[float, Field(gt=0, le=1)] | None = None
+    min_rate: Rate | None = None
+    rate_increase_timer: PosTime | None = None
+    alpha_update_timer: PosTime | None = None
+    rate_decrease_interval: PosTime | None = None
+    byte_counter: PosSize | None = None
+    fast_recovery_stages: Annotated[int, Field(ge=1)] | None = None
+    cnp_interval: Time | None = None
+
+
+class HpccSpec(_Model):
+    """``fabric.hpcc:`` — η (target utilisation), maxStage, additive increase."""
+
+    eta: Annotated[float, Field(gt=0, le=1)] = 0.95
+    max_stage: Annotated[int, Field(ge=0)] = 5
+    rate_ai: Rate | None = None
+
+
+class AdaptiveSpec(_Model):
+    granularity: Literal["packet", "flowlet"] = "flowlet"
+    flowlet_gap: PosTime = 10 * 10**6
+
+
+class IbSpec(_Model):
+    """``fabric.ib:`` — credit-based flow control per virtual lane."""
+
+    vl_buffer: PosSize | None = None
+    credit_bytes: PosSize = 64
+    vls: Annotated[int, Field(ge=1, le=15)] = 1
+
+
+class FailureSpec(_Model):
+    link: str  # "nodeA-nodeB" by name or id, e.g. "agg0-core0"
+    at: Time = 0
+
+
+class FabricSpec(_Model):
+    """``fabric:`` — technology and its lossless / congestion / routing settings."""
+
+    technology: Literal["roce", "infiniband"] = "roce"
+    mtu: PosSize | None = None
+    header: Size | None = None
+    switch_latency: Time = 0
+    switch_buffer: PosSize | None = None
+    pfc: PfcSpec = PfcSpec()
+    ecn: EcnSpec = EcnSpec(enabled=False)
+    congestion_control: Literal["none", "dcqcn", "hpcc"] = "none"
+    dcqcn: DcqcnSpec = DcqcnSpec()
+    hpcc: HpccSpec = HpccSpec()
+    routing: Literal["ecmp", "adaptive", "static"] = "ecmp"
+    adaptive: AdaptiveSpec = AdaptiveSpec()
+    qp_split: Annotated[int, Field(ge=1)] = 1
+    ib: IbSpec = IbSpec()
+    failures: tuple[FailureSpec, ...] = ()
+
+    @model_validator(mode="after")
+    def _technology(self):
+        if self.technology == "infiniband":
+            if self.congestion_control == "dcqcn":
+                raise ValueError("congestion_control dcqcn is a RoCE mechanism; allowed for infiniband: none, hpcc")
+            if "pfc" in self.model_fields_set and self.pfc.enabled:
+                raise ValueError("pfc is a RoCE mechanism; InfiniBand uses credit flow control (fabric.ib)")
+        if self.congestion_control == "dcqcn" and not self.ecn.enabled:
+            raise ValueError("congestion_control dcqcn needs ecn.enabled: true (DCQCN reacts to ECN marks)")
+        return self
+
+    @property
+    def mtu_bytes(self) -> int:
+        return self.mtu if self.mtu is not None else default("mtu_bytes")
+
+    @property
+    def header_bytes(self) -> int:
+        return self.header if self.header is not None else default(f"{self.technology}.header_bytes")
+
+    @property
+    def switch_latency_ps(self) -> int:
+        return self.switch_latency
+
+    @property
+    def switch_buffer_bytes(self) -> int:
+        return self.switch_buffer if self.switch_buffer is not None else default("switch_buffer_bytes")
+
+    @property
+    def lossless(self) -> bool:
+        return self.technology == "infiniband" or self.pfc.enabled
+
+
+# ---- workload ---------------------------------------------------------------------------------
+WORKLOAD_FIELDS: dict[str, tuple[set[str], set[str]]] = {
+    "permutation": (set(), {"flow_size", "hosts", "start"}),
+    "incast": ({"senders"}, {"receiver", "flow_size", "start"}),
+    "all-to-all": (set(), {"flow_size", "hosts", "start"}),
+    "flows-file": ({"path"}, {"format"}),
+    "poisson": ({"load", "cdf", "duration"}, {"hosts"}),
+    "collective": ({"op", "size"}, {"algorithm", "hosts"}),
+}
+
+
+class WorkloadSpec(_Model):
+    """``workload:`` — traffic. Flow sizes in bytes; ``start`` is when all flows begin."""
+
+    kind: Literal["permutation", "incast", "all-to-all", "flows-file", "poisson", "collective"]
+    senders: Annotated[int, Field(ge=1)] | None = None
+    receiver: Annotated[int, Field(ge=0)] | None = None
+    flow_size: PosSize | None = None
+    hosts: Annotated[int, Field(ge=2)] | None = None
+    start: Time | None = None
+    path: str | None = None
+    format: Literal["auto", "hpcc", "htsim"] | None = None
+    load: Annotated[float, Field(gt=0, le=1)] | None = None
+    cdf: str | None = None
+    duration: PosTime | None = None
+    op: Literal["all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast"] | None = None
+    size: PosSize | None = None
+    algorithm: Literal["ring", "tree"] | None = None
+
+    @model_validator(mode="after")
+    def _per_kind(self):
+        required, optional = WORKLOAD_FIELDS[self.kind]
+        given = {f for f in type(self).model_fields if f != "kind" and getattr(self, f) is not None}
+        missing = sorted(required - given)
+        extra = sorted(given - required - optional)
+        if missing:
+            raise ValueError(f"kind {self.kind} needs {', '.join(missing)}")
+        if extra:
+            raise ValueError(f"{', '.join(extra)} not used by kind {self.kind}; "
+                             f"allowed: {', '.join(sorted(required | optional | {'kind'}))}")
+        return self
+
+    @property
+    def flow_size_bytes(self) -> int:
+        return self.flow_size if self.flow_size is not None else 2_000_000
+
+
+class SimSpec(_Model):
+    """``sim:`` — how long and how."""
+
+    until: PosTime = 10**12  # 1 s of simulated time at most
+    mode: Literal["packet", "flow"] = "packet"
+    deadlock_timeout: PosTime = 10**9  # 1 ms with packets queued and nothing moving
+    progress: bool = True
+
+    @property
+    def until_ps(self) -> int:
+        return self.until
+
+
+class AdvisorSpec(_Model):
+    """``advisor:`` — the questions ``aifabric compare`` asks (interface.md)."""
+
+    gpus: Annotated[int, Field(ge=1)] = 1024
+    gpu: Literal["h100", "h200", "b200"] = "h100"
+    workload: Literal["training", "inference", "storage", "trading"] = "training"
+    model: str | None = None
+    jitter_sensitivity: Literal["low", "medium", "high"] = "medium"
+    team_expertise: Literal["none", "some", "expert"] = "some"
+    budget: Literal["low", "medium", "high"] = "medium"
+    growth: Literal["none", "2x", "10x"] = "none"
+
+
+class Scenario(_Model):
+    """A whole scenario file."""
+
+    name: str = "scenario"
+    seed: Annotated[int, Field(ge=0)] = 1
+    topology: TopologySpec | None = None
+    fabric: FabricSpec = FabricSpec()
+    workload: WorkloadSpec | None = None
+    sim: SimSpec = SimSpec()
+    advisor: AdvisorSpec | None = None
+    description: str | None = None
+
+    @model_validator(mode="after")
+    def _cross(self):
+        if self.workload is not None and self.topology is None:
+            raise ValueError("a workload needs a topology")
+        return self
+
+
+# ---- loading and error messages -------------------------------------------------------------
+def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str] | None:
+    """Field names allowed at ``loc`` (the parent of an unknown key)."""
+    cur: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(cur, type) and issubclass(cur, BaseModel)):
+            return None
+        field = cur.model_fields.get(part)
+        if field is None:
+            return None
+        cur = _model_of(field.annotation)
+    if isinstance(cur, type) and issubclass(cur, BaseModel):
+        return sorted(cur.model_fields)
+    return None
+
+
+def _model_of(annotation):
+    import typing
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        m = _model_of(arg)
+        if m is not None:
+            return m
+    return None
+
+
+def _errors_from_validation(exc: ValidationError, file: str | None, model: type[BaseModel]) -> list[InputError]:
+    out = []
+    for err in exc.errors():
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        path = ".".join(str(p) for p in loc) or "(top level)"
+        etype = err["type"]
+        msg = err["msg"]
+        if msg.startswith("Value error, "):
+            msg = msg[len("Value error, "):]
+        value = err.get("input")
+        if etype == "extra_forbidden":
+            allowed = _allowed_keys(model, loc[:-1])
+            out.append(InputError("unknown key", file=file, field=path,
+                                  allowed=", ".join(allowed) if allowed else None))
+            continue
+        if etype == "missing":
+            out.append(InputError("required key missing", file=file, field=path))
+            continue
+        if etype == "literal_error":
+            expected = err.get("ctx", {}).get("expected", "")
+            out.append(InputError("not an allowed value", file=file, field=path, value=value,
+                                  allowed=expected.replace("'", "")))
+            continue
+        if etype in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
+            out.append(InputError(msg.lower(), file=file, field=path, value=value))
+            continue
+        shown = value if isinstance(value, str | int | float | bool) else None
+        if "; allowed: " in msg:
+            problem, allowed = msg.split("; allowed: ", 1)
+            out.append(InputError(problem, file=file, field=path, value=None if "cannot read" in problem else shown,
+                                  allowed=allowed))
+            continue
+        out.append(InputError(msg, file=file, field=path, value=shown))
+    return out
+
+
+def scenario_from_dict(data: Any, file: str | None = None) -> Scenario:
+    """Validate a parsed YAML mapping; raises :class:`InputErrors` listing every problem."""
+    if not isinstance(data, dict):
+        raise InputErrors([InputError("a scenario must be a YAML mapping", file=file, field="(top level)",
+                                      allowed="keys name, seed, topology, fabric, workload, sim, advisor")])
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as exc:
+        raise InputErrors(_errors_from_validation(exc, file, Scenario)) from None
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario YAML file. Relative ``path:`` entries inside it are resolved
+    against the file's folder."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputErrors([InputError(f"cannot read scenario file: {exc.strerror or exc}", file=str(path))]) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else None
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise InputErrors([InputError(f"YAML syntax error: {problem}", file=str(path), field=where)]) from None
+    data = _resolve_paths(data, p.parent)
+    return scenario_from_dict(data, file=str(path))
+
+
+def _resolve_paths(data: Any, base: Path) -> Any:
+    if not isinstance(data, dict):
+        return data
+    data = dict(data)
+    for section in ("topology", "workload"):
+        sec = data.get(section)
+        if isinstance(sec, dict) and isinstance(sec.get("path"), str) and not Path(sec["path"]).is_absolute():
+            sec = dict(sec)
+            candidate = base / sec["path"]
+            sec["path"] = str(candidate)
+            data[section] = sec
+    return data
