@@ -1,0 +1,54 @@
+"""``aifabric catalog`` — list the hardware catalog (with sources) as a table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from aifabric.errors import InputError
+
+KINDS = ("switch", "nic", "optic", "cable", "gpu")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("catalog")
+    def catalog_cmd(
+        kind: str | None = typer.Option(None, "--kind", help="switch | nic | optic | cable | gpu (default: all)."),
+        catalog_file: Path | None = typer.Option(None, "--catalog", help="YAML file overriding catalog records."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    ) -> None:
+        """List catalog records: specs, prices, power, and where each number comes from."""
+        from aifabric.cli import run_guarded
+
+        def body() -> int:
+            from aifabric.catalog import catalog_frame, load_catalog
+
+            if kind is not None and kind not in KINDS:
+                raise InputError("unknown kind", field="--kind", value=kind, allowed=", ".join(KINDS))
+            cat = load_catalog(catalog_file)
+            kinds = (kind,) if kind else KINDS
+            if as_json:
+                out = {}
+                for k in kinds:
+                    df = catalog_frame(cat, k)
+                    out[k] = json.loads(df.to_json(orient="records"))
+                typer.echo(json.dumps(out, indent=2))
+                return 0
+            from rich.console import Console
+            from rich.table import Table
+
+            con = Console(width=max(120, Console().width))
+            for k in kinds:
+                df = catalog_frame(cat, k).drop(columns=["name", "kind"], errors="ignore")
+                t = Table(title=f"{k} records ({len(df)}) — names and every basis: aifabric catalog --json")
+                for col in df.columns:
+                    t.add_column(col, no_wrap=col != "source", overflow="fold")
+                for row in df.itertuples(index=False):
+                    t.add_row(*["" if v is None or v != v else (f"{v:g}" if isinstance(v, float) else str(v))
+                                for v in row])
+                con.print(t)
+            return 0
+
+        run_guarded(body)

@@ -1,0 +1,186 @@
+"""``aifabric plan`` — fabric design + bill of materials + cost for IB and/or RoCE."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from aifabric.errors import InputError
+
+
+def _parse_rate_gbps(text: str) -> float:
+    from aifabric.units import UnitError, parse_rate
+
+    try:
+        return parse_rate(text) / 1e9
+    except UnitError as exc:
+        raise InputError("bad rate", field="--nic-rate", value=text, allowed=exc.allowed) from None
+
+
+def _parse_lengths(text: str | None) -> dict[str, float]:
+    from aifabric.cost import LINK_CLASSES
+    from aifabric.units import UnitError, parse_length_m
+
+    if not text:
+        return {}
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != len(LINK_CLASSES):
+        raise InputError("expected three lengths", field="--lengths", value=text,
+                         allowed="host-leaf,leaf-spine,spine-core e.g. 5m,40m,300m")
+    out = {}
+    for cls, p in zip(LINK_CLASSES, parts, strict=True):
+        try:
+            v = parse_length_m(p)
+        except UnitError:
+            raise InputError("bad length", field="--lengths", value=p, allowed="e.g. 5m or 0.3km") from None
+        if v <= 0:
+            raise InputError("length must be > 0", field="--lengths", value=p, allowed="e.g. 5m")
+        out[cls] = v
+    return out
+
+
+TECH_WORDS = {"ib": ("infiniband",), "infiniband": ("infiniband",), "roce": ("roce",),
+              "both": ("infiniband", "roce")}
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("plan")
+    def plan_cmd(
+        gpus: int = typer.Option(1024, "--gpus", help="Number of GPUs (one NIC per GPU)."),
+        gpu: str = typer.Option("h100", "--gpu", help="GPU catalog id: h100, h200, b200."),
+        nic_rate: str = typer.Option("400Gbps", "--nic-rate", help="Per-GPU NIC rate, e.g. 400Gbps or 800Gbps."),
+        technology: str = typer.Option("both", "--technology", help="ib | roce | both."),
+        oversubscription: float = typer.Option(1.0, "--oversubscription",
+                                               help="Leaf down:up ratio R (1 = non-blocking, 2 = 2:1)."),
+        switch: str | None = typer.Option(None, "--switch", help="Switch catalog id (default per technology)."),
+        nic: str | None = typer.Option(None, "--nic", help="NIC catalog id (default per technology and rate)."),
+        planes: int = typer.Option(1, "--planes", help="Independent network planes (NIC rate split over them)."),
+        lengths: str | None = typer.Option(None, "--lengths",
+                                           help="Cable lengths host-leaf,leaf-spine,spine-core (default 5m,40m,300m)."),
+        catalog_file: Path | None = typer.Option(None, "--catalog", help="YAML file overriding catalog records."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+        as_csv: bool = typer.Option(False, "--csv", help="Print the bills of materials as CSV."),
+        as_md: bool = typer.Option(False, "--markdown", help="Print Markdown tables."),
+    ) -> None:
+        """Design a rail-optimised fabric for N GPUs and price its bill of materials."""
+        from aifabric.cli import run_guarded
+
+        def body() -> int:
+            from aifabric.catalog import load_catalog
+            from aifabric.plan import plan
+
+            if sum([as_json, as_csv, as_md]) > 1:
+                raise InputError("choose one output format", field="--json/--csv/--markdown",
+                                 allowed="at most one of them")
+            techs = TECH_WORDS.get(technology.lower())
+            if techs is None:
+                raise InputError("unknown technology", field="--technology", value=technology,
+                                 allowed="ib, roce, both")
+            if gpus < 1:
+                raise InputError("must be ≥ 1", field="--gpus", value=gpus, allowed="a positive integer")
+            if oversubscription < 1:
+                raise InputError("must be ≥ 1", field="--oversubscription", value=oversubscription,
+                                 allowed="1 (non-blocking), 2 (2:1), ...")
+            cat = load_catalog(catalog_file)
+            plans = plan(gpus, techs, cat, gpu=gpu.lower(), nic_rate_gbps=_parse_rate_gbps(nic_rate),
+                         oversubscription=oversubscription, switch_id=switch, nic_id=nic, planes=planes,
+                         lengths_m=_parse_lengths(lengths))
+            out = {"fabrics": [p.to_dict() for p in plans]}
+            if len(plans) == 2:
+                ib, roce = plans
+                out["comparison"] = {
+                    "roce_over_ib_capex": round(roce.capex_usd / ib.capex_usd, 4),
+                    "capex_difference_usd": round(ib.capex_usd - roce.capex_usd, 2),
+                    "roce_over_ib_power": round(roce.power_w / ib.power_w, 4),
+                }
+            if as_json:
+                typer.echo(json.dumps(out, indent=2))
+            elif as_csv:
+                _print_csv(out)
+            elif as_md:
+                typer.echo(_markdown(out))
+            else:
+                _print_rich(out)
+            return 0
+
+        run_guarded(body)
+
+
+def _print_csv(out: dict) -> None:
+    import csv
+    import sys
+
+    cols = ["technology", "where", "category", "item", "catalog_id", "count", "unit_price_usd", "total_usd",
+            "unit_power_w", "total_power_w", "estimate", "price_source"]
+    w = csv.DictWriter(sys.stdout, fieldnames=cols, lineterminator="\n")
+    w.writeheader()
+    for f in out["fabrics"]:
+        for line in f["bom"]:
+            w.writerow({"technology": f["technology"], **{k: line[k] for k in cols if k in line}})
+
+
+def _summary_rows(f: dict) -> list[tuple[str, str]]:
+    sw = ", ".join(f"{k} {v}" for k, v in f["switches"].items())
+    return [
+        ("switch × radix", f"{f['switch']} × {f['radix']} @ {f['link_rate_gbps']:g}G"),
+        ("NIC", f"{f['nic']} @ {f['nic_rate_gbps']:g}G" + (f", {f['planes']} planes" if f["planes"] > 1 else "")),
+        ("tiers", str(f["tiers"])),
+        ("switches", f"{f['switch_count']} ({sw})"),
+        ("leaf ports down/up", f"{f['leaf_ports_down']}/{f['leaf_ports_up']} ({f['oversubscription']:g}:1)"),
+        ("NICs / transceivers / cables", f"{f['nics']:,} / {f['transceivers']:,} / {f['cables']:,}"),
+        ("media", ", ".join(f"{k} {v} {f['cable_lengths_m'][k]:g} m" for k, v in f["media"].items())),
+        ("capex", f"${f['capex_usd']:,.0f}"),
+        ("network capex per GPU", f"${f['network_capex_per_gpu_usd']:,.0f}"),
+        ("power", f"{f['power_w'] / 1000:,.1f} kW ({f['power_per_gpu_w']:.0f} W per GPU)"),
+    ]
+
+
+def _print_rich(out: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console(width=max(100, Console().width))
+    for f in out["fabrics"]:
+        t = Table(title=f"{f['technology']} fabric for {f['gpus']:,} × {f['gpu']}", show_header=False)
+        t.add_column("", style="bold")
+        t.add_column("")
+        for k, v in _summary_rows(f):
+            t.add_row(k, v)
+        con.print(t)
+        b = Table(title=f"{f['technology']} bill of materials (* = estimated price; --json has each basis)")
+        for col, just in (("where", "left"), ("catalog id", "left"), ("count", "right"),
+                          ("unit USD", "right"), ("total USD", "right"), ("kW", "right"), ("price", "left")):
+            b.add_column(col, justify=just, no_wrap=True)
+        for line in f["bom"]:
+            b.add_row(line["where"], line["catalog_id"], f"{line['count']:,}",
+                      f"{line['unit_price_usd']:,.0f}" + ("*" if line["estimate"] else ""),
+                      f"{line['total_usd']:,.0f}", f"{line['total_power_w'] / 1000:,.1f}",
+                      line["price_source"].split(":")[0])
+        con.print(b)
+    if "comparison" in out:
+        c = out["comparison"]
+        con.print(f"RoCE capex is {c['roce_over_ib_capex']:.0%} of InfiniBand "
+                  f"(${c['capex_difference_usd']:,.0f} less); power {c['roce_over_ib_power']:.0%}.")
+    con.print("[dim]Not included: " + "; ".join(out["fabrics"][0]["not_included"]) + ".[/dim]")
+
+
+def _markdown(out: dict) -> str:
+    lines = []
+    for f in out["fabrics"]:
+        lines.append(f"### {f['technology']} fabric for {f['gpus']:,} × {f['gpu']}\n")
+        lines.append("| | |\n|---|---|")
+        lines += [f"| {k} | {v} |" for k, v in _summary_rows(f)]
+        lines.append("\n| where | item | catalog id | count | unit USD | total USD | price source |")
+        lines.append("|---|---|---|--:|--:|--:|---|")
+        for x in f["bom"]:
+            star = "*" if x["estimate"] else ""
+            lines.append(f"| {x['where']} | {x['item']} | {x['catalog_id']} | {x['count']:,} | "
+                         f"{x['unit_price_usd']:,.0f}{star} | {x['total_usd']:,.0f} | {x['price_source']} |")
+        lines.append("")
+    if "comparison" in out:
+        c = out["comparison"]
+        lines.append(f"RoCE capex is {c['roce_over_ib_capex']:.0%} of InfiniBand "
+                     f"(${c['capex_difference_usd']:,.0f} less). `*` = estimated price.")
+    return "\n".join(lines)
