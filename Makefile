@@ -18,7 +18,7 @@ demo: $(STAMP)
 	$(BIN)/aifabric plan --gpus 1024 --technology both
 
 test: $(STAMP)
-	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff check src tests $(wildcard bench)
 	$(BIN)/python -m pytest -q -m "not slow and not validation"
 	$(BIN)/python -m pytest -q -m "validation and not slow"
 
@@ -26,8 +26,8 @@ test-validation: $(STAMP)
 	$(BIN)/python -m pytest -q -m validation
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests $(wildcard bench)
+	$(BIN)/ruff format --check src tests $(wildcard bench)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
