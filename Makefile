@@ -20,7 +20,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check src tests $(wildcard bench)
 	$(BIN)/python -m pytest -q -m "not slow and not validation"
-	$(BIN)/python -m pytest -q -m "validation and not slow"
+	$(BIN)/python -m pytest -q -m "validation and not slow" || [ $$? -eq 5 ]  # 5 = none collected
 
 test-validation: $(STAMP)
 	$(BIN)/python -m pytest -q -m validation
