@@ -238,11 +238,13 @@ def rule_pfc_priority_link_mismatch(fab: Fabric) -> list[Finding]:
         pa, pb = a.lossless(ln.a_port), b.lossless(ln.b_port)
         if pa != pb:
             sa, sb = ",".join(map(str, pa)) or "none", ",".join(map(str, pb)) or "none"
+            lost = [x for x in range(64) if bool(_dscp_lossless(a, ln.a_port, x)) != bool(_dscp_lossless(b, ln.b_port, x))]
             out.append(Finding(
                 "pfc-priority-link-mismatch", "error", ln.a, f"PORT_QOS_MAP|{ln.a_port}",
                 f"lossless priorities differ across the link {ln.a}:{ln.a_port} ({sa}) — {ln.b}:{ln.b_port} ({sb}); "
                 "a PAUSE for a priority the peer does not honour is ignored and the packets are dropped",
-                {"pfc_enable": sa, "peer": f"{ln.b}:{ln.b_port}", "peer_pfc_enable": sb},
+                {"pfc_enable": sa, "peer": f"{ln.b}:{ln.b_port}", "peer_pfc_enable": sb,
+                 "dscp_lossless_on_one_end_only": ",".join(map(str, lost)) or "none"},
                 "use the same pfc_enable on both ends of the link"))
     return out
 
@@ -316,6 +318,8 @@ def rule_lossless_dscp_lossy_at_peer(fab: Fabric) -> list[Finding]:
         for here, hp, there, tp in ends:
             if not (here.has("PORT_QOS_MAP") and there.has("PORT_QOS_MAP")):
                 continue
+            if here.lossless(hp) != there.lossless(tp):
+                continue  # one root cause: reported by pfc-priority-link-mismatch with the DSCPs
             lost = [x for x in range(64) if _dscp_lossless(there, tp, x) and _dscp_lossless(here, hp, x) is False]
             if lost:
                 mname, _ = _tc_of(here, hp, lost[0])
@@ -494,7 +498,7 @@ def rule_headroom_too_small(fab: Fabric) -> list[Finding]:
                         ev, fix))
             if d.lookup and not synth:
                 row = d.lookup.get(str(speed), cable)
-                if row is not None and xoff < row.xoff_bytes:
+                if row is not None and xoff + 1024 < row.xoff_bytes:  # 1 KiB rounding, as for the formula
                     ev["table_xoff_bytes"] = str(row.xoff_bytes)
                     out.append(Finding("headroom-too-small", "error", d.name, obj,
                                        f"xoff {xoff} B is below this SKU's pg_profile_lookup.ini row "
