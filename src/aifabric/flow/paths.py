@@ -1,0 +1,272 @@
+"""Routing for the flow model without the O(nodes × hosts) next-hop table.
+
+:class:`PathModel` keeps, per switch, the hop distance to every *attachment switch* (a switch
+with hosts below it — the leaf / ToR), computed by one vectorised BFS over the switch graph
+(hosts never transit). The distance from switch ``u`` to host ``d`` is ``1 + dist(u, leaf(d))``,
+so the equal-cost next hops of (``u``, ``d``) are exactly those of
+:func:`aifabric.topology.routing.shortest_path_next_hops` — the links to neighbours one hop
+closer, sorted by link id — at O(switches × leaves) memory instead of O(nodes × hosts): a
+16,384-GPU rail-optimised fabric needs 1,280 × 512 entries instead of 17,664 × 16,384.
+
+Next-hop choice per flow and hop (same rules as the packet engine):
+
+* ``ecmp`` — ``options[ecmp_hash(src, dst, sport, 4791, 17, switch_salt(seed, u)) % k]``.
+* ``static`` — InfiniBand linear forwarding: ``options[d % k]`` with ``d`` the destination's host
+  index, as :func:`aifabric.topology.routing.ib_linear_forwarding`.
+* ``adaptive`` — flows are spread evenly over the options: the i-th flow reaching switch ``u``
+  with the same option set takes option ``i mod k`` (for equal-size flows this is the
+  least-loaded choice; packet-level adaptive routing also re-balances within a flow, which the
+  flow model approximates by this even spreading).
+
+Paths are returned as directed link ids ``2*link + dir`` (``dir`` 0 when traversing
+``link_a → link_b``, i.e. upward), padded with -1 to the longest path.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aifabric.errors import InputError
+from aifabric.flow.hashing import ROCE_DPORT, UDP_PROTO, ecmp_hashes, flow_sport, switch_salts
+from aifabric.topology.core import HOST_TIER, Topology
+
+ROUTINGS = ("ecmp", "adaptive", "static")
+_FAR = np.int32(1 << 20)
+_CHUNK = 262_144
+
+
+class PathModel:
+    """Distances and padded adjacency of one topology, to route many flows at once."""
+
+    def __init__(self, topo: Topology):
+        self.topo = topo
+        n = topo.num_nodes
+        tier = topo.node_tier
+        self.hosts = topo.hosts
+        self.host_index = np.full(n, -1, dtype=np.int64)
+        self.host_index[self.hosts] = np.arange(len(self.hosts))
+        self.switches = topo.switches
+        self.sw_index = np.full(n, -1, dtype=np.int64)
+        self.sw_index[self.switches] = np.arange(len(self.switches))
+        la = topo.link_a.astype(np.int64)
+        lb = topo.link_b.astype(np.int64)
+        # host uplinks (H, P), padded with -1
+        host_end = np.where(tier[la] == HOST_TIER, la, np.where(tier[lb] == HOST_TIER, lb, -1))
+        sw_end = np.where(tier[la] == HOST_TIER, lb, la)
+        hl = np.flatnonzero((host_end >= 0) & (tier[sw_end] != HOST_TIER))
+        h_of = self.host_index[host_end[hl]]
+        order = np.lexsort((hl, h_of))
+        hl, h_of = hl[order], h_of[order]
+        counts = np.bincount(h_of, minlength=len(self.hosts))
+        p = int(counts.max()) if len(counts) else 0
+        if len(counts) and counts.min() == 0:
+            raise InputError("host without a link to a switch", field="topology",
+                             value=topo.node_names[int(self.hosts[np.argmin(counts)])])
+        start = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        col = np.arange(len(hl)) - np.repeat(start, counts)
+        self.up_link = np.full((len(self.hosts), p), -1, dtype=np.int64)
+        self.up_node = np.full((len(self.hosts), p), -1, dtype=np.int64)
+        self.up_link[h_of, col] = hl
+        self.up_node[h_of, col] = sw_end[hl]
+        # attachment switches (leaves)
+        att_nodes = np.unique(sw_end[hl])
+        self.att_nodes = att_nodes
+        self.att_index = np.full(n, -1, dtype=np.int64)
+        self.att_index[att_nodes] = np.arange(len(att_nodes))
+        self.up_att = np.where(self.up_node >= 0, self.att_index[np.maximum(self.up_node, 0)], -1)
+        # padded switch-to-switch neighbours per switch, ports in link-id order
+        ss = np.flatnonzero((tier[la] != HOST_TIER) & (tier[lb] != HOST_TIER))
+        src = np.concatenate([la[ss], lb[ss]])
+        dst = np.concatenate([lb[ss], la[ss]])
+        lid = np.concatenate([ss, ss])
+        order = np.lexsort((lid, src))
+        src, dst, lid = src[order], dst[order], lid[order]
+        s_idx = self.sw_index[src]
+        deg = np.bincount(s_idx, minlength=len(self.switches))
+        dmax = int(deg.max()) if len(deg) and len(src) else 1
+        st = np.concatenate([[0], np.cumsum(deg)[:-1]])
+        c = np.arange(len(src)) - np.repeat(st, deg)
+        self.nbr = np.full((len(self.switches), max(dmax, 1)), -1, dtype=np.int64)
+        self.nbr_link = np.full_like(self.nbr, -1)
+        self.nbr[s_idx, c] = dst
+        self.nbr_link[s_idx, c] = lid
+        self.nbr_sw = np.where(self.nbr >= 0, self.sw_index[np.maximum(self.nbr, 0)], -1)
+        # BFS from every attachment switch over the switch graph: dist[s, a] (int32, _FAR = none)
+        ns, na = len(self.switches), len(att_nodes)
+        dist = np.full((ns, na), _FAR, dtype=np.int32)
+        dist[self.sw_index[att_nodes], np.arange(na)] = 0
+        es, ed = self.sw_index[src], self.sw_index[dst]
+        level = 0
+        while True:
+            frontier = dist[ed] == level  # (edges, A)
+            cand = frontier & (dist[es] == _FAR)
+            if not cand.any():
+                break
+            e_i, a_i = np.nonzero(cand)
+            dist[es[e_i], a_i] = level + 1
+            level += 1
+        self.dist = dist
+
+    # ---- distances ---------------------------------------------------------------------------
+    def dist_to_host(self, sw: np.ndarray, d_host: np.ndarray) -> np.ndarray:
+        """Hops from switches (switch indices, any shape) to hosts (host indices, same shape)."""
+        best = np.full(np.shape(sw), _FAR, dtype=np.int32)
+        valid_sw = sw >= 0
+        for p in range(self.up_att.shape[1]):
+            a = self.up_att[d_host, p]
+            ok = valid_sw & (a >= 0)
+            v = np.where(ok, self.dist[np.maximum(sw, 0), np.maximum(a, 0)], _FAR)
+            best = np.minimum(best, v)
+        return np.where(best < _FAR, best + 1, _FAR)
+
+    # ---- routing -----------------------------------------------------------------------------
+    def route(self, src: np.ndarray, dst: np.ndarray, routing: str = "ecmp", seed: int = 1,
+              sport: np.ndarray | None = None) -> np.ndarray:
+        """Directed link ids ``(F, L)`` (-1 padded) of each flow's path. ``src``/``dst`` are node
+        ids of hosts; ``sport`` defaults to :func:`flow_sport` of the flow's position."""
+        if routing not in ROUTINGS:
+            raise InputError("unknown routing", field="fabric.routing", value=routing, allowed=", ".join(ROUTINGS))
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        f = len(src)
+        if sport is None:
+            sport = flow_sport(np.arange(f))
+        sport = np.asarray(sport, dtype=np.int64)
+        bad = (self.host_index[src] < 0) | (self.host_index[dst] < 0)
+        if f and bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError("flow endpoint is not a host", field="flows.src/dst", value=f"{src[i]}->{dst[i]}")
+        if f and (src == dst).any():
+            raise InputError("flow from a host to itself", field="flows.src/dst", value=int(src[src == dst][0]))
+        chunks = [self._route_chunk(src[i:i + _CHUNK], dst[i:i + _CHUNK], sport[i:i + _CHUNK], routing, seed, i)
+                  for i in range(0, f, _CHUNK)]
+        if not chunks:
+            return np.zeros((0, 1), dtype=np.int64)
+        width = max(c.shape[1] for c in chunks)
+        return np.concatenate([np.pad(c, ((0, 0), (0, width - c.shape[1])), constant_values=-1) for c in chunks])
+
+    def _choose(self, valid: np.ndarray, links: np.ndarray, node: np.ndarray, src, dst, sport, routing, seed,
+                offset: int) -> np.ndarray:
+        """Pick one valid option per row (options in link-id order) by the routing rule."""
+        k = valid.sum(axis=1)
+        if (k == 0).any():
+            i = int(np.flatnonzero(k == 0)[0])
+            t = self.topo
+            raise InputError("no route", field="topology",
+                             value=f"{t.node_names[int(src[i])]} -> {t.node_names[int(dst[i])]}")
+        if routing == "ecmp":
+            h = ecmp_hashes(src, dst, sport, ROCE_DPORT, UDP_PROTO, switch_salts(seed, node))
+            j = (h % k.astype(np.uint64)).astype(np.int64)
+        elif routing == "static":
+            j = self.host_index[dst] % k
+        else:  # adaptive: even spreading within (node, option set)
+            first = links[np.arange(len(k)), np.argmax(valid, axis=1)]
+            key = (node * 64 + np.minimum(k, 63)) * (self.topo.num_links + 1) + first
+            order = np.argsort(key, kind="stable")
+            sk = key[order]
+            starts = np.r_[0, np.flatnonzero(sk[1:] != sk[:-1]) + 1]
+            grp = np.repeat(starts, np.diff(np.r_[starts, len(sk)]))
+            rank = np.empty(len(k), dtype=np.int64)
+            rank[order] = np.arange(len(k)) - grp
+            j = (rank + node) % k
+        pos = np.argmax(np.cumsum(valid, axis=1) > j[:, None], axis=1)
+        return links[np.arange(len(k)), pos]
+
+    def _route_chunk(self, src, dst, sport, routing, seed, offset) -> np.ndarray:
+        topo = self.topo
+        f = len(src)
+        d_h = self.host_index[dst]
+        s_h = self.host_index[src]
+        hops = []
+        # first hop: host uplinks whose switch is nearest to dst
+        up_sw = np.where(self.up_node[s_h] >= 0, self.sw_index[np.maximum(self.up_node[s_h], 0)], -1)
+        dd = self.dist_to_host(up_sw, np.repeat(d_h[:, None], up_sw.shape[1], axis=1))
+        valid = (self.up_link[s_h] >= 0) & (dd == dd.min(axis=1, keepdims=True)) & (dd < _FAR)
+        link = self._choose(valid, self.up_link[s_h], src, src, dst, sport, routing, seed, offset)
+        cur = np.where(topo.link_a[link] == src, topo.link_b[link], topo.link_a[link]).astype(np.int64)
+        hops.append(2 * link + (topo.link_a[link] != src))
+        active = cur != dst
+        idx = np.arange(f)
+        while active.any():
+            a = idx[active]
+            u = cur[a]
+            dh = d_h[a]
+            # attached to the destination? then the host link
+            att = self.up_node[dh] == u[:, None]
+            down = att.any(axis=1)
+            nxt_link = np.full(len(a), -1, dtype=np.int64)
+            if down.any():
+                col = np.argmax(att[down], axis=1)
+                nxt_link[down] = self.up_link[dh[down], col]
+            rest = ~down
+            if rest.any():
+                r = a[rest]
+                usw = self.sw_index[cur[r]]
+                here = self.dist_to_host(usw, d_h[r])
+                nb = self.nbr_sw[usw]
+                dn = self.dist_to_host(nb, np.repeat(d_h[r][:, None], nb.shape[1], axis=1))
+                valid = (nb >= 0) & (dn == (here - 1)[:, None])
+                nxt_link[rest] = self._choose(valid, self.nbr_link[usw], cur[r], src[r], dst[r], sport[r],
+                                              routing, seed, offset)
+            step = np.full(f, -1, dtype=np.int64)
+            la = topo.link_a[nxt_link].astype(np.int64)
+            step[a] = 2 * nxt_link + (la != u)
+            hops.append(step)
+            cur[a] = np.where(la == u, topo.link_b[nxt_link], la)
+            active = cur != dst
+            if len(hops) > topo.num_nodes:
+                raise InputError("routing loop", field="topology")
+        return np.stack(hops, axis=1)
+
+    # ---- aggregate even-split loads (huge flow counts) -----------------------------------------
+    def even_split_loads(self, src: np.ndarray, dst: np.ndarray, size: np.ndarray) -> np.ndarray:
+        """Bytes per directed link when every flow's bytes are split evenly over the equal-cost
+        next hops at every hop (adaptive routing's ideal, and ECMP's expectation). Routes a
+        leaf-to-leaf traffic matrix instead of single flows: O(switches × leaves × ports)."""
+        topo = self.topo
+        loads = np.zeros(2 * topo.num_links)
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        size = np.asarray(size, dtype=np.float64)
+        s_h, d_h = self.host_index[src], self.host_index[dst]
+        p = self.up_link.shape[1]
+        na = len(self.att_nodes)
+        mass = np.zeros((len(self.switches), na))
+        for q in range(p):
+            share = size / np.maximum((self.up_link[s_h] >= 0).sum(axis=1), 1)
+            ok = self.up_link[s_h, q] >= 0
+            lk = self.up_link[s_h[ok], q]
+            up_dir = (topo.link_a[lk] != src[ok]).astype(np.int64)
+            np.add.at(loads, 2 * lk + up_dir, share[ok])
+            lk2 = self.up_link[d_h[ok], q]
+            dn_dir = (topo.link_a[lk2] == dst[ok]).astype(np.int64)
+            np.add.at(loads, 2 * lk2 + dn_dir, share[ok])
+            sa = self.up_att[s_h[ok], q]
+            da = self.up_att[d_h[ok], q]
+            cross = sa != da
+            np.add.at(mass, (self.sw_index[self.att_nodes[sa[cross]]], da[cross]), share[ok][cross])
+        level = int(self.dist[self.dist < _FAR].max()) if na else 0
+        for lev in range(level, 0, -1):
+            s_i, a_i = np.nonzero((self.dist == lev) & (mass > 0))
+            if not len(s_i):
+                continue
+            nb = self.nbr_sw[s_i]
+            valid = (nb >= 0) & (self.dist[np.maximum(nb, 0), a_i[:, None]] == lev - 1)
+            k = valid.sum(axis=1)
+            m = mass[s_i, a_i] / k
+            rr, cc = np.nonzero(valid)
+            lk = self.nbr_link[s_i[rr], cc]
+            u = self.switches[s_i[rr]]
+            np.add.at(loads, 2 * lk + (topo.link_a[lk] != u), m[rr])
+            np.add.at(mass, (nb[rr, cc], a_i[rr]), m[rr])
+            mass[s_i, a_i] = 0.0
+        return loads
+
+
+def directed_rates_bps(topo: Topology) -> np.ndarray:
+    """Capacity of each directed link id (``2*link + dir``): the link rate, both directions."""
+    return np.repeat(topo.link_rate_bps.astype(np.float64), 2)
+
+
+def directed_delays_ps(topo: Topology) -> np.ndarray:
+    return np.repeat(topo.link_delay_ps.astype(np.float64), 2)

@@ -1,0 +1,98 @@
+"""A scenario in flow mode → the same JSON-shaped dict as ``aifabric simulate --json``.
+
+The simulate CLI dispatches ``sim.mode: flow`` (or ``--mode flow``) here. Pass ``flows=`` (the
+table the packet engine's workload generator built) so both engines see identical flows; without
+it, permutation / incast / all-to-all flows are generated here with the interface semantics, and
+``collective`` workloads are decomposed by :mod:`aifabric.workload.collectives`.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from aifabric.errors import InputError
+from aifabric.flow.engine import simulate_flows, summary_of
+from aifabric.topology.core import Topology
+
+
+def _basic_flows(scenario, topo: Topology) -> pd.DataFrame:
+    w = scenario.workload
+    hosts = topo.hosts
+    start_us = (w.start or 0) / 1e6
+    size = w.flow_size_bytes
+    rng = np.random.default_rng(scenario.seed)
+    if w.kind == "permutation":
+        n = w.hosts or len(hosts)
+        h = hosts[:n]
+        perm = rng.permutation(n)
+        while n > 1 and (perm == np.arange(n)).any():  # a derangement: nobody sends to itself
+            fix = np.flatnonzero(perm == np.arange(n))
+            j = rng.integers(0, n, len(fix))
+            perm[fix], perm[j] = perm[j], perm[fix].copy()
+        src, dst = h, h[perm]
+    elif w.kind == "incast":
+        recv = int(w.receiver or 0)
+        if recv >= len(hosts):
+            raise InputError("receiver is not a host", field="workload.receiver", value=recv,
+                             allowed=f"0..{len(hosts) - 1}")
+        others = hosts[hosts != hosts[recv]]
+        if w.senders > len(others):
+            raise InputError("more senders than hosts", field="workload.senders", value=w.senders,
+                             allowed=f"1..{len(others)}")
+        src = others[: w.senders]
+        dst = np.full(len(src), hosts[recv])
+    elif w.kind == "all-to-all":
+        n = w.hosts or len(hosts)
+        h = hosts[:n]
+        s, d = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+        m = s != d
+        src, dst = h[s[m]], h[d[m]]
+    else:
+        raise InputError("flow mode cannot generate this workload by itself; pass the flows table",
+                         field="workload.kind", value=w.kind,
+                         allowed="permutation, incast, all-to-all, collective (or flows=...)")
+    return pd.DataFrame({"id": np.arange(len(src)), "src": src, "dst": dst, "size_bytes": size,
+                         "start_us": start_us})
+
+
+def simulate_flow_scenario(scenario, flows=None, topology: Topology | None = None) -> dict:
+    """Run ``scenario`` at flow level; returns ``{"scenario", "summary", "engine", "flows"}``
+    shaped as interface.md's ``simulate --json`` (``engine.packets`` is 0: no packets exist)."""
+    from aifabric.topology.builders import from_spec
+
+    t0 = time.perf_counter()
+    if scenario.topology is None or scenario.workload is None:
+        raise InputError("flow mode needs a topology and a workload", field="workload")
+    topo = topology if topology is not None else from_spec(scenario.topology)
+    fab = scenario.fabric
+    kw = dict(routing=fab.routing, seed=scenario.seed, switch_latency_ps=fab.switch_latency_ps,
+              mtu_bytes=fab.mtu_bytes, header_bytes=fab.header_bytes)
+    extra = {}
+    if flows is None and scenario.workload.kind == "collective":
+        from aifabric.workload.collectives import collective_flow_schedule
+
+        w = scenario.workload
+        df, res = collective_flow_schedule(w.op, w.size, topo, ranks=w.hosts, algorithm=w.algorithm or "ring",
+                                           technology=fab.technology, **kw)
+        events = int(df.attrs.get("events", 0))
+        extra["collective"] = res.as_dict()
+    else:
+        table = _basic_flows(scenario, topo) if flows is None else flows
+        df = simulate_flows(topo, table, **kw)
+        events = int(df.attrs.get("events", 0))
+    out_flows = [{"id": int(r.id), "src": int(r.src), "dst": int(r.dst), "size_bytes": int(r.size_bytes),
+                  "start_us": float(r.start_us), "fct_us": float(r.fct_us), "ideal_fct_us": float(r.ideal_fct_us)}
+                 for r in df.itertuples(index=False)]
+    result = {
+        "scenario": scenario.name,
+        "summary": summary_of(df),
+        "engine": {"events": events, "packets": 0, "wall_s": time.perf_counter() - t0, "mode": "flow",
+                   "note": "flow level: no queues, so drops, pauses, ECN marks and max_queue_bytes are 0 "
+                           "by construction"},
+        "flows": out_flows,
+    }
+    result.update(extra)
+    return result

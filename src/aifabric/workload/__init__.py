@@ -1,0 +1,1 @@
+"""Workloads: traffic patterns, NCCL-style collectives (:mod:`aifabric.workload.collectives`), training iterations."""

@@ -1,0 +1,719 @@
+"""NCCL-style collectives decomposed into steps of flows, timed by the flow engine or α-β.
+
+Decomposition (hierarchical, as NCCL runs on rail-optimised fabrics)
+--------------------------------------------------------------------
+Ranks are GPUs; a GPU's rank sits on its own NIC (a host of the topology). Ranks are grouped into
+servers of ``G`` GPUs (``gpus_per_node``: the rail-optimised design's value, else 1 = every host
+its own server). Inside a server GPUs talk over NVLink, a fixed-bandwidth, fixed-latency domain
+(:class:`NvlinkDomain`, from the catalog's GPU record); GPU ``g`` of every server is on rail
+``g``, so the inter-server phase runs *per rail* and a rail's traffic never leaves its rail
+unless the rail spans several leaves. For ``N`` servers, ``n = N·G`` ranks and buffer ``S``:
+
+============== ========================================================================================
+all-reduce     NVLink ring reduce-scatter (G−1 steps of S/G) → per-rail network all-reduce of the S/G
+ring           shard: ring of N servers, 2(N−1) steps of S/(G·N) → NVLink ring all-gather (G−1 steps).
+               Network bytes per NIC: 2(N−1)/N · S/G. (Same NIC load as NCCL's flat ring over G
+               channels, 2(n−1)/n · S/G, within 1/N.)
+all-reduce     NVLink reduce-scatter → per-rail *double binary tree* (NCCL's tree; two trees each carry
+tree           half, a server is interior in at most one), pipelined: all tree edges stream at once,
+               reduce up and broadcast down → NVLink all-gather. Latency 2·⌈log2 N⌉ network hops.
+all-reduce     NVLink reduce-scatter → each NIC sends its S/G shard once into the switch reduction
+SHARP (IB)     tree and receives the result once (instead of 2(N−1)/N · S/G) → NVLink all-gather.
+reduce-scatter NVLink ring reduce-scatter (G−1 steps of S/G) → per-rail ring, N−1 steps of S/n.
+all-gather     per-rail ring, N−1 steps of S/n → NVLink ring all-gather (G−1 steps of S/G).
+all-to-all     PXN (NCCL ≥ 2.12): NVLink step moving each GPU's data for rail r to local GPU r
+               (N·S/n per peer) → per-rail all-pairs, one step: every server pair exchanges G·S/n.
+broadcast      root's server scatters S/G per GPU over NVLink → per-rail pipelined chain of N
+               servers (every edge streams S/G) → NVLink all-gather.
+============== ========================================================================================
+
+``S`` follows nccl-tests (hardware-facts §G.1): the buffer for all-reduce and broadcast, the
+*total* (count × n) for reduce-scatter, all-gather and all-to-all. busbw = algbw × factor with
+factor 2(n−1)/n, (n−1)/n, (n−1)/n, (n−1)/n, 1.
+
+Step representation (what a packet engine's control plane consumes)
+---------------------------------------------------------------------
+:func:`collective_flows` returns ``list[Step]`` in order. A :class:`Step` holds flows
+``(src_host, dst_host, size_bytes)`` (host node ids), a ``domain`` ("network", "nvlink" or
+"sharp"), and ``repeat`` — the number of identical consecutive steps it stands for (a ring's
+2(N−1) steps are one Step with repeat 2(N−1); :meth:`Step.expand` unrolls). **Dependency:
+per rank** — a rank starts its step k+1 flows when every step-k flow it sends or receives has
+completed. The flow engine times a step as a barrier (all its flows start together; the step
+ends with the last one) — exact for these symmetric steps, whose ranks all move the same bytes,
+and the same as per-rank dependency in a ring's steady state, where throughput is set by the
+slowest hop. NCCL pipelines chunks through the NVLink and network phases in one kernel, so the
+bandwidth terms of the two domains overlap: ``time = latency + max(nvlink_bw, network_bw)``
+(``pipelined=False`` adds them instead).
+
+Engines
+-------
+* ``"flow"`` — each network step's flows go through :mod:`aifabric.flow` (same ECMP hash /
+  adaptive / static routing as the packet engine, max-min sharing); steps above ``max_flows``
+  flows (16k-GPU all-to-all) are timed by the even-split link-load bound instead (the load on
+  the busiest directed link over its rate — a lower bound on the max-min makespan; ECMP's
+  collision tail is not modelled there and ``model`` says so).
+* ``"analytic"`` — α-β: bandwidth = the busiest NIC's bytes over the NIC rate (a non-blocking
+  fabric), NVLink bytes over the NVLink rate.
+
+Latency (both engines) is NCCL's own tuning model (src/graph/tuning.cc, hardware-facts §D):
+``base[algo][proto]`` + per network step ``hwLat.net[algo][proto]`` + per NVLink step
+``hwLat.nvlink[algo][proto]``; the flow engine uses ``max(hwLat.net, the step's physical path
+latency)`` per network step. The protocol (LL / LL128 / Simple) is chosen per size as NCCL's
+tuner does — the fastest by this model — and scales the bandwidth by NCCL's protocol
+efficiency (LL 0.5, LL128 0.92, Simple 1.0; defaults ``nccl.model_refinements``). Packets add
+``header_bytes`` per ``mtu_bytes`` of payload on the wire.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from aifabric.errors import InputError
+from aifabric.topology.core import Topology
+
+OPS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast")
+ALGORITHMS = ("ring", "tree")
+PROTOCOLS = ("ll", "ll128", "simple")
+ENGINES = ("flow", "analytic")
+
+
+def busbw_factor(op: str, n: int) -> float:
+    """nccl-tests busbw / algbw (hardware-facts §G.1)."""
+    if op == "all-reduce":
+        return 2 * (n - 1) / n
+    if op in ("reduce-scatter", "all-gather", "all-to-all"):
+        return (n - 1) / n
+    if op == "broadcast":
+        return 1.0
+    raise InputError("unknown collective", field="workload.op", value=op, allowed=", ".join(OPS))
+
+
+COLLECTIVES = {op: (lambda n, _op=op: busbw_factor(_op, n)) for op in OPS}
+
+# NCCL tuner constants (hardware-facts §D, NVIDIA/nccl src/graph/tuning.cc [S16]); used when the
+# catalog's defaults are not available.
+_NCCL_FALLBACK = {
+    "net": {"ring": {"ll": 2.7, "ll128": 4.0, "simple": 14.0}, "tree": {"ll": 5.0, "ll128": 8.5, "simple": 14.0},
+            "collnet-direct": {"simple": 31.0}},
+    "nvlink": {"ring": {"ll": 0.6, "ll128": 1.9, "simple": 3.4}, "tree": {"ll": 0.6, "ll128": 1.25, "simple": 4.0},
+               "collnet-direct": {"simple": 3.7}},
+    "base": {"ring": {"ll": 6.6, "ll128": 14.0, "simple": 8.4}, "tree": {"ll": 6.8, "ll128": 14.0, "simple": 8.4}},
+    "eff": {"ll": 0.5, "ll128": 0.92, "simple": 1.0},
+}
+
+
+def nccl_constants() -> dict:
+    """NCCL's latency (µs) and protocol-efficiency constants, from the catalog defaults."""
+    try:
+        from aifabric.catalog import default_value
+
+        net = default_value("nccl.hw_latency.net")
+        nvl = default_value("nccl.hw_latency.nvlink")
+        base = default_value("nccl.base_latency")
+        ref = default_value("nccl.model_refinements")
+        eff = {"ll": float(ref["ring_ll"]), "ll128": float(ref["ring_ll128"]), "simple": 1.0}
+        return {"net": net, "nvlink": nvl, "base": base, "eff": eff}
+    except Exception:  # catalog absent or reshaped: the cited constants above
+        return _NCCL_FALLBACK
+
+
+@dataclass(frozen=True)
+class NvlinkDomain:
+    """The intra-server domain: per-GPU, per-direction bandwidth and a per-step latency."""
+
+    gbytes_per_s: float
+    source: str = ""
+
+    @classmethod
+    def for_gpu(cls, gpu: str = "h100") -> NvlinkDomain:
+        """NCCL's effective NVLink bandwidth for ``gpu``: min(catalog line rate per direction,
+        NCCL's model of 18 links × per-link bandwidth — 20.6 GB/s on SM90, 40.1 on SM100
+        [S16]). H100: min(450, 370.8) = 370.8 GB/s, matching the ~370 GB/s measured 8-GPU ring
+        busbw (hardware-facts §G.3)."""
+        line, sm = 450.0, "sm90"
+        src = "hardware-facts §H (450 GB/s per direction)"
+        try:
+            from aifabric.catalog import default_value, load_catalog
+
+            rec = load_catalog().gpus[gpu]
+            line = float(rec.nvlink_gbytes_per_s)
+            src = f"catalog gpus.{gpu}.nvlink_gbytes_per_s"
+            per_link = default_value("nccl.nvlink_bw_per_link")
+        except KeyError as exc:
+            raise InputError("unknown GPU", field="gpu", value=gpu, allowed="h100, h200, b200") from exc
+        except Exception:
+            per_link = {"sm90": 20.6, "sm100": 40.1}
+        if gpu.startswith("b"):
+            sm = "sm100"
+        model = 18 * float(per_link[sm])
+        return cls(min(line, model), f"min({src} = {line:g}, NCCL 18 × {per_link[sm]} GB/s [S16])")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a collective: flows ``(src_host, dst_host, size_bytes)`` that start together
+    (per rank: after that rank's previous-step flows), standing for ``repeat`` identical steps.
+
+    ``groups`` (optional) marks an all-pairs step compactly: every ordered pair of hosts within a
+    row of ``groups`` exchanges ``pair_bytes`` — materialised into ``flows`` only on demand
+    (16k-GPU all-to-all has 33 M such flows). ``latency_hops`` is how many sequential per-step
+    latencies the step costs (1 for a ring step, the depth of a pipelined tree or chain)."""
+
+    domain: str
+    label: str
+    repeat: int = 1
+    latency_hops: int = 1
+    pairs: np.ndarray | None = None  # (k, 3) int64
+    groups: np.ndarray | None = None  # (g, m) host ids
+    pair_bytes: int = 0
+
+    @property
+    def num_flows(self) -> int:
+        if self.pairs is not None:
+            return len(self.pairs)
+        g, m = self.groups.shape
+        return g * m * (m - 1)
+
+    @property
+    def flows(self) -> np.ndarray:
+        """``(k, 3)`` int64 array of ``(src_host, dst_host, size_bytes)``."""
+        if self.pairs is not None:
+            return self.pairs
+        g, m = self.groups.shape
+        i, j = np.nonzero(~np.eye(m, dtype=bool))
+        src = self.groups[:, i].ravel()
+        dst = self.groups[:, j].ravel()
+        return np.stack([src, dst, np.full(len(src), self.pair_bytes, dtype=np.int64)], axis=1)
+
+    def host_bytes(self, hosts_count: int, host_index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Bytes each host sends and receives in one repetition of this step."""
+        if self.pairs is not None:
+            tx = np.bincount(host_index[self.pairs[:, 0]], weights=self.pairs[:, 2], minlength=hosts_count)
+            rx = np.bincount(host_index[self.pairs[:, 1]], weights=self.pairs[:, 2], minlength=hosts_count)
+            return tx, rx
+        tx = np.zeros(hosts_count)
+        m = self.groups.shape[1]
+        tx[host_index[self.groups.ravel()]] = (m - 1) * self.pair_bytes
+        return tx, tx.copy()
+
+    def total_bytes(self) -> float:
+        if self.pairs is not None:
+            return float(self.pairs[:, 2].sum())
+        return float(self.num_flows) * self.pair_bytes
+
+    def expand(self) -> list[Step]:
+        """``repeat`` single steps (what a packet engine runs one after the other)."""
+        one = Step(self.domain, self.label, 1, self.latency_hops, self.flows, None, 0)
+        return [one] * self.repeat
+
+
+@dataclass
+class CollectiveResult:
+    """Outcome of one collective. Times in seconds, bandwidths in GB/s (1e9 bytes/s, as
+    nccl-tests), bytes are payload unless named ``wire``."""
+
+    op: str
+    size_bytes: int
+    ranks: int
+    servers: int
+    gpus_per_node: int
+    algorithm: str
+    protocol: str
+    engine: str
+    model: str
+    time_s: float
+    algbw_gbps: float
+    busbw_gbps: float
+    latency_s: float
+    network_time_s: float
+    nvlink_time_s: float
+    network_bytes_per_rank: float  # payload the busiest NIC sends
+    network_bytes_total: float
+    nvlink_bytes_per_gpu: float
+    wire_bytes_total: float
+    sharp: bool = False
+    steps: int = 0
+    wall_s: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {k: (float(v) if isinstance(v, np.floating) else v) for k, v in self.__dict__.items()}
+
+
+# ---- rank layout ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Layout:
+    hosts: np.ndarray  # (N, G) host ids: row = server, column = local rank (rail)
+
+    @property
+    def servers(self) -> int:
+        return self.hosts.shape[0]
+
+    @property
+    def local(self) -> int:
+        return self.hosts.shape[1]
+
+    @property
+    def n(self) -> int:
+        return self.hosts.size
+
+
+def rank_layout(topology: Topology, ranks=None, gpus_per_node: int | None = None) -> Layout:
+    """Ranks → ``(servers, local ranks)`` host grid. ``ranks``: None (all hosts), a count (the
+    first hosts) or host ids. ``gpus_per_node`` defaults to the rail-optimised design's, else 1."""
+    hosts = topology.hosts
+    if ranks is None:
+        sel = hosts
+    elif isinstance(ranks, int | np.integer):
+        if not 1 <= int(ranks) <= len(hosts):
+            raise InputError("rank count out of range", field="workload.hosts", value=int(ranks),
+                             allowed=f"1..{len(hosts)}")
+        sel = hosts[: int(ranks)]
+    else:
+        sel = np.asarray(ranks, dtype=np.int64)
+        if not np.isin(sel, hosts).all() or len(np.unique(sel)) != len(sel):
+            raise InputError("ranks must be distinct host ids", field="ranks", value=list(sel[:4]))
+    if gpus_per_node is None:
+        design = topology.meta.get("design")
+        gpus_per_node = int(getattr(design, "gpus_per_node", 1)) if topology.kind == "rail-optimized" else 1
+    g = int(gpus_per_node)
+    if g < 1:
+        raise InputError("gpus_per_node must be ≥ 1", field="gpus_per_node", value=g)
+    if g == 1:
+        return Layout(np.asarray(sel, dtype=np.int64)[:, None])
+    server = np.asarray(sel) // g  # builders number GPU NICs server by server
+    uniq, counts = np.unique(server, return_counts=True)
+    if (counts != counts[0]).any():
+        raise InputError("ranks must cover the same number of GPUs in every server", field="workload.hosts",
+                         value=len(sel), allowed=f"a multiple of {g} (whole servers)")
+    order = np.lexsort((np.asarray(sel), server))
+    return Layout(np.asarray(sel, dtype=np.int64)[order].reshape(len(uniq), counts[0]))
+
+
+# ---- decomposition -------------------------------------------------------------------------
+def _ring_pairs(groups: np.ndarray, nbytes: int) -> np.ndarray:
+    """Each row is a ring: member i sends ``nbytes`` to member i+1."""
+    src = groups.ravel()
+    dst = np.roll(groups, -1, axis=1).ravel()
+    return np.stack([src, dst, np.full(len(src), nbytes, dtype=np.int64)], axis=1)
+
+
+def _nvl_ring(lay: Layout, nbytes: int, label: str) -> list[Step]:
+    g = lay.local
+    if g < 2 or nbytes <= 0:
+        return []
+    return [Step("nvlink", label, repeat=g - 1, pairs=_ring_pairs(lay.hosts, nbytes))]
+
+
+def _rail_ring(lay: Layout, nbytes: int, repeat: int, label: str) -> list[Step]:
+    if lay.servers < 2 or nbytes <= 0 or repeat <= 0:
+        return []
+    return [Step("network", label, repeat=repeat, pairs=_ring_pairs(lay.hosts.T, nbytes))]
+
+
+def _double_binary_tree(n: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]], int]:
+    """NCCL's double binary tree on ``n`` servers: (child, parent) edges of tree 1 (in-order
+    binary tree) and tree 2 (tree 1 shifted by one, so a node is interior in at most one)."""
+    edges1: list[tuple[int, int]] = []
+
+    def build(lo: int, hi: int, parent: int | None):
+        if lo > hi:
+            return 0
+        mid = (lo + hi) // 2
+        if parent is not None:
+            edges1.append((mid, parent))
+        return 1 + max(build(lo, mid - 1, mid), build(mid + 1, hi, mid))
+
+    depth = build(0, n - 1, None)
+    edges2 = [((c + 1) % n, (p + 1) % n) for c, p in edges1] if n > 1 else []
+    return edges1, edges2, depth
+
+
+def collective_flows(op: str, size_bytes: int, topology: Topology, ranks=None, algorithm: str = "ring",
+                     gpus_per_node: int | None = None, sharp: bool = False, root: int = 0) -> list[Step]:
+    """The steps of ``op`` on ``size_bytes`` (nccl-tests' S, see the module docstring)."""
+    if op not in OPS:
+        raise InputError("unknown collective", field="workload.op", value=op, allowed=", ".join(OPS))
+    if algorithm not in ALGORITHMS:
+        raise InputError("unknown algorithm", field="workload.algorithm", value=algorithm,
+                         allowed=", ".join(ALGORITHMS))
+    size = int(size_bytes)
+    if size <= 0:
+        raise InputError("collective size must be positive", field="workload.size", value=size)
+    lay = rank_layout(topology, ranks, gpus_per_node)
+    return _decompose(op, size, lay, algorithm, sharp, root)
+
+
+def _decompose(op, size, lay: Layout, algorithm: str, sharp: bool, root: int) -> list[Step]:
+    nsrv, g, n = lay.servers, lay.local, lay.n
+    shard = math.ceil(size / g)
+    steps: list[Step] = []
+    if op == "all-reduce":
+        steps += _nvl_ring(lay, shard, "nvlink reduce-scatter")
+        if nsrv > 1:
+            if sharp:
+                hosts = lay.hosts.ravel()
+                steps.append(Step("sharp", "SHARP in-network all-reduce",
+                                  pairs=np.stack([hosts, hosts, np.full(len(hosts), shard)], axis=1)))
+            elif algorithm == "tree":
+                e1, e2, depth = _double_binary_tree(nsrv)
+                half = math.ceil(shard / 2)
+                rows = []
+                for edges in (e1, e2):
+                    for c, p in edges:
+                        rows.append(np.stack([lay.hosts[c], lay.hosts[p]], axis=1))  # reduce: up
+                        rows.append(np.stack([lay.hosts[p], lay.hosts[c]], axis=1))  # broadcast: down
+                pr = np.concatenate(rows)
+                steps.append(Step("network", "double binary tree reduce+broadcast (pipelined)",
+                                  latency_hops=2 * max(depth - 1, 1),
+                                  pairs=np.concatenate([pr, np.full((len(pr), 1), half)], axis=1)))
+            else:
+                steps += _rail_ring(lay, math.ceil(shard / nsrv), 2 * (nsrv - 1), "per-rail ring all-reduce")
+        steps += _nvl_ring(lay, shard, "nvlink all-gather")
+    elif op == "reduce-scatter":
+        steps += _nvl_ring(lay, shard, "nvlink reduce-scatter")
+        steps += _rail_ring(lay, math.ceil(size / n), nsrv - 1, "per-rail ring reduce-scatter")
+    elif op == "all-gather":
+        steps += _rail_ring(lay, math.ceil(size / n), nsrv - 1, "per-rail ring all-gather")
+        steps += _nvl_ring(lay, shard, "nvlink all-gather")
+    elif op == "all-to-all":
+        per_pair = math.ceil(size / n)  # each rank sends S/n to every rank (S = count × n × type)
+        if g > 1:
+            steps.append(Step("nvlink", "PXN: NVLink gather to the destination rail",
+                              groups=lay.hosts, pair_bytes=nsrv * per_pair))
+        if nsrv > 1:
+            steps.append(Step("network", "per-rail all-pairs", groups=lay.hosts.T, pair_bytes=g * per_pair))
+    else:  # broadcast
+        r_srv = int(root) // g if 0 <= int(root) < n else 0
+        if g > 1:
+            rh = lay.hosts[r_srv, int(root) % g]
+            peers = lay.hosts[r_srv][lay.hosts[r_srv] != rh]
+            steps.append(Step("nvlink", "nvlink scatter from the root",
+                              pairs=np.stack([np.full(len(peers), rh), peers, np.full(len(peers), shard)], axis=1)))
+        if nsrv > 1:
+            order = np.roll(np.arange(nsrv), -r_srv)
+            chain = lay.hosts[order]  # (N, G)
+            pr = np.stack([chain[:-1].ravel(), chain[1:].ravel(), np.full((nsrv - 1) * g, shard)], axis=1)
+            steps.append(Step("network", "per-rail pipelined chain", latency_hops=nsrv - 1, pairs=pr))
+        steps += _nvl_ring(lay, shard, "nvlink all-gather")
+    return steps
+
+
+# ---- timing --------------------------------------------------------------------------------
+@dataclass
+class _Ctx:
+    topo: Topology
+    lay: Layout
+    routing: str
+    seed: int
+    switch_latency_ps: float
+    mtu_bytes: int
+    header_bytes: int
+    nvlink: NvlinkDomain
+    consts: dict
+    engine: str
+    max_flows: int
+    nic_bps: float
+    host_index: np.ndarray
+    cache: dict = field(default_factory=dict)
+
+
+def _wire_factor(ctx: _Ctx) -> float:
+    return (ctx.mtu_bytes + ctx.header_bytes) / ctx.mtu_bytes
+
+
+def _network_step(ctx: _Ctx, step: Step, proto_eff: float) -> tuple[float, float, str]:
+    """``(bandwidth_s, physical_latency_s, model)`` of one repetition of a network step."""
+    from aifabric.flow.engine import _path_model, path_latency, simulate_drain
+    from aifabric.flow.paths import directed_rates_bps
+
+    topo = ctx.topo
+    if ctx.engine == "analytic" or step.domain == "sharp":
+        tx, rx = step.host_bytes(len(topo.hosts), ctx.host_index)
+        busiest = max(float(tx.max()), float(rx.max()))
+        return busiest * _wire_factor(ctx) / proto_eff * 8 / ctx.nic_bps, 0.0, "alpha-beta"
+    pm = _path_model(topo)
+    if step.num_flows > ctx.max_flows:
+        if step.groups is not None:
+            loads = _group_even_loads(pm, step)
+        else:
+            fl = step.flows
+            loads = pm.even_split_loads(fl[:, 0], fl[:, 1], fl[:, 2].astype(np.float64))
+        t = float((loads * _wire_factor(ctx) / proto_eff * 8 / directed_rates_bps(topo)).max())
+        return t, 0.0, "link-load bound (even split)"
+    fl = step.flows
+    key = (id(step.pairs) if step.pairs is not None else id(step.groups), proto_eff)
+    if key in ctx.cache:
+        return ctx.cache[key]
+    from aifabric.flow.hashing import flow_sport
+
+    paths = pm.route(fl[:, 0], fl[:, 1], routing=ctx.routing, seed=ctx.seed, sport=flow_sport(np.arange(len(fl))))
+    size = fl[:, 2].astype(np.float64) / proto_eff
+    fixed, drain, _ = path_latency(topo, paths, size, ctx.switch_latency_ps, ctx.mtu_bytes, ctx.header_bytes)
+    finish, _ = simulate_drain(paths, drain, np.zeros(len(fl)), directed_rates_bps(topo))
+    out = (float(finish.max()), float(fixed.max()), "max-min")
+    ctx.cache[key] = out
+    return out
+
+
+def _group_even_loads(pm, step: Step) -> np.ndarray:
+    """Even-split directed-link loads of an all-pairs step without materialising its flows."""
+    topo = pm.topo
+    loads = np.zeros(2 * topo.num_links)
+    grp = step.groups
+    m = grp.shape[1]
+    h = pm.host_index[grp]
+    p = pm.up_link.shape[1]
+    na = len(pm.att_nodes)
+    mass = np.zeros((len(pm.switches), na))
+    for q in range(p):
+        share = step.pair_bytes * (m - 1) / p
+        lk = pm.up_link[h.ravel(), q]
+        host = grp.ravel()
+        np.add.at(loads, 2 * lk + (topo.link_a[lk] != host), share)   # up from each host
+        np.add.at(loads, 2 * lk + (topo.link_a[lk] == host), share)   # down to each host
+        att = pm.up_att[h, q]  # (g, m)
+        for row in att:
+            c = np.bincount(row, minlength=na).astype(np.float64)
+            mat = np.outer(c, c) * (step.pair_bytes / p)
+            np.fill_diagonal(mat, 0.0)
+            mass[pm.sw_index[pm.att_nodes]] += mat
+    return _propagate(pm, mass, loads)
+
+
+def _propagate(pm, mass: np.ndarray, loads: np.ndarray) -> np.ndarray:
+    topo = pm.topo
+    far = (1 << 20)
+    level = int(pm.dist[pm.dist < far].max()) if pm.dist.size else 0
+    for lev in range(level, 0, -1):
+        s_i, a_i = np.nonzero((pm.dist == lev) & (mass > 0))
+        if not len(s_i):
+            continue
+        nb = pm.nbr_sw[s_i]
+        valid = (nb >= 0) & (pm.dist[np.maximum(nb, 0), a_i[:, None]] == lev - 1)
+        m = mass[s_i, a_i] / valid.sum(axis=1)
+        rr, cc = np.nonzero(valid)
+        lk = pm.nbr_link[s_i[rr], cc]
+        u = pm.switches[s_i[rr]]
+        loads += np.bincount(2 * lk + (topo.link_a[lk] != u), weights=m[rr], minlength=len(loads))
+        np.add.at(mass, (nb[rr, cc], a_i[rr]), m[rr])
+        mass[s_i, a_i] = 0.0
+    return loads
+
+
+def _nvlink_step(ctx: _Ctx, step: Step, proto_eff: float) -> float:
+    tx, rx = step.host_bytes(len(ctx.topo.hosts), ctx.host_index)
+    return max(float(tx.max()), float(rx.max())) / proto_eff / (ctx.nvlink.gbytes_per_s * 1e9)
+
+
+def _time_steps(ctx: _Ctx, op: str, steps: list[Step], algorithm: str, protocol: str, sharp: bool,
+                pipelined: bool, nccl_latency: bool) -> dict:
+    c = ctx.consts
+    lay = ctx.lay
+    algo = "collnet-direct" if sharp else algorithm
+    eff = c["eff"][protocol] if not sharp else 1.0
+    lat_algo = algorithm if algorithm in c["base"] else "ring"
+    base = c["base"][lat_algo].get(protocol, c["base"][lat_algo]["simple"]) * 1e-6 if nccl_latency else 0.0
+    lat = base
+    bw_net = bw_nvl = 0.0
+    models = set()
+    for st in steps:
+        if st.domain == "nvlink":
+            t = _nvlink_step(ctx, st, eff)
+            a = c["nvlink"].get(algo, c["nvlink"]["ring"])
+            alpha = a.get(protocol, a["simple"]) * 1e-6 if nccl_latency else 0.0
+            if lay.servers > 1 and protocol == "ll":
+                alpha *= 1.8  # NCCL: intra-node LL latency ×1.8 when multi-node
+            bw_nvl += st.repeat * t
+            lat += st.repeat * st.latency_hops * alpha
+        else:
+            t, phys, model = _network_step(ctx, st, eff)
+            models.add(model)
+            a = c["net"].get(algo, c["net"]["ring"])
+            alpha = a.get(protocol, a["simple"]) * 1e-6 if nccl_latency else 0.0
+            bw_net += st.repeat * t
+            lat += st.repeat * max(st.latency_hops * alpha, phys)
+    bw = max(bw_net, bw_nvl) if pipelined else bw_net + bw_nvl
+    return {"time": lat + bw, "lat": lat, "net": bw_net, "nvl": bw_nvl,
+            "model": ", ".join(sorted(models)) or "nvlink only"}
+
+
+def run_collective(op: str, size_bytes: int, topology: Topology, engine: str = "flow", ranks=None,
+                   algorithm: str = "ring", gpus_per_node: int | None = None, routing: str = "ecmp", seed: int = 1,
+                   switch_latency_ps: float = 0, mtu_bytes: int = 4000, header_bytes: int = 64,
+                   protocol: str = "auto", sharp: bool = False, technology: str | None = None,
+                   gpu: str = "h100", nvlink_gbytes_per_s: float | None = None, pipelined: bool = True,
+                   nccl_latency: bool = True, max_flows: int = 1_000_000, steps: list[Step] | None = None,
+                   _ctx_cache: dict | None = None) -> CollectiveResult:
+    """Time one collective. ``engine``: "flow" (routed flows, max-min) or "analytic" (α-β).
+    ``protocol``: auto (NCCL-style: the fastest of LL / LL128 / Simple), or one of them.
+    ``sharp``: in-network reduction (InfiniBand only; all-reduce only)."""
+    t0 = time.perf_counter()
+    if engine not in ENGINES:
+        raise InputError("unknown engine", field="engine", value=engine, allowed=", ".join(ENGINES))
+    if protocol != "auto" and protocol not in PROTOCOLS:
+        raise InputError("unknown protocol", field="protocol", value=protocol, allowed="auto, ll, ll128, simple")
+    if sharp and technology not in (None, "infiniband"):
+        raise InputError("SHARP is an InfiniBand switch feature", field="sharp", value=technology,
+                         allowed="infiniband")
+    if sharp and op != "all-reduce":
+        raise InputError("SHARP is modelled for all-reduce only", field="workload.op", value=op,
+                         allowed="all-reduce")
+    lay = rank_layout(topology, ranks, gpus_per_node)
+    if steps is None:
+        steps = collective_flows(op, size_bytes, topology, ranks=ranks, algorithm=algorithm,
+                                 gpus_per_node=gpus_per_node, sharp=sharp)
+    host_index = np.full(topology.num_nodes, -1, dtype=np.int64)
+    host_index[topology.hosts] = np.arange(len(topology.hosts))
+    nic = float(np.min(topology.link_rate_bps[np.isin(topology.link_a, lay.hosts.ravel())
+                                              | np.isin(topology.link_b, lay.hosts.ravel())]))
+    nvl = NvlinkDomain(nvlink_gbytes_per_s) if nvlink_gbytes_per_s else NvlinkDomain.for_gpu(gpu)
+    ctx = _Ctx(topology, lay, routing, seed, switch_latency_ps, mtu_bytes, header_bytes, nvl, nccl_constants(),
+               engine, max_flows, nic, host_index, cache=_ctx_cache if _ctx_cache is not None else {})
+    protos = PROTOCOLS if protocol == "auto" else (protocol,)
+    if sharp:
+        protos = ("simple",)
+    if len(protos) > 1:  # NCCL's tuner: pick by the α-β model, then time with the chosen engine
+        actx = _Ctx(**{**ctx.__dict__, "engine": "analytic", "cache": {}})
+        est = {p: _time_steps(actx, op, steps, algorithm, p, sharp, pipelined, True)["time"] for p in protos}
+        proto = min(est, key=est.get)
+    else:
+        proto = protos[0]
+    r = _time_steps(ctx, op, steps, algorithm, proto, sharp, pipelined, nccl_latency)
+    n = lay.n
+    algbw = size_bytes / r["time"] / 1e9
+    net_steps = [s for s in steps if s.domain != "nvlink"]
+    per_rank = 0.0
+    total = 0.0
+    for s in net_steps:
+        tx, _ = s.host_bytes(len(topology.hosts), host_index)
+        per_rank += s.repeat * float(tx.max())
+        total += s.repeat * s.total_bytes()
+    nvl_per_gpu = 0.0
+    for s in steps:
+        if s.domain == "nvlink":
+            tx, _ = s.host_bytes(len(topology.hosts), host_index)
+            nvl_per_gpu += s.repeat * float(tx.max())
+    eff = ctx.consts["eff"][proto] if not sharp else 1.0
+    notes = []
+    if "link-load" in r["model"]:
+        notes.append("a step above max_flows was timed by the even-split link-load bound (no ECMP collision tail)")
+    return CollectiveResult(
+        op=op, size_bytes=int(size_bytes), ranks=n, servers=lay.servers, gpus_per_node=lay.local,
+        algorithm="sharp" if sharp else algorithm, protocol=proto, engine=engine,
+        model=r["model"] if engine == "flow" else "alpha-beta", time_s=r["time"], algbw_gbps=algbw,
+        busbw_gbps=algbw * busbw_factor(op, n), latency_s=r["lat"], network_time_s=r["net"],
+        nvlink_time_s=r["nvl"], network_bytes_per_rank=per_rank, network_bytes_total=total,
+        nvlink_bytes_per_gpu=nvl_per_gpu, wire_bytes_total=total * _wire_factor(ctx) / eff,
+        sharp=sharp, steps=sum(s.repeat for s in steps), wall_s=time.perf_counter() - t0, notes=notes,
+    )
+
+
+# ---- nccl-tests style sweep ------------------------------------------------------------------
+_TEST_NAME = {"all-reduce": "all_reduce_perf", "reduce-scatter": "reduce_scatter_perf",
+              "all-gather": "all_gather_perf", "all-to-all": "alltoall_perf", "broadcast": "broadcast_perf"}
+
+
+def default_sizes(min_bytes: int = 8, max_bytes: int = 8 * 2**30) -> list[int]:
+    """nccl-tests' ``-b 8 -e 8G -f 2`` size ladder."""
+    out, s = [], int(min_bytes)
+    while s <= max_bytes:
+        out.append(s)
+        s *= 2
+    return out
+
+
+def nccl_sweep(op: str, sizes, topology: Topology, dtype_bytes: int = 4, **kw) -> pd.DataFrame:
+    """One row per size: ``size_bytes, count, type, redop, root, time_us, algbw_gbps, busbw_gbps,
+    wrong, protocol, model``, like nccl-tests' out-of-place columns (``count`` = size / type)."""
+    rows = []
+    cache: dict = {}
+    for s in sizes:
+        steps = collective_flows(op, s, topology, ranks=kw.get("ranks"), algorithm=kw.get("algorithm", "ring"),
+                                 gpus_per_node=kw.get("gpus_per_node"), sharp=kw.get("sharp", False))
+        r = run_collective(op, s, topology, steps=steps, _ctx_cache=cache, **kw)
+        cache.clear()
+        count = max(int(s) // dtype_bytes, 1)
+        if op in ("reduce-scatter", "all-gather", "all-to-all"):
+            count = max(int(s) // dtype_bytes // r.ranks, 1)  # nccl-tests prints the per-rank count
+        rows.append({"size_bytes": int(s), "count": count, "type": {4: "float", 2: "half", 1: "int8"}.get(dtype_bytes,
+                     "float"), "redop": "sum" if op in ("all-reduce", "reduce-scatter") else "none",
+                     "root": 0 if op == "broadcast" else -1, "time_us": r.time_s * 1e6, "algbw_gbps": r.algbw_gbps,
+                     "busbw_gbps": r.busbw_gbps, "wrong": "N/A", "protocol": r.protocol, "model": r.model})
+    df = pd.DataFrame(rows)
+    df.attrs.update({"op": op, "ranks": r.ranks if rows else 0, "engine": kw.get("engine", "flow")})
+    return df
+
+
+def _num(x: float, width: int) -> str:
+    """nccl-tests' number formatting: %.2f, then .1f, .0f, then %.1e when too wide."""
+    for fmt in ("{:.2f}", "{:.1f}", "{:.0f}"):
+        s = fmt.format(x)
+        if len(s) <= width:
+            return s.rjust(width)
+    return f"{x:.1e}".rjust(width)
+
+
+def format_nccl_table(df: pd.DataFrame) -> str:
+    """The sweep as nccl-tests prints it (out-of-place half), so it lays next to a real run."""
+    op = df.attrs.get("op", "all-reduce")
+    lines = [f"# aifabric estimate: {_TEST_NAME.get(op, op)}  nranks {df.attrs.get('ranks', '?')}  "
+             f"engine {df.attrs.get('engine', 'flow')}",
+             "#",
+             "#                                                              out-of-place",
+             "#       size         count      type   redop    root     time   algbw   busbw #wrong",
+             "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)"]
+    for r in df.itertuples(index=False):
+        lines.append(f"{r.size_bytes:12d}  {r.count:12d}  {r.type:>8s}  {r.redop:>6s}  {r.root:6d}  "
+                     f"{_num(r.time_us, 7)} {_num(r.algbw_gbps, 7)} {_num(r.busbw_gbps, 7)}  {r.wrong:>5s}")
+    avg = float(df["busbw_gbps"].mean()) if len(df) else 0.0
+    lines += ["# Out of bounds values : 0 OK", f"# Avg bus bandwidth    : {avg:.6g}", "#"]
+    return "\n".join(lines)
+
+
+# ---- flows with a schedule (for simulate --mode flow) ------------------------------------------
+def collective_flow_schedule(op: str, size_bytes: int, topology: Topology, ranks=None, algorithm: str = "ring",
+                             technology: str | None = None, routing: str = "ecmp", seed: int = 1,
+                             switch_latency_ps: float = 0, mtu_bytes: int = 4000, header_bytes: int = 64,
+                             gpus_per_node: int | None = None, max_expanded: int = 200_000):
+    """The collective's network flows, each step's flows started when the previous step ends
+    (barrier per step), simulated by the flow engine with *physical* latency only (no NCCL
+    software terms), as a packet engine would see them. Returns ``(flows_df, CollectiveResult)``;
+    repeated steps are unrolled up to ``max_expanded`` flows, beyond which one repetition stands
+    for all (its flows carry the step's total bytes)."""
+    from aifabric.flow.engine import simulate_flows
+
+    steps = collective_flows(op, size_bytes, topology, ranks=ranks, algorithm=algorithm, gpus_per_node=gpus_per_node)
+    res = run_collective(op, size_bytes, topology, engine="flow", ranks=ranks, algorithm=algorithm, routing=routing,
+                         seed=seed, switch_latency_ps=switch_latency_ps, mtu_bytes=mtu_bytes,
+                         header_bytes=header_bytes, gpus_per_node=gpus_per_node, protocol="simple",
+                         nccl_latency=False, steps=steps, technology=technology)
+    frames = []
+    t_us = 0.0
+    fid = 0
+    events = 0
+    kw = dict(routing=routing, seed=seed, switch_latency_ps=switch_latency_ps, mtu_bytes=mtu_bytes,
+              header_bytes=header_bytes)
+    for st in steps:
+        if st.domain != "network":
+            continue
+        fl = st.flows
+        reps = st.repeat if st.repeat * len(fl) <= max_expanded else 1
+        size = fl[:, 2] * (st.repeat // reps)
+        for _ in range(reps):
+            df = simulate_flows(topology, {"id": np.arange(fid, fid + len(fl)), "src": fl[:, 0], "dst": fl[:, 1],
+                                           "size_bytes": size, "start_us": t_us,
+                                           "sport": 49152 + np.arange(len(fl)) % 16384}, **kw)
+            events += df.attrs["events"]
+            fid += len(fl)
+            t_us = float((df["start_us"] + df["fct_us"]).max())
+            frames.append(df)
+    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["id", "src", "dst", "size_bytes", "start_us", "fct_us", "ideal_fct_us", "slowdown"])
+    out.attrs["events"] = events
+    return out, res
