@@ -15,9 +15,10 @@ $(STAMP): $(BIN)/python pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/aifabric plan --gpus 1024 --technology both
+	$(BIN)/aifabric compare --report report.html
 
 test: $(STAMP)
+	bash scripts/ensure-chromium.sh
 	$(BIN)/ruff check src tests $(wildcard bench)
 	$(BIN)/python -m pytest -q -m "not slow and not validation"
 	$(BIN)/python -m pytest -q -m "validation and not slow" || [ $$? -eq 5 ]  # 5 = none collected

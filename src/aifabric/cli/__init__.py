@@ -17,7 +17,7 @@ import typer
 from aifabric import __version__
 from aifabric.errors import InputError, InputErrors
 
-COMMAND_MODULES = ["plan", "catalog", "validate", "simulate", "audit"]
+COMMAND_MODULES = ["compare", "plan", "simulate", "audit", "validate", "catalog"]
 
 app = typer.Typer(
     name="aifabric",

@@ -142,9 +142,11 @@ def default_parallelism(model: ModelSpec, gpus: int, gpus_per_node: int = 8, hbm
         dp = gpus // (tp * pp)
         return model.params / (tp * pp) * (4 + 12 / dp)
 
+    seqs = model.global_batch_tokens / model.seq_len
     pp = 1
-    while per_gpu(pp) > per_gpu_budget and pp * 2 <= model.layers and gpus % (tp * pp * 2) == 0:
-        pp *= 2
+    while ((per_gpu(pp) > per_gpu_budget or gpus // (tp * pp) > seqs) and pp * 2 <= model.layers
+           and gpus % (tp * pp * 2) == 0):
+        pp *= 2  # also grow PP while DP would exceed the global batch (one sequence per replica minimum)
     dp = gpus // (tp * pp)
     ep = 1
     if model.is_moe:

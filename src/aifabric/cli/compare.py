@@ -1,0 +1,159 @@
+"""``aifabric compare [SCENARIO.yaml] [flags] [--json] [--report FILE.html]`` — the main job."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from aifabric.errors import InputError
+
+CHOICES = {
+    "gpu": ("h100", "h200", "b200"),
+    "workload": ("training", "inference", "storage", "trading"),
+    "jitter_sensitivity": ("low", "medium", "high"),
+    "team_expertise": ("none", "some", "expert"),
+    "budget": ("low", "medium", "high"),
+    "growth": ("none", "2x", "10x"),
+}
+
+
+def build_advisor(scenario_path: Path | None, flags: dict):
+    """Advisor inputs: built-in defaults < the scenario file's ``advisor:`` < command-line flags."""
+    from aifabric.scenario import AdvisorSpec, load_scenario
+
+    base = {}
+    name = "built-in default (1,024 H100, Llama-3 70B training)"
+    if scenario_path is not None:
+        sc = load_scenario(scenario_path)
+        name = sc.name
+        if sc.advisor is not None:
+            base = sc.advisor.model_dump(exclude_unset=True)
+    for key, value in flags.items():
+        if value is None:
+            continue
+        if key in CHOICES and value not in CHOICES[key]:
+            raise InputError("not an allowed value", field=f"--{key.replace('_', '-')}", value=value,
+                             allowed=", ".join(CHOICES[key]))
+        base[key] = value
+    if base.get("gpus") is not None and base["gpus"] < 1:
+        raise InputError("must be ≥ 1", field="--gpus", value=base["gpus"], allowed="a positive integer")
+    if base.get("model") and base.get("workload", "training") != "training":
+        raise InputError("--model applies to --workload training only", field="--model", value=base["model"],
+                         allowed="omit --model, or use --workload training")
+    return AdvisorSpec(**base), name
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("compare")
+    def compare_cmd(
+        scenario: Path | None = typer.Argument(None, help="Scenario YAML with an advisor: section (optional)."),
+        gpus: int | None = typer.Option(None, "--gpus", help="GPU count (default 1024)."),
+        gpu: str | None = typer.Option(None, "--gpu", help="h100 | h200 | b200 (default h100)."),
+        workload: str | None = typer.Option(None, "--workload", help="training | inference | storage | trading."),
+        model: str | None = typer.Option(None, "--model", help="Training model: llama3-8b, llama3-70b, llama3-405b, "
+                                                               "gpt3-175b, deepseek-moe (default llama3-70b)."),
+        jitter: str | None = typer.Option(None, "--jitter-sensitivity", help="low | medium | high."),
+        expertise: str | None = typer.Option(None, "--team-expertise", help="none | some | expert (RDMA tuning)."),
+        budget: str | None = typer.Option(None, "--budget", help="low | medium | high."),
+        growth: str | None = typer.Option(None, "--growth", help="none | 2x | 10x expected cluster growth."),
+        mfu: float = typer.Option(0.40, "--mfu", help="Model FLOPs utilisation of compute (default 0.40, S92)."),
+        catalog_file: Path | None = typer.Option(None, "--catalog", help="YAML file overriding catalog records."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+        report: Path | None = typer.Option(None, "--report", help="Write a self-contained HTML report here."),
+    ) -> None:
+        """Both fabrics designed, priced and simulated for your cluster, and a recommendation."""
+        from aifabric.cli import run_guarded
+
+        def body() -> int:
+            from aifabric.catalog import load_catalog
+
+            adv, name = build_advisor(scenario, {
+                "gpus": gpus, "gpu": gpu.lower() if gpu else None, "workload": workload, "model": model,
+                "jitter_sensitivity": jitter, "team_expertise": expertise, "budget": budget, "growth": growth})
+            if not 0 < mfu <= 1:
+                raise InputError("must be in (0, 1]", field="--mfu", value=mfu, allowed="e.g. 0.4")
+            if report is not None and not report.parent.exists():
+                raise InputError("folder does not exist", field="--report", value=str(report))
+            cat = load_catalog(catalog_file)
+            result = _run(adv, cat, mfu, show_progress=not as_json)
+            result["scenario"] = name
+            if report is not None:
+                from aifabric.report import write_report
+
+                write_report(result, report)
+                result["report"] = str(report)
+            if as_json:
+                slim = {**result, "fabrics": [{k: v for k, v in f.items() if k not in ("fct_us",)}
+                                              for f in result["fabrics"]]}
+                typer.echo(json.dumps(slim, indent=2, default=float))
+            else:
+                _print(result)
+            return 0
+
+        run_guarded(body)
+
+
+def _run(adv, cat, mfu: float, show_progress: bool) -> dict:
+    from aifabric.compare import compare
+
+    if not show_progress:
+        return compare(adv, cat, mfu=mfu)
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as prog:
+        task = prog.add_task("starting", total=None)
+        return compare(adv, cat, mfu=mfu, progress=lambda msg: prog.update(task, description=msg))
+
+
+def _print(result: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console(width=max(100, Console().width))
+    inp = result["inputs"]
+    rec = result["recommendation"]
+    con.print(f"[bold]aifabric compare[/bold] — {inp['gpus']:,} × {inp['gpu'].upper()}, {inp['workload']}"
+              + (f" ({result['model']})" if result.get("model") else "")
+              + f"; jitter {inp['jitter_sensitivity']}, expertise {inp['team_expertise']}, budget {inp['budget']}, "
+              f"growth {inp['growth']}")
+    t = Table(title="fabrics side by side")
+    t.add_column("")
+    for f in result["fabrics"]:
+        t.add_column(f["label"], justify="right")
+
+    def row(name, fn):
+        t.add_row(name, *[fn(f) for f in result["fabrics"]])
+
+    row("switches (tiers)", lambda f: f"{f['plan']['switch_count']:,} ({f['plan']['tiers']})")
+    row("network capex", lambda f: f"${f['capex_usd']:,.0f}")
+    row("capex per GPU", lambda f: f"${f['plan']['network_capex_per_gpu_usd']:,.0f}")
+    row("power", lambda f: f"{f['power_w'] / 1000:,.1f} kW")
+    row("routing / ring-step efficiency", lambda f: f"{f['routing']} / {f['ring_step_efficiency']:.3f}")
+    row("all-reduce busbw, 8 GiB", lambda f: f"{f['busbw_gbps'] / 8:,.0f} GB/s")
+    row("small-message latency", lambda f: f"{f['small_message_latency_us']:.2f} us"
+        if f.get("small_message_latency_us") else "—")
+    row("iteration time", lambda f: f"{f['iteration_time_s']:.3f} s" if f.get("iteration_time_s") else "—")
+    row("tokens / s", lambda f: f"{f['tokens_per_s']:,.0f}" if f.get("tokens_per_s") else "—")
+    row("cost per 1M tokens", lambda f: f"${f['training_cost']['cost_per_million_tokens_usd']:.3f}"
+        if f.get("training_cost") else "—")
+    con.print(t)
+    rate = f" at {rec['nic_rate_gbps']:g}G per GPU" if rec.get("nic_rate_gbps") else ""
+    con.print(f"\n[bold green]Recommendation: {rec['fabric']}{rate}[/bold green]")
+    for i, r in enumerate(rec["reasons"], 1):
+        ev = "; ".join(f"{k}={v}" for k, v in r["evidence"].items())
+        con.print(f" {i}. {r['text']}  [dim]({ev})[/dim]")
+    c = Table(title="brochure claims on this cluster")
+    c.add_column("claim")
+    c.add_column("holds")
+    c.add_column("evidence", overflow="fold")
+    for cl in result["claims"]:
+        c.add_row(cl["claim"], {True: "yes", False: "no", None: "not tested"}[cl["holds"]], cl["evidence"])
+    con.print(c)
+    if result.get("report"):
+        con.print(f"report: {result['report']}")
+    con.print(f"[dim]{len(result['estimates'])} catalog values are estimates (see --report or --json); "
+              f"{result['wall_s']:.1f} s[/dim]")

@@ -1,0 +1,160 @@
+"""The HTML report of ``aifabric compare``: one self-contained file (plotly.js inlined, no network).
+
+Sections: recommendation with its reasons and evidence; capex and BOM per fabric; iteration-time
+breakdown (compute / exposed communication); bus bandwidth against message size for both fabrics;
+flow-completion-time distributions; the brochure claims tested; assumptions, estimates and sources.
+Every chart is a ``<div class="chart" id=...>`` so a headless browser test can check it rendered.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+CHART_IDS = ("chart-capex", "chart-iteration", "chart-busbw", "chart-fct")
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1100px;color:#222}
+h1{font-size:1.6rem} h2{font-size:1.25rem;border-bottom:1px solid #ddd;padding-bottom:.2rem;margin-top:2rem}
+table{border-collapse:collapse;margin:.5rem 0;font-size:.9rem} td,th{border:1px solid #ddd;padding:.25rem .5rem}
+th{background:#f5f5f5;text-align:left} td.n{text-align:right;font-variant-numeric:tabular-nums}
+.rec{font-size:1.3rem;padding:.6rem 1rem;background:#eef6ee;border-left:6px solid #3a7;display:inline-block}
+.ev{color:#555;font-size:.85rem} .hold{color:#287a3e} .fail{color:#b03030} .na{color:#777}
+.chart{min-height:380px} small{color:#666}
+"""
+
+
+def _e(x) -> str:
+    return html.escape(str(x))
+
+
+def _fig_capex(fabrics: list[dict]):
+    import plotly.graph_objects as go
+
+    cats = ["switch", "nic", "transceiver", "cable"]
+    fig = go.Figure()
+    for cat in cats:
+        fig.add_bar(name=cat, x=[f["label"] for f in fabrics],
+                    y=[sum(x["total_usd"] for x in f["plan"]["bom"] if x["category"] == cat) for f in fabrics])
+    fig.update_layout(barmode="stack", title="Network capex by part (USD)", yaxis_title="USD", height=380)
+    return fig
+
+
+def _fig_iteration(fabrics: list[dict]):
+    import plotly.graph_objects as go
+
+    parts = [("compute_s", "compute"), ("pp_bubble_s", "pipeline bubble"), ("tp_comm_s", "TP (NVLink)"),
+             ("pp_comm_s", "PP sends"), ("dp_exposed_s", "DP all-reduce (exposed)"), ("ep_comm_s", "EP all-to-all")]
+    fig = go.Figure()
+    with_it = [f for f in fabrics if f.get("iteration")]
+    for key, name in parts:
+        fig.add_bar(name=name, x=[f["label"] for f in with_it], y=[f["iteration"][key] for f in with_it])
+    fig.update_layout(barmode="stack", title="Training iteration time (s): compute and exposed communication",
+                      yaxis_title="seconds", height=380)
+    return fig
+
+
+def _fig_busbw(fabrics: list[dict]):
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for f in fabrics:
+        sweep = f.get("busbw_sweep") or []
+        fig.add_scatter(x=[r["size_bytes"] for r in sweep], y=[r["busbw_gbps"] / 8 for r in sweep],
+                        mode="lines+markers", name=f["label"])
+    fig.update_layout(title="All-reduce bus bandwidth vs message size (nccl-tests busbw, GB/s)", xaxis_type="log",
+                      xaxis_title="message size (bytes)", yaxis_title="busbw (GB/s)", height=380)
+    return fig
+
+
+def _fig_fct(fabrics: list[dict]):
+    import numpy as np
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for f in fabrics:
+        fct = np.sort(np.asarray(f.get("fct_us") or [], dtype=float))
+        if len(fct):
+            fig.add_scatter(x=fct, y=np.arange(1, len(fct) + 1) / len(fct), mode="lines", name=f["label"])
+    title = fabrics[0].get("fct_title", "Flow completion times") if fabrics else "Flow completion times"
+    fig.update_layout(title=title, xaxis_title="FCT (µs)", yaxis_title="CDF", height=380)
+    return fig
+
+
+def render_report(result: dict) -> str:
+    """Return the HTML text of the report for a ``compare`` result dict."""
+    from plotly.offline import get_plotlyjs
+
+    fabrics = result["fabrics"]
+    figs = {"chart-capex": _fig_capex(fabrics), "chart-iteration": _fig_iteration(fabrics),
+            "chart-busbw": _fig_busbw(fabrics), "chart-fct": _fig_fct(fabrics)}
+    divs = {k: f'<div class="chart" id="{k}"></div>' for k in figs}
+    scripts = "\n".join(
+        f"Plotly.newPlot({json.dumps(k)}, {fig.to_json()}.data, {fig.to_json()}.layout, {{responsive: true}});"
+        for k, fig in figs.items())
+    rec = result["recommendation"]
+    inputs = result.get("inputs", {})
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>aifabric — {_e(result.get('scenario', ''))}"
+             f"</title><style>{_CSS}</style><script>{get_plotlyjs()}</script></head><body>",
+             f"<h1>IB or RoCE for {_e(inputs.get('gpus'))} × {_e(str(inputs.get('gpu', '')).upper())} — "
+             f"{_e(inputs.get('workload', ''))}</h1>",
+             f"<p><small>aifabric {_e(result.get('version', ''))} · scenario {_e(result.get('scenario', ''))} · "
+             f"inputs: {_e(', '.join(f'{k}={v}' for k, v in inputs.items()))}</small></p>",
+             "<h2>Recommendation</h2>",
+             f"<div class='rec' id='recommendation'>{_e(rec['fabric'])}"
+             + (f" · {rec['nic_rate_gbps']:g}G per GPU" if rec.get("nic_rate_gbps") else "") + "</div>",
+             "<ol>"]
+    for r in rec["reasons"]:
+        ev = "; ".join(f"{k}: {v}" for k, v in r["evidence"].items())
+        parts.append(f"<li>{_e(r['text'])} <span class='ev'>[{_e(ev)}] (rule {_e(r.get('rule', ''))})</span></li>")
+    parts.append("</ol>")
+    parts.append("<h2>Fabrics side by side</h2><table><tr><th></th>"
+                 + "".join(f"<th>{_e(f['label'])}</th>" for f in fabrics) + "</tr>")
+    rows = [("switch × radix", lambda f: f"{f['plan']['switch']} × {f['plan']['radix']}"),
+            ("tiers / switches", lambda f: f"{f['plan']['tiers']} / {f['plan']['switch_count']:,}"),
+            ("capex", lambda f: f"{f['capex_usd']:,.0f} USD"),
+            ("capex per GPU", lambda f: f"{f['plan']['network_capex_per_gpu_usd']:,.0f} USD"),
+            ("power", lambda f: f"{f['plan']['power_w'] / 1000:,.1f} kW"),
+            ("iteration time", lambda f: f"{f['iteration_time_s']:.3f} s" if f.get("iteration_time_s") else "—"),
+            ("tokens / s", lambda f: f"{f['tokens_per_s']:,.0f}" if f.get("tokens_per_s") else "—"),
+            ("all-reduce busbw, 8 GiB", lambda f: f"{f['busbw_gbps'] / 8:.0f} GB/s ({f['busbw_gbps']:,.0f} Gb/s)"
+             if f.get("busbw_gbps") else "—"),
+            ("expected slowdown from misconfiguration",
+             lambda f: f"{100 * sum(f.get('risk', {}).values()):.1f} %")]
+    for name, fn in rows:
+        parts.append(f"<tr><th>{_e(name)}</th>" + "".join(f"<td class='n'>{_e(fn(f))}</td>" for f in fabrics) + "</tr>")
+    parts.append("</table>")
+    parts += ["<h2>Capex</h2>", divs["chart-capex"], "<h2>Iteration time</h2>", divs["chart-iteration"],
+              "<h2>Bus bandwidth</h2>", divs["chart-busbw"], "<h2>Flow completion times</h2>", divs["chart-fct"]]
+    parts.append("<h2>Brochure claims tested on this cluster</h2><table><tr><th>claim</th><th>holds</th>"
+                 "<th>evidence</th></tr>")
+    for c in result.get("claims", []):
+        cls, word = ("hold", "yes") if c["holds"] is True else (("fail", "no") if c["holds"] is False else ("na", "not tested"))
+        parts.append(f"<tr><td>{_e(c['claim'])}</td><td class='{cls}'>{word}</td><td>{_e(c['evidence'])}</td></tr>")
+    parts.append("</table>")
+    for f in fabrics:
+        parts.append(f"<h2>Bill of materials — {_e(f['label'])}</h2><table><tr><th>where</th><th>item</th>"
+                     "<th>catalog id</th><th>count</th><th>unit USD</th><th>total USD</th><th>price source</th></tr>")
+        for x in f["plan"]["bom"]:
+            star = "*" if x["estimate"] else ""
+            parts.append(f"<tr><td>{_e(x['where'])}</td><td>{_e(x['item'])}</td><td>{_e(x['catalog_id'])}</td>"
+                         f"<td class='n'>{x['count']:,}</td><td class='n'>{x['unit_price_usd']:,.0f}{star}</td>"
+                         f"<td class='n'>{x['total_usd']:,.0f}</td><td>{_e(x['price_source'])}</td></tr>")
+        parts.append("</table>")
+    parts.append("<h2>Assumptions</h2><ul>" + "".join(f"<li>{_e(a)}</li>" for a in result.get("assumptions", []))
+                 + "</ul>")
+    parts.append("<h2>Estimated catalog values used</h2><table><tr><th>kind</th><th>id</th><th>field</th>"
+                 "<th>basis</th></tr>" + "".join(
+                     f"<tr><td>{_e(x['kind'])}</td><td>{_e(x['id'])}</td><td>{_e(x['field'])}</td><td>{_e(x['basis'])}"
+                     "</td></tr>" for x in result.get("estimates", [])) + "</table>")
+    parts.append("<h2>Sources</h2><ul>" + "".join(
+        f"<li><b>{_e(k)}</b> {_e(v)}</li>" for k, v in sorted(result.get("sources", {}).items())) + "</ul>")
+    parts.append(f"<script>{scripts}</script></body></html>")
+    return "\n".join(parts)
+
+
+def write_report(result: dict, path: str | Path) -> Path:
+    p = Path(path)
+    p.write_text(render_report(result), encoding="utf-8")
+    return p

@@ -1,0 +1,137 @@
+"""`aifabric compare`: the JSON contract, the terminal summary, the HTML report, bad input."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from aifabric.catalog import load_catalog
+from aifabric.cli import app
+from aifabric.compare import FabricComm, compare
+from aifabric.report import CHART_IDS, render_report
+from aifabric.scenario import AdvisorSpec
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def default_result():
+    return compare(AdvisorSpec(), load_catalog())
+
+
+def test_json_contract():
+    """--json prints one object with recommendation{fabric, reasons[{text, evidence}]}, fabrics[...] and claims."""
+    r = runner.invoke(app, ["compare", "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["recommendation"]["fabric"] in ("none", "roce-400g", "roce-800g", "infiniband", "hybrid")
+    assert all({"text", "evidence"} <= set(x) for x in out["recommendation"]["reasons"])
+    for f in out["fabrics"]:
+        assert {"technology", "capex_usd", "iteration_time_s", "busbw_gbps", "risk"} <= set(f)
+        assert f["capex_usd"] > 0 and f["iteration_time_s"] > 0 and f["busbw_gbps"] > 0
+    assert all({"claim", "holds", "evidence"} <= set(c) for c in out["claims"])
+
+
+def test_default_is_1024_h100_llama70b(default_result):
+    """With no file: 1,024 H100 training Llama-3 70B, both fabrics planned."""
+    assert default_result["inputs"]["gpus"] == 1024 and default_result["model"] == "llama3-70b"
+    assert [f["technology"] for f in default_result["fabrics"]] == ["infiniband", "roce"]
+
+
+def test_busbw_near_nic_bound(default_result):
+    """At 8 GiB the all-reduce busbw approaches 8 NICs × 400G goodput (~385 GB/s, hardware-facts §G.3)."""
+    for f in default_result["fabrics"]:
+        gbytes = f["busbw_gbps"] / 8
+        assert 300 < gbytes <= 400
+
+
+def test_busbw_alpha_beta_shape():
+    """α-β: small messages are latency-bound (busbw ∝ size); large ones approach the NIC goodput
+    bound from below (8 NICs per node × 400G × payload/(payload+header))."""
+    c = FabricComm("infiniband", 400e9, 1.0, 1.0, 1e6)  # NVLink not the bottleneck
+    small = [c.all_reduce_busbw_gbps(s, 1024, 8) for s in (8, 16)]
+    assert small[1] == pytest.approx(2 * small[0], rel=1e-6)
+    big = [c.all_reduce_busbw_gbps(s, 1024, 8) for s in (2**32, 2**33, 2**40)]
+    goodput = 8 * 400 * 4096 / (4096 + 26)  # Gb/s per node
+    assert big[0] < big[1] < big[2] < goodput * 128 / 127  # ring of 128 nodes: busbw bound = 8β·n/(n−1)
+    assert big[1] > 0.9 * goodput and big[2] == pytest.approx(goodput * 1023 / 1024 * 128 / 127, rel=1e-3)
+
+
+def test_ecmp_efficiency_enters_busbw():
+    """The measured ring-step efficiency divides the bandwidth term: t = α·2(n−1) + β-term / efficiency."""
+    full = FabricComm("roce", 400e9, 1.0, 2.0, 1e6)
+    half = FabricComm("roce", 400e9, 0.5, 2.0, 1e6)
+    alpha = 2 * 127 * (14.0 + 2.0) * 1e-6
+    t_full = full.collective_s("all-reduce", 2**30, 128, "network")
+    t_half = half.collective_s("all-reduce", 2**30, 128, "network")
+    assert t_half - alpha == pytest.approx(2 * (t_full - alpha))
+
+
+def test_terminal_summary():
+    """The terminal output has the side-by-side table, the recommendation and the claims."""
+    r = runner.invoke(app, ["compare", "--gpus", "256"])
+    assert r.exit_code == 0, r.output
+    assert "Recommendation:" in r.output and "brochure claims" in r.output
+
+
+def test_report_written(tmp_path):
+    """--report writes one self-contained HTML file with every chart container and plotly inlined."""
+    out = tmp_path / "report.html"
+    r = runner.invoke(app, ["compare", "--report", str(out)])
+    assert r.exit_code == 0, r.output
+    text = out.read_text()
+    for cid in CHART_IDS:
+        assert f'id="{cid}"' in text
+    assert "Plotly.newPlot" in text and "<script src=" not in text  # nothing fetched from the network
+
+
+def test_report_lists_estimates_and_sources(default_result):
+    """The report names every estimated catalog value and the source list."""
+    html = render_report(default_result)
+    assert "Estimated catalog values used" in html and "S60" in html
+
+
+def test_scenario_advisor_section(tmp_path):
+    """A scenario's advisor: section feeds compare; flags override it."""
+    p = tmp_path / "s.yaml"
+    p.write_text("name: my-cluster\nadvisor: {gpus: 64, workload: trading}\n")
+    r = runner.invoke(app, ["compare", str(p), "--json"])
+    out = json.loads(r.stdout)
+    assert out["inputs"]["gpus"] == 64 and out["recommendation"]["fabric"] == "infiniband"
+    r = runner.invoke(app, ["compare", str(p), "--workload", "training", "--budget", "low", "--json"])
+    assert json.loads(r.stdout)["recommendation"]["fabric"] == "roce-400g"
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--gpus", "1030"], "--gpus"),
+    (["--gpu", "a100"], "--gpu"),
+    (["--model", "llama9"], "llama3-70b"),
+    (["--workload", "gaming"], "--workload"),
+    (["--workload", "inference", "--model", "llama3-8b"], "--model"),
+    (["--team-expertise", "guru"], "--team-expertise"),
+    (["--mfu", "1.5"], "--mfu"),
+    (["--report", "/nonexistent/dir/r.html"], "--report"),
+    (["/nonexistent.yaml"], "cannot read scenario file"),
+])
+def test_bad_input(args, needle):
+    """Unknown model or GPU, contradictory flags, bad files: one clear line, exit 2."""
+    r = runner.invoke(app, ["compare", *args])
+    assert r.exit_code == 2, r.output
+    assert needle in r.output and "Traceback" not in r.output
+
+
+def test_impossible_parallelism_message():
+    """TP beyond a node is refused with the allowed range (training model check)."""
+    from aifabric.errors import InputError
+    from aifabric.workload.training import Parallelism, check_parallelism, get_model
+
+    with pytest.raises(InputError, match="1..8"):
+        check_parallelism(Parallelism(16, 1, 64), 1024, 8, get_model("llama3-70b"))
+
+
+def test_same_seed_same_result():
+    """compare is deterministic."""
+    a = compare(AdvisorSpec(gpus=256), load_catalog())
+    b = compare(AdvisorSpec(gpus=256), load_catalog())
+    for fa, fb in zip(a["fabrics"], b["fabrics"], strict=True):
+        assert fa["fct_us"] == fb["fct_us"] and fa["iteration_time_s"] == fb["iteration_time_s"]
