@@ -129,3 +129,14 @@ def test_validate_missing_file():
     """A missing scenario file is one line, exit 2."""
     r = runner.invoke(app, ["validate", "/nonexistent.yaml"])
     assert r.exit_code == 2 and "cannot read scenario file" in r.output
+
+
+def test_defaults_have_sources():
+    """Every scenario default has a value and a stated source; PFC/ECN ones come from defaults.yaml."""
+    from aifabric.scenario import DEFAULTS, default_with_source
+
+    for name in DEFAULTS:
+        value, source = default_with_source(name)
+        assert source and (value is not None or "no public" in source)
+    assert default_with_source("pfc.xoff_bytes") == (15 * 4064, default_with_source("pfc.xoff_bytes")[1])
+    assert "defaults.yaml" in default_with_source("ecn.kmin_bytes")[1]

@@ -30,26 +30,49 @@ from aifabric.errors import InputError, InputErrors
 from aifabric.units import UnitError, parse_rate, parse_size, parse_time
 
 # ---- sourced defaults -----------------------------------------------------------------------
-# name -> (value, source). Values in base units (bytes, bit/s, ps).
-DEFAULTS: dict[str, tuple[Any, str]] = {
+# name -> (value, source). Values in base units (bytes, bit/s, ps). Where the number lives in the
+# packaged defaults.yaml, it is read from there (:func:`_from_defaults`), so there is one copy.
+_PEER_PACKET = 4000 + 64  # the peer scenarios' MTU payload + header, bytes
+
+
+def _from_defaults(path: str, scale: float = 1.0):
+    from aifabric.catalog import default_leaf
+
+    leaf = default_leaf(path)
+    value = leaf["value"]
+    return (value * scale if isinstance(value, int | float) else value,
+            f"defaults.yaml {path} ({leaf.get('source') or leaf.get('confidence')}): {leaf.get('note') or ''}".strip())
+
+
+DEFAULTS: dict[str, tuple[Any, str] | tuple[str, float]] = {
     "roce.header_bytes": (64, "peer scenarios (htsim/ns-3 runs in peer-baselines.md): 64 B per packet; "
                               "RoCEv2 Eth+IPv4+UDP+BTH+ICRC+FCS is 62 B"),
     "infiniband.header_bytes": (26, "IBTA: LRH 8 + BTH 12 + ICRC 4 + VCRC 2 = 26 B"),
     "mtu_bytes": (4000, "peer scenarios: 4000 B payload (ns-3 PACKET_PAYLOAD_SIZE); IB MTU max 4096"),
     "switch_buffer_bytes": (32 * 2**20, "ns-3 HPCC: 32 MB shared buffer per switch at 100G (hardware-facts E.1)"),
-    "pfc.xoff_bytes": (15 * 4064, "htsim peer runs: PAUSE above 15 packets of MTU (peer-baselines.md)"),
-    "pfc.xon_bytes": (12 * 4064, "htsim peer runs: RESUME below 12 packets of MTU (peer-baselines.md)"),
-    "pfc.dynamic_alpha": (1 / 8, "ns-3 HPCC: dynamic threshold = free buffer >> 3 at NIC rate (hardware-facts E.1)"),
-    "ecn.kmin_bytes": (400_000, "ns-3 HPCC DCQCN runs at 100G: Kmin 400 KB (hardware-facts E.3)"),
-    "ecn.kmax_bytes": (1_600_000, "ns-3 HPCC DCQCN runs at 100G: Kmax 1600 KB (hardware-facts E.3)"),
-    "ecn.pmax": (0.2, "ns-3 HPCC DCQCN runs: Pmax 0.2 (hardware-facts E.3)"),
-    "ib.vl_buffer_bytes": (None, "no public per-VL input buffer size for Quantum-2; default = PFC xoff-equivalent"),
     "ack_bytes": (64, "peer scenarios: ACK/PAUSE frames 64 B"),
+    "pfc.dynamic_alpha": (1 / 8, "ns-3 HPCC: dynamic threshold = free buffer >> 3 at NIC rate (hardware-facts E.1)"),
+    "ib.vl_buffer_bytes": (None, "no public per-VL input buffer size for Quantum-2; the engine chooses and reports it"),
+    # read from defaults.yaml: (path, scale)
+    "pfc.xoff_bytes": ("pfc.static_xoff", _PEER_PACKET),  # 15 packets of 4064 B (htsim peer runs)
+    "pfc.xon_bytes": ("pfc.static_xon", _PEER_PACKET),  # 12 packets of 4064 B
+    "ecn.kmin_bytes": ("ecn.ns3-mellanox.kmin", 1),
+    "ecn.kmax_bytes": ("ecn.ns3-mellanox.kmax", 1),
+    "ecn.pmax": ("ecn.ns3-mellanox.pmax", 1),
 }
 
 
 def default(name: str) -> Any:
-    return DEFAULTS[name][0]
+    """The default value of ``name`` (see :data:`DEFAULTS`)."""
+    return default_with_source(name)[0]
+
+
+def default_with_source(name: str) -> tuple[Any, str]:
+    """``(value, where it comes from)``."""
+    entry = DEFAULTS[name]
+    if isinstance(entry[0], str) and isinstance(entry[1], int | float) and not isinstance(entry[1], bool):
+        return _from_defaults(entry[0], entry[1])
+    return entry
 
 
 # ---- unit-carrying field types ----------------------------------------------------------------
