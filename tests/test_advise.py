@@ -104,3 +104,26 @@ def test_every_reason_carries_evidence(kw):
     """Every printed reason has at least one evidence value."""
     for r in rec(**kw)["reasons"]:
         assert r["evidence"] and all(str(v) for v in r["evidence"].values())
+
+
+EXPECTED = {
+    "rule1-single-node": "none", "rule1-few-nodes-inference": "none", "rule2-budget": "roce-400g",
+    "rule3-thousand-gpu": "roce-400g", "rule4-trading": "infiniband", "rule5-no-expertise-high-budget": "infiniband",
+    "rule5-growth": "roce-400g", "rule6-hybrid": "hybrid", "rule7-800g": "roce-800g",
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_rule_scenario_files(name):
+    """Each shipped scenarios/advisor/ file triggers its rule: `aifabric compare FILE --json`."""
+    import json
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from aifabric.cli import app
+
+    path = Path(__file__).parent.parent / "scenarios" / "advisor" / f"{name}.yaml"
+    r = CliRunner().invoke(app, ["compare", str(path), "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["recommendation"]["fabric"] == EXPECTED[name]
