@@ -9,10 +9,13 @@ Per fabric (InfiniBand and RoCE at the NIC rate rule 7 picks):
    every rail at once — measures the achieved fraction of line rate: InfiniBand uses adaptive
    routing (NCCL enables AR on IB by default, S15), RoCE uses ECMP hashing of the RoCEv2 UDP source
    port (NCCL leaves AR off on RoCE, S15), so hash collisions show up as a slower step.
-3. Collective times follow the α-β model: α = NCCL's per-step latency constant (S16) + the path's
-   switch hops × the fabric's switch latency + propagation; β = link rate × payload/(payload +
-   header) × the measured step efficiency; NVLink collectives use the measured ~370 GB/s ring
-   busbw of 8 × H100 (S3), scaled by NVLink rate for other GPUs.
+3. The training model's collectives (each parallel group, all groups at once) follow the α-β
+   model: α = NCCL's per-step latency constant (S16) + the path's switch hops × the fabric's switch
+   latency + propagation; β = link rate × payload/(payload + header) × the step efficiency
+   measured in 2; NVLink collectives use the measured ~370 GB/s ring busbw of 8 × H100 (S3),
+   scaled by NVLink rate for other GPUs. The busbw-vs-size sweep over the whole cluster comes from
+   :func:`aifabric.workload.collectives.nccl_sweep` on the same topology and routing (flow
+   engine, NCCL's protocol choice; the better of ring and tree per size, as NCCL's tuner picks).
 4. :mod:`aifabric.workload.training` turns the collectives into iteration time, tokens/s and cost
    per trained token.
 
@@ -33,8 +36,6 @@ from aifabric.errors import InputError
 from aifabric.plan import plan_fabric
 from aifabric.workload.training import default_parallelism, get_model, iteration_time, training_cost
 
-NCCL_NET_STEP_US = 14.0  # NCCL tuner: NET ring Simple per-step latency (hardware-facts §D, S16)
-NCCL_NVLINK_STEP_US = 3.4  # NCCL tuner: NVLink ring Simple per-step latency (S16)
 H100_NVLINK_RING_BUSBW_GBPS = 370.0 * 8  # measured 8 × H100 ring busbw ~370 GB/s (S3), in Gb/s
 H100_NVLINK_GBYTES = 450.0  # per direction (S3/S86)
 SWITCH_HOP_NS = {"infiniband": 130.0, "roce": 600.0}  # defaults.yaml latency.*_switch_hop (low confidence)
@@ -47,14 +48,11 @@ SERVER_USD_PER_GPU = 310_000 / 8  # HGX H100 node incl. 8 × 400G IB NICs ~310 k
 SWEEP_SIZES = [2**i for i in range(3, 34, 2)]  # 8 B … 8 GiB, ×4 steps (nccl-tests -f 4 style)
 
 
-def _latency_default(key: str, fallback: float) -> float:
-    try:
-        from aifabric.catalog import default_value
+def _nccl_step_us(domain: str) -> float:
+    """NCCL's tuner per-step latency, ring/Simple (the bandwidth-bound protocol), hardware-facts §D."""
+    from aifabric.workload.collectives import nccl_constants
 
-        v = default_value(f"latency.{key}")
-        return float(v) if v is not None else fallback
-    except Exception:  # noqa: BLE001 - defaults file is optional for this constant
-        return fallback
+    return float(nccl_constants()[domain]["ring"]["simple"])
 
 
 @dataclass
@@ -68,7 +66,7 @@ class FabricComm:
     nvlink_busbw_gbps: float
 
     def _alpha_net(self) -> float:
-        return (NCCL_NET_STEP_US + self.path_latency_us) * 1e-6
+        return (_nccl_step_us("net") + self.path_latency_us) * 1e-6
 
     def _beta_net(self) -> float:
         payload = MTU_BYTES[self.technology]
@@ -78,7 +76,7 @@ class FabricComm:
     def collective_s(self, op: str, size_bytes: float, ranks: int, span: str) -> float:
         n = max(2, int(ranks))
         if span == "nvlink":
-            alpha, beta = NCCL_NVLINK_STEP_US * 1e-6, self.nvlink_busbw_gbps * 1e9 / 8
+            alpha, beta = _nccl_step_us("nvlink") * 1e-6, self.nvlink_busbw_gbps * 1e9 / 8
         else:
             alpha, beta = self._alpha_net(), self._beta_net()
         if op == "all-reduce":
@@ -90,18 +88,26 @@ class FabricComm:
         raise InputError("unknown collective", field="op", value=op,
                          allowed="all-reduce, all-gather, reduce-scatter, all-to-all, send-recv, broadcast")
 
-    def all_reduce_busbw_gbps(self, size_bytes: float, gpus: int, gpus_per_node: int) -> float:
-        """All-reduce over every GPU as NCCL runs it on rail-optimised nodes: the intra-node
-        (NVLink) and inter-node (one ring per rail, S/g each) stages are pipelined chunk by chunk
-        across channels, so the slower stage sets the time; nccl-tests busbw in Gb/s. The NIC-bound
-        limit is g × per-NIC goodput (8 × ~48 GB/s ≈ 385 GB/s for 8 × 400G, hardware-facts §G.3)."""
-        nodes = max(1, gpus // gpus_per_node)
-        g = min(gpus, gpus_per_node)
-        t_nvl = self.collective_s("all-reduce", size_bytes, g, "nvlink") if g > 1 else 0.0
-        t_net = self.collective_s("all-reduce", size_bytes / g, nodes, "network") if nodes > 1 else 0.0
-        t = max(t_nvl, t_net)
-        algbw = size_bytes / t if t > 0 else 0.0
-        return algbw * 2 * (gpus - 1) / gpus * 8 / 1e9
+
+
+def busbw_sweep(topo, technology: str, gpu: str, hop_ns: float, seed: int, gpus: int) -> list[dict]:
+    """All-reduce over every GPU, nccl-tests sizes 8 B … 8 GiB: per size the faster of ring and
+    tree (NCCL's tuner choice), flow engine with the fabric's routing. busbw in Gb/s."""
+    if topo is None:
+        return []
+    from aifabric.workload.collectives import nccl_sweep
+
+    kw = dict(engine="flow", routing=ROUTING[technology], technology=technology, gpu=gpu, seed=seed,
+              switch_latency_ps=hop_ns * 1000, header_bytes=HEADER_BYTES[technology], mtu_bytes=MTU_BYTES[technology])
+    ring = nccl_sweep("all-reduce", SWEEP_SIZES, topo, algorithm="ring", **kw)
+    tree = nccl_sweep("all-reduce", SWEEP_SIZES, topo, algorithm="tree", **kw)
+    out = []
+    for r, t in zip(ring.itertuples(index=False), tree.itertuples(index=False), strict=True):
+        best = r if r.time_us <= t.time_us else t
+        out.append({"size_bytes": int(r.size_bytes), "time_us": float(best.time_us),
+                    "busbw_gbps": float(best.busbw_gbps) * 8, "algorithm": "ring" if best is r else "tree",
+                    "protocol": best.protocol})
+    return out
 
 
 def ring_step_flows(gpus: int, gpus_per_node: int, group_nodes: int, size_bytes: int) -> dict:
@@ -158,7 +164,7 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
         prop_ns = 2 * 5.05 * p.lengths_m["host-leaf"] + (2 * 5.05 * p.lengths_m["leaf-spine"] if d.tiers >= 2 else 0) \
             + (2 * 5.05 * p.lengths_m["spine-core"] if d.tiers >= 3 else 0)
         path_us = (max(0, hops - 1) * hop_ns + prop_ns) / 1000
-        eff, fct = 1.0, np.zeros(0)
+        eff, fct, topo = 1.0, np.zeros(0), None
         fct_title = "FCT of one data-parallel ring step"
         if adv.gpus > gpn:
             tick(f"flow model of a ring step on {key}")
@@ -184,8 +190,8 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
             tick(f"training iteration on {key}")
             it = iteration_time(model, par, adv.gpus, float(gpu.bf16_tflops), comm, mfu=mfu, gpus_per_node=gpn)
             cost = training_cost(TRAIN_TOKENS, it.tokens_per_s, adv.gpus, p.capex_usd, SERVER_USD_PER_GPU)
-        sweep = [{"size_bytes": s, "busbw_gbps": comm.all_reduce_busbw_gbps(s, adv.gpus, gpn)} for s in SWEEP_SIZES]
-        big = sweep[-1]["busbw_gbps"]
+        sweep = busbw_sweep(topo if adv.gpus > gpn else None, tech, adv.gpu, hop_ns, seed, adv.gpus)
+        big = sweep[-1]["busbw_gbps"] if sweep else None
         small_lat = (NIC_PATH_NS + max(0, hops - 1) * hop_ns + prop_ns) / 1000 if hops else None
         ev = FabricEvidence(key, tech, p.nic_rate_gbps, p.capex_usd, p.power_w, d.max_gpus,
                             iteration_time_s=it.iteration_s if it else None,
