@@ -9,27 +9,18 @@ from aifabric.catalog import load_catalog
 from aifabric.cli import app
 from aifabric.errors import InputError
 from aifabric.plan import plan, plan_fabric
+from closed_form import rail_closed_form
 
 runner = CliRunner()
 CAT = load_catalog()
 
 
-def closed_form(gpus, radix):
-    """Non-blocking rail-optimised counts (see test_topology.closed_form)."""
-    if gpus <= radix:
-        return {"leaf": 1}
-    leaves = gpus // (radix // 2)
-    if gpus <= radix * radix // 2:
-        return {"leaf": leaves, "spine": leaves // 2}
-    return {"leaf": leaves, "spine": leaves, "core": gpus // radix}
-
-
 @pytest.mark.parametrize("gpus", [8, 64, 1024, 4096, 32768])
-def test_ib_counts_closed_form(gpus):
+def test_ib_counts_rail_closed_form(gpus):
     """IB on QM9700 (64 × 400G) has the closed-form switch counts of a non-blocking rail fabric."""
     p = plan_fabric(gpus, "infiniband", CAT)
     assert p.radix == 64
-    assert p.design.switches == closed_form(gpus, 64)
+    assert p.design.switches == rail_closed_form(gpus, 64)
 
 
 @pytest.mark.parametrize("gpus", [1024, 4096, 32768])
@@ -37,7 +28,7 @@ def test_roce_uses_128_port_mode(gpus):
     """RoCE on SN5600 at 400G uses its 128 × 400G mode, so the radix is 128."""
     p = plan_fabric(gpus, "roce", CAT)
     assert p.radix == 128
-    assert p.design.switches == closed_form(gpus, 128)
+    assert p.design.switches == rail_closed_form(gpus, 128)
 
 
 def test_two_to_one_oversubscription_cuts_spines():

@@ -21,6 +21,7 @@ from aifabric.topology import (
     write_hpcc_topology,
 )
 from aifabric.topology.routing import ib_linear_forwarding, path_of
+from closed_form import rail_closed_form
 
 G = 10**9
 FIX = Path(__file__).parent / "fixtures" / "real" / "nvidia-topograph"
@@ -107,22 +108,10 @@ def test_ibnetdiscover_garbage(tmp_path):
 
 
 # ---- rail-optimised closed forms ---------------------------------------------------------------
-def closed_form(gpus, radix=64, g=8):
-    """Non-blocking rail-optimised fat-tree switch counts: 1 switch if gpus ≤ radix; 2 tiers up to
-    radix²/2 GPUs (leaves = gpus/(radix/2), spines = leaves/2); else 3 tiers
-    (leaves = aggs = gpus/(radix/2), cores = gpus/radix)."""
-    if gpus <= radix:
-        return {"leaf": 1}
-    leaves = gpus // (radix // 2)
-    if gpus <= radix * radix // 2:
-        return {"leaf": leaves, "spine": leaves // 2}
-    return {"leaf": leaves, "spine": leaves, "core": gpus // radix}
-
-
 @pytest.mark.parametrize("gpus", [8, 64, 1024, 4096, 32768])
-def test_rail_sizing_non_blocking_closed_form(gpus):
+def test_rail_sizing_non_blocking_rail_closed_form(gpus):
     """Switch counts equal the closed form for non-blocking rail-optimised fabrics on 64-port switches."""
-    assert rail_sizing(gpus, 8, 64).switches == closed_form(gpus)
+    assert rail_sizing(gpus, 8, 64).switches == rail_closed_form(gpus)
 
 
 @pytest.mark.parametrize(("gpus", "expected"), [
