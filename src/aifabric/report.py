@@ -121,7 +121,7 @@ def render_report(result: dict) -> str:
             ("all-reduce busbw, 8 GiB", lambda f: f"{f['busbw_gbps'] / 8:.0f} GB/s ({f['busbw_gbps']:,.0f} Gb/s)"
              if f.get("busbw_gbps") else "—"),
             ("expected slowdown from misconfiguration",
-             lambda f: f"{100 * sum(f.get('risk', {}).values()):.1f} %")]
+             lambda f: f"{100 * sum(f['risk'].values()):.1f} %" if f.get("risk") else "not simulated yet")]
     for name, fn in rows:
         parts.append(f"<tr><th>{_e(name)}</th>" + "".join(f"<td class='n'>{_e(fn(f))}</td>" for f in fabrics) + "</tr>")
     parts.append("</table>")
