@@ -1,9 +1,9 @@
-"""Max-min fair rates by progressive filling (water-filling), vectorised with numpy.
+"""Max-min fair rates by progressive filling (water-filling).
 
 All unfrozen flows grow their rate at the same pace; when a link fills up, every flow crossing it
-is frozen at the current level. Each round is one ``bincount`` over the (flow, link) incidence
-entries, and the number of rounds is the number of distinct bottleneck levels (a handful for
-collectives and permutations), so tens of thousands of flows cost milliseconds.
+is frozen at the current level. The filling runs in a numba kernel
+(:func:`aifabric.flow._kernels.maxmin_active`): a heap of links keyed by the level at which each
+fills, O(E log L) for E (flow, link) entries whatever the number of distinct bottleneck levels.
 
 The incidence may carry weights (a flow using a fraction of its rate on a link, or an aggregate
 of ``count`` identical flows); plain paths use weight 1.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-_EPS = 1e-9
+from aifabric.flow._kernels import Work, maxmin_active
 
 
 def max_min_rates(entry_flow: np.ndarray, entry_link: np.ndarray, capacity: np.ndarray,
@@ -24,43 +24,27 @@ def max_min_rates(entry_flow: np.ndarray, entry_link: np.ndarray, capacity: np.n
     ``entry_flow[i]`` uses link ``entry_link[i]`` with weight ``entry_weight[i]`` (default 1).
     A flow with no entries (or only on infinite-capacity links) gets ``inf``.
     """
-    entry_flow = np.asarray(entry_flow, dtype=np.int64)
-    entry_link = np.asarray(entry_link, dtype=np.int64)
-    w = np.ones(len(entry_flow)) if entry_weight is None else np.asarray(entry_weight, dtype=np.float64)
+    entry_flow = np.asarray(entry_flow, dtype=np.int64).ravel()
+    entry_link = np.asarray(entry_link, dtype=np.int64).ravel()
+    cap = np.ascontiguousarray(capacity, dtype=np.float64)
+    w = np.ones(len(entry_flow)) if entry_weight is None else np.asarray(entry_weight, dtype=np.float64).ravel()
+    fptr, flink, fw = flow_csr(entry_flow, entry_link, w, num_flows)
+    act = np.arange(num_flows, dtype=np.int64) if active is None else np.flatnonzero(np.asarray(active, dtype=bool))
     rate = np.zeros(num_flows)
-    frozen = np.zeros(num_flows, dtype=bool) if active is None else ~np.asarray(active, dtype=bool)
-    if active is not None:
-        keep = ~frozen[entry_flow]
-        entry_flow, entry_link, w = entry_flow[keep], entry_link[keep], w[keep]
-    has_entry = np.zeros(num_flows, dtype=bool)
-    has_entry[entry_flow] = True
-    rate[~frozen & ~has_entry] = np.inf
-    frozen |= ~has_entry
-    rem = np.asarray(capacity, dtype=np.float64).copy()
-    nl = len(rem)
-    level = 0.0
-    while len(entry_flow):
-        wl = np.bincount(entry_link, weights=w, minlength=nl)
-        used = wl > 0
-        share = np.full(nl, np.inf)
-        share[used] = rem[used] / wl[used]
-        inc = share.min()
-        if not np.isfinite(inc):
-            rate[~frozen] = np.inf
-            break
-        inc = max(inc, 0.0)
-        level += inc
-        rem[used] -= inc * wl[used]
-        full = used & (share <= inc * (1 + _EPS) + 1e-300)
-        hit = np.zeros(num_flows, dtype=bool)
-        hit[entry_flow[full[entry_link]]] = True
-        newly = hit & ~frozen
-        rate[newly] = level
-        frozen |= newly
-        rem[full] = 0.0
-        keep = ~frozen[entry_flow]
-        entry_flow, entry_link, w = entry_flow[keep], entry_link[keep], w[keep]
+    ws = Work(len(cap), len(flink), num_flows)
+    maxmin_active(act, len(act), fptr, flink, fw, cap, rate, *ws.arrays())
     return rate
+
+
+def flow_csr(entry_flow: np.ndarray, entry_link: np.ndarray, weight: np.ndarray,
+             num_flows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(fptr, flink, fweight)``: the entries grouped by flow (stable), flow ``i`` owning
+    ``flink[fptr[i]:fptr[i + 1]]``."""
+    order = np.argsort(entry_flow, kind="stable")
+    fptr = np.zeros(num_flows + 1, dtype=np.int64)
+    np.cumsum(np.bincount(entry_flow, minlength=num_flows)[:num_flows], out=fptr[1:])
+    return (fptr, np.ascontiguousarray(entry_link[order], dtype=np.int64),
+            np.ascontiguousarray(weight[order], dtype=np.float64))
 
 
 def paths_to_entries(paths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
