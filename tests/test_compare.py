@@ -133,3 +133,21 @@ def test_same_seed_same_result():
     b = compare(AdvisorSpec(gpus=256), load_catalog())
     for fa, fb in zip(a["fabrics"], b["fabrics"], strict=True):
         assert fa["fct_us"] == fb["fct_us"] and fa["iteration_time_s"] == fb["iteration_time_s"]
+
+
+def test_collective_command_nccl_table():
+    """`aifabric collective all-reduce` prints an nccl-tests-shaped table ending with the average busbw."""
+    r = runner.invoke(app, ["collective", "all-reduce", "--gpus", "16", "--max-bytes", "1MiB"])
+    assert r.exit_code == 0, r.output
+    assert "#       size         count      type   redop    root     time   algbw   busbw #wrong" in r.output
+    assert "# Avg bus bandwidth" in r.output
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["gather"], "OP"), (["all-reduce", "--technology", "fc"], "--technology"),
+    (["all-reduce", "--technology", "roce", "--sharp"], "SHARP"), (["all-reduce", "--max-bytes", "x"], "--min-bytes"),
+])
+def test_collective_command_bad_input(args, needle):
+    """Unknown collectives, technologies, SHARP on RoCE and bad sizes: one line, exit 2."""
+    r = runner.invoke(app, ["collective", *args])
+    assert r.exit_code == 2 and needle in r.output
