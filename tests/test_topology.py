@@ -250,3 +250,16 @@ def test_ib_lft_is_single_port_and_spread():
     tor = 16
     ups = {int(lft[tor, d]) for d in range(4, 16)}
     assert len(ups) == 2
+
+
+def test_ib_static_spreads_one_rail_over_all_uplinks():
+    """On a rail-optimised fabric every GPU of one rail has the same id mod 8; IB static routing
+    must still spread a leaf's destinations over all its uplinks (OpenSM orders by leaf and port)."""
+    from aifabric.topology.routing import ib_destination_rank
+
+    t = rail_optimized(1024, 400 * G)
+    rank = ib_destination_rank(t)
+    leaf_of = {int(t.link_a[i]): int(t.link_b[i]) for i in range(t.num_links) if t.node_tier[t.link_a[i]] == 0}
+    one_leaf = [h for h, lf in leaf_of.items() if lf == leaf_of[0]]
+    assert len(one_leaf) == 32
+    assert len({int(rank[h]) % 32 for h in one_leaf}) == 32

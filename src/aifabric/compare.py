@@ -64,21 +64,23 @@ class FabricComm:
     step_efficiency: float
     path_latency_us: float
     nvlink_busbw_gbps: float
+    a2a_efficiency: float = 1.0  # measured on the same-rail random permutation (all-to-all-like)
 
     def _alpha_net(self) -> float:
         return (_nccl_step_us("net") + self.path_latency_us) * 1e-6
 
-    def _beta_net(self) -> float:
+    def _beta_net(self, op: str = "all-reduce") -> float:
         payload = MTU_BYTES[self.technology]
         goodput = self.link_rate_bps * payload / (payload + HEADER_BYTES[self.technology])
-        return goodput * self.step_efficiency / 8.0  # bytes/s
+        eff = self.a2a_efficiency if op in ("all-to-all", "send-recv") else self.step_efficiency
+        return goodput * eff / 8.0  # bytes/s
 
     def collective_s(self, op: str, size_bytes: float, ranks: int, span: str) -> float:
         n = max(2, int(ranks))
         if span == "nvlink":
             alpha, beta = _nccl_step_us("nvlink") * 1e-6, self.nvlink_busbw_gbps * 1e9 / 8
         else:
-            alpha, beta = self._alpha_net(), self._beta_net()
+            alpha, beta = self._alpha_net(), self._beta_net(op)
         if op == "all-reduce":
             return 2 * (n - 1) * alpha + size_bytes * 2 * (n - 1) / n / beta
         if op in ("all-gather", "reduce-scatter", "all-to-all"):
@@ -123,6 +125,22 @@ def ring_step_flows(gpus: int, gpus_per_node: int, group_nodes: int, size_bytes:
     return {"src": src[keep], "dst": dst[keep], "size_bytes": np.full(int(keep.sum()), size_bytes)}
 
 
+def rail_permutation_flows(gpus: int, gpus_per_node: int, size_bytes: int, seed: int) -> dict:
+    """Every GPU sends to the same-rail GPU of a random other node (a seeded node derangement per
+    rail): the all-to-all-like pattern where hash collisions on leaf uplinks show."""
+    nodes = gpus // gpus_per_node
+    rng = np.random.default_rng(seed)
+    src, dst = [], []
+    for rail in range(gpus_per_node):
+        perm = rng.permutation(nodes)
+        while nodes > 1 and np.any(perm == np.arange(nodes)):
+            perm = rng.permutation(nodes)
+        src.append(np.arange(nodes) * gpus_per_node + rail)
+        dst.append(perm * gpus_per_node + rail)
+    src_a, dst_a = np.concatenate(src), np.concatenate(dst)
+    return {"src": src_a, "dst": dst_a, "size_bytes": np.full(len(src_a), size_bytes)}
+
+
 def measure_step(topo, technology: str, flows: dict, seed: int, switch_latency_ps: float):
     """Flow-level run of one ring step; returns (efficiency, fct_us array). Efficiency = the
     alone-on-the-fabric FCT over the slowest flow's FCT (a ring step ends with its slowest flow)."""
@@ -164,7 +182,7 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
         prop_ns = 2 * 5.05 * p.lengths_m["host-leaf"] + (2 * 5.05 * p.lengths_m["leaf-spine"] if d.tiers >= 2 else 0) \
             + (2 * 5.05 * p.lengths_m["spine-core"] if d.tiers >= 3 else 0)
         path_us = (max(0, hops - 1) * hop_ns + prop_ns) / 1000
-        eff, fct, topo = 1.0, np.zeros(0), None
+        eff, a2a_eff, fct, topo, perm_fct = 1.0, 1.0, np.zeros(0), None, np.zeros(0)
         fct_title = "FCT of one data-parallel ring step"
         if adv.gpus > gpn:
             tick(f"flow model of a ring step on {key}")
@@ -182,8 +200,12 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
                 if s == 0:
                     fct = f
             eff = float(np.mean(effs))
-            fct_title = f"FCT of one DP ring step ({len(fct):,} flows of 16 MiB, {ROUTING['roce']} on RoCE)"
-        comm = FabricComm(tech, p.nic_rate_gbps * 1e9, eff, path_us, nvl_busbw)
+            fct_title = (f"FCT: one DP ring step and a same-rail random permutation ({len(fct):,} flows of 16 MiB "
+                         "each; adaptive on IB, ECMP on RoCE)")
+            if adv.gpus // gpn > 1:
+                a2a_eff, perm_fct = measure_step(topo, tech, rail_permutation_flows(adv.gpus, gpn, 16 * 2**20, seed),
+                                                 seed, hop_ns * 1000)
+        comm = FabricComm(tech, p.nic_rate_gbps * 1e9, eff, path_us, nvl_busbw, a2a_eff)
         it = None
         cost = None
         if model is not None and par is not None:
@@ -205,9 +227,12 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
             "iteration_time_s": ev.iteration_time_s, "tokens_per_s": ev.tokens_per_s,
             "busbw_gbps": big, "risk": dict(ev.risk), "expected_loss": ev.expected_loss,
             "small_message_latency_us": small_lat, "routing": ROUTING[tech], "ring_step_efficiency": eff,
+            "permutation_efficiency": a2a_eff,
             "switch_hop_ns": hop_ns, "plan": p.to_dict(), "iteration": it.to_dict() if it else None,
             "training_cost": cost, "busbw_sweep": sweep,
             "fct_us": [float(x) for x in fct[:20000]], "fct_title": fct_title,
+            "permutation_fct_us": [float(x) for x in perm_fct[:20000]],
+            "permutation_fct_p99_us": float(np.percentile(perm_fct, 99)) if len(perm_fct) else None,
         })
     tick("advising")
     rec = recommend(adv, gpn, evidence, nic_rate, rate_reason)

@@ -74,11 +74,13 @@ def _fig_fct(fabrics: list[dict]):
 
     fig = go.Figure()
     for f in fabrics:
-        fct = np.sort(np.asarray(f.get("fct_us") or [], dtype=float))
-        if len(fct):
-            fig.add_scatter(x=fct, y=np.arange(1, len(fct) + 1) / len(fct), mode="lines", name=f["label"])
+        for key, what, dash in (("fct_us", "ring step", "solid"), ("permutation_fct_us", "rail permutation", "dash")):
+            fct = np.sort(np.asarray(f.get(key) or [], dtype=float))
+            if len(fct):
+                fig.add_scatter(x=fct, y=np.arange(1, len(fct) + 1) / len(fct), mode="lines",
+                                name=f"{f['label']} — {what}", line={"dash": dash})
     title = fabrics[0].get("fct_title", "Flow completion times") if fabrics else "Flow completion times"
-    fig.update_layout(title=title, xaxis_title="FCT (µs)", yaxis_title="CDF", height=380)
+    fig.update_layout(title=title, xaxis_title="FCT (µs)", xaxis_type="log", yaxis_title="CDF", height=420)
     return fig
 
 

@@ -85,7 +85,7 @@ def register(app: typer.Typer) -> None:
                 write_report(result, report)
                 result["report"] = str(report)
             if as_json:
-                slim = {**result, "fabrics": [{k: v for k, v in f.items() if k not in ("fct_us",)}
+                slim = {**result, "fabrics": [{k: v for k, v in f.items() if k not in ("fct_us", "permutation_fct_us")}
                                               for f in result["fabrics"]]}
                 typer.echo(json.dumps(slim, indent=2, default=float))
             else:
@@ -133,6 +133,8 @@ def _print(result: dict) -> None:
     row("capex per GPU", lambda f: f"${f['plan']['network_capex_per_gpu_usd']:,.0f}")
     row("power", lambda f: f"{f['power_w'] / 1000:,.1f} kW")
     row("routing / ring-step efficiency", lambda f: f"{f['routing']} / {f['ring_step_efficiency']:.3f}")
+    row("rail permutation FCT p99", lambda f: f"{f['permutation_fct_p99_us']:,.0f} us"
+        if f.get("permutation_fct_p99_us") else "—")
     row("all-reduce busbw, 8 GiB", lambda f: f"{f['busbw_gbps'] / 8:,.0f} GB/s")
     row("small-message latency", lambda f: f"{f['small_message_latency_us']:.2f} us"
         if f.get("small_message_latency_us") else "—")

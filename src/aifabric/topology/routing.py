@@ -179,20 +179,36 @@ def ecmp_hash(src: int, dst: int, sport: int, dport: int, proto: int, salt: int)
     return x
 
 
+def ib_destination_rank(topo: Topology) -> np.ndarray:
+    """Per node id, the destination's position when hosts are ordered by their leaf (the switch
+    they attach to) and then by id (-1 for switches). OpenSM's fat-tree engine walks destinations
+    leaf by leaf, port by port, assigning up-ports round-robin, so the hosts of one leaf spread over
+    all up-ports; ranking by leaf reproduces that (a plain host-id modulo would send every GPU of
+    one rail through the same few uplinks on a rail-optimised fabric)."""
+    hosts = topo.hosts
+    off, peers, _ = topo.adjacency()
+    leaf = np.array([peers[off[h]] if off[h + 1] > off[h] else -1 for h in hosts.tolist()], dtype=np.int64)
+    order = np.lexsort((hosts, leaf))
+    rank = np.full(topo.num_nodes, -1, dtype=np.int64)
+    rank[hosts[order]] = np.arange(len(hosts))
+    return rank
+
+
 def ib_linear_forwarding(topo: Topology, nh: NextHops | None = None) -> np.ndarray:
     """Static IB forwarding: ``lft[node, d]`` = the one egress link toward destination host index
-    ``d`` (-1 where none), choosing among equal-cost ports by destination index modulo their
-    count — OpenSM's fat-tree/min-hop engines likewise spread destinations (LIDs) round-robin over
-    the up-ports, so different destinations take different spines deterministically."""
+    ``d`` (-1 where none), choosing among equal-cost ports by the destination's leaf-ordered rank
+    (:func:`ib_destination_rank`) modulo their count, as OpenSM's fat-tree engine spreads
+    destinations over up-ports."""
     nh = nh or shortest_path_next_hops(topo)
     n, h = topo.num_nodes, len(nh.hosts)
+    rank = ib_destination_rank(topo)[nh.hosts]
     lft = np.full((n, h), -1, dtype=np.int32)
     for u in range(n):
         for d in range(h):
             k = u * h + d
             s, e = nh.offsets[k], nh.offsets[k + 1]
             if e > s:
-                lft[u, d] = nh.links[s + d % (e - s)]
+                lft[u, d] = nh.links[s + rank[d] % (e - s)]
     return lft
 
 
