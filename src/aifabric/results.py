@@ -1,0 +1,192 @@
+"""Result tables of a simulation run, their column descriptions, and file formats.
+
+:class:`Results` holds ``flows`` and ``ports`` (pandas DataFrames, units in the column names),
+``summary`` and ``engine`` (dicts). :data:`COLUMNS` gives every column a one-line description
+(used for ``--json``, Parquet metadata and the docs). Writers:
+
+* :meth:`Results.save` — ``flows.parquet``, ``ports.parquet``, ``summary.json``, ``fct.txt``,
+  ``pfc.txt``; :func:`load` reads such a folder back.
+* :func:`write_fct_txt` — ns-3 HPCC ``fct.txt``: ``src_ip dst_ip sport dport size start_ns fct_ns
+  standalone_fct_ns`` (IPs as ns-3 builds them: ``0x0b000001 + (id // 256) << 16 + (id % 256) << 8``).
+* :func:`write_pfc_txt` — ns-3 HPCC ``pfc.txt``: ``time_ns node node_type if_index type``
+  (type 1 = pause, 0 = resume; logged where the frame is received; ``if_index`` counts the node's
+  ports from 1 in link-id order, ns-3's interface 0 being loopback).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+SUMMARY_KEYS = ("flows", "completed_flows", "fct_p50_us", "fct_p99_us", "fct_max_us", "slowdown_p50",
+                "slowdown_p99", "goodput_gbps", "jain_fairness", "drops", "pause_frames", "pause_time_us",
+                "ecn_marks", "max_queue_bytes", "deadlock")
+
+COLUMNS: dict[str, dict[str, str]] = {
+    "flows": {
+        "id": "flow id (row of the workload)",
+        "src": "sending host (node id)",
+        "dst": "receiving host (node id)",
+        "size_bytes": "payload bytes",
+        "start_us": "start time",
+        "fct_us": "flow completion time: start → the sender holds the ACK of the last byte (ns-3 HPCC semantics)",
+        "rx_fct_us": "start → the receiver holds the last byte",
+        "ideal_fct_us": "the flow alone on the fabric: first-packet path latency + remaining bytes at the bottleneck + ACK return",
+        "slowdown": "fct_us / ideal_fct_us",
+        "throughput_gbps": "size_bytes × 8 / fct_us",
+        "sport": "UDP source port (one QP per flow; ECMP hashes on it)",
+        "dport": "destination port",
+        "hops": "links on the data path",
+        "cnps": "DCQCN congestion notifications the sender received",
+        "completed": "all bytes acknowledged before the run ended",
+    },
+    "ports": {
+        "node": "node id of the interface",
+        "node_name": "node name",
+        "peer": "node id at the other end",
+        "link": "link id",
+        "if_index": "interface index on the node (1-based, link-id order, as ns-3)",
+        "rate_gbps": "link rate",
+        "max_queue_bytes": "largest egress data queue",
+        "max_ingress_bytes": "largest ingress occupancy charged to this interface (PFC / credit accounting)",
+        "pause_sent": "PFC PAUSE frames this interface sent to its peer",
+        "pause_received": "PFC PAUSE frames this interface received",
+        "paused_time_us": "time this egress was paused by its peer",
+        "ecn_marks": "packets ECN-marked at this egress",
+        "drops": "packets dropped at this egress (buffer full)",
+        "credit_stall_us": "time this egress had data but not enough InfiniBand credits",
+        "tx_bytes": "bytes transmitted (data, ACK, CNP)",
+        "tx_packets": "packets transmitted",
+    },
+    "summary": {
+        "flows": "flows in the workload",
+        "completed_flows": "flows whose last byte was acknowledged",
+        "fct_p50_us": "median FCT of completed flows",
+        "fct_p99_us": "99th-percentile FCT",
+        "fct_max_us": "largest FCT",
+        "slowdown_p50": "median fct / ideal_fct",
+        "slowdown_p99": "99th-percentile slowdown",
+        "goodput_gbps": "delivered payload bits / (last completion − first start)",
+        "jain_fairness": "Jain's index over completed flows' throughputs",
+        "drops": "packets dropped",
+        "pause_frames": "PFC PAUSE frames sent",
+        "pause_time_us": "paused time summed over all egress ports",
+        "ecn_marks": "packets ECN-marked",
+        "max_queue_bytes": "largest egress queue anywhere",
+        "deadlock": "packets stayed queued behind pauses/credits with nothing moving for sim.deadlock_timeout",
+    },
+}
+
+
+@dataclass
+class Results:
+    """One run: ``flows`` and ``ports`` tables, ``summary`` / ``engine`` dicts, PFC log."""
+
+    scenario: str
+    flows: pd.DataFrame
+    ports: pd.DataFrame
+    summary: dict
+    engine: dict
+    pfc_log: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
+        {"time_ns": [], "node": [], "node_type": [], "if_index": [], "type": []}))
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self, flows: bool = True) -> dict:
+        """The ``simulate --json`` object of interface.md."""
+        out = {"scenario": self.scenario, "summary": _jsonable(self.summary), "engine": _jsonable(self.engine)}
+        if flows:
+            out["flows"] = _records(self.flows)
+        return out
+
+    def save(self, folder: str | Path) -> list[Path]:
+        """Write flows.parquet, ports.parquet, summary.json, fct.txt, pfc.txt into ``folder``."""
+        d = Path(folder)
+        d.mkdir(parents=True, exist_ok=True)
+        paths = [d / "flows.parquet", d / "ports.parquet", d / "summary.json", d / "fct.txt", d / "pfc.txt"]
+        _parquet(self.flows, paths[0], "flows")
+        _parquet(self.ports, paths[1], "ports")
+        paths[2].write_text(json.dumps({"scenario": self.scenario, "summary": _jsonable(self.summary),
+                                        "engine": _jsonable(self.engine), "columns": COLUMNS}, indent=2) + "\n")
+        write_fct_txt(self.flows, paths[3], offset_ns=int(self.extra.get("start_offset_ns", 0)))
+        write_pfc_txt(self.pfc_log, paths[4])
+        return paths
+
+
+def _parquet(df: pd.DataFrame, path: Path, table: str) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    t = pa.Table.from_pandas(df, preserve_index=False)
+    desc = COLUMNS.get(table, {})
+    fields = [f.with_metadata({"description": desc.get(f.name, "")}) for f in t.schema]
+    t = t.cast(pa.schema(fields, metadata=t.schema.metadata))
+    pq.write_table(t, path)
+
+
+def load(folder: str | Path) -> Results:
+    """Read a folder written by :meth:`Results.save`."""
+    d = Path(folder)
+    meta = json.loads((d / "summary.json").read_text())
+    return Results(scenario=meta["scenario"], flows=pd.read_parquet(d / "flows.parquet"),
+                   ports=pd.read_parquet(d / "ports.parquet"), summary=meta["summary"], engine=meta["engine"],
+                   pfc_log=read_pfc_txt(d / "pfc.txt"))
+
+
+def _jsonable(d: dict) -> dict:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, np.generic):
+            v = v.item()
+        if isinstance(v, float) and not np.isfinite(v):
+            v = None
+        out[k] = v
+    return out
+
+
+def _records(df: pd.DataFrame) -> list[dict]:
+    recs = df.to_dict(orient="records")
+    return [_jsonable(r) for r in recs]
+
+
+def ns3_ip(node) -> np.ndarray:
+    node = np.asarray(node, dtype=np.int64)
+    return 0x0B000001 + (node // 256) * 0x10000 + (node % 256) * 0x100
+
+
+def write_fct_txt(flows: pd.DataFrame, path: str | Path, offset_ns: int = 0) -> None:
+    """Completed flows in ns-3 HPCC's fct.txt format (``%08x %08x %u %u %lu %lu %lu %lu``)."""
+    done = flows[flows["completed"]] if "completed" in flows else flows
+    lines = []
+    for r in done.itertuples(index=False):
+        start_ns = round(r.start_us * 1000) + offset_ns
+        lines.append(f"{int(ns3_ip(r.src)):08x} {int(ns3_ip(r.dst)):08x} {int(r.sport)} {int(r.dport)} "
+                     f"{int(r.size_bytes)} {start_ns} {round(r.fct_us * 1000)} {round(r.ideal_fct_us * 1000)}")
+    Path(path).write_text("".join(line + "\n" for line in lines))
+
+
+def read_fct_txt(path: str | Path) -> pd.DataFrame:
+    cols = ["src_ip", "dst_ip", "sport", "dport", "size_bytes", "start_ns", "fct_ns", "standalone_fct_ns"]
+    rows = [ln.split() for ln in Path(path).read_text().splitlines() if ln.strip()]
+    df = pd.DataFrame(rows, columns=cols)
+    for c in cols[:2]:
+        df[c] = df[c].map(lambda x: int(x, 16))
+    for c in cols[2:]:
+        df[c] = df[c].astype(np.int64)
+    return df
+
+
+def write_pfc_txt(log: pd.DataFrame, path: str | Path) -> None:
+    lines = [f"{int(r.time_ns)} {int(r.node)} {int(r.node_type)} {int(r.if_index)} {int(r.type)}"
+             for r in log.itertuples(index=False)]
+    Path(path).write_text("".join(line + "\n" for line in lines))
+
+
+def read_pfc_txt(path: str | Path) -> pd.DataFrame:
+    rows = [[int(x) for x in ln.split()] for ln in Path(path).read_text().splitlines() if ln.strip()]
+    return pd.DataFrame(rows, columns=["time_ns", "node", "node_type", "if_index", "type"], dtype=np.int64) \
+        if rows else pd.DataFrame({c: pd.Series(dtype=np.int64) for c in
+                                   ["time_ns", "node", "node_type", "if_index", "type"]})

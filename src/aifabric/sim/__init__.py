@@ -1,0 +1,176 @@
+"""The packet-level simulator: ``simulate(scenario) -> Results``.
+
+Modules:
+
+* :mod:`aifabric.sim.kernel` — the numba data plane (event loop, heap, queues, PFC, credits,
+  ECN, DCQCN, adaptive routing) over struct-of-arrays tables.
+* :mod:`aifabric.sim.engine` — the control plane: Scenario → tables, the kernel driver, ideal FCT.
+* :mod:`aifabric.sim.dcqcn` — DCQCN parameter presets with sources.
+
+Import cost is kept off the CLI's start-up: numba and pandas load when :func:`simulate` runs.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from aifabric.results import Results
+
+
+def simulate(scenario, flows=None, topology=None, progress=None) -> Results:
+    """Run ``scenario`` at packet level.
+
+    ``flows`` (optional) is a flows table as built by :func:`aifabric.workload.traffic.flows_for`;
+    ``topology`` overrides ``from_spec(scenario.topology)``; ``progress(now_ps, events)`` is called
+    every few million events. Returns :class:`aifabric.results.Results`.
+    """
+    import numpy as np
+
+    from aifabric.errors import InputError
+    from aifabric.sim import engine
+    from aifabric.sim import kernel as K
+
+    t0 = time.perf_counter()
+    if scenario.topology is None and topology is None:
+        raise InputError("simulate needs a topology", field="topology")
+    if scenario.workload is None and flows is None:
+        raise InputError("simulate needs a workload", field="workload")
+    if scenario.fabric.failures:
+        raise InputError("the packet engine does not model link failures yet", field="fabric.failures")
+    if scenario.fabric.technology == "roce" and not scenario.fabric.pfc.enabled:
+        raise InputError("lossy RoCE (pfc.enabled: false) needs loss recovery, not modelled yet",
+                         field="fabric.pfc.enabled", allowed="true")
+    if topology is None:
+        from aifabric.topology import from_spec
+
+        topology = from_spec(scenario.topology)
+    if flows is None:
+        from aifabric.workload.traffic import flows_for
+
+        flows = flows_for(scenario, topology)
+    st = engine.compile_scenario(scenario, topology, flows)
+    status = engine.run_state(st, scenario.sim.until_ps, progress)
+    wall = time.perf_counter() - t0
+    res = results_of(scenario, topology, flows, st, status, wall)
+    del np, K
+    return res
+
+
+def results_of(scenario, topo, flows, st, status, wall_s: float):
+    """Final arrays → :class:`~aifabric.results.Results`."""
+    import numpy as np
+    import pandas as pd
+
+    from aifabric.results import Results
+    from aifabric.sim import engine
+    from aifabric.sim import kernel as K
+
+    fl, pt, g = st.fl, st.pt, st.g
+    now = int(g[K.G_NOW])
+    nf = fl.shape[0]
+    start = fl[:, K.FL_START]
+    done_t = fl[:, K.FL_DONE_T]
+    rx_t = fl[:, K.FL_RX_T]
+    completed = done_t >= 0
+    fct = np.where(completed, (done_t - start) / 1e6, np.nan)
+    rx_fct = np.where(rx_t >= 0, (rx_t - start) / 1e6, np.nan)
+    ideal = engine.ideal_fct_ps(st) / 1e6
+    size = fl[:, K.FL_SIZE]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slowdown = fct / ideal
+        thr = size * 8 / (fct * 1e3)
+    hops = (st.fpath >= 0).sum(axis=1) if nf else np.zeros(0, np.int64)
+    flows_df = pd.DataFrame({
+        "id": flows["id"].to_numpy(np.int64), "src": flows["src"].to_numpy(np.int64),
+        "dst": flows["dst"].to_numpy(np.int64), "size_bytes": size, "start_us": start / 1e6,
+        "fct_us": fct, "rx_fct_us": rx_fct, "ideal_fct_us": ideal, "slowdown": slowdown,
+        "throughput_gbps": thr, "sport": st.info["sport"], "dport": flows["dport"].to_numpy(np.int64),
+        "hops": hops, "cnps": fl[:, K.FL_CNP_RX], "completed": completed,
+    })
+
+    # ---- ports: one row per interface (node, link); egress stats of port p, PAUSE sent = frames
+    # the node sent about its ingress (the reverse port p ^ 1).
+    npt = pt.shape[0]
+    p = np.arange(npt)
+    rev = p ^ 1
+    paused = pt[:, K.PT_PAUSED_PS] + np.where(pt[:, K.PT_PAUSED] == 1, now - pt[:, K.PT_PAUSE_T0], 0)
+    stall = pt[:, K.PT_STALL_PS] + np.where(pt[:, K.PT_STALL_T0] >= 0, now - pt[:, K.PT_STALL_T0], 0)
+    node = pt[:, K.PT_NODE]
+    if_index = _if_index(topo, node, p // 2)
+    ports_df = pd.DataFrame({
+        "node": node, "node_name": np.asarray(topo.node_names, dtype=object)[node], "peer": pt[:, K.PT_PEER],
+        "link": p // 2, "if_index": if_index, "rate_gbps": pt[:, K.PT_RATE] / 1e9,
+        "max_queue_bytes": pt[:, K.PT_MAXQ], "max_ingress_bytes": pt[rev, K.PT_MAXIN],
+        "pause_sent": pt[rev, K.PT_PAUSE_GEN], "pause_received": pt[:, K.PT_PAUSE_RX],
+        "paused_time_us": paused / 1e6, "ecn_marks": pt[:, K.PT_ECN], "drops": pt[:, K.PT_DROPS],
+        "credit_stall_us": stall / 1e6, "tx_bytes": pt[:, K.PT_TX_BYTES], "tx_packets": pt[:, K.PT_TX_PKTS],
+    })
+
+    # ---- summary
+    fc = fct[completed]
+    sd = slowdown[completed]
+    first = int(start.min()) if nf else 0
+    last = int(done_t[completed].max()) if completed.any() else now
+    span = max(last - first, 1)
+
+    def q(x, pct):
+        return float(np.percentile(x, pct)) if len(x) else None
+
+    thr_c = thr[completed]
+    jain = float(thr_c.sum() ** 2 / (len(thr_c) * (thr_c ** 2).sum())) if len(thr_c) else None
+    summary = {
+        "flows": int(nf), "completed_flows": int(completed.sum()),
+        "fct_p50_us": q(fc, 50), "fct_p99_us": q(fc, 99), "fct_max_us": float(fc.max()) if len(fc) else None,
+        "slowdown_p50": q(sd, 50), "slowdown_p99": q(sd, 99),
+        "goodput_gbps": float(g[K.G_DELIV_BYTES] * 8 / (span / 1e12) / 1e9),
+        "jain_fairness": jain, "drops": int(g[K.G_DROPS]), "pause_frames": int(g[K.G_PAUSES]),
+        "pause_time_us": float(paused.sum() / 1e6), "ecn_marks": int(g[K.G_ECN]),
+        "max_queue_bytes": int(pt[:, K.PT_MAXQ].max()) if npt else 0,
+        "deadlock": bool(status == K.ST_STALL),
+    }
+    engine_stats = {
+        "events": int(g[K.G_EVENTS]), "packets": int(g[K.G_DATA_PKTS]), "wall_s": round(wall_s, 4),
+        "sim_time_us": now / 1e6, "status": _STATUS.get(int(status), str(status)),
+        "acks": int(g[K.G_ACKS]), "cnps": int(g[K.G_CNPS]), "resume_frames": int(g[K.G_RESUMES]),
+        "injected_bytes": int(g[K.G_INJ_BYTES]), "delivered_bytes": int(g[K.G_DELIV_BYTES]),
+        "dropped_bytes": int(g[K.G_DROP_BYTES]), "in_flight_bytes": engine.in_flight_payload(st),
+        "routing": st.info["routing"],
+    }
+    if st.info.get("vl_buffer_bytes"):
+        engine_stats["ib_vl_buffer_bytes"] = int(st.info["vl_buffer_bytes"])
+    n = int(g[K.G_LOGN])
+    log = st.log[:n]
+    lp = log[:, 1]
+    recv_node = pt[lp, K.PT_NODE] if n else np.zeros(0, np.int64)
+    pfc_log = pd.DataFrame({
+        "time_ns": log[:, 0] // 1000, "node": recv_node,
+        "node_type": (topo.node_tier[recv_node] != 0).astype(np.int64) if n else np.zeros(0, np.int64),
+        "if_index": if_index[lp] if n else np.zeros(0, np.int64), "type": log[:, 2],
+    })
+    offset_ns = int(flows.attrs.get("start_offset_ps", 0)) // 1000
+    return Results(scenario=scenario.name, flows=flows_df, ports=ports_df, summary=summary, engine=engine_stats,
+                   pfc_log=pfc_log, extra={"start_offset_ns": offset_ns, "state": st})
+
+
+_STATUS = {0: "done", 1: "time limit", 6: "deadlock"}
+
+
+def _if_index(topo, node, link):
+    """1-based position of ``link`` among ``node``'s links in link-id order (ns-3 interface ids)."""
+    import numpy as np
+
+    off, _, links = topo.adjacency()
+    pos = np.empty(2 * topo.num_links, dtype=np.int64)
+    owner = np.repeat(np.arange(topo.num_nodes), np.diff(off))
+    rank = np.arange(len(links)) - off[owner]
+    key = owner * topo.num_links + links
+    order = np.argsort(key)
+    want = node * topo.num_links + link
+    idx = np.searchsorted(key[order], want)
+    pos[:] = rank[order][idx] + 1
+    return pos
+
+
+__all__ = ["simulate"]

@@ -1,0 +1,317 @@
+"""The control plane: compile a Scenario into the kernel's tables, run the kernel, build results.
+
+:func:`compile_scenario` turns (Scenario, Topology, flows table) into a :class:`State` holding
+every array the data-plane loop (:mod:`aifabric.sim.kernel`) touches. :func:`run_state` drives the
+kernel — it returns to Python to grow a table, to report progress, or at the time limit — and
+:func:`results_of` turns the final arrays into the ``flows`` / ``ports`` / ``summary`` tables.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from aifabric.errors import InputError
+from aifabric.sim import kernel as K
+
+ROUTING_CODES = {"ecmp": 0, "static": 0, "adaptive-packet": 1, "adaptive-flowlet": 2}
+CC_CODES = {"none": 0, "dcqcn": 1, "hpcc": 2}
+ACK_EVERY = 1  # the receiver ACKs every data packet (ns-3 HPCC's default ACK interval of one packet)
+RESUME_OFFSET_BYTES = 3 * 1024  # dynamic PFC: RESUME 3 KB below the threshold (ns-3 HPCC, hardware-facts E.1)
+
+
+@dataclass
+class State:
+    """All arrays of one run (see :mod:`aifabric.sim.kernel` for the columns)."""
+
+    g: np.ndarray
+    cfg: np.ndarray
+    cf: np.ndarray
+    ht: np.ndarray
+    hs: np.ndarray
+    hv: np.ndarray
+    pk: np.ndarray
+    pt: np.ndarray
+    fl: np.ndarray
+    fr: np.ndarray
+    swused: np.ndarray
+    fpath: np.ndarray
+    apath: np.ndarray
+    nh_off: np.ndarray
+    nh_links: np.ndarray
+    link_a: np.ndarray
+    flowlet: np.ndarray
+    log: np.ndarray
+    info: dict = field(default_factory=dict)
+
+    def kernel_args(self):
+        return (self.g, self.cfg, self.cf, self.ht, self.hs, self.hv, self.pk, self.pt, self.fl, self.fr,
+                self.swused, self.fpath, self.apath, self.nh_off, self.nh_links, self.link_a, self.flowlet,
+                self.log)
+
+
+def _grow_rows(a: np.ndarray, fill) -> np.ndarray:
+    n = a.shape[0]
+    shape = (n * 2,) + a.shape[1:]
+    out = np.full(shape, fill, dtype=a.dtype)
+    out[:n] = a
+    return out
+
+
+def grow_packets(s: State) -> None:
+    n = s.pk.shape[0]
+    pk = _grow_rows(s.pk, -1)
+    # thread the new rows onto the free list
+    pk[n:, K.PK_NEXT] = np.arange(n + 1, 2 * n + 1)
+    pk[2 * n - 1, K.PK_NEXT] = s.g[K.G_FREE]
+    s.g[K.G_FREE] = n
+    s.pk = pk
+
+
+def grow_heap(s: State) -> None:
+    s.ht = _grow_rows(s.ht, 0)
+    s.hs = _grow_rows(s.hs, 0)
+    s.hv = _grow_rows(s.hv, 0)
+
+
+def pfc_thresholds(fabric) -> tuple[int, int]:
+    from aifabric.scenario import default
+
+    xoff = fabric.pfc.xoff if fabric.pfc.xoff is not None else int(default("pfc.xoff_bytes"))
+    xon = fabric.pfc.xon if fabric.pfc.xon is not None else int(default("pfc.xon_bytes"))
+    return int(xoff), int(min(xon, xoff))
+
+
+def ib_vl_buffer_bytes(fabric, topo) -> int:
+    """Per-VL receive buffer: the scenario's value, else 15 packets or one credit round trip plus
+    two packets at the fastest link, whichever is larger (no public Quantum-2 number; reported)."""
+    if fabric.ib.vl_buffer is not None:
+        return int(fabric.ib.vl_buffer)
+    pkt = fabric.mtu_bytes + fabric.header_bytes
+    rtt_bytes = int(2 * topo.link_delay_ps.max() * topo.link_rate_bps.max() / 8e12) if topo.num_links else 0
+    return max(15 * pkt, rtt_bytes + 2 * pkt)
+
+
+def compile_scenario(scenario, topo, flows) -> State:
+    """Build the kernel tables for ``flows`` (a table from :mod:`aifabric.workload.traffic`)."""
+    from aifabric.flow.hashing import flow_sport
+    from aifabric.flow.paths import PathModel
+
+    fab = scenario.fabric
+    nf = len(flows)
+    n_nodes = topo.num_nodes
+    nl = topo.num_links
+    npt = 2 * nl
+    ib = fab.technology == "infiniband"
+    routing = fab.routing
+    if ib and routing == "ecmp":
+        routing = "static"
+    src = flows["src"].to_numpy(np.int64)
+    dst = flows["dst"].to_numpy(np.int64)
+    size = flows["size_bytes"].to_numpy(np.int64)
+    start = flows["start_ps"].to_numpy(np.int64)
+    sport = flow_sport(flows["id"].to_numpy(np.int64))
+
+    pm = PathModel(topo)
+    base_routing = "ecmp" if routing == "adaptive" else routing
+    fpath = pm.route(src, dst, base_routing, scenario.seed, sport).astype(np.int64)
+    apath = pm.route(dst, src, base_routing, scenario.seed, sport).astype(np.int64)
+    maxhop = max(fpath.shape[1], apath.shape[1]) + 1
+    fpath = np.pad(fpath, ((0, 0), (0, maxhop - fpath.shape[1])), constant_values=-1)
+    apath = np.pad(apath, ((0, 0), (0, maxhop - apath.shape[1])), constant_values=-1)
+
+    tier = topo.node_tier
+    is_host = tier == 0
+    # ---- ports
+    pt = np.zeros((npt, K.PT_NUM), dtype=np.int64)
+    la = topo.link_a.astype(np.int64)
+    lb = topo.link_b.astype(np.int64)
+    node = np.empty(npt, np.int64)
+    peer = np.empty(npt, np.int64)
+    node[0::2], node[1::2] = la, lb
+    peer[0::2], peer[1::2] = lb, la
+    pt[:, K.PT_NODE] = node
+    pt[:, K.PT_PEER] = peer
+    pt[:, K.PT_RATE] = np.repeat(topo.link_rate_bps.astype(np.int64), 2)
+    pt[:, K.PT_DELAY] = np.repeat(topo.link_delay_ps.astype(np.int64), 2)
+    pt[:, K.PT_PEER_IS_SW] = (~is_host[peer]).astype(np.int64)
+    pt[:, K.PT_NODE_IS_HOST] = is_host[node].astype(np.int64)
+    for col in (K.PT_CH, K.PT_CT, K.PT_DH, K.PT_DT, K.PT_FH, K.PT_FT, K.PT_WAKE_T, K.PT_STALL_T0):
+        pt[:, col] = -1
+    vl_buffer = ib_vl_buffer_bytes(fab, topo) if ib else 0
+    if ib:
+        pt[:, K.PT_CREDITS] = vl_buffer // fab.ib.credit_bytes
+
+    # ---- flows
+    fl = np.zeros((nf, K.FL_NUM), dtype=np.int64)
+    fl[:, K.FL_SRC] = src
+    fl[:, K.FL_DST] = pm.host_index[dst]  # destination index (adaptive routing's next-hop CSR)
+    fl[:, K.FL_SIZE] = size
+    fl[:, K.FL_START] = start
+    fl[:, K.FL_PORT] = fpath[:, 0] if nf else 0
+    for col in (K.FL_DONE_T, K.FL_RX_T, K.FL_NEXT, K.FL_LAST_CNP):
+        fl[:, col] = -1
+    line = pt[fl[:, K.FL_PORT], K.PT_RATE].astype(np.float64) if nf else np.zeros(0)
+    fr = np.zeros((nf, K.FR_NUM), dtype=np.float64)
+    fr[:, K.FR_RATE] = line
+    fr[:, K.FR_TARGET] = line
+    fr[:, K.FR_LINE] = line
+
+    # ---- configuration
+    cfg = np.zeros(K.C_NUM, dtype=np.int64)
+    cf = np.zeros(K.CF_NUM, dtype=np.float64)
+    from aifabric.scenario import default
+
+    cfg[K.C_MTU] = fab.mtu_bytes
+    cfg[K.C_HDR] = fab.header_bytes
+    cfg[K.C_ACK_BYTES] = int(default("ack_bytes"))
+    cfg[K.C_ACK_EVERY] = ACK_EVERY
+    lossless_pfc = (not ib) and fab.pfc.enabled
+    cfg[K.C_PFC] = int(lossless_pfc)
+    cfg[K.C_PFC_DYN] = int(fab.pfc.mode == "dynamic")
+    xoff, xon = pfc_thresholds(fab)
+    cfg[K.C_XOFF] = xoff
+    cfg[K.C_XON] = xon
+    cfg[K.C_RESUME_OFFSET] = RESUME_OFFSET_BYTES
+    cf[K.CF_ALPHA] = fab.pfc.alpha if fab.pfc.alpha is not None else float(default("pfc.dynamic_alpha"))
+    cfg[K.C_ECN] = int(fab.ecn.enabled and not ib)
+    cfg[K.C_KMIN] = fab.ecn.kmin if fab.ecn.kmin is not None else int(default("ecn.kmin_bytes"))
+    cfg[K.C_KMAX] = fab.ecn.kmax if fab.ecn.kmax is not None else int(default("ecn.kmax_bytes"))
+    cfg[K.C_KMAX] = max(cfg[K.C_KMAX], cfg[K.C_KMIN] + 1)
+    cf[K.CF_PMAX] = fab.ecn.pmax if fab.ecn.pmax is not None else float(default("ecn.pmax"))
+    if fab.congestion_control == "hpcc":
+        raise InputError("the packet engine does not model HPCC yet", field="fabric.congestion_control",
+                         value="hpcc", allowed="none, dcqcn")
+    cfg[K.C_CC] = CC_CODES[fab.congestion_control]
+    if routing == "adaptive":
+        cfg[K.C_ROUTING] = ROUTING_CODES[f"adaptive-{fab.adaptive.granularity}"]
+    cfg[K.C_IB] = int(ib)
+    cfg[K.C_CREDIT_BYTES] = fab.ib.credit_bytes
+    cfg[K.C_VL_CREDITS] = vl_buffer // fab.ib.credit_bytes if ib else 0
+    cfg[K.C_SW_LAT] = fab.switch_latency_ps
+    cfg[K.C_BUFFER] = fab.switch_buffer_bytes
+    cfg[K.C_NHOSTS] = len(pm.hosts)
+    cfg[K.C_FLOWLET_GAP] = fab.adaptive.flowlet_gap
+    cfg[K.C_NPORTS] = npt
+    cfg[K.C_DEADLOCK_PS] = scenario.sim.deadlock_timeout
+    cfg[K.C_MAXHOP] = maxhop
+    dc = None
+    if fab.congestion_control == "dcqcn":
+        from aifabric.sim.dcqcn import dcqcn_params
+
+        dc = dcqcn_params(fab.dcqcn, int(topo.link_rate_bps.max()))
+        cfg[K.C_CNP_INTERVAL] = int(dc["cnp_interval"])
+        cfg[K.C_DC_T_ALPHA] = int(dc["alpha_update_timer"])
+        cfg[K.C_DC_T_DEC] = int(dc["rate_decrease_interval"])
+        cfg[K.C_DC_T_INC] = int(dc["rate_increase_timer"])
+        cfg[K.C_DC_BYTES] = int(dc["byte_counter"])
+        cfg[K.C_DC_F] = int(dc["fast_recovery_stages"])
+        cf[K.CF_DC_G] = dc["g"]
+        cf[K.CF_DC_AI] = dc["rate_ai"]
+        cf[K.CF_DC_HAI] = dc["rate_hai"]
+        cf[K.CF_DC_MIN] = dc["min_rate"]
+        cf[K.CF_DC_ALPHA0] = dc["alpha0"]
+        cf[K.CF_DC_MIN_DEC] = dc["min_dec_fac"]
+        fr[:, K.FR_ALPHA] = dc["alpha0"]
+
+    # ---- next hops for adaptive routing (CSR over (node, destination index))
+    if cfg[K.C_ROUTING] != 0:
+        from aifabric.topology.routing import shortest_path_next_hops
+
+        nh = shortest_path_next_hops(topo)
+        nh_off = nh.offsets.astype(np.int64)
+        nh_links = nh.links.astype(np.int64)
+        flowlet = np.full((max(nf, 1), 2 * maxhop), -1, dtype=np.int64)
+    else:
+        nh_off = np.zeros(1, np.int64)
+        nh_links = np.zeros(1, np.int64)
+        flowlet = np.full((1, 2), -1, dtype=np.int64)
+
+    # ---- packets, heap, globals
+    npk = 1024 + 16 * max(nf, 1)
+    pk = np.full((npk, K.PK_NUM), -1, dtype=np.int64)
+    pk[:, K.PK_NEXT] = np.arange(1, npk + 1)
+    pk[npk - 1, K.PK_NEXT] = -1
+    cap = 2 * npk + nf + 4 * npt + 64
+    ht = np.zeros(cap, np.int64)
+    hs = np.zeros(cap, np.int64)
+    hv = np.zeros(cap, np.int64)
+    g = np.zeros(K.G_NUM, dtype=np.int64)
+    g[K.G_FREE] = 0
+    g[K.G_RNG] = (scenario.seed % (K.PARK_MILLER_M - 1)) + 1
+    st = State(g=g, cfg=cfg, cf=cf, ht=ht, hs=hs, hv=hv, pk=pk, pt=pt, fl=fl, fr=fr,
+               swused=np.zeros(n_nodes, np.int64), fpath=fpath, apath=apath, nh_off=nh_off,
+               nh_links=nh_links, link_a=la, flowlet=flowlet, log=np.zeros((1024, 3), np.int64))
+    st.info.update(vl_buffer_bytes=vl_buffer, routing=routing, dcqcn=dc, sport=sport,
+                   xoff_bytes=xoff, xon_bytes=xon)
+    # flow starts, in id order at equal times (insertion order breaks ties)
+    order = np.lexsort((np.arange(nf), start))
+    for f in order.tolist():
+        K.heap_push(ht, hs, hv, g, int(start[f]), K.EV_FLOW_START, int(f))
+    return st
+
+
+def run_state(st: State, until_ps: int, progress=None, quota: int = 2_000_000) -> int:
+    """Drive the kernel to completion / the time limit; ``progress(now_ps, events)`` is called
+    between kernel slices. Returns the final kernel status."""
+    while True:
+        status = K.run(*st.kernel_args(), np.int64(until_ps), np.int64(quota))
+        if status == K.ST_GROW_PKT:
+            grow_packets(st)
+        elif status == K.ST_GROW_HEAP:
+            grow_heap(st)
+        elif status == K.ST_GROW_LOG:
+            st.log = _grow_rows(st.log, 0)
+        elif status == K.ST_QUOTA:
+            if progress is not None:
+                progress(int(st.g[K.G_NOW]), int(st.g[K.G_EVENTS]))
+        else:
+            if status == K.ST_UNTIL:
+                st.g[K.G_NOW] = until_ps
+            return int(status)
+
+
+def in_flight_payload(st: State) -> int:
+    """Payload bytes of data packets alive (queued or on a wire)."""
+    live = st.pk[:, K.PK_KIND] == K.KIND_DATA
+    return int(st.pk[live, K.PK_PAYLOAD].sum())
+
+
+def ideal_fct_ps(st: State) -> np.ndarray:
+    """Each flow alone on the fabric: its first packet's store-and-forward latency over the data
+    path, the rest of its bytes (with headers) at the bottleneck rate, and the last ACK's return
+    over the ACK path; switch latency per switch crossed. Exact for flows of whole packets."""
+    pt, fl, cfg = st.pt, st.fl, st.cfg
+    nf = fl.shape[0]
+    if nf == 0:
+        return np.zeros(0)
+    mtu, hdr, ack = int(cfg[K.C_MTU]), int(cfg[K.C_HDR]), int(cfg[K.C_ACK_BYTES])
+    size = fl[:, K.FL_SIZE]
+    npk = -(-size // mtu)
+    total = size + npk * hdr
+    first = np.minimum(size, mtu) + hdr
+    sl = int(cfg[K.C_SW_LAT])
+
+    def walk(path, pkt_bytes):
+        valid = path >= 0
+        p = np.where(valid, path, 0)
+        rate = pt[p, K.PT_RATE]
+        ser = np.where(valid, (pkt_bytes[:, None] * 8 * K.PS_PER_S) // rate, 0)
+        lat = ser + np.where(valid, pt[p, K.PT_DELAY], 0)
+        hops = valid.sum(axis=1)
+        rmin = np.where(valid, rate, np.iinfo(np.int64).max).min(axis=1)
+        return lat.sum(axis=1) + np.maximum(hops - 1, 0) * sl, rmin
+
+    data_lat, rmin = walk(st.fpath, first)
+    ack_lat, _ = walk(st.apath, np.full(nf, ack, dtype=np.int64))
+    rest = np.floor((total - first).astype(np.float64) * 8e12 / rmin).astype(np.int64)  # int64 would overflow
+    return data_lat + rest + ack_lat
+
+
+def timed_run(scenario, topo, flows, progress=None) -> tuple[State, int, float]:
+    t0 = time.perf_counter()
+    st = compile_scenario(scenario, topo, flows)
+    status = run_state(st, scenario.sim.until_ps, progress)
+    return st, status, time.perf_counter() - t0

@@ -1,0 +1,781 @@
+"""The data plane: one numba-compiled event loop over struct-of-arrays state.
+
+Everything the loop touches lives in integer-indexed numpy tables built by
+:mod:`aifabric.sim.compile`; the loop keeps no state of its own, so it can return to Python
+(to grow a table, report progress, apply a control event) and resume where it stopped.
+
+Tables (column names are the module constants below):
+
+* ``g``   int64 scalars: clock, event counter, heap size, free packet list, totals.
+* ``cfg`` int64 / ``cf`` float64 configuration (MTU, header, PFC thresholds, ECN, DCQCN ...).
+* heap  ``ht`` (time ps), ``hs`` (insertion sequence), ``hv`` (payload = arg * 16 + kind):
+  an array-backed binary min-heap ordered by (time, sequence) — ties break by insertion order,
+  so runs are deterministic.
+* ``pk``  packets (row per packet slot; a free list threads unused rows through ``PK_NEXT``).
+* ``pt``  directed ports: row ``2*link + dir`` is the egress of ``link_a`` (dir 0) or
+  ``link_b`` (dir 1); it holds the egress FIFOs (control and data), PFC / credit state of the
+  ingress that packets *arriving through* this port are charged to, and the statistics.
+* ``fl`` / ``fr`` flows (int64 / float64 columns: progress, rate limiter, DCQCN state).
+* ``fpath`` / ``apath``: per flow the directed ports of the data path and of the ACK path
+  (precomputed ECMP / static routes); adaptive routing picks ports at run time from the
+  next-hop CSR ``nh_off`` / ``nh_links``.
+
+Model (see docs/simulate.md): store-and-forward, full-duplex links; a packet occupies its egress
+for (payload + header) × 8 / rate and arrives ``delay`` later; switches are output-queued with a
+shared buffer; data packets are charged to their ingress port until they leave the switch (start of
+transmission on the egress). Control packets (ACK, CNP) use a strict-priority queue that PFC and
+credits do not block.
+
+The same code runs as plain Python under ``NUMBA_DISABLE_JIT=1``; it uses no integer arithmetic
+that could overflow 64 bits, so both modes give identical results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# ---- event kinds (payload = arg * 16 + kind) --------------------------------------------------
+EV_FLOW_START = 0
+EV_TX_DONE = 1
+EV_ARRIVE = 2
+EV_PFC = 3  # arg = port * 2 + on
+EV_WAKE = 4  # a host NIC port retries after its rate limiters
+EV_CREDIT = 5  # arg = credits * num_ports + port
+EV_DCQCN_INC = 6  # arg = flow: rate-increase timer
+
+# ---- status codes returned by run() ------------------------------------------------------------
+ST_DONE = 0  # every flow completed, or nothing left to do
+ST_UNTIL = 1  # reached the time limit
+ST_GROW_PKT = 2  # packet table full: Python grows it and resumes
+ST_GROW_HEAP = 3
+ST_GROW_LOG = 4
+ST_QUOTA = 5  # processed the event quota (progress report); resume
+ST_STALL = 6  # nothing moved for deadlock_timeout with packets queued
+
+# ---- g: global scalars --------------------------------------------------------------------------
+G_NOW = 0
+G_SEQ = 1
+G_HEAPN = 2
+G_FREE = 3  # head of the free packet list
+G_PKT_LIVE = 4
+G_EVENTS = 5
+G_RNG = 6
+G_FLOWS_DONE = 7
+G_DATA_PKTS = 8
+G_INJ_BYTES = 9  # payload bytes sent by senders
+G_DELIV_BYTES = 10  # payload bytes received by receivers
+G_DROP_BYTES = 11
+G_DROPS = 12
+G_PAUSES = 13
+G_RESUMES = 14
+G_ECN = 15
+G_CNPS = 16
+G_LOGN = 17  # PFC log entries
+G_LAST_MOVE = 18  # time a data packet last started transmission
+G_QUEUED = 19  # data packets queued in switches
+G_ACKS = 20
+G_NUM = 24
+
+# ---- cfg: int64 configuration -------------------------------------------------------------------
+C_MTU = 0
+C_HDR = 1
+C_ACK_BYTES = 2
+C_ACK_EVERY = 3
+C_PFC = 4  # 1 when PFC is on
+C_PFC_DYN = 5
+C_XOFF = 6
+C_XON = 7
+C_RESUME_OFFSET = 8
+C_ECN = 9
+C_KMIN = 10
+C_KMAX = 11
+C_CC = 12  # 0 none, 1 dcqcn, 2 hpcc
+C_ROUTING = 13  # 0 precomputed path (ecmp/static), 1 adaptive per packet, 2 adaptive flowlet
+C_IB = 14
+C_CREDIT_BYTES = 15
+C_VL_CREDITS = 16
+C_SW_LAT = 17
+C_BUFFER = 18
+C_NHOSTS = 19
+C_FLOWLET_GAP = 20
+C_NPORTS = 21
+C_DEADLOCK_PS = 22
+C_CNP_INTERVAL = 23
+C_DC_T_ALPHA = 24
+C_DC_T_DEC = 25
+C_DC_T_INC = 26
+C_DC_BYTES = 27
+C_DC_F = 28
+C_MAXHOP = 29
+C_NUM = 32
+
+# ---- cf: float64 configuration ------------------------------------------------------------------
+CF_PMAX = 0
+CF_ALPHA = 1  # dynamic PFC: threshold = alpha × free shared buffer
+CF_DC_G = 2
+CF_DC_AI = 3  # bit/s
+CF_DC_HAI = 4
+CF_DC_MIN = 5
+CF_DC_ALPHA0 = 6
+CF_DC_MIN_DEC = 7  # largest single cut as a fraction (0.5 = halve at most)
+CF_NUM = 8
+
+# ---- pk: packets --------------------------------------------------------------------------------
+PK_FLOW = 0
+PK_KIND = 1  # 0 data, 1 ack, 2 cnp
+PK_SIZE = 2  # bytes on the wire
+PK_PAYLOAD = 3
+PK_SEQ = 4  # data: end byte offset; ack: cumulative bytes received
+PK_PORT = 5  # the port it is queued on / travelling through
+PK_IN = 6  # ingress port it is charged to at the current switch (-1 none)
+PK_NEXT = 7
+PK_ECN = 8
+PK_HOP = 9  # ports traversed so far
+PK_NUM = 10
+KIND_DATA = 0
+KIND_ACK = 1
+KIND_CNP = 2
+
+# ---- pt: directed ports -------------------------------------------------------------------------
+PT_NODE = 0  # sending node
+PT_PEER = 1  # receiving node
+PT_RATE = 2  # bit/s
+PT_DELAY = 3  # ps
+PT_PEER_IS_SW = 4
+PT_NODE_IS_HOST = 5
+PT_BUSY = 6
+PT_PAUSED = 7  # this egress has been paused by its peer
+PT_CH = 8  # control FIFO head / tail
+PT_CT = 9
+PT_DH = 10  # data FIFO head / tail
+PT_DT = 11
+PT_QBYTES = 12  # data bytes queued at this egress
+PT_MAXQ = 13
+PT_INBYTES = 14  # bytes that arrived through this port and still sit in the peer switch
+PT_PAUSE_SENT = 15  # the peer has this port paused (it sent PAUSE and no RESUME yet)
+PT_PAUSE_GEN = 16  # PAUSE frames the peer sent about this port
+PT_PAUSE_RX = 17  # PAUSE frames this egress received
+PT_PAUSE_T0 = 18
+PT_PAUSED_PS = 19
+PT_ECN = 20
+PT_DROPS = 21
+PT_CREDITS = 22
+PT_STALL_T0 = 23  # -1 when not stalled on credits
+PT_STALL_PS = 24
+PT_FH = 25  # host NIC: active-flow round-robin list head / tail
+PT_FT = 26
+PT_WAKE_T = 27  # pending wake-up time (-1 none)
+PT_TX_BYTES = 28
+PT_TX_PKTS = 29
+PT_RESUME_RX = 30
+PT_MAXIN = 31  # largest ingress occupancy seen
+PT_NUM = 32
+
+# ---- fl: flows (int64) --------------------------------------------------------------------------
+FL_SRC = 0
+FL_DST = 1
+FL_SIZE = 2
+FL_START = 3
+FL_PORT = 4  # first egress port (the sender NIC port)
+FL_SENT = 5
+FL_RCVD = 6
+FL_ACKED = 7
+FL_DONE_T = 8  # last byte acknowledged at the sender (-1 not yet)
+FL_RX_T = 9  # last byte received at the receiver
+FL_NEXT = 10  # round-robin list link
+FL_NEXT_SEND = 11  # rate limiter: earliest time of the next packet
+FL_LAST_CNP = 12  # notification point: time the last CNP was sent
+FL_RX_PKTS = 13
+FL_ACTIVE = 14  # on its port's round-robin list
+FL_CNP_RX = 15
+FL_ALPHA_T = 16  # DCQCN: time of the last alpha tick processed
+FL_CNP_FLAG = 17  # a CNP arrived since the last alpha tick
+FL_DEC_T = 18  # earliest time of the next rate decrease
+FL_INC_STAGE = 19  # timer increase events since the last decrease
+FL_BYTE_STAGE = 20  # byte-counter events since the last decrease
+FL_BYTES_CNT = 21  # bytes sent since the last byte-counter event
+FL_INC_PENDING = 22  # a rate-increase timer is scheduled
+FL_INC_GEN = 23  # generation of the timer (stale timers are ignored)
+FL_NUM = 24
+
+FR_RATE = 0
+FR_TARGET = 1
+FR_ALPHA = 2
+FR_LINE = 3
+FR_NUM = 4
+
+PS_PER_S = 1_000_000_000_000
+PARK_MILLER_M = 2147483647
+
+
+# =================================================================================================
+# heap
+@njit(cache=True)
+def heap_push(ht, hs, hv, g, t, kind, arg):
+    n = g[G_HEAPN]
+    seq = g[G_SEQ]
+    g[G_SEQ] = seq + 1
+    v = arg * 16 + kind
+    i = n
+    while i > 0:
+        p = (i - 1) >> 1
+        if ht[p] < t or (ht[p] == t and hs[p] < seq):
+            break
+        ht[i] = ht[p]
+        hs[i] = hs[p]
+        hv[i] = hv[p]
+        i = p
+    ht[i] = t
+    hs[i] = seq
+    hv[i] = v
+    g[G_HEAPN] = n + 1
+
+
+@njit(cache=True)
+def heap_pop(ht, hs, hv, g):
+    """Remove the root; the caller read it first."""
+    n = g[G_HEAPN] - 1
+    g[G_HEAPN] = n
+    if n == 0:
+        return
+    t = ht[n]
+    s = hs[n]
+    v = hv[n]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and (ht[c + 1] < ht[c] or (ht[c + 1] == ht[c] and hs[c + 1] < hs[c])):
+            c += 1
+        if t < ht[c] or (t == ht[c] and s < hs[c]):
+            break
+        ht[i] = ht[c]
+        hs[i] = hs[c]
+        hv[i] = hv[c]
+        i = c
+    ht[i] = t
+    hs[i] = s
+    hv[i] = v
+
+
+# =================================================================================================
+# small helpers
+@njit(cache=True)
+def ser_ps(nbytes, rate_bps):
+    return (nbytes * 8 * PS_PER_S) // rate_bps
+
+
+@njit(cache=True)
+def rand01(g):
+    x = (g[G_RNG] * 48271) % PARK_MILLER_M
+    g[G_RNG] = x
+    return x / PARK_MILLER_M
+
+
+@njit(cache=True)
+def pkt_alloc(pk, g):
+    i = g[G_FREE]
+    g[G_FREE] = pk[i, PK_NEXT]
+    pk[i, PK_NEXT] = -1
+    pk[i, PK_IN] = -1
+    pk[i, PK_ECN] = 0
+    pk[i, PK_HOP] = 0
+    g[G_PKT_LIVE] += 1
+    return i
+
+
+@njit(cache=True)
+def pkt_free(pk, g, i):
+    pk[i, PK_NEXT] = g[G_FREE]
+    pk[i, PK_KIND] = -1
+    g[G_FREE] = i
+    g[G_PKT_LIVE] -= 1
+
+
+@njit(cache=True)
+def fifo_push(pt, pk, p, head, tail, i):
+    pk[i, PK_NEXT] = -1
+    if pt[p, tail] < 0:
+        pt[p, head] = i
+    else:
+        pk[pt[p, tail], PK_NEXT] = i
+    pt[p, tail] = i
+
+
+@njit(cache=True)
+def fifo_pop(pt, pk, p, head, tail):
+    i = pt[p, head]
+    nxt = pk[i, PK_NEXT]
+    pt[p, head] = nxt
+    if nxt < 0:
+        pt[p, tail] = -1
+    pk[i, PK_NEXT] = -1
+    return i
+
+
+@njit(cache=True)
+def pfc_threshold(cfg, cf, swused, node):
+    if cfg[C_PFC_DYN] == 1:
+        free = cfg[C_BUFFER] - swused[node]
+        if free < 0:
+            free = 0
+        return np.int64(cf[CF_ALPHA] * free)
+    return cfg[C_XOFF]
+
+
+@njit(cache=True)
+def resume_threshold(cfg, cf, swused, node):
+    if cfg[C_PFC_DYN] == 1:
+        return pfc_threshold(cfg, cf, swused, node) - cfg[C_RESUME_OFFSET]
+    return cfg[C_XON]
+
+
+@njit(cache=True)
+def send_pfc(pt, ht, hs, hv, g, p, on, log):
+    """The switch at the far end of ``p`` sends PAUSE (on=1) / RESUME (0) for ingress ``p``; the
+    64-byte frame is serialised on the reverse port and arrives after the link delay."""
+    rev = p ^ 1
+    t = g[G_NOW] + ser_ps(64, pt[rev, PT_RATE]) + pt[p, PT_DELAY]
+    heap_push(ht, hs, hv, g, t, EV_PFC, p * 2 + on)
+    if on == 1:
+        pt[p, PT_PAUSE_SENT] = 1
+        pt[p, PT_PAUSE_GEN] += 1
+        g[G_PAUSES] += 1
+    else:
+        pt[p, PT_PAUSE_SENT] = 0
+        g[G_RESUMES] += 1
+
+
+# =================================================================================================
+# DCQCN reaction point (the sender NIC)
+@njit(cache=True)
+def dcqcn_alpha_ticks(fl, fr, cfg, cf, f, now):
+    """Apply the periodic alpha update (every t_alpha: alpha ← (1-g)·alpha + g·[CNP seen]) for the
+    ticks elapsed since the last one — the same numbers as a real timer, computed lazily."""
+    ta = cfg[C_DC_T_ALPHA]
+    n = (now - fl[f, FL_ALPHA_T]) // ta
+    if n <= 0:
+        return
+    gain = cf[CF_DC_G]
+    a = fr[f, FR_ALPHA]
+    a = (1.0 - gain) * a + gain * fl[f, FL_CNP_FLAG]
+    fl[f, FL_CNP_FLAG] = 0
+    k = n - 1
+    while k > 0 and a > 1e-12:
+        a *= 1.0 - gain
+        k -= 1
+    fr[f, FR_ALPHA] = a
+    fl[f, FL_ALPHA_T] += n * ta
+
+
+@njit(cache=True)
+def dcqcn_on_cnp(fl, fr, cfg, cf, ht, hs, hv, g, f):
+    now = g[G_NOW]
+    dcqcn_alpha_ticks(fl, fr, cfg, cf, f, now)
+    fl[f, FL_CNP_FLAG] = 1
+    fl[f, FL_CNP_RX] += 1
+    if now < fl[f, FL_DEC_T]:
+        return
+    fl[f, FL_DEC_T] = now + cfg[C_DC_T_DEC]
+    r = fr[f, FR_RATE]
+    fr[f, FR_TARGET] = r
+    cut = fr[f, FR_ALPHA] / 2.0
+    if cut > cf[CF_DC_MIN_DEC]:
+        cut = cf[CF_DC_MIN_DEC]
+    r = r * (1.0 - cut)
+    if r < cf[CF_DC_MIN]:
+        r = cf[CF_DC_MIN]
+    fr[f, FR_RATE] = r
+    fl[f, FL_INC_STAGE] = 0
+    fl[f, FL_BYTE_STAGE] = 0
+    fl[f, FL_BYTES_CNT] = 0
+    # (re)start the increase timer from this decrease
+    fl[f, FL_INC_GEN] += 1
+    heap_push(ht, hs, hv, g, now + cfg[C_DC_T_INC], EV_DCQCN_INC, f * 1024 + (fl[f, FL_INC_GEN] % 1024))
+
+
+@njit(cache=True)
+def dcqcn_increase(fl, fr, cfg, cf, f):
+    """One increase event (timer or byte counter): fast recovery while both counters are below F,
+    hyper increase when both reached F, additive otherwise (DCQCN paper, Zhu et al. 2015)."""
+    stage_f = cfg[C_DC_F]
+    ti = fl[f, FL_INC_STAGE]
+    bi = fl[f, FL_BYTE_STAGE]
+    line = fr[f, FR_LINE]
+    if ti >= stage_f and bi >= stage_f:
+        step = ti - stage_f + 1 if ti < bi else bi - stage_f + 1
+        fr[f, FR_TARGET] += cf[CF_DC_HAI] * step
+    elif ti >= stage_f or bi >= stage_f:
+        fr[f, FR_TARGET] += cf[CF_DC_AI]
+    if fr[f, FR_TARGET] > line:
+        fr[f, FR_TARGET] = line
+    fr[f, FR_RATE] = (fr[f, FR_RATE] + fr[f, FR_TARGET]) / 2.0
+    if fr[f, FR_RATE] > line:
+        fr[f, FR_RATE] = line
+
+
+# =================================================================================================
+# transmission
+@njit(cache=True)
+def start_tx(pt, pk, fl, cfg, cf, swused, ht, hs, hv, g, log, p, i):
+    now = g[G_NOW]
+    size = pk[i, PK_SIZE]
+    s = ser_ps(size, pt[p, PT_RATE])
+    pt[p, PT_BUSY] = 1
+    pt[p, PT_TX_BYTES] += size
+    pt[p, PT_TX_PKTS] += 1
+    heap_push(ht, hs, hv, g, now + s, EV_TX_DONE, p)
+    arrive = now + s + pt[p, PT_DELAY]
+    if pt[p, PT_PEER_IS_SW] == 1:
+        arrive += cfg[C_SW_LAT]
+    pk[i, PK_PORT] = p
+    pk[i, PK_HOP] += 1
+    heap_push(ht, hs, hv, g, arrive, EV_ARRIVE, i)
+    if pk[i, PK_KIND] == KIND_DATA:
+        g[G_LAST_MOVE] = now
+        if cfg[C_IB] == 1:
+            pt[p, PT_CREDITS] -= (size + cfg[C_CREDIT_BYTES] - 1) // cfg[C_CREDIT_BYTES]
+
+
+@njit(cache=True)
+def leave_switch(pt, pk, cfg, cf, swused, ht, hs, hv, g, log, q, i):
+    """Data packet ``i`` leaves the switch through egress ``q``: release its ingress charge
+    (RESUME below xon, or return credits), and RED-mark on the egress queue left behind."""
+    size = pk[i, PK_SIZE]
+    node = pt[q, PT_NODE]
+    pt[q, PT_QBYTES] -= size
+    swused[node] -= size
+    g[G_QUEUED] -= 1
+    inp = pk[i, PK_IN]
+    if inp >= 0:
+        pt[inp, PT_INBYTES] -= size
+        pk[i, PK_IN] = -1
+        if cfg[C_IB] == 1:
+            n = (size + cfg[C_CREDIT_BYTES] - 1) // cfg[C_CREDIT_BYTES]
+            heap_push(ht, hs, hv, g, g[G_NOW] + pt[inp, PT_DELAY], EV_CREDIT, n * cfg[C_NPORTS] + inp)
+        elif (cfg[C_PFC] == 1 and pt[inp, PT_PAUSE_SENT] == 1
+              and pt[inp, PT_INBYTES] < resume_threshold(cfg, cf, swused, node)):
+            send_pfc(pt, ht, hs, hv, g, inp, 0, log)
+    if cfg[C_ECN] == 1 and pk[i, PK_ECN] == 0:
+        qb = pt[q, PT_QBYTES]
+        kmin = cfg[C_KMIN]
+        kmax = cfg[C_KMAX]
+        mark = False
+        if qb > kmax:
+            mark = True
+        elif qb > kmin:
+            prob = cf[CF_PMAX] * (qb - kmin) / (kmax - kmin)
+            mark = rand01(g) < prob
+        if mark:
+            pk[i, PK_ECN] = 1
+            pt[q, PT_ECN] += 1
+            g[G_ECN] += 1
+
+
+@njit(cache=True)
+def nic_next_packet(pt, pk, fl, fr, cfg, cf, ht, hs, hv, g, p):
+    """Pick the next data packet of a sender NIC port: round-robin over its active flows, skipping
+    flows whose rate limiter holds them; schedules a wake-up when all are held. -1 = none."""
+    now = g[G_NOW]
+    f = pt[p, PT_FH]
+    prev = -1
+    best_wake = -1
+    while f >= 0:
+        nxt = fl[f, FL_NEXT]
+        if fl[f, FL_NEXT_SEND] <= now:
+            # unlink f
+            if prev < 0:
+                pt[p, PT_FH] = nxt
+            else:
+                fl[prev, FL_NEXT] = nxt
+            if pt[p, PT_FT] == f:
+                pt[p, PT_FT] = prev
+            fl[f, FL_NEXT] = -1
+            remaining = fl[f, FL_SIZE] - fl[f, FL_SENT]
+            payload = cfg[C_MTU] if remaining > cfg[C_MTU] else remaining
+            i = pkt_alloc(pk, g)
+            pk[i, PK_FLOW] = f
+            pk[i, PK_KIND] = KIND_DATA
+            pk[i, PK_PAYLOAD] = payload
+            pk[i, PK_SIZE] = payload + cfg[C_HDR]
+            fl[f, FL_SENT] += payload
+            pk[i, PK_SEQ] = fl[f, FL_SENT]
+            g[G_INJ_BYTES] += payload
+            g[G_DATA_PKTS] += 1
+            if cfg[C_CC] == 1:
+                fl[f, FL_NEXT_SEND] = now + np.int64((payload + cfg[C_HDR]) * 8 * PS_PER_S / fr[f, FR_RATE])
+                fl[f, FL_BYTES_CNT] += payload
+                if fl[f, FL_BYTES_CNT] >= cfg[C_DC_BYTES]:
+                    fl[f, FL_BYTES_CNT] = 0
+                    if fr[f, FR_RATE] < fr[f, FR_LINE]:
+                        fl[f, FL_BYTE_STAGE] += 1
+                        dcqcn_increase(fl, fr, cfg, cf, f)
+            if fl[f, FL_SENT] < fl[f, FL_SIZE]:
+                # back on the tail
+                if pt[p, PT_FT] < 0:
+                    pt[p, PT_FH] = f
+                else:
+                    fl[pt[p, PT_FT], FL_NEXT] = f
+                pt[p, PT_FT] = f
+            else:
+                fl[f, FL_ACTIVE] = 0
+            return i
+        if best_wake < 0 or fl[f, FL_NEXT_SEND] < best_wake:
+            best_wake = fl[f, FL_NEXT_SEND]
+        prev = f
+        f = nxt
+    if best_wake >= 0 and (pt[p, PT_WAKE_T] < 0 or best_wake < pt[p, PT_WAKE_T] or pt[p, PT_WAKE_T] < now):
+        pt[p, PT_WAKE_T] = best_wake
+        heap_push(ht, hs, hv, g, best_wake, EV_WAKE, p)
+    return -1
+
+
+@njit(cache=True)
+def try_send(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, p):
+    """Start the next transmission on port ``p`` if it is idle: control packets first; data only
+    when the port is not paused (PFC) and holds credits for a full packet (InfiniBand)."""
+    if pt[p, PT_BUSY] == 1:
+        return
+    if pt[p, PT_CH] >= 0:
+        i = fifo_pop(pt, pk, p, PT_CH, PT_CT)
+        start_tx(pt, pk, fl, cfg, cf, swused, ht, hs, hv, g, log, p, i)
+        return
+    if pt[p, PT_PAUSED] == 1:
+        return
+    is_host = pt[p, PT_NODE_IS_HOST] == 1
+    if is_host:
+        if pt[p, PT_FH] < 0:
+            return
+    elif pt[p, PT_DH] < 0:
+        return
+    if cfg[C_IB] == 1:
+        need = cfg[C_MTU] + cfg[C_HDR] if is_host else pk[pt[p, PT_DH], PK_SIZE]
+        need = (need + cfg[C_CREDIT_BYTES] - 1) // cfg[C_CREDIT_BYTES]
+        if pt[p, PT_CREDITS] < need:
+            if pt[p, PT_STALL_T0] < 0:
+                pt[p, PT_STALL_T0] = g[G_NOW]
+            return
+        if pt[p, PT_STALL_T0] >= 0:
+            pt[p, PT_STALL_PS] += g[G_NOW] - pt[p, PT_STALL_T0]
+            pt[p, PT_STALL_T0] = -1
+    if is_host:
+        i = nic_next_packet(pt, pk, fl, fr, cfg, cf, ht, hs, hv, g, p)
+        if i < 0:
+            return
+    else:
+        i = fifo_pop(pt, pk, p, PT_DH, PT_DT)
+        leave_switch(pt, pk, cfg, cf, swused, ht, hs, hv, g, log, p, i)
+    start_tx(pt, pk, fl, cfg, cf, swused, ht, hs, hv, g, log, p, i)
+
+
+@njit(cache=True)
+def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i, node):
+    """The egress port of packet ``i`` at switch ``node``."""
+    f = pk[i, PK_FLOW]
+    hop = pk[i, PK_HOP]
+    if pk[i, PK_KIND] != KIND_DATA:
+        return apath[f, hop]
+    if cfg[C_ROUTING] == 0:
+        return fpath[f, hop]
+    # adaptive: least-occupied egress among the equal-cost next hops
+    if cfg[C_ROUTING] == 2:
+        last_t = flowlet[f, 2 * hop + 1]
+        if last_t >= 0 and g[G_NOW] - last_t < cfg[C_FLOWLET_GAP]:
+            flowlet[f, 2 * hop + 1] = g[G_NOW]
+            return flowlet[f, 2 * hop]
+    d = fl[f, FL_DST]
+    k = node * cfg[C_NHOSTS] + d
+    best = -1
+    best_q = 0
+    for j in range(nh_off[k], nh_off[k + 1]):
+        lk = nh_links[j]
+        q = 2 * lk + (1 if link_a[lk] != node else 0)
+        occ = pt[q, PT_QBYTES]
+        if pt[q, PT_PAUSED] == 1:
+            occ += cfg[C_BUFFER]
+        if best < 0 or occ < best_q:
+            best = q
+            best_q = occ
+    if cfg[C_ROUTING] == 2:
+        flowlet[f, 2 * hop] = best
+        flowlet[f, 2 * hop + 1] = g[G_NOW]
+    return best
+
+
+@njit(cache=True)
+def host_receive(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, apath, i, node):
+    f = pk[i, PK_FLOW]
+    kind = pk[i, PK_KIND]
+    now = g[G_NOW]
+    if kind == KIND_DATA:
+        payload = pk[i, PK_PAYLOAD]
+        fl[f, FL_RCVD] += payload
+        fl[f, FL_RX_PKTS] += 1
+        g[G_DELIV_BYTES] += payload
+        last = fl[f, FL_RCVD] >= fl[f, FL_SIZE]
+        if last:
+            fl[f, FL_RX_T] = now
+        ecn = pk[i, PK_ECN]
+        if cfg[C_IB] == 1:
+            n = (pk[i, PK_SIZE] + cfg[C_CREDIT_BYTES] - 1) // cfg[C_CREDIT_BYTES]
+            p = pk[i, PK_PORT]
+            heap_push(ht, hs, hv, g, now + pt[p, PT_DELAY], EV_CREDIT, n * cfg[C_NPORTS] + p)
+        out = apath[f, 0]
+        if last or fl[f, FL_RX_PKTS] % cfg[C_ACK_EVERY] == 0:
+            # reuse the slot as the ACK
+            pk[i, PK_KIND] = KIND_ACK
+            pk[i, PK_SIZE] = cfg[C_ACK_BYTES]
+            pk[i, PK_PAYLOAD] = 0
+            pk[i, PK_SEQ] = fl[f, FL_RCVD]
+            pk[i, PK_HOP] = 0
+            pk[i, PK_ECN] = 0
+            g[G_ACKS] += 1
+            fifo_push(pt, pk, out, PT_CH, PT_CT, i)
+            i = -1
+        else:
+            pkt_free(pk, g, i)
+            i = -1
+        if cfg[C_CC] == 1 and ecn == 1 and (fl[f, FL_LAST_CNP] < 0 or now - fl[f, FL_LAST_CNP] >= cfg[C_CNP_INTERVAL]):
+            fl[f, FL_LAST_CNP] = now
+            c = pkt_alloc(pk, g)
+            pk[c, PK_FLOW] = f
+            pk[c, PK_KIND] = KIND_CNP
+            pk[c, PK_SIZE] = cfg[C_ACK_BYTES]
+            pk[c, PK_PAYLOAD] = 0
+            pk[c, PK_SEQ] = 0
+            g[G_CNPS] += 1
+            fifo_push(pt, pk, out, PT_CH, PT_CT, c)
+        try_send(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, out)
+        return
+    if kind == KIND_ACK:
+        if pk[i, PK_SEQ] > fl[f, FL_ACKED]:
+            fl[f, FL_ACKED] = pk[i, PK_SEQ]
+            if fl[f, FL_ACKED] >= fl[f, FL_SIZE] and fl[f, FL_DONE_T] < 0:
+                fl[f, FL_DONE_T] = now
+                g[G_FLOWS_DONE] += 1
+    elif kind == KIND_CNP and cfg[C_CC] == 1:
+        dcqcn_on_cnp(fl, fr, cfg, cf, ht, hs, hv, g, f)
+    pkt_free(pk, g, i)
+
+
+# =================================================================================================
+@njit(cache=True)
+def run(g, cfg, cf, ht, hs, hv, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh_links, link_a,
+        flowlet, log, until, quota):
+    """Process events until a status (``ST_*``) says why it stopped. Re-entrant."""
+    nflows = fl.shape[0]
+    npk = pk.shape[0]
+    done_events = 0
+    while True:
+        if g[G_HEAPN] == 0:
+            return ST_DONE
+        if nflows > 0 and g[G_FLOWS_DONE] == nflows:
+            return ST_DONE
+        if g[G_HEAPN] + 8 > ht.shape[0]:
+            return ST_GROW_HEAP
+        if npk - g[G_PKT_LIVE] < 4:
+            return ST_GROW_PKT
+        if g[G_LOGN] + 4 > log.shape[0]:
+            return ST_GROW_LOG
+        if done_events >= quota:
+            return ST_QUOTA
+        t = ht[0]
+        if t > until:
+            return ST_UNTIL
+        if g[G_QUEUED] > 0 and t - g[G_LAST_MOVE] > cfg[C_DEADLOCK_PS]:
+            g[G_NOW] = g[G_LAST_MOVE] + cfg[C_DEADLOCK_PS]
+            return ST_STALL
+        v = hv[0]
+        heap_pop(ht, hs, hv, g)
+        g[G_NOW] = t
+        g[G_EVENTS] += 1
+        done_events += 1
+        kind = v % 16
+        arg = v // 16
+        if kind == EV_TX_DONE:
+            pt[arg, PT_BUSY] = 0
+            try_send(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, arg)
+        elif kind == EV_ARRIVE:
+            i = arg
+            p = pk[i, PK_PORT]
+            node = pt[p, PT_PEER]
+            if pt[p, PT_PEER_IS_SW] == 0:
+                host_receive(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, apath, i, node)
+                continue
+            q = route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i, node)
+            if pk[i, PK_KIND] != KIND_DATA:
+                fifo_push(pt, pk, q, PT_CH, PT_CT, i)
+                try_send(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, q)
+                continue
+            size = pk[i, PK_SIZE]
+            if swused[node] + size > cfg[C_BUFFER] and cfg[C_IB] == 0:
+                pt[q, PT_DROPS] += 1
+                g[G_DROPS] += 1
+                g[G_DROP_BYTES] += pk[i, PK_PAYLOAD]
+                pkt_free(pk, g, i)
+                continue
+            swused[node] += size
+            pt[p, PT_INBYTES] += size
+            if pt[p, PT_INBYTES] > pt[p, PT_MAXIN]:
+                pt[p, PT_MAXIN] = pt[p, PT_INBYTES]
+            pk[i, PK_IN] = p
+            pt[q, PT_QBYTES] += size
+            if pt[q, PT_QBYTES] > pt[q, PT_MAXQ]:
+                pt[q, PT_MAXQ] = pt[q, PT_QBYTES]
+            g[G_QUEUED] += 1
+            fifo_push(pt, pk, q, PT_DH, PT_DT, i)
+            if (cfg[C_PFC] == 1 and pt[p, PT_PAUSE_SENT] == 0
+                    and pt[p, PT_INBYTES] > pfc_threshold(cfg, cf, swused, node)):
+                send_pfc(pt, ht, hs, hv, g, p, 1, log)
+            try_send(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, q)
+        elif kind == EV_PFC:
+            p = arg // 2
+            on = arg % 2
+            n = g[G_LOGN]
+            log[n, 0] = t
+            log[n, 1] = p
+            log[n, 2] = on
+            g[G_LOGN] = n + 1
+            if on == 1:
+                pt[p, PT_PAUSE_RX] += 1
+                if pt[p, PT_PAUSED] == 0:
+                    pt[p, PT_PAUSED] = 1
+                    pt[p, PT_PAUSE_T0] = t
+            else:
+                pt[p, PT_RESUME_RX] += 1
+                if pt[p, PT_PAUSED] == 1:
+                    pt[p, PT_PAUSED] = 0
+                    pt[p, PT_PAUSED_PS] += t - pt[p, PT_PAUSE_T0]
+                    try_send(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, p)
+        elif kind == EV_FLOW_START:
+            f = arg
+            p = fl[f, FL_PORT]
+            fl[f, FL_ACTIVE] = 1
+            fl[f, FL_NEXT] = -1
+            if pt[p, PT_FT] < 0:
+                pt[p, PT_FH] = f
+            else:
+                fl[pt[p, PT_FT], FL_NEXT] = f
+            pt[p, PT_FT] = f
+            fl[f, FL_ALPHA_T] = t
+            try_send(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, p)
+        elif kind == EV_WAKE:
+            if pt[arg, PT_WAKE_T] == t:
+                pt[arg, PT_WAKE_T] = -1
+            try_send(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, arg)
+        elif kind == EV_CREDIT:
+            nports = cfg[C_NPORTS]
+            p = arg % nports
+            pt[p, PT_CREDITS] += arg // nports
+            try_send(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, p)
+        elif kind == EV_DCQCN_INC:
+            f = arg // 1024
+            if arg % 1024 != fl[f, FL_INC_GEN] % 1024 or fl[f, FL_DONE_T] >= 0:
+                continue
+            if fr[f, FR_RATE] < fr[f, FR_LINE]:
+                fl[f, FL_INC_STAGE] += 1
+                dcqcn_increase(fl, fr, cfg, cf, f)
+                heap_push(ht, hs, hv, g, t + cfg[C_DC_T_INC], EV_DCQCN_INC, arg)
+    return ST_DONE

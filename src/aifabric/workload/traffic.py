@@ -1,0 +1,289 @@
+"""Synthetic traffic and flow-file readers → one flows table.
+
+Every generator returns a :class:`pandas.DataFrame` with columns ``id``, ``src``, ``dst`` (node
+ids), ``size_bytes``, ``start_ps`` (int), ``dport``. ``attrs["start_offset_ps"]`` holds a time
+subtracted from the file's start times (ns-3 HPCC flow files begin at 2 s, the apps' start; the
+fct.txt writer adds it back).
+
+* :func:`permutation` — a seeded derangement (nobody sends to itself), the same draw as the flow
+  model's generator so both engines see the same flows.
+* :func:`incast` — N senders (the first N hosts other than the receiver) → one receiver.
+* :func:`all_to_all` — every ordered pair.
+* :func:`poisson` — per-host Poisson arrivals at a load from a flow-size CDF (``websearch``,
+  ``fb_hadoop`` shipped, or a file path), destinations uniform among other hosts.
+* :func:`read_hpcc_flows` (ns-3 HPCC ``flow.txt``) and :func:`read_htsim_cm` (htsim ``.cm``).
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from aifabric.errors import InputError
+
+HPCC_DPORT = 100
+ROCE_DPORT = 4791
+CDFS = ("websearch", "fb_hadoop")
+
+
+def _table(src, dst, size, start_ps, dport=ROCE_DPORT, offset_ps: int = 0) -> pd.DataFrame:
+    src = np.asarray(src, dtype=np.int64)
+    df = pd.DataFrame({
+        "id": np.arange(len(src), dtype=np.int64),
+        "src": src,
+        "dst": np.asarray(dst, dtype=np.int64),
+        "size_bytes": np.broadcast_to(np.asarray(size, dtype=np.int64), src.shape).copy(),
+        "start_ps": np.broadcast_to(np.asarray(start_ps, dtype=np.int64), src.shape).copy(),
+        "dport": np.broadcast_to(np.asarray(dport, dtype=np.int64), src.shape).copy(),
+    })
+    df.attrs["start_offset_ps"] = int(offset_ps)
+    return df
+
+
+def permutation(hosts: np.ndarray, size_bytes: int, seed: int, start_ps: int = 0) -> pd.DataFrame:
+    """Host ``hosts[i]`` sends to ``hosts[perm[i]]``, ``perm`` a seeded derangement."""
+    n = len(hosts)
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(n)
+    while n > 1 and (perm == np.arange(n)).any():
+        fix = np.flatnonzero(perm == np.arange(n))
+        j = rng.integers(0, n, len(fix))
+        perm[fix], perm[j] = perm[j], perm[fix].copy()
+    return _table(hosts, hosts[perm], size_bytes, start_ps)
+
+
+def incast(hosts: np.ndarray, senders: int, receiver: int, size_bytes: int, start_ps: int = 0) -> pd.DataFrame:
+    """``senders`` hosts (the first ones other than host index ``receiver``) → ``hosts[receiver]``."""
+    if receiver >= len(hosts):
+        raise InputError("receiver is not a host", field="workload.receiver", value=receiver,
+                         allowed=f"0..{len(hosts) - 1}")
+    others = hosts[hosts != hosts[receiver]]
+    if senders > len(others):
+        raise InputError("more senders than hosts", field="workload.senders", value=senders,
+                         allowed=f"1..{len(others)}")
+    src = others[:senders]
+    return _table(src, np.full(len(src), hosts[receiver]), size_bytes, start_ps)
+
+
+def all_to_all(hosts: np.ndarray, size_bytes: int, start_ps: int = 0) -> pd.DataFrame:
+    n = len(hosts)
+    s, d = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    m = s != d
+    return _table(hosts[s[m]], hosts[d[m]], size_bytes, start_ps)
+
+
+# ---- CDF-driven Poisson -----------------------------------------------------------------------
+def read_cdf(name_or_path: str) -> np.ndarray:
+    """``(k, 2)`` array of (size_bytes, cumulative fraction) from a shipped name or a file with
+    ``size percent`` lines (``#`` comments)."""
+    if name_or_path in CDFS:
+        text = resources.files("aifabric.data").joinpath(f"cdfs/{name_or_path}.txt").read_text()
+        where = f"{name_or_path} (shipped)"
+    else:
+        p = Path(name_or_path)
+        try:
+            text = p.read_text()
+        except OSError as exc:
+            raise InputError(f"cannot read flow-size CDF: {exc.strerror or exc}", field="workload.cdf",
+                             value=name_or_path, allowed=", ".join(CDFS) + " or a file path") from None
+        where = str(p)
+    rows = []
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split()
+        try:
+            size, pct = float(parts[0]), float(parts[1])
+        except (ValueError, IndexError):
+            raise InputError("expected 'size_bytes cumulative_percent'", file=where, field=f"line {n}",
+                             value=line) from None
+        rows.append((size, pct / 100.0))
+    cdf = np.asarray(rows, dtype=np.float64)
+    if len(cdf) < 2 or np.any(np.diff(cdf[:, 1]) < 0) or np.any(np.diff(cdf[:, 0]) < 0) or cdf[-1, 1] != 1.0:
+        raise InputError("a CDF needs ≥ 2 non-decreasing points ending at 100 %", file=where)
+    return cdf
+
+
+def cdf_mean(cdf: np.ndarray) -> float:
+    """Mean of the piecewise-linear CDF (uniform between points)."""
+    dp = np.diff(cdf[:, 1])
+    mid = (cdf[1:, 0] + cdf[:-1, 0]) / 2
+    return float((dp * mid).sum())
+
+
+def poisson(hosts: np.ndarray, load: float, cdf: np.ndarray, duration_ps: int, host_rate_bps: float,
+            seed: int) -> pd.DataFrame:
+    """Per-host Poisson flow arrivals so each host offers ``load`` × its link rate on average."""
+    rng = np.random.default_rng(seed)
+    mean = cdf_mean(cdf)
+    lam_per_ps = load * host_rate_bps / (mean * 8) / 1e12
+    src, dst, size, start = [], [], [], []
+    n = len(hosts)
+    if n < 2:
+        raise InputError("poisson traffic needs ≥ 2 hosts", field="workload.hosts")
+    for i, h in enumerate(hosts.tolist()):
+        t = 0.0
+        expect = int(duration_ps * lam_per_ps * 1.5) + 16
+        gaps = rng.exponential(1 / lam_per_ps, expect)
+        times = np.cumsum(gaps)
+        times = times[times < duration_ps]
+        k = len(times)
+        d = rng.integers(0, n - 1, k)
+        d = np.where(d >= i, d + 1, d)
+        u = rng.random(k)
+        sz = np.maximum(1, np.round(np.interp(u, cdf[:, 1], cdf[:, 0]))).astype(np.int64)
+        src.append(np.full(k, h))
+        dst.append(hosts[d])
+        size.append(sz)
+        start.append(times.astype(np.int64))
+        del t
+    src_a, dst_a, size_a, start_a = (np.concatenate(x) if x else np.zeros(0, np.int64) for x in (src, dst, size, start))
+    order = np.lexsort((src_a, start_a))
+    return _table(src_a[order], dst_a[order], size_a[order], start_a[order])
+
+
+# ---- flow files -------------------------------------------------------------------------------
+def _bad(path, n, problem, line) -> InputError:
+    return InputError(problem, file=str(path), field=f"line {n}", value=line.strip()[:80])
+
+
+def read_hpcc_flows(path: str | Path, shift_to_zero: bool = True) -> pd.DataFrame:
+    """ns-3 HPCC ``flow.txt``: first line the flow count, then ``src dst pg dport size start_s``.
+    With ``shift_to_zero`` the earliest start becomes t = 0 (ns-3 experiments start apps at 2 s);
+    the shift is kept in ``attrs["start_offset_ps"]``."""
+    path = Path(path)
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise InputError(f"cannot read flow file: {exc.strerror or exc}", file=str(path)) from None
+    body = [(n, ln) for n, ln in enumerate(lines, 1) if ln.strip()]
+    if not body:
+        raise InputError("empty flow file", file=str(path))
+    n0, first = body[0]
+    try:
+        count = int(first.split()[0])
+    except ValueError:
+        raise _bad(path, n0, "first line must be the number of flows", first) from None
+    rows = body[1:]
+    if len(rows) != count:
+        raise InputError(f"header says {count} flows, file has {len(rows)}", file=str(path), field=f"line {n0}")
+    src, dst, dport, size, start = [], [], [], [], []
+    for n, ln in rows:
+        parts = ln.split()
+        if len(parts) < 6:
+            raise _bad(path, n, "expected 'src dst priority dport size_bytes start_s'", ln)
+        try:
+            s, d, dp, sz = int(parts[0]), int(parts[1]), int(parts[3]), int(parts[4])
+            t = float(parts[5])
+        except ValueError:
+            raise _bad(path, n, "expected integers src dst priority dport size_bytes and a start time in s",
+                       ln) from None
+        if sz <= 0 or t < 0 or s < 0 or d < 0:
+            raise _bad(path, n, "size must be > 0, ids and start ≥ 0", ln)
+        src.append(s)
+        dst.append(d)
+        dport.append(dp)
+        size.append(sz)
+        start.append(round(t * 1e12))
+    start_a = np.asarray(start, dtype=np.int64)
+    offset = int(start_a.min()) if shift_to_zero and len(start_a) else 0
+    return _table(src, dst, size, start_a - offset, dport=dport, offset_ps=offset)
+
+
+def read_htsim_cm(path: str | Path) -> pd.DataFrame:
+    """htsim connection matrix: ``Nodes N``, ``Connections C`` (optional ``Triggers``/``Failures``
+    headers), then ``SRC->DST [id I] [start T] [size BYTES] ...`` with ``start`` in µs (htsim's
+    unit; the peer files all start at 0)."""
+    path = Path(path)
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise InputError(f"cannot read connection matrix: {exc.strerror or exc}", file=str(path)) from None
+    conns = None
+    src, dst, size, start = [], [], [], []
+    for n, ln in enumerate(lines, 1):
+        parts = ln.split()
+        if not parts or parts[0].startswith("#"):
+            continue
+        head = parts[0]
+        if head in ("Nodes", "Triggers", "Failures"):
+            continue
+        if head == "Connections":
+            try:
+                conns = int(parts[1])
+            except (IndexError, ValueError):
+                raise _bad(path, n, "expected 'Connections C'", ln) from None
+            continue
+        if "->" not in head:
+            if head.startswith("trigger") or head.startswith("failure"):
+                continue
+            raise _bad(path, n, "expected 'SRC->DST ...' or a header (Nodes, Connections)", ln)
+        try:
+            s, d = (int(x) for x in head.split("->"))
+        except ValueError:
+            raise _bad(path, n, "expected integer host ids 'SRC->DST'", ln) from None
+        fields = {}
+        for k in range(1, len(parts) - 1, 2):
+            fields[parts[k]] = parts[k + 1]
+        try:
+            sz = int(fields["size"])
+            t_us = float(fields.get("start", 0))
+        except KeyError:
+            raise _bad(path, n, "connection needs 'size BYTES'", ln) from None
+        except ValueError:
+            raise _bad(path, n, "size must be an integer and start a number (µs)", ln) from None
+        if sz <= 0 or t_us < 0:
+            raise _bad(path, n, "size must be > 0 and start ≥ 0", ln)
+        src.append(s)
+        dst.append(d)
+        size.append(sz)
+        start.append(round(t_us * 1e6))
+    if conns is not None and conns != len(src):
+        raise InputError(f"header says {conns} connections, file has {len(src)}", file=str(path))
+    return _table(src, dst, size, start)
+
+
+def read_flow_file(path: str | Path, fmt: str | None = "auto") -> pd.DataFrame:
+    """Dispatch on ``fmt`` (``hpcc``, ``htsim``; ``auto`` = ``.cm`` → htsim, else hpcc)."""
+    if fmt in (None, "auto"):
+        fmt = "htsim" if str(path).endswith(".cm") else "hpcc"
+    return read_htsim_cm(path) if fmt == "htsim" else read_hpcc_flows(path)
+
+
+def flows_for(scenario, topo) -> pd.DataFrame:
+    """The flows table of ``scenario.workload`` on ``topo``; checks endpoints are hosts."""
+    w = scenario.workload
+    hosts = topo.hosts
+    start = w.start or 0
+    if w.kind == "permutation":
+        df = permutation(hosts[: (w.hosts or len(hosts))], w.flow_size_bytes, scenario.seed, start)
+    elif w.kind == "incast":
+        df = incast(hosts, w.senders, int(w.receiver or 0), w.flow_size_bytes, start)
+    elif w.kind == "all-to-all":
+        df = all_to_all(hosts[: (w.hosts or len(hosts))], w.flow_size_bytes, start)
+    elif w.kind == "poisson":
+        rate = float(topo.link_rate_bps[0]) if topo.num_links else 1.0
+        df = poisson(hosts[: (w.hosts or len(hosts))], w.load, read_cdf(w.cdf), w.duration, rate, scenario.seed)
+    elif w.kind == "flows-file":
+        df = read_flow_file(w.path, w.format)
+    else:
+        raise InputError("the packet engine does not run this workload yet", field="workload.kind", value=w.kind,
+                         allowed="permutation, incast, all-to-all, poisson, flows-file (collective: --mode flow)")
+    is_host = np.zeros(topo.num_nodes + 1, dtype=bool)
+    is_host[hosts] = True
+    for col in ("src", "dst"):
+        ids = df[col].to_numpy()
+        bad = (ids < 0) | (ids >= topo.num_nodes) | ~is_host[np.clip(ids, 0, topo.num_nodes)]
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(f"flow {i}: {col} {int(ids[i])} is not a host of the topology",
+                             file=w.path, field="workload", allowed=f"host ids {hosts.min()}..{hosts.max()}")
+    same = df["src"].to_numpy() == df["dst"].to_numpy()
+    if same.any():
+        i = int(np.flatnonzero(same)[0])
+        raise InputError(f"flow {i} sends from host {int(df['src'][i])} to itself", file=w.path, field="workload")
+    return df

@@ -1,0 +1,104 @@
+"""simulate outputs: the interface.md JSON, --out files in ns-3 formats, CLI errors, smoke runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aifabric.results import SUMMARY_KEYS, load, read_fct_txt, read_pfc_txt
+from aifabric.sim import simulate
+from test_sim_support import scenario, star
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = sorted(p.stem for p in (ROOT / "scenarios").glob("*.yaml"))
+
+
+def _cli(*args, check=False):
+    return subprocess.run([sys.executable, "-m", "aifabric", *args], capture_output=True, text=True, cwd=ROOT,
+                          check=check)
+
+
+def _small():
+    return scenario(star(4), {"kind": "incast", "senders": 3, "receiver": 0, "flow_size": "60KB"},
+                    fabric={"pfc": {"enabled": True, "mode": "static", "xoff": "12192B", "xon": "8128B"}})
+
+
+def test_json_has_exactly_the_interface_keys():
+    """to_dict(): scenario, summary (exactly interface.md's keys), engine (events, packets, wall_s)
+    and one record per flow with the required fields."""
+    d = simulate(_small()).to_dict()
+    assert list(d["summary"]) == list(SUMMARY_KEYS)
+    assert {"events", "packets", "wall_s"} <= set(d["engine"])
+    assert len(d["flows"]) == 3
+    assert {"id", "src", "dst", "size_bytes", "start_us", "fct_us", "ideal_fct_us"} <= set(d["flows"][0])
+    json.dumps(d)
+
+
+def test_cli_json_prints_one_object(tmp_path):
+    """`simulate --json` writes exactly one JSON object on stdout."""
+    f = tmp_path / "s.yaml"
+    f.write_text("name: tiny\ntopology: {kind: star, hosts: 4, link_rate: 100Gbps, link_delay: 1us}\n"
+                 "workload: {kind: incast, senders: 3, receiver: 0, flow_size: 40KB}\n")
+    p = _cli("simulate", str(f), "--json", check=True)
+    d = json.loads(p.stdout)
+    assert d["scenario"] == "tiny" and d["summary"]["completed_flows"] == 3
+
+
+def test_out_writes_parquet_json_and_ns3_files(tmp_path):
+    """save(): flows/ports Parquet with column descriptions, summary.json, fct.txt with 8 ns-3 columns
+    (IP 0x0b000001 + id<<8), pfc.txt with one line per PFC frame received; load() reads it back."""
+    r = simulate(_small())
+    r.save(tmp_path)
+    back = load(tmp_path)
+    assert back.summary == json.loads(json.dumps(r.summary))
+    assert len(back.flows) == 3 and "paused_time_us" in back.ports
+    fct = read_fct_txt(tmp_path / "fct.txt")
+    assert len(fct) == 3
+    assert fct["dst_ip"].iloc[0] == 0x0B000001
+    assert (fct["fct_ns"] >= fct["standalone_fct_ns"]).all()
+    pfc = read_pfc_txt(tmp_path / "pfc.txt")
+    assert len(pfc) == r.summary["pause_frames"] + r.engine["resume_frames"]
+    assert set(pfc["type"]) == {0, 1}
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(tmp_path / "flows.parquet")
+    assert b"completion" in schema.field("fct_us").metadata[b"description"]
+
+
+def test_cli_bad_scenario_exits_2_with_one_line(tmp_path):
+    """A scenario the engine cannot run (HPCC) → exit 2, one error line naming the file, no traceback."""
+    f = tmp_path / "bad.yaml"
+    f.write_text("topology: {kind: star, hosts: 4}\nfabric: {congestion_control: hpcc}\n"
+                 "workload: {kind: incast, senders: 3}\n")
+    p = _cli("simulate", str(f))
+    assert p.returncode == 2
+    assert "Traceback" not in p.stderr and str(f) in p.stderr and "hpcc" in p.stderr
+
+
+def test_hpcc_flow_file_start_offset_round_trips_into_fct_txt(tmp_path):
+    """ns-3 flow files start at 2 s: the run starts at 0 and fct.txt reports the original start."""
+    flows = tmp_path / "flow.txt"
+    flows.write_text("2\n1 0 3 100 8000 2.0\n2 0 3 100 8000 2.000001\n")
+    sc = scenario(star(3), {"kind": "flows-file", "path": str(flows)})
+    r = simulate(sc)
+    assert list(r.flows["start_us"]) == [0.0, 1.0]
+    r.save(tmp_path / "o")
+    fct = read_fct_txt(tmp_path / "o" / "fct.txt")
+    assert list(fct["start_ns"]) == [2_000_000_000, 2_000_001_000]
+    assert list(fct["dport"]) == [100, 100]
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.validation]
+                                               + ([pytest.mark.slow] if n == "perm1024" else []))
+                                  for n in SCENARIOS])
+def test_shipped_scenario_runs(name):
+    """Every scenario in scenarios/ runs to completion losslessly."""
+    from aifabric.scenario import load_scenario
+
+    r = simulate(load_scenario(ROOT / "scenarios" / f"{name}.yaml"))
+    assert r.summary["completed_flows"] == r.summary["flows"]
+    assert r.summary["drops"] == 0
