@@ -29,9 +29,7 @@ class State:
     g: np.ndarray
     cfg: np.ndarray
     cf: np.ndarray
-    ht: np.ndarray
-    hs: np.ndarray
-    hv: np.ndarray
+    h: np.ndarray
     pk: np.ndarray
     pt: np.ndarray
     fl: np.ndarray
@@ -47,7 +45,7 @@ class State:
     info: dict = field(default_factory=dict)
 
     def kernel_args(self):
-        return (self.g, self.cfg, self.cf, self.ht, self.hs, self.hv, self.pk, self.pt, self.fl, self.fr,
+        return (self.g, self.cfg, self.cf, self.h, self.pk, self.pt, self.fl, self.fr,
                 self.swused, self.fpath, self.apath, self.nh_off, self.nh_links, self.link_a, self.flowlet,
                 self.log)
 
@@ -71,9 +69,7 @@ def grow_packets(s: State) -> None:
 
 
 def grow_heap(s: State) -> None:
-    s.ht = _grow_rows(s.ht, 0)
-    s.hs = _grow_rows(s.hs, 0)
-    s.hv = _grow_rows(s.hv, 0)
+    s.h = _grow_rows(s.h, 0)
 
 
 def pfc_thresholds(fabric) -> tuple[int, int]:
@@ -171,16 +167,17 @@ def compile_scenario(scenario, topo, flows) -> State:
     lossless_pfc = (not ib) and fab.pfc.enabled
     cfg[K.C_PFC] = int(lossless_pfc)
     cfg[K.C_PFC_DYN] = int(fab.pfc.mode == "dynamic")
-    xoff, xon = pfc_thresholds(fab)
+    xoff, xon = pfc_thresholds(fab) if lossless_pfc and fab.pfc.mode == "static" else (0, 0)
     cfg[K.C_XOFF] = xoff
     cfg[K.C_XON] = xon
     cfg[K.C_RESUME_OFFSET] = RESUME_OFFSET_BYTES
     cf[K.CF_ALPHA] = fab.pfc.alpha if fab.pfc.alpha is not None else float(default("pfc.dynamic_alpha"))
     cfg[K.C_ECN] = int(fab.ecn.enabled and not ib)
-    cfg[K.C_KMIN] = fab.ecn.kmin if fab.ecn.kmin is not None else int(default("ecn.kmin_bytes"))
-    cfg[K.C_KMAX] = fab.ecn.kmax if fab.ecn.kmax is not None else int(default("ecn.kmax_bytes"))
-    cfg[K.C_KMAX] = max(cfg[K.C_KMAX], cfg[K.C_KMIN] + 1)
-    cf[K.CF_PMAX] = fab.ecn.pmax if fab.ecn.pmax is not None else float(default("ecn.pmax"))
+    if cfg[K.C_ECN]:  # defaults only when marking is on (reading them loads the catalog)
+        cfg[K.C_KMIN] = fab.ecn.kmin if fab.ecn.kmin is not None else int(default("ecn.kmin_bytes"))
+        cfg[K.C_KMAX] = fab.ecn.kmax if fab.ecn.kmax is not None else int(default("ecn.kmax_bytes"))
+        cfg[K.C_KMAX] = max(cfg[K.C_KMAX], cfg[K.C_KMIN] + 1)
+        cf[K.CF_PMAX] = fab.ecn.pmax if fab.ecn.pmax is not None else float(default("ecn.pmax"))
     if fab.congestion_control == "hpcc":
         raise InputError("the packet engine does not model HPCC yet", field="fabric.congestion_control",
                          value="hpcc", allowed="none, dcqcn")
@@ -235,21 +232,23 @@ def compile_scenario(scenario, topo, flows) -> State:
     pk[:, K.PK_NEXT] = np.arange(1, npk + 1)
     pk[npk - 1, K.PK_NEXT] = -1
     cap = 2 * npk + nf + 4 * npt + 64
-    ht = np.zeros(cap, np.int64)
-    hs = np.zeros(cap, np.int64)
-    hv = np.zeros(cap, np.int64)
+    h = np.zeros((cap, 3), np.int64)
     g = np.zeros(K.G_NUM, dtype=np.int64)
     g[K.G_FREE] = 0
     g[K.G_RNG] = (scenario.seed % (K.PARK_MILLER_M - 1)) + 1
-    st = State(g=g, cfg=cfg, cf=cf, ht=ht, hs=hs, hv=hv, pk=pk, pt=pt, fl=fl, fr=fr,
+    st = State(g=g, cfg=cfg, cf=cf, h=h, pk=pk, pt=pt, fl=fl, fr=fr,
                swused=np.zeros(n_nodes, np.int64), fpath=fpath, apath=apath, nh_off=nh_off,
                nh_links=nh_links, link_a=la, flowlet=flowlet, log=np.zeros((1024, 3), np.int64))
     st.info.update(vl_buffer_bytes=vl_buffer, routing=routing, dcqcn=dc, sport=sport,
                    xoff_bytes=xoff, xon_bytes=xon)
-    # flow starts, in id order at equal times (insertion order breaks ties)
+    # flow starts, in id order at equal times: a sorted array is already a valid heap (and filling
+    # it here spares loading a compiled heap_push into the interpreter)
     order = np.lexsort((np.arange(nf), start))
-    for f in order.tolist():
-        K.heap_push(ht, hs, hv, g, int(start[f]), K.EV_FLOW_START, int(f))
+    h[:nf, 0] = start[order]
+    h[:nf, 1] = np.arange(nf)
+    h[:nf, 2] = order * 16 + K.EV_FLOW_START
+    g[K.G_HEAPN] = nf
+    g[K.G_SEQ] = nf
     return st
 
 

@@ -8,7 +8,7 @@ Tables (column names are the module constants below):
 
 * ``g``   int64 scalars: clock, event counter, heap size, free packet list, totals.
 * ``cfg`` int64 / ``cf`` float64 configuration (MTU, header, PFC thresholds, ECN, DCQCN ...).
-* heap  ``ht`` (time ps), ``hs`` (insertion sequence), ``hv`` (payload = arg * 16 + kind):
+* heap  ``h`` rows of (time ps, insertion sequence, payload = arg * 16 + kind):
   an array-backed binary min-heap ordered by (time, sequence) — ties break by insertion order,
   so runs are deterministic.
 * ``pk``  packets (row per packet slot; a free list threads unused rows through ``PK_NEXT``).
@@ -144,7 +144,7 @@ PT_RATE = 2  # bit/s
 PT_DELAY = 3  # ps
 PT_PEER_IS_SW = 4
 PT_NODE_IS_HOST = 5
-PT_BUSY = 6
+PT_BUSY = 6  # a TX_DONE event is pending for this port
 PT_PAUSED = 7  # this egress has been paused by its peer
 PT_CH = 8  # control FIFO head / tail
 PT_CT = 9
@@ -170,7 +170,8 @@ PT_TX_BYTES = 28
 PT_TX_PKTS = 29
 PT_RESUME_RX = 30
 PT_MAXIN = 31  # largest ingress occupancy seen
-PT_NUM = 32
+PT_BUSY_UNTIL = 32  # end of the current transmission
+PT_NUM = 34
 
 # ---- fl: flows (int64) --------------------------------------------------------------------------
 FL_SRC = 0
@@ -211,8 +212,9 @@ PARK_MILLER_M = 2147483647
 
 # =================================================================================================
 # heap
-@njit(cache=True)
-def heap_push(ht, hs, hv, g, t, kind, arg):
+@njit(cache=True, inline="always")
+def heap_push(h, g, t, kind, arg):
+    """Insert an event; ``h`` rows are (time, sequence, payload) so a node is one cache line."""
     n = g[G_HEAPN]
     seq = g[G_SEQ]
     g[G_SEQ] = seq + 1
@@ -220,61 +222,62 @@ def heap_push(ht, hs, hv, g, t, kind, arg):
     i = n
     while i > 0:
         p = (i - 1) >> 1
-        if ht[p] < t or (ht[p] == t and hs[p] < seq):
+        tp = h[p, 0]
+        if tp < t or (tp == t and h[p, 1] < seq):
             break
-        ht[i] = ht[p]
-        hs[i] = hs[p]
-        hv[i] = hv[p]
+        h[i, 0] = tp
+        h[i, 1] = h[p, 1]
+        h[i, 2] = h[p, 2]
         i = p
-    ht[i] = t
-    hs[i] = seq
-    hv[i] = v
+    h[i, 0] = t
+    h[i, 1] = seq
+    h[i, 2] = v
     g[G_HEAPN] = n + 1
 
 
-@njit(cache=True)
-def heap_pop(ht, hs, hv, g):
+@njit(cache=True, inline="always")
+def heap_pop(h, g):
     """Remove the root; the caller read it first."""
     n = g[G_HEAPN] - 1
     g[G_HEAPN] = n
     if n == 0:
         return
-    t = ht[n]
-    s = hs[n]
-    v = hv[n]
+    t = h[n, 0]
+    s = h[n, 1]
+    v = h[n, 2]
     i = 0
     while True:
         c = 2 * i + 1
         if c >= n:
             break
-        if c + 1 < n and (ht[c + 1] < ht[c] or (ht[c + 1] == ht[c] and hs[c + 1] < hs[c])):
+        if c + 1 < n and (h[c + 1, 0] < h[c, 0] or (h[c + 1, 0] == h[c, 0] and h[c + 1, 1] < h[c, 1])):
             c += 1
-        if t < ht[c] or (t == ht[c] and s < hs[c]):
+        if t < h[c, 0] or (t == h[c, 0] and s < h[c, 1]):
             break
-        ht[i] = ht[c]
-        hs[i] = hs[c]
-        hv[i] = hv[c]
+        h[i, 0] = h[c, 0]
+        h[i, 1] = h[c, 1]
+        h[i, 2] = h[c, 2]
         i = c
-    ht[i] = t
-    hs[i] = s
-    hv[i] = v
+    h[i, 0] = t
+    h[i, 1] = s
+    h[i, 2] = v
 
 
 # =================================================================================================
 # small helpers
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def ser_ps(nbytes, rate_bps):
     return (nbytes * 8 * PS_PER_S) // rate_bps
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rand01(g):
     x = (g[G_RNG] * 48271) % PARK_MILLER_M
     g[G_RNG] = x
     return x / PARK_MILLER_M
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def pkt_alloc(pk, g):
     i = g[G_FREE]
     g[G_FREE] = pk[i, PK_NEXT]
@@ -286,7 +289,7 @@ def pkt_alloc(pk, g):
     return i
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def pkt_free(pk, g, i):
     pk[i, PK_NEXT] = g[G_FREE]
     pk[i, PK_KIND] = -1
@@ -294,7 +297,7 @@ def pkt_free(pk, g, i):
     g[G_PKT_LIVE] -= 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def fifo_push(pt, pk, p, head, tail, i):
     pk[i, PK_NEXT] = -1
     if pt[p, tail] < 0:
@@ -304,7 +307,7 @@ def fifo_push(pt, pk, p, head, tail, i):
     pt[p, tail] = i
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def fifo_pop(pt, pk, p, head, tail):
     i = pt[p, head]
     nxt = pk[i, PK_NEXT]
@@ -315,7 +318,7 @@ def fifo_pop(pt, pk, p, head, tail):
     return i
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def pfc_threshold(cfg, cf, swused, node):
     if cfg[C_PFC_DYN] == 1:
         free = cfg[C_BUFFER] - swused[node]
@@ -325,20 +328,20 @@ def pfc_threshold(cfg, cf, swused, node):
     return cfg[C_XOFF]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def resume_threshold(cfg, cf, swused, node):
     if cfg[C_PFC_DYN] == 1:
         return pfc_threshold(cfg, cf, swused, node) - cfg[C_RESUME_OFFSET]
     return cfg[C_XON]
 
 
-@njit(cache=True)
-def send_pfc(pt, ht, hs, hv, g, p, on, log):
+@njit(cache=True, inline="always")
+def send_pfc(pt, h, g, p, on, log):
     """The switch at the far end of ``p`` sends PAUSE (on=1) / RESUME (0) for ingress ``p``; the
     64-byte frame is serialised on the reverse port and arrives after the link delay."""
     rev = p ^ 1
     t = g[G_NOW] + ser_ps(64, pt[rev, PT_RATE]) + pt[p, PT_DELAY]
-    heap_push(ht, hs, hv, g, t, EV_PFC, p * 2 + on)
+    heap_push(h, g, t, EV_PFC, p * 2 + on)
     if on == 1:
         pt[p, PT_PAUSE_SENT] = 1
         pt[p, PT_PAUSE_GEN] += 1
@@ -371,7 +374,7 @@ def dcqcn_alpha_ticks(fl, fr, cfg, cf, f, now):
 
 
 @njit(cache=True)
-def dcqcn_on_cnp(fl, fr, cfg, cf, ht, hs, hv, g, f):
+def dcqcn_on_cnp(fl, fr, cfg, cf, h, g, f):
     now = g[G_NOW]
     dcqcn_alpha_ticks(fl, fr, cfg, cf, f, now)
     fl[f, FL_CNP_FLAG] = 1
@@ -393,7 +396,7 @@ def dcqcn_on_cnp(fl, fr, cfg, cf, ht, hs, hv, g, f):
     fl[f, FL_BYTES_CNT] = 0
     # (re)start the increase timer from this decrease
     fl[f, FL_INC_GEN] += 1
-    heap_push(ht, hs, hv, g, now + cfg[C_DC_T_INC], EV_DCQCN_INC, f * 1024 + (fl[f, FL_INC_GEN] % 1024))
+    heap_push(h, g, now + cfg[C_DC_T_INC], EV_DCQCN_INC, f * 1024 + (fl[f, FL_INC_GEN] % 1024))
 
 
 @njit(cache=True)
@@ -418,29 +421,33 @@ def dcqcn_increase(fl, fr, cfg, cf, f):
 
 # =================================================================================================
 # transmission
-@njit(cache=True)
-def start_tx(pt, pk, fl, cfg, cf, swused, ht, hs, hv, g, log, p, i):
+@njit(cache=True, inline="always")
+def start_tx(pt, pk, fl, cfg, cf, swused, h, g, log, p, i):
     now = g[G_NOW]
     size = pk[i, PK_SIZE]
     s = ser_ps(size, pt[p, PT_RATE])
-    pt[p, PT_BUSY] = 1
+    pt[p, PT_BUSY_UNTIL] = now + s
     pt[p, PT_TX_BYTES] += size
     pt[p, PT_TX_PKTS] += 1
-    heap_push(ht, hs, hv, g, now + s, EV_TX_DONE, p)
+    # a TX_DONE event only when something waits behind this packet; otherwise the next enqueue
+    # (try_send) schedules it at PT_BUSY_UNTIL — most uncongested hops then cost one event
+    if pt[p, PT_CH] >= 0 or (pt[p, PT_FH] >= 0 if pt[p, PT_NODE_IS_HOST] == 1 else pt[p, PT_DH] >= 0):
+        pt[p, PT_BUSY] = 1
+        heap_push(h, g, now + s, EV_TX_DONE, p)
     arrive = now + s + pt[p, PT_DELAY]
     if pt[p, PT_PEER_IS_SW] == 1:
         arrive += cfg[C_SW_LAT]
     pk[i, PK_PORT] = p
     pk[i, PK_HOP] += 1
-    heap_push(ht, hs, hv, g, arrive, EV_ARRIVE, i)
+    heap_push(h, g, arrive, EV_ARRIVE, i)
     if pk[i, PK_KIND] == KIND_DATA:
         g[G_LAST_MOVE] = now
         if cfg[C_IB] == 1:
             pt[p, PT_CREDITS] -= (size + cfg[C_CREDIT_BYTES] - 1) // cfg[C_CREDIT_BYTES]
 
 
-@njit(cache=True)
-def leave_switch(pt, pk, cfg, cf, swused, ht, hs, hv, g, log, q, i):
+@njit(cache=True, inline="always")
+def leave_switch(pt, pk, cfg, cf, swused, h, g, log, q, i):
     """Data packet ``i`` leaves the switch through egress ``q``: release its ingress charge
     (RESUME below xon, or return credits), and RED-mark on the egress queue left behind."""
     size = pk[i, PK_SIZE]
@@ -454,10 +461,10 @@ def leave_switch(pt, pk, cfg, cf, swused, ht, hs, hv, g, log, q, i):
         pk[i, PK_IN] = -1
         if cfg[C_IB] == 1:
             n = (size + cfg[C_CREDIT_BYTES] - 1) // cfg[C_CREDIT_BYTES]
-            heap_push(ht, hs, hv, g, g[G_NOW] + pt[inp, PT_DELAY], EV_CREDIT, n * cfg[C_NPORTS] + inp)
+            heap_push(h, g, g[G_NOW] + pt[inp, PT_DELAY], EV_CREDIT, n * cfg[C_NPORTS] + inp)
         elif (cfg[C_PFC] == 1 and pt[inp, PT_PAUSE_SENT] == 1
               and pt[inp, PT_INBYTES] < resume_threshold(cfg, cf, swused, node)):
-            send_pfc(pt, ht, hs, hv, g, inp, 0, log)
+            send_pfc(pt, h, g, inp, 0, log)
     if cfg[C_ECN] == 1 and pk[i, PK_ECN] == 0:
         qb = pt[q, PT_QBYTES]
         kmin = cfg[C_KMIN]
@@ -474,8 +481,8 @@ def leave_switch(pt, pk, cfg, cf, swused, ht, hs, hv, g, log, q, i):
             g[G_ECN] += 1
 
 
-@njit(cache=True)
-def nic_next_packet(pt, pk, fl, fr, cfg, cf, ht, hs, hv, g, p):
+@njit(cache=True, inline="always")
+def nic_next_packet(pt, pk, fl, fr, cfg, cf, h, g, p):
     """Pick the next data packet of a sender NIC port: round-robin over its active flows, skipping
     flows whose rate limiter holds them; schedules a wake-up when all are held. -1 = none."""
     now = g[G_NOW]
@@ -528,19 +535,23 @@ def nic_next_packet(pt, pk, fl, fr, cfg, cf, ht, hs, hv, g, p):
         f = nxt
     if best_wake >= 0 and (pt[p, PT_WAKE_T] < 0 or best_wake < pt[p, PT_WAKE_T] or pt[p, PT_WAKE_T] < now):
         pt[p, PT_WAKE_T] = best_wake
-        heap_push(ht, hs, hv, g, best_wake, EV_WAKE, p)
+        heap_push(h, g, best_wake, EV_WAKE, p)
     return -1
 
 
 @njit(cache=True)
-def try_send(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, p):
+def try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, p):
     """Start the next transmission on port ``p`` if it is idle: control packets first; data only
     when the port is not paused (PFC) and holds credits for a full packet (InfiniBand)."""
     if pt[p, PT_BUSY] == 1:
         return
+    if g[G_NOW] < pt[p, PT_BUSY_UNTIL]:
+        pt[p, PT_BUSY] = 1
+        heap_push(h, g, pt[p, PT_BUSY_UNTIL], EV_TX_DONE, p)
+        return
     if pt[p, PT_CH] >= 0:
         i = fifo_pop(pt, pk, p, PT_CH, PT_CT)
-        start_tx(pt, pk, fl, cfg, cf, swused, ht, hs, hv, g, log, p, i)
+        start_tx(pt, pk, fl, cfg, cf, swused, h, g, log, p, i)
         return
     if pt[p, PT_PAUSED] == 1:
         return
@@ -561,16 +572,16 @@ def try_send(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, p):
             pt[p, PT_STALL_PS] += g[G_NOW] - pt[p, PT_STALL_T0]
             pt[p, PT_STALL_T0] = -1
     if is_host:
-        i = nic_next_packet(pt, pk, fl, fr, cfg, cf, ht, hs, hv, g, p)
+        i = nic_next_packet(pt, pk, fl, fr, cfg, cf, h, g, p)
         if i < 0:
             return
     else:
         i = fifo_pop(pt, pk, p, PT_DH, PT_DT)
-        leave_switch(pt, pk, cfg, cf, swused, ht, hs, hv, g, log, p, i)
-    start_tx(pt, pk, fl, cfg, cf, swused, ht, hs, hv, g, log, p, i)
+        leave_switch(pt, pk, cfg, cf, swused, h, g, log, p, i)
+    start_tx(pt, pk, fl, cfg, cf, swused, h, g, log, p, i)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i, node):
     """The egress port of packet ``i`` at switch ``node``."""
     f = pk[i, PK_FLOW]
@@ -604,8 +615,8 @@ def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i
     return best
 
 
-@njit(cache=True)
-def host_receive(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, apath, i, node):
+@njit(cache=True, inline="always")
+def host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, apath, i, node):
     f = pk[i, PK_FLOW]
     kind = pk[i, PK_KIND]
     now = g[G_NOW]
@@ -621,7 +632,7 @@ def host_receive(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, apath, i, 
         if cfg[C_IB] == 1:
             n = (pk[i, PK_SIZE] + cfg[C_CREDIT_BYTES] - 1) // cfg[C_CREDIT_BYTES]
             p = pk[i, PK_PORT]
-            heap_push(ht, hs, hv, g, now + pt[p, PT_DELAY], EV_CREDIT, n * cfg[C_NPORTS] + p)
+            heap_push(h, g, now + pt[p, PT_DELAY], EV_CREDIT, n * cfg[C_NPORTS] + p)
         out = apath[f, 0]
         if last or fl[f, FL_RX_PKTS] % cfg[C_ACK_EVERY] == 0:
             # reuse the slot as the ACK
@@ -647,7 +658,7 @@ def host_receive(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, apath, i, 
             pk[c, PK_SEQ] = 0
             g[G_CNPS] += 1
             fifo_push(pt, pk, out, PT_CH, PT_CT, c)
-        try_send(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, out)
+        try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, out)
         return
     if kind == KIND_ACK:
         if pk[i, PK_SEQ] > fl[f, FL_ACKED]:
@@ -656,13 +667,13 @@ def host_receive(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, apath, i, 
                 fl[f, FL_DONE_T] = now
                 g[G_FLOWS_DONE] += 1
     elif kind == KIND_CNP and cfg[C_CC] == 1:
-        dcqcn_on_cnp(fl, fr, cfg, cf, ht, hs, hv, g, f)
+        dcqcn_on_cnp(fl, fr, cfg, cf, h, g, f)
     pkt_free(pk, g, i)
 
 
 # =================================================================================================
 @njit(cache=True)
-def run(g, cfg, cf, ht, hs, hv, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh_links, link_a,
+def run(g, cfg, cf, h, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh_links, link_a,
         flowlet, log, until, quota):
     """Process events until a status (``ST_*``) says why it stopped. Re-entrant."""
     nflows = fl.shape[0]
@@ -673,7 +684,7 @@ def run(g, cfg, cf, ht, hs, hv, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh
             return ST_DONE
         if nflows > 0 and g[G_FLOWS_DONE] == nflows:
             return ST_DONE
-        if g[G_HEAPN] + 8 > ht.shape[0]:
+        if g[G_HEAPN] + 8 > h.shape[0]:
             return ST_GROW_HEAP
         if npk - g[G_PKT_LIVE] < 4:
             return ST_GROW_PKT
@@ -681,14 +692,14 @@ def run(g, cfg, cf, ht, hs, hv, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh
             return ST_GROW_LOG
         if done_events >= quota:
             return ST_QUOTA
-        t = ht[0]
+        t = h[0, 0]
         if t > until:
             return ST_UNTIL
         if g[G_QUEUED] > 0 and t - g[G_LAST_MOVE] > cfg[C_DEADLOCK_PS]:
             g[G_NOW] = g[G_LAST_MOVE] + cfg[C_DEADLOCK_PS]
             return ST_STALL
-        v = hv[0]
-        heap_pop(ht, hs, hv, g)
+        v = h[0, 2]
+        heap_pop(h, g)
         g[G_NOW] = t
         g[G_EVENTS] += 1
         done_events += 1
@@ -696,18 +707,18 @@ def run(g, cfg, cf, ht, hs, hv, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh
         arg = v // 16
         if kind == EV_TX_DONE:
             pt[arg, PT_BUSY] = 0
-            try_send(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, arg)
+            try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, arg)
         elif kind == EV_ARRIVE:
             i = arg
             p = pk[i, PK_PORT]
             node = pt[p, PT_PEER]
             if pt[p, PT_PEER_IS_SW] == 0:
-                host_receive(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, apath, i, node)
+                host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, apath, i, node)
                 continue
             q = route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i, node)
             if pk[i, PK_KIND] != KIND_DATA:
                 fifo_push(pt, pk, q, PT_CH, PT_CT, i)
-                try_send(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, q)
+                try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, q)
                 continue
             size = pk[i, PK_SIZE]
             if swused[node] + size > cfg[C_BUFFER] and cfg[C_IB] == 0:
@@ -728,8 +739,8 @@ def run(g, cfg, cf, ht, hs, hv, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh
             fifo_push(pt, pk, q, PT_DH, PT_DT, i)
             if (cfg[C_PFC] == 1 and pt[p, PT_PAUSE_SENT] == 0
                     and pt[p, PT_INBYTES] > pfc_threshold(cfg, cf, swused, node)):
-                send_pfc(pt, ht, hs, hv, g, p, 1, log)
-            try_send(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, q)
+                send_pfc(pt, h, g, p, 1, log)
+            try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, q)
         elif kind == EV_PFC:
             p = arg // 2
             on = arg % 2
@@ -748,7 +759,7 @@ def run(g, cfg, cf, ht, hs, hv, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh
                 if pt[p, PT_PAUSED] == 1:
                     pt[p, PT_PAUSED] = 0
                     pt[p, PT_PAUSED_PS] += t - pt[p, PT_PAUSE_T0]
-                    try_send(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, p)
+                    try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, p)
         elif kind == EV_FLOW_START:
             f = arg
             p = fl[f, FL_PORT]
@@ -760,16 +771,16 @@ def run(g, cfg, cf, ht, hs, hv, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh
                 fl[pt[p, PT_FT], FL_NEXT] = f
             pt[p, PT_FT] = f
             fl[f, FL_ALPHA_T] = t
-            try_send(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, p)
+            try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, p)
         elif kind == EV_WAKE:
             if pt[arg, PT_WAKE_T] == t:
                 pt[arg, PT_WAKE_T] = -1
-            try_send(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, arg)
+            try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, arg)
         elif kind == EV_CREDIT:
             nports = cfg[C_NPORTS]
             p = arg % nports
             pt[p, PT_CREDITS] += arg // nports
-            try_send(pt, pk, fl, fr, cfg, cf, swused, ht, hs, hv, g, log, p)
+            try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, p)
         elif kind == EV_DCQCN_INC:
             f = arg // 1024
             if arg % 1024 != fl[f, FL_INC_GEN] % 1024 or fl[f, FL_DONE_T] >= 0:
@@ -777,5 +788,5 @@ def run(g, cfg, cf, ht, hs, hv, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh
             if fr[f, FR_RATE] < fr[f, FR_LINE]:
                 fl[f, FL_INC_STAGE] += 1
                 dcqcn_increase(fl, fr, cfg, cf, f)
-                heap_push(ht, hs, hv, g, t + cfg[C_DC_T_INC], EV_DCQCN_INC, arg)
+                heap_push(h, g, t + cfg[C_DC_T_INC], EV_DCQCN_INC, arg)
     return ST_DONE

@@ -1,0 +1,132 @@
+"""Packet-engine benchmark: whole-process wall time, peak RSS and data packets per wall-second.
+
+Each case runs ``aifabric simulate SCENARIO --json`` in a fresh process under ``/usr/bin/time -v``
+(falling back to ``resource.getrusage`` of the child), after one warm-up run so the numba kernel
+cache is hot. Median of ``--repeat`` runs. Cases: the peer scenarios (peer-baselines.md) and a
+fat-tree scaling series (k = 8, 16, 24, permutation of 2 MB flows).
+
+    .venv/bin/python bench/sim_bench.py [--repeat 3] [--no-scaling] [--markdown]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PEER = ["perm128", "perm128-dcqcn", "incast32", "incast32-ib", "perm1024"]
+TARGETS = {"perm128-dcqcn": 0.6, "incast32": 0.4, "perm1024": 5.0}  # s, 2-core machine (the brief)
+PEER_WALL = {"perm128": "htsim 0.43 s", "perm128-dcqcn": "ns-3 1.70 s", "incast32": "htsim 0.09 s",
+             "incast32-ib": "—", "perm1024": "htsim 11.5 s"}
+
+SCALING = """name: fat-tree-k{k}-permutation
+seed: 1
+topology: {{kind: fat-tree, k: {k}, link_rate: 100Gbps, link_delay: 1us}}
+fabric:
+  technology: roce
+  mtu: 4000B
+  header: 64B
+  switch_buffer: 32MiB
+  pfc: {{enabled: true, mode: static, xoff: 60960B, xon: 48768B}}
+  ecn: {{enabled: false}}
+  routing: ecmp
+workload: {{kind: permutation, flow_size: 2MB}}
+sim: {{until: 100ms}}
+"""
+
+
+def aifabric_cmd() -> list[str]:
+    exe = Path(sys.executable).with_name("aifabric")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "aifabric"]
+
+
+def run_once(scenario: Path) -> dict:
+    cmd = aifabric_cmd() + ["simulate", str(scenario), "--json", "--no-progress"]
+    timer = shutil.which("time") or ("/usr/bin/time" if os.path.exists("/usr/bin/time") else None)
+    if timer:
+        p = subprocess.run([timer, "-v", *cmd], capture_output=True, text=True, cwd=ROOT)
+        wall = _gnu_time(p.stderr, r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)")
+        rss_kb = float(re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr).group(1))
+    else:  # pragma: no cover
+        import time
+
+        t0 = time.perf_counter()
+        p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+        wall = time.perf_counter() - t0
+        rss_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if p.returncode not in (0, 1):
+        raise RuntimeError(f"{scenario}: exit {p.returncode}: {p.stderr[-2000:]}")
+    d = json.loads(p.stdout)
+    return {"wall_s": wall, "rss_mib": rss_kb / 1024, "packets": d["engine"]["packets"],
+            "events": d["engine"]["events"], "engine_wall_s": d["engine"]["wall_s"],
+            "fct_p50_us": d["summary"]["fct_p50_us"], "fct_max_us": d["summary"]["fct_max_us"],
+            "pause_frames": d["summary"]["pause_frames"]}
+
+
+def _gnu_time(text: str, pattern: str) -> float:
+    v = re.search(pattern, text).group(1)
+    parts = [float(x) for x in v.split(":")]
+    s = 0.0
+    for x in parts:
+        s = s * 60 + x
+    return s
+
+
+def bench(scenario: Path, repeat: int) -> dict:
+    run_once(scenario)  # warm the kernel cache
+    runs = [run_once(scenario) for _ in range(repeat)]
+    med = {k: statistics.median(r[k] for r in runs) for k in ("wall_s", "rss_mib", "engine_wall_s")}
+    out = dict(runs[0])
+    out.update(med)
+    out["pkts_per_wall_s"] = out["packets"] / out["wall_s"]
+    out["runs_wall_s"] = [round(r["wall_s"], 2) for r in runs]
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-scaling", action="store_true")
+    ap.add_argument("--only", nargs="*", help="scenario names to run")
+    ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    a = ap.parse_args(argv)
+    rows = []
+    names = a.only or PEER
+    for name in names:
+        if name in PEER:
+            r = bench(ROOT / "scenarios" / f"{name}.yaml", a.repeat)
+            rows.append((name, r))
+            print(json.dumps({"case": name, **r}), file=sys.stderr)
+    if not a.no_scaling and not a.only:
+        with tempfile.TemporaryDirectory() as tmp:
+            for k in (8, 16, 24):
+                f = Path(tmp) / f"k{k}.yaml"
+                f.write_text(SCALING.format(k=k))
+                r = bench(f, 1 if k == 24 else a.repeat)
+                rows.append((f"fat-tree k={k} permutation ({k ** 3 // 4} hosts)", r))
+                print(json.dumps({"case": f"k{k}", **r}), file=sys.stderr)
+    if a.markdown:
+        print("| case | wall (s, median) | peak RSS (MiB) | engine wall (s) | data packets | events | "
+              "data pkts / wall-s | target | peer |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for name, r in rows:
+            tgt = TARGETS.get(name)
+            print(f"| {name} | {r['wall_s']:.2f} ({', '.join(map(str, r['runs_wall_s']))}) | {r['rss_mib']:.0f} | "
+                  f"{r['engine_wall_s']:.2f} | {r['packets']:,} | {r['events']:,} | {r['pkts_per_wall_s']:,.0f} | "
+                  f"{'≤ ' + str(tgt) + ' s' if tgt else '—'} | {PEER_WALL.get(name, '—')} |")
+    else:
+        print(json.dumps(dict(rows), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
