@@ -52,6 +52,7 @@ COLUMNS: dict[str, dict[str, str]] = {
         "if_index": "interface index on the node (1-based, link-id order, as ns-3)",
         "rate_gbps": "link rate",
         "max_queue_bytes": "largest egress data queue",
+        "mean_queue_bytes": "egress data queue averaged over the run (0 → end)",
         "max_ingress_bytes": "largest ingress occupancy charged to this interface (PFC / credit accounting)",
         "pause_sent": "PFC PAUSE frames this interface sent to its peer",
         "pause_received": "PFC PAUSE frames this interface received",

@@ -102,7 +102,9 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
     ports_df = pd.DataFrame({
         "node": node, "node_name": np.asarray(topo.node_names, dtype=object)[node], "peer": pt[:, K.PT_PEER],
         "link": p // 2, "if_index": if_index, "rate_gbps": pt[:, K.PT_RATE] / 1e9,
-        "max_queue_bytes": pt[:, K.PT_MAXQ], "max_ingress_bytes": pt[rev, K.PT_MAXIN],
+        "max_queue_bytes": pt[:, K.PT_MAXQ],
+        "mean_queue_bytes": (pt[:, K.PT_QINT] + pt[:, K.PT_QBYTES] * (now - pt[:, K.PT_QLAST])) / max(now, 1),
+        "max_ingress_bytes": pt[rev, K.PT_MAXIN],
         "pause_sent": pt[rev, K.PT_PAUSE_GEN], "pause_received": pt[:, K.PT_PAUSE_RX],
         "paused_time_us": paused / 1e6, "ecn_marks": pt[:, K.PT_ECN], "drops": pt[:, K.PT_DROPS],
         "credit_stall_us": stall / 1e6, "tx_bytes": pt[:, K.PT_TX_BYTES], "tx_packets": pt[:, K.PT_TX_PKTS],

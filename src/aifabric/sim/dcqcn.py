@@ -24,11 +24,13 @@ DCQCN_PRESETS: dict[str, dict[str, tuple[float, str]]] = {
         "cnp_interval": (4 * US, "ConnectX MIN_TIME_BETWEEN_CNPS 4 µs, the NP pacing ns-3 Mellanox mimics (E.4)"),
         "alpha0": (1.0, "INITIAL_ALPHA_VALUE 1023/1024 ≈ 1 (E.4)"),
         "min_dec_fac": (0.5, "RPG_MIN_DEC_FAC 50 %: a single cut at most halves the rate (E.4)"),
+        "clamp_target": (0, "HPCC ns-3 CLAMP_TARGET_RATE 0: target follows the rate only after an increase"),
+        "timer_only": (1, "HPCC ns-3 Mellanox model: increase stages from RP_TIMER only, no byte counter"),
     },
     "paper": {
         "g": (1 / 256, "DCQCN paper g = 1/256 (E.4)"),
         "rate_ai_per_gbps": (40e6 / 40, "DCQCN paper R_AI 40 Mb/s on a 40G testbed (E.4)"),
-        "rate_hai_per_gbps": (400e6 / 40, "paper R_HAI = 10 × R_AI (htsim uses B/10 for HAI vs B/20... E.4)"),
+        "rate_hai_per_gbps": (400e6 / 40, "R_HAI = 10 × R_AI, the HPCC-repo ratio (50 vs 5 Mb/s per 25G, E.4); the paper gives none"),
         "min_rate": (100e6, "HPCC ns-3 default MIN_RATE 100 Mb/s (paper gives none, E.4)"),
         "alpha_update_timer": (55 * US, "paper α-update timer K = 55 µs (E.4)"),
         "rate_decrease_interval": (50 * US, "paper variant rate-decrease interval 50 µs (E.4)"),
@@ -38,6 +40,8 @@ DCQCN_PRESETS: dict[str, dict[str, tuple[float, str]]] = {
         "cnp_interval": (50 * US, "paper NP CNP interval N = 50 µs (E.4)"),
         "alpha0": (1.0, "paper α starts at 1 (E.4)"),
         "min_dec_fac": (0.5, "α ≤ 1 ⇒ the paper's cut R(1 − α/2) is at most a halving"),
+        "clamp_target": (1, "paper: every cut sets R_T = R_C"),
+        "timer_only": (0, "paper: timer and byte counter both drive the stages"),
     },
     "nvidia-firmware": {
         "g": (5 / 1024, "ConnectX DCE_TCP_G 1019/1024 ⇒ g ≈ 5/1024 (E.4, interpretation)"),
@@ -52,6 +56,8 @@ DCQCN_PRESETS: dict[str, dict[str, tuple[float, str]]] = {
         "cnp_interval": (4 * US, "MIN_TIME_BETWEEN_CNPS 4 µs (E.4)"),
         "alpha0": (1023 / 1024, "INITIAL_ALPHA_VALUE 1023 (E.4)"),
         "min_dec_fac": (0.5, "RPG_MIN_DEC_FAC 50 % (E.4)"),
+        "clamp_target": (0, "CLAMP_TGT_RATE 0 (E.4)"),
+        "timer_only": (0, "RPG_TIME_RESET and RPG_BYTE_RESET both drive increases (E.4)"),
     },
 }
 

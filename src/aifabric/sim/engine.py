@@ -205,6 +205,8 @@ def compile_scenario(scenario, topo, flows) -> State:
         cfg[K.C_DC_T_INC] = int(dc["rate_increase_timer"])
         cfg[K.C_DC_BYTES] = int(dc["byte_counter"])
         cfg[K.C_DC_F] = int(dc["fast_recovery_stages"])
+        cfg[K.C_DC_CLAMP] = int(dc["clamp_target"])
+        cfg[K.C_DC_TIMER_ONLY] = int(dc["timer_only"])
         cf[K.CF_DC_G] = dc["g"]
         cf[K.CF_DC_AI] = dc["rate_ai"]
         cf[K.CF_DC_HAI] = dc["rate_hai"]

@@ -108,6 +108,8 @@ C_DC_T_INC = 26
 C_DC_BYTES = 27
 C_DC_F = 28
 C_MAXHOP = 29
+C_DC_CLAMP = 30  # 1: every cut sets target = rate (paper); 0: only after an increase (ns-3 CLAMP_TARGET_RATE 0)
+C_DC_TIMER_ONLY = 31  # 1: stages counted by the timer alone (ns-3 Mellanox model, no byte counter)
 C_NUM = 32
 
 # ---- cf: float64 configuration ------------------------------------------------------------------
@@ -171,7 +173,9 @@ PT_TX_PKTS = 29
 PT_RESUME_RX = 30
 PT_MAXIN = 31  # largest ingress occupancy seen
 PT_BUSY_UNTIL = 32  # end of the current transmission
-PT_NUM = 34
+PT_QINT = 33  # ∫ queued data bytes dt (byte·ps), for the time-averaged queue
+PT_QLAST = 34  # time of the last queue change
+PT_NUM = 36
 
 # ---- fl: flows (int64) --------------------------------------------------------------------------
 FL_SRC = 0
@@ -383,7 +387,8 @@ def dcqcn_on_cnp(fl, fr, cfg, cf, h, g, f):
         return
     fl[f, FL_DEC_T] = now + cfg[C_DC_T_DEC]
     r = fr[f, FR_RATE]
-    fr[f, FR_TARGET] = r
+    if cfg[C_DC_CLAMP] == 1 or fl[f, FL_INC_STAGE] + fl[f, FL_BYTE_STAGE] > 0:
+        fr[f, FR_TARGET] = r
     cut = fr[f, FR_ALPHA] / 2.0
     if cut > cf[CF_DC_MIN_DEC]:
         cut = cf[CF_DC_MIN_DEC]
@@ -401,13 +406,18 @@ def dcqcn_on_cnp(fl, fr, cfg, cf, h, g, f):
 
 @njit(cache=True)
 def dcqcn_increase(fl, fr, cfg, cf, f):
-    """One increase event (timer or byte counter): fast recovery while both counters are below F,
-    hyper increase when both reached F, additive otherwise (DCQCN paper, Zhu et al. 2015)."""
+    """One increase event (timer or byte counter). Paper rule (Zhu et al. 2015): fast recovery while
+    both counters are below F, hyper increase when both reached F, additive otherwise. ns-3 Mellanox
+    rule (timer only): fast recovery for the first F events, additive at the F-th, hyper after."""
     stage_f = cfg[C_DC_F]
     ti = fl[f, FL_INC_STAGE]
     bi = fl[f, FL_BYTE_STAGE]
+    if cfg[C_DC_TIMER_ONLY] == 1:
+        bi = ti  # ns-3 Mellanox: fast recovery for F timer events, then additive once, then hyper
     line = fr[f, FR_LINE]
-    if ti >= stage_f and bi >= stage_f:
+    if ti > stage_f and bi > stage_f and cfg[C_DC_TIMER_ONLY] == 1:
+        fr[f, FR_TARGET] += cf[CF_DC_HAI]
+    elif ti >= stage_f and bi >= stage_f and cfg[C_DC_TIMER_ONLY] == 0:
         step = ti - stage_f + 1 if ti < bi else bi - stage_f + 1
         fr[f, FR_TARGET] += cf[CF_DC_HAI] * step
     elif ti >= stage_f or bi >= stage_f:
@@ -452,6 +462,9 @@ def leave_switch(pt, pk, cfg, cf, swused, h, g, log, q, i):
     (RESUME below xon, or return credits), and RED-mark on the egress queue left behind."""
     size = pk[i, PK_SIZE]
     node = pt[q, PT_NODE]
+    now = g[G_NOW]
+    pt[q, PT_QINT] += pt[q, PT_QBYTES] * (now - pt[q, PT_QLAST])
+    pt[q, PT_QLAST] = now
     pt[q, PT_QBYTES] -= size
     swused[node] -= size
     g[G_QUEUED] -= 1
@@ -514,7 +527,7 @@ def nic_next_packet(pt, pk, fl, fr, cfg, cf, h, g, p):
             if cfg[C_CC] == 1:
                 fl[f, FL_NEXT_SEND] = now + np.int64((payload + cfg[C_HDR]) * 8 * PS_PER_S / fr[f, FR_RATE])
                 fl[f, FL_BYTES_CNT] += payload
-                if fl[f, FL_BYTES_CNT] >= cfg[C_DC_BYTES]:
+                if fl[f, FL_BYTES_CNT] >= cfg[C_DC_BYTES] and cfg[C_DC_TIMER_ONLY] == 0:
                     fl[f, FL_BYTES_CNT] = 0
                     if fr[f, FR_RATE] < fr[f, FR_LINE]:
                         fl[f, FL_BYTE_STAGE] += 1
@@ -732,6 +745,8 @@ def run(g, cfg, cf, h, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh_links, l
             if pt[p, PT_INBYTES] > pt[p, PT_MAXIN]:
                 pt[p, PT_MAXIN] = pt[p, PT_INBYTES]
             pk[i, PK_IN] = p
+            pt[q, PT_QINT] += pt[q, PT_QBYTES] * (t - pt[q, PT_QLAST])
+            pt[q, PT_QLAST] = t
             pt[q, PT_QBYTES] += size
             if pt[q, PT_QBYTES] > pt[q, PT_MAXQ]:
                 pt[q, PT_MAXQ] = pt[q, PT_QBYTES]
