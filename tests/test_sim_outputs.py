@@ -96,9 +96,27 @@ def test_hpcc_flow_file_start_offset_round_trips_into_fct_txt(tmp_path):
                                                + ([pytest.mark.slow] if n == "perm1024" else []))
                                   for n in SCENARIOS])
 def test_shipped_scenario_runs(name):
-    """Every scenario in scenarios/ runs to completion losslessly."""
+    """Every scenario in scenarios/ runs losslessly: to completion, or (the deadlock example) to a
+    detected deadlock."""
     from aifabric.scenario import load_scenario
 
     r = simulate(load_scenario(ROOT / "scenarios" / f"{name}.yaml"))
-    assert r.summary["completed_flows"] == r.summary["flows"]
     assert r.summary["drops"] == 0
+    if "deadlock" in name:
+        assert r.summary["deadlock"]
+    else:
+        assert r.summary["completed_flows"] == r.summary["flows"]
+
+
+def test_deadlock_is_detected_and_cycle_reported():
+    """A PFC cyclic buffer dependency on a 5-switch ring stops the run with deadlock: true, names
+    the cycle of paused ring ports, and the CLI exits 1."""
+    from aifabric.scenario import load_scenario
+
+    r = simulate(load_scenario(ROOT / "scenarios" / "ring5-deadlock.yaml"))
+    assert r.summary["deadlock"] is True
+    cyc = r.engine["deadlock_cycle"]
+    assert sorted(cyc) == ["sw0->sw1", "sw1->sw2", "sw2->sw3", "sw3->sw4", "sw4->sw0"]
+    assert r.summary["completed_flows"] == 0
+    p = _cli("simulate", str(ROOT / "scenarios" / "ring5-deadlock.yaml"), "--json")
+    assert p.returncode == 1 and json.loads(p.stdout)["summary"]["deadlock"] is True

@@ -140,6 +140,8 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
         "dropped_bytes": int(g[K.G_DROP_BYTES]), "in_flight_bytes": engine.in_flight_payload(st),
         "routing": st.info["routing"],
     }
+    if status == K.ST_STALL:
+        engine_stats["deadlock_cycle"] = deadlock_cycle(topo, pt)
     if st.info.get("vl_buffer_bytes"):
         engine_stats["ib_vl_buffer_bytes"] = int(st.info["vl_buffer_bytes"])
     n = int(g[K.G_LOGN])
@@ -157,6 +159,46 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
 
 
 _STATUS = {0: "done", 1: "time limit", 6: "deadlock"}
+
+
+def deadlock_cycle(topo, pt) -> list[str]:
+    """A cycle of blocked egress ports ("a->b" by node name) in the wait-for graph: egress p
+    (a→b) is blocked when it holds data and is paused (PFC) or out of credits; it waits on the
+    blocked egresses of b, where the packets charged to p's ingress sit. Empty if none found."""
+    import numpy as np
+
+    from aifabric.sim import kernel as K
+
+    queued = (pt[:, K.PT_DH] >= 0) | ((pt[:, K.PT_NODE_IS_HOST] == 1) & (pt[:, K.PT_FH] >= 0))
+    stuck = (pt[:, K.PT_PAUSED] == 1) | (pt[:, K.PT_STALL_T0] >= 0)
+    blocked = np.flatnonzero(queued & stuck)
+    by_node: dict[int, list[int]] = {}
+    for p in blocked.tolist():
+        by_node.setdefault(int(pt[p, K.PT_NODE]), []).append(p)
+    color: dict[int, int] = {}
+    stack: list[int] = []
+
+    def dfs(p):
+        color[p] = 1
+        stack.append(p)
+        for q in by_node.get(int(pt[p, K.PT_PEER]), []):
+            if color.get(q) == 1:
+                return stack[stack.index(q):]
+            if q not in color:
+                cyc = dfs(q)
+                if cyc:
+                    return cyc
+        color[p] = 2
+        stack.pop()
+        return None
+
+    for p in blocked.tolist():
+        if p not in color:
+            cyc = dfs(p)
+            if cyc:
+                names = topo.node_names
+                return [f"{names[int(pt[q, K.PT_NODE])]}->{names[int(pt[q, K.PT_PEER])]}" for q in cyc]
+    return []
 
 
 def _if_index(topo, node, link):

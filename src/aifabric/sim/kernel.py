@@ -694,6 +694,9 @@ def run(g, cfg, cf, h, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh_links, l
     done_events = 0
     while True:
         if g[G_HEAPN] == 0:
+            if g[G_QUEUED] > 0:  # packets queued and nothing left that could ever move them
+                g[G_NOW] = g[G_LAST_MOVE] + cfg[C_DEADLOCK_PS]
+                return ST_STALL
             return ST_DONE
         if nflows > 0 and g[G_FLOWS_DONE] == nflows:
             return ST_DONE
