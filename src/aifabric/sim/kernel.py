@@ -611,15 +611,17 @@ def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i
             return flowlet[f, 2 * hop]
     d = fl[f, FL_DST]
     k = node * cfg[C_NHOSTS] + d
-    best = -1
-    best_q = 0
+    # ties keep the ECMP choice (so flows starting on an idle fabric spread by hash, not all on
+    # the first port); another port wins only when strictly less occupied
+    best = fpath[f, hop]
+    best_q = pt[best, PT_QBYTES] + (cfg[C_BUFFER] if pt[best, PT_PAUSED] == 1 else 0)
     for j in range(nh_off[k], nh_off[k + 1]):
         lk = nh_links[j]
         q = 2 * lk + (1 if link_a[lk] != node else 0)
         occ = pt[q, PT_QBYTES]
         if pt[q, PT_PAUSED] == 1:
             occ += cfg[C_BUFFER]
-        if best < 0 or occ < best_q:
+        if occ < best_q:
             best = q
             best_q = occ
     if cfg[C_ROUTING] == 2:
