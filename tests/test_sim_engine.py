@@ -99,6 +99,8 @@ cases = {{
                               "ecn": {{"enabled": True, "kmin": "5KB", "kmax": "20KB", "pmax": 0.5}},
                               "congestion_control": "dcqcn"}}),
     "ib": scenario(fat_tree(4), {{"kind": "permutation", "flow_size": "20KB"}}, fabric={{"technology": "infiniband"}}),
+    "lossy": scenario(star(4), {{"kind": "incast", "senders": 3, "receiver": 0, "flow_size": "100KB"}},
+                      fabric={{"pfc": {{"enabled": False}}, "switch_buffer": "30KB"}}),
     "adaptive": scenario(fat_tree(4), {{"kind": "permutation", "flow_size": "20KB"}},
                          fabric={{"routing": "adaptive", "adaptive": {{"granularity": "packet"}}}}),
 }}
@@ -124,10 +126,11 @@ def _parity_run(disable_jit: bool) -> dict:
 
 def test_kernel_parity_with_numba_disabled():
     """The kernel gives bit-identical results compiled and as plain Python (NUMBA_DISABLE_JIT=1),
-    with PFC, DCQCN, InfiniBand credits and adaptive routing exercised."""
+    with PFC, DCQCN, InfiniBand credits, lossy go-back-N and adaptive routing exercised."""
     jit = _parity_run(False)
     nojit = _parity_run(True)
     assert jit["pfc"]["summary"]["pause_frames"] > 0
+    assert jit["lossy"]["summary"]["drops"] > 0
     assert jit["dcqcn"]["summary"]["ecn_marks"] > 0
     assert jit == nojit
 
@@ -212,3 +215,20 @@ def test_ib_small_incast_credit_stalls():
     assert r.summary["completed_flows"] == 3
     assert r.ports["credit_stall_us"].sum() > 0
     assert r.engine["ib_vl_buffer_bytes"] == 8192
+
+
+def test_lossy_roce_drops_and_recovers_with_go_back_n():
+    """PFC off, small buffer: the incast drops packets, go-back-N (NACK or timeout) resends them,
+    every flow completes with exactly its bytes delivered in order, and bytes are conserved
+    (injected = delivered + in flight + dropped + discarded by the receiver)."""
+    sc = scenario(star(5), {"kind": "incast", "senders": 4, "receiver": 0, "flow_size": "1MB"},
+                  fabric={"pfc": {"enabled": False}, "switch_buffer": "100KB"})
+    r = simulate(sc)
+    e = r.engine
+    assert r.summary["drops"] > 0 and r.summary["pause_frames"] == 0
+    assert r.summary["completed_flows"] == 4
+    assert e["delivered_bytes"] == 4 * 1_000_000
+    assert e["retransmissions"] > 0 and r.flows["retransmissions"].sum() == e["retransmissions"]
+    assert e["injected_bytes"] == (e["delivered_bytes"] + e["in_flight_bytes"] + e["dropped_bytes"]
+                                   + e["discarded_bytes"])
+    assert (r.ports["drops"] > 0).sum() == 1

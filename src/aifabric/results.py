@@ -42,6 +42,7 @@ COLUMNS: dict[str, dict[str, str]] = {
         "dport": "destination port",
         "hops": "links on the data path",
         "cnps": "DCQCN congestion notifications the sender received",
+        "retransmissions": "go-back-N rewinds (lossy mode: NACK or timeout)",
         "completed": "all bytes acknowledged before the run ended",
     },
     "ports": {

@@ -39,9 +39,6 @@ def simulate(scenario, flows=None, topology=None, progress=None) -> Results:
         raise InputError("simulate needs a workload", field="workload")
     if scenario.fabric.failures:
         raise InputError("the packet engine does not model link failures yet", field="fabric.failures")
-    if scenario.fabric.technology == "roce" and not scenario.fabric.pfc.enabled:
-        raise InputError("lossy RoCE (pfc.enabled: false) needs loss recovery, not modelled yet",
-                         field="fabric.pfc.enabled", allowed="true")
     if topology is None:
         from aifabric.topology import from_spec
 
@@ -87,7 +84,7 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
         "dst": flows["dst"].to_numpy(np.int64), "size_bytes": size, "start_us": start / 1e6,
         "fct_us": fct, "rx_fct_us": rx_fct, "ideal_fct_us": ideal, "slowdown": slowdown,
         "throughput_gbps": thr, "sport": st.info["sport"], "dport": flows["dport"].to_numpy(np.int64),
-        "hops": hops, "cnps": fl[:, K.FL_CNP_RX], "completed": completed,
+        "hops": hops, "cnps": fl[:, K.FL_CNP_RX], "retransmissions": fl[:, K.FL_RETX], "completed": completed,
     })
 
     # ---- ports: one row per interface (node, link); egress stats of port p, PAUSE sent = frames
@@ -137,7 +134,8 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
         "sim_time_us": now / 1e6, "status": _STATUS.get(int(status), str(status)),
         "acks": int(g[K.G_ACKS]), "cnps": int(g[K.G_CNPS]), "resume_frames": int(g[K.G_RESUMES]),
         "injected_bytes": int(g[K.G_INJ_BYTES]), "delivered_bytes": int(g[K.G_DELIV_BYTES]),
-        "dropped_bytes": int(g[K.G_DROP_BYTES]), "in_flight_bytes": engine.in_flight_payload(st),
+        "dropped_bytes": int(g[K.G_DROP_BYTES]), "discarded_bytes": int(g[K.G_DISCARD_BYTES]),
+        "retransmissions": int(g[K.G_RETX]), "nacks": int(g[K.G_NACKS]), "in_flight_bytes": engine.in_flight_payload(st),
         "routing": st.info["routing"],
     }
     if status == K.ST_STALL:

@@ -147,7 +147,7 @@ def compile_scenario(scenario, topo, flows) -> State:
     fl[:, K.FL_SIZE] = size
     fl[:, K.FL_START] = start
     fl[:, K.FL_PORT] = fpath[:, 0] if nf else 0
-    for col in (K.FL_DONE_T, K.FL_RX_T, K.FL_NEXT, K.FL_LAST_CNP):
+    for col in (K.FL_DONE_T, K.FL_RX_T, K.FL_NEXT, K.FL_LAST_CNP, K.FL_NACK_T, K.FL_NACK_SEQ, K.FL_REWIND_SEQ):
         fl[:, col] = -1
     line = pt[fl[:, K.FL_PORT], K.PT_RATE].astype(np.float64) if nf else np.zeros(0)
     fr = np.zeros((nf, K.FR_NUM), dtype=np.float64)
@@ -194,6 +194,13 @@ def compile_scenario(scenario, topo, flows) -> State:
     cfg[K.C_NPORTS] = npt
     cfg[K.C_DEADLOCK_PS] = scenario.sim.deadlock_timeout
     cfg[K.C_MAXHOP] = maxhop
+    cfg[K.C_LOSSY] = int(not ib and not fab.pfc.enabled)
+    # go-back-N timing: one NACK / rewind per byte per base round trip (longest path, MTU packets),
+    # timeout after 20 round trips without ACK progress (at least 100 µs)
+    pkt_ps = (fab.mtu_bytes + fab.header_bytes) * 8 * K.PS_PER_S // int(topo.link_rate_bps.min())
+    rtt_ps = 2 * (maxhop - 1) * (int(topo.link_delay_ps.max()) + pkt_ps)
+    cfg[K.C_NACK_GAP] = rtt_ps
+    cfg[K.C_RTO] = max(20 * rtt_ps, 100 * 10**6)
     dc = None
     if fab.congestion_control == "dcqcn":
         from aifabric.sim.dcqcn import dcqcn_params

@@ -43,6 +43,7 @@ EV_PFC = 3  # arg = port * 2 + on
 EV_WAKE = 4  # a host NIC port retries after its rate limiters
 EV_CREDIT = 5  # arg = credits * num_ports + port
 EV_DCQCN_INC = 6  # arg = flow: rate-increase timer
+EV_RTO = 7  # arg = flow: retransmission timeout check (lossy mode)
 
 # ---- status codes returned by run() ------------------------------------------------------------
 ST_DONE = 0  # every flow completed, or nothing left to do
@@ -75,6 +76,9 @@ G_LOGN = 17  # PFC log entries
 G_LAST_MOVE = 18  # time a data packet last started transmission
 G_QUEUED = 19  # data packets queued in switches
 G_ACKS = 20
+G_DISCARD_BYTES = 21  # payload discarded by receivers (out of order / duplicate, go-back-N)
+G_RETX = 22  # go-back-N rewinds (NACK or timeout)
+G_NACKS = 23
 G_NUM = 24
 
 # ---- cfg: int64 configuration -------------------------------------------------------------------
@@ -110,7 +114,10 @@ C_DC_F = 28
 C_MAXHOP = 29
 C_DC_CLAMP = 30  # 1: every cut sets target = rate (paper); 0: only after an increase (ns-3 CLAMP_TARGET_RATE 0)
 C_DC_TIMER_ONLY = 31  # 1: stages counted by the timer alone (ns-3 Mellanox model, no byte counter)
-C_NUM = 32
+C_LOSSY = 32  # 1: no PFC/credits; drops on a full buffer, go-back-N recovery
+C_NACK_GAP = 33  # at most one NACK / rewind per expected byte within this time
+C_RTO = 34  # retransmission timeout without ACK progress
+C_NUM = 40
 
 # ---- cf: float64 configuration ------------------------------------------------------------------
 CF_PMAX = 0
@@ -138,6 +145,7 @@ PK_NUM = 10
 KIND_DATA = 0
 KIND_ACK = 1
 KIND_CNP = 2
+KIND_NACK = 3
 
 # ---- pt: directed ports -------------------------------------------------------------------------
 PT_NODE = 0  # sending node
@@ -202,7 +210,14 @@ FL_BYTE_STAGE = 20  # byte-counter events since the last decrease
 FL_BYTES_CNT = 21  # bytes sent since the last byte-counter event
 FL_INC_PENDING = 22  # a rate-increase timer is scheduled
 FL_INC_GEN = 23  # generation of the timer (stale timers are ignored)
-FL_NUM = 24
+FL_NACK_T = 24  # receiver: when it last sent a NACK
+FL_NACK_SEQ = 25
+FL_REWIND_T = 26  # sender: last go-back-N rewind
+FL_REWIND_SEQ = 27
+FL_RTO_PENDING = 28
+FL_PROGRESS_T = 29  # sender: last time ACKED advanced
+FL_RETX = 30  # rewinds of this flow
+FL_NUM = 32
 
 FR_RATE = 0
 FR_TARGET = 1
@@ -494,6 +509,37 @@ def leave_switch(pt, pk, cfg, cf, swused, h, g, log, q, i):
             g[G_ECN] += 1
 
 
+@njit(cache=True)
+def activate(pt, fl, f):
+    """Put flow ``f`` on the tail of its NIC port's round-robin list."""
+    p = fl[f, FL_PORT]
+    fl[f, FL_ACTIVE] = 1
+    fl[f, FL_NEXT] = -1
+    if pt[p, PT_FT] < 0:
+        pt[p, PT_FH] = f
+    else:
+        fl[pt[p, PT_FT], FL_NEXT] = f
+    pt[p, PT_FT] = f
+
+
+@njit(cache=True)
+def go_back(pt, pk, fl, fr, cfg, cf, swused, h, g, log, f, seq):
+    """Go-back-N: resend from byte ``seq`` (unless just done for the same byte)."""
+    now = g[G_NOW]
+    if fl[f, FL_SENT] <= seq or fl[f, FL_DONE_T] >= 0:
+        return
+    if fl[f, FL_REWIND_SEQ] == seq and now - fl[f, FL_REWIND_T] < cfg[C_NACK_GAP]:
+        return
+    fl[f, FL_REWIND_SEQ] = seq
+    fl[f, FL_REWIND_T] = now
+    fl[f, FL_SENT] = seq
+    fl[f, FL_RETX] += 1
+    g[G_RETX] += 1
+    if fl[f, FL_ACTIVE] == 0:
+        activate(pt, fl, f)
+    try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, fl[f, FL_PORT])
+
+
 @njit(cache=True, inline="always")
 def nic_next_packet(pt, pk, fl, fr, cfg, cf, h, g, p):
     """Pick the next data packet of a sender NIC port: round-robin over its active flows, skipping
@@ -541,6 +587,9 @@ def nic_next_packet(pt, pk, fl, fr, cfg, cf, h, g, p):
                 pt[p, PT_FT] = f
             else:
                 fl[f, FL_ACTIVE] = 0
+                if cfg[C_LOSSY] == 1 and fl[f, FL_RTO_PENDING] == 0:
+                    fl[f, FL_RTO_PENDING] = 1
+                    heap_push(h, g, now + cfg[C_RTO], EV_RTO, f)
             return i
         if best_wake < 0 or fl[f, FL_NEXT_SEND] < best_wake:
             best_wake = fl[f, FL_NEXT_SEND]
@@ -637,6 +686,28 @@ def host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, apath, i, node):
     now = g[G_NOW]
     if kind == KIND_DATA:
         payload = pk[i, PK_PAYLOAD]
+        if cfg[C_LOSSY] == 1 and pk[i, PK_SEQ] - payload != fl[f, FL_RCVD]:
+            # go-back-N receiver: discard what is not the next expected byte; NACK a gap (at most
+            # once per NACK gap for the same byte), re-ACK a duplicate
+            g[G_DISCARD_BYTES] += payload
+            gap = pk[i, PK_SEQ] - payload > fl[f, FL_RCVD]
+            if gap and fl[f, FL_NACK_SEQ] == fl[f, FL_RCVD] and now - fl[f, FL_NACK_T] < cfg[C_NACK_GAP]:
+                pkt_free(pk, g, i)
+                return
+            if gap:
+                fl[f, FL_NACK_SEQ] = fl[f, FL_RCVD]
+                fl[f, FL_NACK_T] = now
+                g[G_NACKS] += 1
+            out = apath[f, 0]
+            pk[i, PK_KIND] = KIND_NACK if gap else KIND_ACK
+            pk[i, PK_SIZE] = cfg[C_ACK_BYTES]
+            pk[i, PK_PAYLOAD] = 0
+            pk[i, PK_SEQ] = fl[f, FL_RCVD]
+            pk[i, PK_HOP] = 0
+            pk[i, PK_ECN] = 0
+            fifo_push(pt, pk, out, PT_CH, PT_CT, i)
+            try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, out)
+            return
         fl[f, FL_RCVD] += payload
         fl[f, FL_RX_PKTS] += 1
         g[G_DELIV_BYTES] += payload
@@ -675,12 +746,18 @@ def host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, apath, i, node):
             fifo_push(pt, pk, out, PT_CH, PT_CT, c)
         try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, out)
         return
-    if kind == KIND_ACK:
+    if kind in (KIND_ACK, KIND_NACK):
         if pk[i, PK_SEQ] > fl[f, FL_ACKED]:
             fl[f, FL_ACKED] = pk[i, PK_SEQ]
+            fl[f, FL_PROGRESS_T] = now
             if fl[f, FL_ACKED] >= fl[f, FL_SIZE] and fl[f, FL_DONE_T] < 0:
                 fl[f, FL_DONE_T] = now
                 g[G_FLOWS_DONE] += 1
+        if kind == KIND_NACK:
+            seq = pk[i, PK_SEQ]
+            pkt_free(pk, g, i)
+            go_back(pt, pk, fl, fr, cfg, cf, swused, h, g, log, f, seq)
+            return
     elif kind == KIND_CNP and cfg[C_CC] == 1:
         dcqcn_on_cnp(fl, fr, cfg, cf, h, g, f)
     pkt_free(pk, g, i)
@@ -783,14 +860,9 @@ def run(g, cfg, cf, h, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh_links, l
         elif kind == EV_FLOW_START:
             f = arg
             p = fl[f, FL_PORT]
-            fl[f, FL_ACTIVE] = 1
-            fl[f, FL_NEXT] = -1
-            if pt[p, PT_FT] < 0:
-                pt[p, PT_FH] = f
-            else:
-                fl[pt[p, PT_FT], FL_NEXT] = f
-            pt[p, PT_FT] = f
+            activate(pt, fl, f)
             fl[f, FL_ALPHA_T] = t
+            fl[f, FL_PROGRESS_T] = t
             try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, p)
         elif kind == EV_WAKE:
             if pt[arg, PT_WAKE_T] == t:
@@ -801,6 +873,17 @@ def run(g, cfg, cf, h, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh_links, l
             p = arg % nports
             pt[p, PT_CREDITS] += arg // nports
             try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, p)
+        elif kind == EV_RTO:
+            f = arg
+            fl[f, FL_RTO_PENDING] = 0
+            if fl[f, FL_DONE_T] >= 0 or fl[f, FL_ACTIVE] == 1:
+                continue
+            if t - fl[f, FL_PROGRESS_T] >= cfg[C_RTO]:
+                fl[f, FL_REWIND_T] = -cfg[C_NACK_GAP]  # a timeout always rewinds
+                go_back(pt, pk, fl, fr, cfg, cf, swused, h, g, log, f, fl[f, FL_ACKED])
+            else:
+                fl[f, FL_RTO_PENDING] = 1
+                heap_push(h, g, fl[f, FL_PROGRESS_T] + cfg[C_RTO], EV_RTO, f)
         elif kind == EV_DCQCN_INC:
             f = arg // 1024
             if arg % 1024 != fl[f, FL_INC_GEN] % 1024 or fl[f, FL_DONE_T] >= 0:
