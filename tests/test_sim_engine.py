@@ -101,6 +101,8 @@ cases = {{
     "ib": scenario(fat_tree(4), {{"kind": "permutation", "flow_size": "20KB"}}, fabric={{"technology": "infiniband"}}),
     "lossy": scenario(star(4), {{"kind": "incast", "senders": 3, "receiver": 0, "flow_size": "100KB"}},
                       fabric={{"pfc": {{"enabled": False}}, "switch_buffer": "30KB"}}),
+    "failure": scenario(fat_tree(4), {{"kind": "permutation", "flow_size": "200KB"}},
+                        fabric={{"failures": [{{"link": "tor0-agg0", "at": "5us"}}]}}),
     "adaptive": scenario(fat_tree(4), {{"kind": "permutation", "flow_size": "20KB"}},
                          fabric={{"routing": "adaptive", "adaptive": {{"granularity": "packet"}}}}),
 }}
@@ -126,7 +128,7 @@ def _parity_run(disable_jit: bool) -> dict:
 
 def test_kernel_parity_with_numba_disabled():
     """The kernel gives bit-identical results compiled and as plain Python (NUMBA_DISABLE_JIT=1),
-    with PFC, DCQCN, InfiniBand credits, lossy go-back-N and adaptive routing exercised."""
+    with PFC, DCQCN, InfiniBand credits, lossy go-back-N, a link failure and adaptive routing exercised."""
     jit = _parity_run(False)
     nojit = _parity_run(True)
     assert jit["pfc"]["summary"]["pause_frames"] > 0
@@ -232,3 +234,36 @@ def test_lossy_roce_drops_and_recovers_with_go_back_n():
     assert e["injected_bytes"] == (e["delivered_bytes"] + e["in_flight_bytes"] + e["dropped_bytes"]
                                    + e["discarded_bytes"])
     assert (r.ports["drops"] > 0).sum() == 1
+
+
+_LS = {"kind": "leaf-spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 4, "link_rate": "100Gbps",
+       "link_delay": "1us"}
+
+
+@pytest.mark.parametrize("routing", ["ecmp", "adaptive"])
+def test_link_failure_reroutes_and_recovers(routing):
+    """leaf0-spine0 fails at 50 µs: it carries nothing afterwards (≤ 50 µs of line rate in total),
+    the packets caught on it are dropped and resent (go-back-N), flows are rehashed onto the
+    surviving spine, and every flow completes with bytes conserved."""
+    fab = {"failures": [{"link": "leaf0-spine0", "at": "50us"}], "routing": routing}
+    if routing == "adaptive":
+        fab["adaptive"] = {"granularity": "packet"}
+    r = simulate(scenario(_LS, {"kind": "permutation", "flow_size": "2MB"}, fabric=fab))
+    e = r.engine
+    assert r.summary["completed_flows"] == 8
+    assert r.summary["drops"] > 0 and e["retransmissions"] > 0
+    assert e["delivered_bytes"] == 8 * 2_000_000
+    assert e["injected_bytes"] == (e["delivered_bytes"] + e["in_flight_bytes"] + e["dropped_bytes"]
+                                   + e["discarded_bytes"])
+    p = r.ports
+    failed = p[(p["node_name"] == "leaf0") & (p["peer"] == 10)]  # node 10 = spine0
+    assert failed["tx_bytes"].iloc[0] <= 50e-6 * 100e9 / 8 + 4064
+
+
+def test_unknown_failure_link_is_an_input_error():
+    """A failure naming a link that does not exist is an InputError naming the field."""
+    from aifabric.errors import InputError
+
+    with pytest.raises(InputError, match="fabric.failures.0.link"):
+        simulate(scenario(_LS, {"kind": "permutation", "flow_size": "2MB"},
+                          fabric={"failures": [{"link": "leaf0-leaf1", "at": "1us"}]}))

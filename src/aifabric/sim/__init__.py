@@ -37,8 +37,6 @@ def simulate(scenario, flows=None, topology=None, progress=None) -> Results:
         raise InputError("simulate needs a topology", field="topology")
     if scenario.workload is None and flows is None:
         raise InputError("simulate needs a workload", field="workload")
-    if scenario.fabric.failures:
-        raise InputError("the packet engine does not model link failures yet", field="fabric.failures")
     if topology is None:
         from aifabric.topology import from_spec
 
@@ -78,7 +76,7 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
     with np.errstate(divide="ignore", invalid="ignore"):
         slowdown = fct / ideal
         thr = size * 8 / (fct * 1e3)
-    hops = (st.fpath >= 0).sum(axis=1) if nf else np.zeros(0, np.int64)
+    hops = (st.fpath[:nf] >= 0).sum(axis=1) if nf else np.zeros(0, np.int64)
     flows_df = pd.DataFrame({
         "id": flows["id"].to_numpy(np.int64), "src": flows["src"].to_numpy(np.int64),
         "dst": flows["dst"].to_numpy(np.int64), "size_bytes": size, "start_us": start / 1e6,

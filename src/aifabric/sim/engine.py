@@ -149,6 +149,8 @@ def compile_scenario(scenario, topo, flows) -> State:
     fl[:, K.FL_PORT] = fpath[:, 0] if nf else 0
     for col in (K.FL_DONE_T, K.FL_RX_T, K.FL_NEXT, K.FL_LAST_CNP, K.FL_NACK_T, K.FL_NACK_SEQ, K.FL_REWIND_SEQ):
         fl[:, col] = -1
+    fl[:, K.FL_ROW] = np.arange(nf)
+    fl[:, K.FL_AROW] = np.arange(nf)
     line = pt[fl[:, K.FL_PORT], K.PT_RATE].astype(np.float64) if nf else np.zeros(0)
     fr = np.zeros((nf, K.FR_NUM), dtype=np.float64)
     fr[:, K.FR_RATE] = line
@@ -194,7 +196,9 @@ def compile_scenario(scenario, topo, flows) -> State:
     cfg[K.C_NPORTS] = npt
     cfg[K.C_DEADLOCK_PS] = scenario.sim.deadlock_timeout
     cfg[K.C_MAXHOP] = maxhop
-    cfg[K.C_LOSSY] = int(not ib and not fab.pfc.enabled)
+    failures = _failure_events(fab, topo)
+    # go-back-N recovery when the fabric can lose packets: PFC off, or links that fail
+    cfg[K.C_LOSSY] = int((not ib and not fab.pfc.enabled) or bool(failures))
     # go-back-N timing: one NACK / rewind per byte per base round trip (longest path, MTU packets),
     # timeout after 20 round trips without ACK progress (at least 100 µs)
     pkt_ps = (fab.mtu_bytes + fab.header_bytes) * 8 * K.PS_PER_S // int(topo.link_rate_bps.min())
@@ -240,7 +244,7 @@ def compile_scenario(scenario, topo, flows) -> State:
     pk = np.full((npk, K.PK_NUM), -1, dtype=np.int64)
     pk[:, K.PK_NEXT] = np.arange(1, npk + 1)
     pk[npk - 1, K.PK_NEXT] = -1
-    cap = 2 * npk + nf + 4 * npt + 64
+    cap = 2 * npk + nf + 4 * npt + 64 + 8 * len(fab.failures)
     h = np.zeros((cap, 3), np.int64)
     g = np.zeros(K.G_NUM, dtype=np.int64)
     g[K.G_FREE] = 0
@@ -252,13 +256,89 @@ def compile_scenario(scenario, topo, flows) -> State:
                    xoff_bytes=xoff, xon_bytes=xon)
     # flow starts, in id order at equal times: a sorted array is already a valid heap (and filling
     # it here spares loading a compiled heap_push into the interpreter)
-    order = np.lexsort((np.arange(nf), start))
-    h[:nf, 0] = start[order]
-    h[:nf, 1] = np.arange(nf)
-    h[:nf, 2] = order * 16 + K.EV_FLOW_START
-    g[K.G_HEAPN] = nf
-    g[K.G_SEQ] = nf
+    times = np.concatenate([start, np.array([t for t, _ in failures], dtype=np.int64)])
+    vals = np.concatenate([np.arange(nf, dtype=np.int64) * 16 + K.EV_FLOW_START,
+                           np.array([lk * 16 + K.EV_LINK_DOWN for _, lk in failures], dtype=np.int64)])
+    order = np.lexsort((np.arange(len(times)), times))
+    n0 = len(times)
+    h[:n0, 0] = times[order]
+    h[:n0, 1] = np.arange(n0)
+    h[:n0, 2] = vals[order]
+    g[K.G_HEAPN] = n0
+    g[K.G_SEQ] = n0
+    st.info.update(topo=topo, seed=scenario.seed, base_routing=base_routing, src=src, dst=dst,
+                   failed_links=[lk for _, lk in failures])
     return st
+
+
+def _failure_events(fab, topo) -> list[tuple[int, int]]:
+    """``fabric.failures`` → [(time_ps, link id)]; a link is named ``a-b`` by node names or ids."""
+    out = []
+    for i, f in enumerate(fab.failures):
+        parts = f.link.split("-")
+        found = None
+        for cut in range(1, len(parts)):  # names may contain '-'
+            a, b = "-".join(parts[:cut]), "-".join(parts[cut:])
+            try:
+                found = topo.find_link(int(a) if a.isdigit() else a, int(b) if b.isdigit() else b)
+                break
+            except (KeyError, IndexError):
+                continue
+        if found is None:
+            raise InputError("no such link", field=f"fabric.failures.{i}.link", value=f.link,
+                             allowed="'nodeA-nodeB' by node name (e.g. leaf0-spine1) or id")
+        out.append((int(f.at), int(found)))
+    return out
+
+
+def reroute(st: State) -> None:
+    """After a link failure: recompute every flow's data and ACK paths on the surviving links
+    (ECMP rehashes over the smaller option sets); flows whose path changed get new rows, so
+    packets already travelling keep the route they were sent on."""
+    from aifabric.flow.paths import PathModel
+
+    topo = st.info["topo"]
+    down = np.flatnonzero(st.pt[0::2, K.PT_DOWN] == 1)
+    keep = np.setdiff1d(np.arange(topo.num_links), down)
+    t2 = topo.without_links(down.tolist())
+    pm = PathModel(t2)
+    src, dst, sport = st.info["src"], st.info["dst"], st.info["sport"]
+    try:
+        fnew = pm.route(src, dst, st.info["base_routing"], st.info["seed"], sport)
+        anew = pm.route(dst, src, st.info["base_routing"], st.info["seed"], sport)
+    except InputError:
+        return  # a host lost its only link: keep the routes; its packets are dropped at the failure
+
+    def orig(d):
+        return np.where(d >= 0, 2 * keep[np.maximum(d, 0) // 2] + np.maximum(d, 0) % 2, -1)
+
+    fnew, anew = orig(fnew), orig(anew)
+    width = max(st.fpath.shape[1], fnew.shape[1] + 1, anew.shape[1] + 1)
+
+    def pad(a):
+        return np.pad(a, ((0, 0), (0, width - a.shape[1])), constant_values=-1)
+
+    st.fpath, st.apath, fnew, anew = pad(st.fpath), pad(st.apath), pad(fnew), pad(anew)
+    for table, new, col in ((st.fpath, fnew, K.FL_ROW), (st.apath, anew, K.FL_AROW)):
+        cur = table[st.fl[:, col]]
+        changed = np.flatnonzero((cur != new).any(axis=1))
+        if not len(changed):
+            continue
+        rows = np.arange(len(table), len(table) + len(changed))
+        table = np.concatenate([table, new[changed]])
+        st.fl[changed, col] = rows
+        if col == K.FL_ROW:
+            st.fpath = table
+        else:
+            st.apath = table
+    if st.flowlet.shape[1] < 2 * width and st.cfg[K.C_ROUTING] == 2:
+        st.flowlet = np.pad(st.flowlet, ((0, 0), (0, 2 * width - st.flowlet.shape[1])), constant_values=-1)
+    if st.cfg[K.C_ROUTING] != 0:
+        from aifabric.topology.routing import shortest_path_next_hops
+
+        nh = shortest_path_next_hops(t2)
+        st.nh_off = nh.offsets.astype(np.int64)
+        st.nh_links = keep[nh.links].astype(np.int64)
 
 
 def run_state(st: State, until_ps: int, progress=None, quota: int = 2_000_000) -> int:
@@ -272,6 +352,8 @@ def run_state(st: State, until_ps: int, progress=None, quota: int = 2_000_000) -
             grow_heap(st)
         elif status == K.ST_GROW_LOG:
             st.log = _grow_rows(st.log, 0)
+        elif status == K.ST_CONTROL:
+            reroute(st)
         elif status == K.ST_QUOTA:
             if progress is not None:
                 progress(int(st.g[K.G_NOW]), int(st.g[K.G_EVENTS]))
@@ -312,8 +394,8 @@ def ideal_fct_ps(st: State) -> np.ndarray:
         rmin = np.where(valid, rate, np.iinfo(np.int64).max).min(axis=1)
         return lat.sum(axis=1) + np.maximum(hops - 1, 0) * sl, rmin
 
-    data_lat, rmin = walk(st.fpath, first)
-    ack_lat, _ = walk(st.apath, np.full(nf, ack, dtype=np.int64))
+    data_lat, rmin = walk(st.fpath[:nf], first)  # rows 0..nf-1: the routes before any failure
+    ack_lat, _ = walk(st.apath[:nf], np.full(nf, ack, dtype=np.int64))
     rest = np.floor((total - first).astype(np.float64) * 8e12 / rmin).astype(np.int64)  # int64 would overflow
     return data_lat + rest + ack_lat
 

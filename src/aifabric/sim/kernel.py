@@ -44,6 +44,7 @@ EV_WAKE = 4  # a host NIC port retries after its rate limiters
 EV_CREDIT = 5  # arg = credits * num_ports + port
 EV_DCQCN_INC = 6  # arg = flow: rate-increase timer
 EV_RTO = 7  # arg = flow: retransmission timeout check (lossy mode)
+EV_LINK_DOWN = 8  # arg = link: the link fails (both directions)
 
 # ---- status codes returned by run() ------------------------------------------------------------
 ST_DONE = 0  # every flow completed, or nothing left to do
@@ -53,6 +54,7 @@ ST_GROW_HEAP = 3
 ST_GROW_LOG = 4
 ST_QUOTA = 5  # processed the event quota (progress report); resume
 ST_STALL = 6  # nothing moved for deadlock_timeout with packets queued
+ST_CONTROL = 7  # a link failed: Python recomputes routes and resumes
 
 # ---- g: global scalars --------------------------------------------------------------------------
 G_NOW = 0
@@ -141,7 +143,8 @@ PK_IN = 6  # ingress port it is charged to at the current switch (-1 none)
 PK_NEXT = 7
 PK_ECN = 8
 PK_HOP = 9  # ports traversed so far
-PK_NUM = 10
+PK_ROW = 10  # row of fpath / apath it follows (a flow's route changes after a link failure)
+PK_NUM = 11
 KIND_DATA = 0
 KIND_ACK = 1
 KIND_CNP = 2
@@ -183,6 +186,7 @@ PT_MAXIN = 31  # largest ingress occupancy seen
 PT_BUSY_UNTIL = 32  # end of the current transmission
 PT_QINT = 33  # ∫ queued data bytes dt (byte·ps), for the time-averaged queue
 PT_QLAST = 34  # time of the last queue change
+PT_DOWN = 35  # the link has failed
 PT_NUM = 36
 
 # ---- fl: flows (int64) --------------------------------------------------------------------------
@@ -217,7 +221,9 @@ FL_REWIND_SEQ = 27
 FL_RTO_PENDING = 28
 FL_PROGRESS_T = 29  # sender: last time ACKED advanced
 FL_RETX = 30  # rewinds of this flow
-FL_NUM = 32
+FL_ROW = 31  # current fpath row (new data packets) and apath row (new ACKs)
+FL_AROW = 32
+FL_NUM = 34
 
 FR_RATE = 0
 FR_TARGET = 1
@@ -563,6 +569,7 @@ def nic_next_packet(pt, pk, fl, fr, cfg, cf, h, g, p):
             payload = cfg[C_MTU] if remaining > cfg[C_MTU] else remaining
             i = pkt_alloc(pk, g)
             pk[i, PK_FLOW] = f
+            pk[i, PK_ROW] = fl[f, FL_ROW]
             pk[i, PK_KIND] = KIND_DATA
             pk[i, PK_PAYLOAD] = payload
             pk[i, PK_SIZE] = payload + cfg[C_HDR]
@@ -605,7 +612,7 @@ def nic_next_packet(pt, pk, fl, fr, cfg, cf, h, g, p):
 def try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, p):
     """Start the next transmission on port ``p`` if it is idle: control packets first; data only
     when the port is not paused (PFC) and holds credits for a full packet (InfiniBand)."""
-    if pt[p, PT_BUSY] == 1:
+    if pt[p, PT_BUSY] == 1 or pt[p, PT_DOWN] == 1:
         return
     if g[G_NOW] < pt[p, PT_BUSY_UNTIL]:
         pt[p, PT_BUSY] = 1
@@ -643,15 +650,43 @@ def try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, p):
     start_tx(pt, pk, fl, cfg, cf, swused, h, g, log, p, i)
 
 
+@njit(cache=True)
+def drop_pkt(pk, pt, g, q, i):
+    if pk[i, PK_KIND] == KIND_DATA:
+        pt[q, PT_DROPS] += 1
+        g[G_DROPS] += 1
+        g[G_DROP_BYTES] += pk[i, PK_PAYLOAD]
+    pkt_free(pk, g, i)
+
+
+@njit(cache=True)
+def link_down(pt, pk, fl, fr, cfg, cf, swused, h, g, log, link):
+    """Both directions of ``link`` fail: queued packets are dropped (releasing their ingress
+    charge, so upstream PAUSEs resume), packets on the wire are dropped on arrival."""
+    for q in (2 * link, 2 * link + 1):
+        pt[q, PT_DOWN] = 1
+        if pt[q, PT_PAUSED] == 1:
+            pt[q, PT_PAUSED] = 0
+            pt[q, PT_PAUSED_PS] += g[G_NOW] - pt[q, PT_PAUSE_T0]
+        while pt[q, PT_CH] >= 0:
+            drop_pkt(pk, pt, g, q, fifo_pop(pt, pk, q, PT_CH, PT_CT))
+        while pt[q, PT_DH] >= 0:
+            i = fifo_pop(pt, pk, q, PT_DH, PT_DT)
+            pk[i, PK_ECN] = 1  # no ECN mark for a packet that is lost
+            leave_switch(pt, pk, cfg, cf, swused, h, g, log, q, i)
+            drop_pkt(pk, pt, g, q, i)
+
+
 @njit(cache=True, inline="always")
 def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i, node):
     """The egress port of packet ``i`` at switch ``node``."""
     f = pk[i, PK_FLOW]
     hop = pk[i, PK_HOP]
+    row = pk[i, PK_ROW]
     if pk[i, PK_KIND] != KIND_DATA:
-        return apath[f, hop]
+        return apath[row, hop]
     if cfg[C_ROUTING] == 0:
-        return fpath[f, hop]
+        return fpath[row, hop]
     # adaptive: least-occupied egress among the equal-cost next hops
     if cfg[C_ROUTING] == 2:
         last_t = flowlet[f, 2 * hop + 1]
@@ -662,11 +697,15 @@ def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i
     k = node * cfg[C_NHOSTS] + d
     # ties keep the ECMP choice (so flows starting on an idle fabric spread by hash, not all on
     # the first port); another port wins only when strictly less occupied
-    best = fpath[f, hop]
+    best = fpath[row, hop]
     best_q = pt[best, PT_QBYTES] + (cfg[C_BUFFER] if pt[best, PT_PAUSED] == 1 else 0)
+    if pt[best, PT_DOWN] == 1:
+        best_q = 4 * cfg[C_BUFFER]
     for j in range(nh_off[k], nh_off[k + 1]):
         lk = nh_links[j]
         q = 2 * lk + (1 if link_a[lk] != node else 0)
+        if pt[q, PT_DOWN] == 1:
+            continue
         occ = pt[q, PT_QBYTES]
         if pt[q, PT_PAUSED] == 1:
             occ += cfg[C_BUFFER]
@@ -698,7 +737,8 @@ def host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, apath, i, node):
                 fl[f, FL_NACK_SEQ] = fl[f, FL_RCVD]
                 fl[f, FL_NACK_T] = now
                 g[G_NACKS] += 1
-            out = apath[f, 0]
+            out = apath[fl[f, FL_AROW], 0]
+            pk[i, PK_ROW] = fl[f, FL_AROW]
             pk[i, PK_KIND] = KIND_NACK if gap else KIND_ACK
             pk[i, PK_SIZE] = cfg[C_ACK_BYTES]
             pk[i, PK_PAYLOAD] = 0
@@ -719,10 +759,11 @@ def host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, apath, i, node):
             n = (pk[i, PK_SIZE] + cfg[C_CREDIT_BYTES] - 1) // cfg[C_CREDIT_BYTES]
             p = pk[i, PK_PORT]
             heap_push(h, g, now + pt[p, PT_DELAY], EV_CREDIT, n * cfg[C_NPORTS] + p)
-        out = apath[f, 0]
+        out = apath[fl[f, FL_AROW], 0]
         if last or fl[f, FL_RX_PKTS] % cfg[C_ACK_EVERY] == 0:
             # reuse the slot as the ACK
             pk[i, PK_KIND] = KIND_ACK
+            pk[i, PK_ROW] = fl[f, FL_AROW]
             pk[i, PK_SIZE] = cfg[C_ACK_BYTES]
             pk[i, PK_PAYLOAD] = 0
             pk[i, PK_SEQ] = fl[f, FL_RCVD]
@@ -739,6 +780,7 @@ def host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, apath, i, node):
             c = pkt_alloc(pk, g)
             pk[c, PK_FLOW] = f
             pk[c, PK_KIND] = KIND_CNP
+            pk[c, PK_ROW] = fl[f, FL_AROW]
             pk[c, PK_SIZE] = cfg[C_ACK_BYTES]
             pk[c, PK_PAYLOAD] = 0
             pk[c, PK_SEQ] = 0
@@ -807,10 +849,16 @@ def run(g, cfg, cf, h, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh_links, l
             i = arg
             p = pk[i, PK_PORT]
             node = pt[p, PT_PEER]
+            if pt[p, PT_DOWN] == 1:
+                drop_pkt(pk, pt, g, p, i)
+                continue
             if pt[p, PT_PEER_IS_SW] == 0:
                 host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, apath, i, node)
                 continue
             q = route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i, node)
+            if q < 0 or pt[q, PT_DOWN] == 1:
+                drop_pkt(pk, pt, g, p if q < 0 else q, i)
+                continue
             if pk[i, PK_KIND] != KIND_DATA:
                 fifo_push(pt, pk, q, PT_CH, PT_CT, i)
                 try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, q)
@@ -873,6 +921,9 @@ def run(g, cfg, cf, h, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh_links, l
             p = arg % nports
             pt[p, PT_CREDITS] += arg // nports
             try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, p)
+        elif kind == EV_LINK_DOWN:
+            link_down(pt, pk, fl, fr, cfg, cf, swused, h, g, log, arg)
+            return ST_CONTROL
         elif kind == EV_RTO:
             f = arg
             fl[f, FL_RTO_PENDING] = 0
