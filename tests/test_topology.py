@@ -263,3 +263,21 @@ def test_ib_static_spreads_one_rail_over_all_uplinks():
     one_leaf = [h for h, lf in leaf_of.items() if lf == leaf_of[0]]
     assert len(one_leaf) == 32
     assert len({int(rank[h]) % 32 for h in one_leaf}) == 32
+
+
+def test_ib_static_uses_every_core_of_a_fat_tree():
+    """d-mod-k takes one digit of the destination per tier, so a k=8 fat-tree's 128 destinations
+    reach all 16 cores from one ToR (the same modulo at every tier would use only 4)."""
+    t = fat_tree(8, G, 0)
+    lft = ib_linear_forwarding(t)
+    nh = shortest_path_next_hops(t)
+    tor0 = 128
+    cores = set()
+    for d in range(4, 128):  # other racks
+        link = int(lft[tor0, d])
+        agg = int(t.link_b[link])
+        cl = int(lft[agg, d])
+        if t.node_tier[t.link_b[cl]] == 3:
+            cores.add(int(t.link_b[cl]))
+    assert len(cores) == 16
+    assert nh is not None

@@ -11,8 +11,9 @@ closer, sorted by link id — at O(switches × leaves) memory instead of O(nodes
 Next-hop choice per flow and hop (same rules as the packet engine):
 
 * ``ecmp`` — ``options[ecmp_hash(src, dst, sport, 4791, 17, switch_salt(seed, u)) % k]``.
-* ``static`` — InfiniBand linear forwarding: ``options[r % k]`` with ``r`` the destination's
-  leaf-ordered rank, as :func:`aifabric.topology.routing.ib_linear_forwarding`.
+* ``static`` — InfiniBand linear forwarding: ``options[(r // div[tier]) % k]`` with ``r`` the
+  destination's leaf-ordered rank, one digit per tier, as
+  :func:`aifabric.topology.routing.ib_linear_forwarding`.
 * ``adaptive`` — flows are spread evenly over the options: the i-th flow reaching switch ``u``
   with the same option set takes option ``i mod k`` (for equal-size flows this is the
   least-loaded choice; packet-level adaptive routing also re-balances within a flow, which the
@@ -29,7 +30,7 @@ import numpy as np
 from aifabric.errors import InputError
 from aifabric.flow.hashing import ROCE_DPORT, UDP_PROTO, ecmp_hashes, flow_sport, switch_salts
 from aifabric.topology.core import HOST_TIER, Topology
-from aifabric.topology.routing import ib_destination_rank
+from aifabric.topology.routing import ib_destination_rank, ib_tier_divisors
 
 ROUTINGS = ("ecmp", "adaptive", "static")
 _FAR = np.int32(1 << 20)
@@ -47,6 +48,7 @@ class PathModel:
         self.host_index = np.full(n, -1, dtype=np.int64)
         self.host_index[self.hosts] = np.arange(len(self.hosts))
         self.ib_rank = ib_destination_rank(topo)
+        self.ib_div = ib_tier_divisors(topo)
         self.switches = topo.switches
         self.sw_index = np.full(n, -1, dtype=np.int64)
         self.sw_index[self.switches] = np.arange(len(self.switches))
@@ -160,7 +162,7 @@ class PathModel:
             h = ecmp_hashes(src, dst, sport, ROCE_DPORT, UDP_PROTO, switch_salts(seed, node))
             j = (h % k.astype(np.uint64)).astype(np.int64)
         elif routing == "static":
-            j = self.ib_rank[dst] % k
+            j = (self.ib_rank[dst] // self.ib_div[np.minimum(self.topo.node_tier[node], len(self.ib_div) - 1)]) % k
         else:  # adaptive: even spreading within (node, option set)
             first = links[np.arange(len(k)), np.argmax(valid, axis=1)]
             key = (node * 64 + np.minimum(k, 63)) * (self.topo.num_links + 1) + first

@@ -194,21 +194,42 @@ def ib_destination_rank(topo: Topology) -> np.ndarray:
     return rank
 
 
+def ib_tier_divisors(topo: Topology) -> np.ndarray:
+    """Per tier t, the product of the up-port counts of the tiers below it (1 for hosts and leaves).
+    Static routing picks option ``(rank // divisor[tier]) % k`` — the destination's next "digit" at
+    each level, as d-mod-k / OpenSM fat-tree routing does — so a leaf's destinations spread over its
+    up-ports and, one level up, over the next tier's (the same modulo at every level would reuse
+    one core per residue)."""
+    tier = topo.node_tier.astype(np.int64)
+    ta, tb = tier[topo.link_a], tier[topo.link_b]
+    up_from = np.where(ta < tb, topo.link_a, topo.link_b)
+    max_tier = int(tier.max()) if len(tier) else 0
+    div = np.ones(max_tier + 2, dtype=np.int64)
+    for t in range(1, max_tier + 1):
+        sw = np.flatnonzero(tier == t)
+        ups = np.bincount(up_from[(np.minimum(ta, tb) == t) & (ta != tb)], minlength=topo.num_nodes)[sw]
+        k = int(np.median(ups)) if len(ups) and np.median(ups) > 0 else 1
+        div[t + 1] = div[t] * max(1, k)
+    return div
+
+
 def ib_linear_forwarding(topo: Topology, nh: NextHops | None = None) -> np.ndarray:
     """Static IB forwarding: ``lft[node, d]`` = the one egress link toward destination host index
     ``d`` (-1 where none), choosing among equal-cost ports by the destination's leaf-ordered rank
-    (:func:`ib_destination_rank`) modulo their count, as OpenSM's fat-tree engine spreads
-    destinations over up-ports."""
+    (:func:`ib_destination_rank`), one digit per tier (:func:`ib_tier_divisors`), as OpenSM's
+    fat-tree engine spreads destinations over up-ports."""
     nh = nh or shortest_path_next_hops(topo)
     n, h = topo.num_nodes, len(nh.hosts)
     rank = ib_destination_rank(topo)[nh.hosts]
+    div = ib_tier_divisors(topo)
     lft = np.full((n, h), -1, dtype=np.int32)
     for u in range(n):
+        dv = div[min(int(topo.node_tier[u]), len(div) - 1)]
         for d in range(h):
             k = u * h + d
             s, e = nh.offsets[k], nh.offsets[k + 1]
             if e > s:
-                lft[u, d] = nh.links[s + rank[d] % (e - s)]
+                lft[u, d] = nh.links[s + (rank[d] // dv) % (e - s)]
     return lft
 
 
