@@ -120,3 +120,12 @@ def test_deadlock_is_detected_and_cycle_reported():
     assert r.summary["completed_flows"] == 0
     p = _cli("simulate", str(ROOT / "scenarios" / "ring5-deadlock.yaml"), "--json")
     assert p.returncode == 1 and json.loads(p.stdout)["summary"]["deadlock"] is True
+
+
+def test_cli_mode_flow_runs_the_same_flows():
+    """`--mode flow` hands the packet engine's flows (here from an htsim .cm file) to the flow model
+    and prints the same JSON shape."""
+    p = _cli("simulate", str(ROOT / "scenarios" / "incast32.yaml"), "--mode", "flow", "--json", check=True)
+    d = json.loads(p.stdout)
+    assert list(d["summary"]) == list(SUMMARY_KEYS)
+    assert d["summary"]["flows"] == 32

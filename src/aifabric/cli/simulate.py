@@ -63,7 +63,15 @@ def _flow(sc, as_json: bool, out: Path | None) -> int:
         from aifabric.flow.scenario import simulate_flow_scenario
     except ImportError:  # pragma: no cover
         raise InputError("flow mode is not available in this build", field="--mode") from None
-    res = simulate_flow_scenario(sc)
+    flows = None
+    if sc.workload is not None and sc.workload.kind != "collective" and sc.topology is not None:
+        # the packet engine's traffic generator, so both engines see identical flows
+        from aifabric.topology import from_spec
+        from aifabric.workload.traffic import flows_for
+
+        flows = flows_for(sc, from_spec(sc.topology))
+        flows["start_us"] = flows["start_ps"] / 1e6
+    res = simulate_flow_scenario(sc, flows=flows)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "summary.json").write_text(json.dumps({k: v for k, v in res.items() if k != "flows"}, indent=2))
