@@ -1,0 +1,32 @@
+"""Flow-level model vs packet engine on collective completion time at 128–256 hosts (issue 4):
+agreement within 10 % where the flow model's max-min sharing matches what packets do."""
+
+import pytest
+
+from aifabric.agreement import agreement_table, format_table
+from aifabric.topology import fat_tree, rail_optimized
+
+G = 10**9
+
+
+@pytest.mark.validation
+def test_collective_completion_agrees_within_10_percent():
+    """Ring all-reduce and tree all-reduce on 128 hosts, all-to-all with IB static routing, and ring
+    all-reduce / all-to-all on a 256-GPU rail-optimised fabric: |flow/packet − 1| ≤ 10 %.
+    (RoCE all-to-all under ECMP is the known exception — PFC head-of-line blocking the fluid
+    model does not have: −17.5 %, in bench/FLOW_RESULTS.md.)"""
+    ft = fat_tree(8, 100 * G, 10**6)
+    rail = rail_optimized(256, 400 * G)
+    cases = [
+        dict(op="all-reduce", size_bytes=64 * 2**20, topology=ft, technology="roce", routing="ecmp", gpus_per_node=1),
+        dict(op="all-reduce", size_bytes=16 * 2**20, topology=ft, technology="infiniband", routing="static",
+             algorithm="tree", gpus_per_node=1),
+        dict(op="all-to-all", size_bytes=16 * 2**20, topology=ft, technology="infiniband", routing="static",
+             gpus_per_node=1),
+        dict(op="all-reduce", size_bytes=256 * 2**20, topology=rail, technology="roce", routing="ecmp"),
+        dict(op="all-to-all", size_bytes=64 * 2**20, topology=rail, technology="roce", routing="ecmp"),
+    ]
+    df = agreement_table(cases)
+    print("\n" + format_table(df))
+    assert (df["gap"].abs() <= 0.10).all(), format_table(df)
+    assert (df["packet_time_us"] > 0).all()
