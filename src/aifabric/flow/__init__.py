@@ -11,10 +11,20 @@ as the packet engine.
   ``simulate --json`` dict.
 """
 
-from aifabric.flow.engine import FLOW_COLUMNS, simulate_flows, summary_of
-from aifabric.flow.maxmin import jain_index, max_min_rates
-from aifabric.flow.paths import ROUTINGS, PathModel
-from aifabric.flow.scenario import simulate_flow_scenario
+# Lazy attributes: the packet engine imports aifabric.flow.paths only; importing the package
+# must not pull in pandas and the flow kernels on that path (start-up time counts in benchmarks).
+_LAZY = {"FLOW_COLUMNS": "engine", "simulate_flows": "engine", "summary_of": "engine",
+         "jain_index": "maxmin", "max_min_rates": "maxmin", "ROUTINGS": "paths", "PathModel": "paths",
+         "simulate_flow_scenario": "scenario"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"aifabric.flow.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'aifabric.flow' has no attribute {name!r}")
+
 
 __all__ = ["FLOW_COLUMNS", "ROUTINGS", "PathModel", "jain_index", "max_min_rates", "simulate_flow_scenario",
            "simulate_flows", "summary_of"]
