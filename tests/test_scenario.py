@@ -140,3 +140,16 @@ def test_defaults_have_sources():
         assert source and (value is not None or "no public" in source)
     assert default_with_source("pfc.xoff_bytes") == (15 * 4064, default_with_source("pfc.xoff_bytes")[1])
     assert "defaults.yaml" in default_with_source("ecn.kmin_bytes")[1]
+
+
+def test_python_api_simulate_and_module_entry():
+    """`aifabric.simulate(scenario)` is the packet engine; `python -m aifabric --version` works."""
+    import subprocess
+    import sys
+
+    import aifabric
+    from aifabric.sim import simulate
+
+    assert aifabric.simulate is simulate
+    out = subprocess.run([sys.executable, "-m", "aifabric", "--version"], capture_output=True, text=True, check=True)
+    assert out.stdout.startswith("aifabric ")
