@@ -138,6 +138,18 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
     }
     if status == K.ST_STALL:
         engine_stats["deadlock_cycle"] = deadlock_cycle(topo, pt)
+    buf_drops = int(g[K.G_BUF_DROPS])
+    if st.cfg[K.C_PFC] == 1 and buf_drops:
+        # PFC is on, so the fabric is meant to be lossless: a full shared buffer means the
+        # configured buffer cannot hold the PFC headroom (xoff + in-flight bytes per ingress)
+        msg = (f"lossless fabric dropped {buf_drops} packets on a full shared buffer "
+               f"({int(st.cfg[K.C_BUFFER])} B): the buffer does not cover the PFC thresholds plus "
+               f"headroom of every ingress port; flows that lost packets do not complete (no recovery "
+               f"with PFC on)")
+        engine_stats["lossless_violation"] = msg
+        import warnings
+
+        warnings.warn(msg, RuntimeWarning, stacklevel=3)
     if st.info.get("vl_buffer_bytes"):
         engine_stats["ib_vl_buffer_bytes"] = int(st.info["vl_buffer_bytes"])
     n = int(g[K.G_LOGN])

@@ -81,7 +81,8 @@ G_ACKS = 20
 G_DISCARD_BYTES = 21  # payload discarded by receivers (out of order / duplicate, go-back-N)
 G_RETX = 22  # go-back-N rewinds (NACK or timeout)
 G_NACKS = 23
-G_NUM = 24
+G_BUF_DROPS = 24  # data packets dropped on a full shared buffer (with PFC on: a lossless violation)
+G_NUM = 25
 
 # ---- cfg: int64 configuration -------------------------------------------------------------------
 C_MTU = 0
@@ -688,20 +689,37 @@ def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i
     if cfg[C_ROUTING] == 0:
         return fpath[row, hop]
     # adaptive: least-occupied egress among the equal-cost next hops
+    # a cached or precomputed port is used only if it is an egress of *this* switch: once a packet
+    # has left its ECMP path, fpath[row, hop] (and a flowlet entry cached by an earlier packet
+    # that took another way) belongs to another switch, and queueing there would charge the
+    # packet's buffer to one switch and release it at another
     if cfg[C_ROUTING] == 2:
         last_t = flowlet[f, 2 * hop + 1]
-        if last_t >= 0 and g[G_NOW] - last_t < cfg[C_FLOWLET_GAP]:
+        cached = flowlet[f, 2 * hop]
+        if (last_t >= 0 and g[G_NOW] - last_t < cfg[C_FLOWLET_GAP] and cached >= 0
+                and pt[cached, PT_NODE] == node and pt[cached, PT_DOWN] == 0):
             flowlet[f, 2 * hop + 1] = g[G_NOW]
-            return flowlet[f, 2 * hop]
+            return cached
     d = fl[f, FL_DST]
     k = node * cfg[C_NHOSTS] + d
+    j0 = nh_off[k]
+    n = nh_off[k + 1] - j0
     # ties keep the ECMP choice (so flows starting on an idle fabric spread by hash, not all on
-    # the first port); another port wins only when strictly less occupied
+    # the first port); another port wins only when strictly less occupied. Off the ECMP path the
+    # scan starts at a per-flow offset, so ties still spread over flows.
     best = fpath[row, hop]
-    best_q = pt[best, PT_QBYTES] + (cfg[C_BUFFER] if pt[best, PT_PAUSED] == 1 else 0)
-    if pt[best, PT_DOWN] == 1:
-        best_q = 4 * cfg[C_BUFFER]
-    for j in range(nh_off[k], nh_off[k + 1]):
+    best_q = 8 * cfg[C_BUFFER]
+    start = 0
+    if best >= 0 and pt[best, PT_NODE] == node:
+        best_q = pt[best, PT_QBYTES] + (cfg[C_BUFFER] if pt[best, PT_PAUSED] == 1 else 0)
+        if pt[best, PT_DOWN] == 1:
+            best_q = 4 * cfg[C_BUFFER]
+    else:
+        best = -1
+        if n > 0:
+            start = (f + hop) % n
+    for jj in range(n):
+        j = j0 + (start + jj) % n
         lk = nh_links[j]
         q = 2 * lk + (1 if link_a[lk] != node else 0)
         if pt[q, PT_DOWN] == 1:
@@ -867,6 +885,7 @@ def run(g, cfg, cf, h, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh_links, l
             if swused[node] + size > cfg[C_BUFFER] and cfg[C_IB] == 0:
                 pt[q, PT_DROPS] += 1
                 g[G_DROPS] += 1
+                g[G_BUF_DROPS] += 1
                 g[G_DROP_BYTES] += pk[i, PK_PAYLOAD]
                 pkt_free(pk, g, i)
                 continue
