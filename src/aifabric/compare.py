@@ -299,10 +299,4 @@ def evaluate_claims(evidence: dict[str, FabricEvidence], roce_key: str) -> list[
     return out
 
 
-def fmt_seconds(s: float) -> str:
-    if s >= 1:
-        return f"{s:.3f} s"
-    return f"{s * 1e3:.3f} ms" if s >= 1e-3 else f"{s * 1e6:.1f} us"
-
-
-__all__ = ["FabricComm", "compare", "evaluate_claims", "fmt_seconds", "ring_step_flows"]
+__all__ = ["FabricComm", "compare", "evaluate_claims", "rail_permutation_flows", "ring_step_flows"]

@@ -98,31 +98,3 @@ def serialisation_ps(size_bytes: int, rate_bps: int) -> int:
     """Time to put ``size_bytes`` on a ``rate_bps`` link, in ps, rounded up to a whole ps."""
     num = size_bytes * 8 * 10**12
     return -(-num // rate_bps)
-
-
-def fmt_rate(rate_bps: float) -> str:
-    """``400e9`` → ``'400Gbps'``."""
-    for unit, f in (("Tbps", 10**12), ("Gbps", 10**9), ("Mbps", 10**6), ("Kbps", 10**3)):
-        if rate_bps >= f:
-            v = rate_bps / f
-            return f"{v:g}{unit}"
-    return f"{rate_bps:g}bps"
-
-
-def fmt_size(size_bytes: float) -> str:
-    """``33554432`` → ``'32MiB'``; decimal units when they divide exactly."""
-    for unit, f in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if size_bytes >= f and size_bytes % f == 0:
-            return f"{size_bytes // f}{unit}"
-    for unit, f in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
-        if size_bytes >= f:
-            return f"{size_bytes / f:g}{unit}"
-    return f"{size_bytes:g}B"
-
-
-def fmt_time_ps(t_ps: float) -> str:
-    """``1_500_000`` → ``'1.5us'``."""
-    for unit, f in (("s", 10**12), ("ms", 10**9), ("us", 10**6), ("ns", 10**3)):
-        if abs(t_ps) >= f:
-            return f"{t_ps / f:g}{unit}"
-    return f"{t_ps:g}ps"
