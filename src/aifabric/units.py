@@ -66,26 +66,24 @@ def _parse(value: object, table: dict[str, int], allowed: str, bare_ok: bool) ->
         raise UnitError(value, allowed) from exc
 
 
-def _to_int(d: Decimal, value: object, allowed: str) -> int:
-    if d != d.to_integral_value():
-        # Sub-unit remainders are rounded to the nearest base unit (bytes, bit/s, ps).
-        d = d.to_integral_value()
-    return int(d)
+def _to_int(d: Decimal) -> int:
+    """Round to the nearest base unit (bytes, bit/s, ps); sub-unit remainders do not exist."""
+    return int(d.to_integral_value())
 
 
 def parse_size(value: object, *, bare_ok: bool = True) -> int:
     """Return bytes. ``'4000B'`` → 4000, ``'32MiB'`` → 33554432, ``'100KB'`` → 100000."""
-    return _to_int(_parse(value, SIZE_UNITS, SIZE_ALLOWED, bare_ok), value, SIZE_ALLOWED)
+    return _to_int(_parse(value, SIZE_UNITS, SIZE_ALLOWED, bare_ok))
 
 
 def parse_rate(value: object, *, bare_ok: bool = False) -> int:
     """Return bit/s. ``'400Gbps'`` → 400_000_000_000."""
-    return _to_int(_parse(value, RATE_UNITS, RATE_ALLOWED, bare_ok), value, RATE_ALLOWED)
+    return _to_int(_parse(value, RATE_UNITS, RATE_ALLOWED, bare_ok))
 
 
 def parse_time(value: object, *, bare_ok: bool = False) -> int:
     """Return picoseconds. ``'1us'`` → 1_000_000, ``'1.5ns'`` → 1500."""
-    return _to_int(_parse(value, TIME_UNITS_PS, TIME_ALLOWED, bare_ok), value, TIME_ALLOWED)
+    return _to_int(_parse(value, TIME_UNITS_PS, TIME_ALLOWED, bare_ok))
 
 
 def parse_length_m(value: object) -> float:
