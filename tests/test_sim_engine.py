@@ -105,6 +105,8 @@ cases = {{
                         fabric={{"failures": [{{"link": "tor0-agg0", "at": "5us"}}]}}),
     "adaptive": scenario(fat_tree(4), {{"kind": "permutation", "flow_size": "20KB"}},
                          fabric={{"routing": "adaptive", "adaptive": {{"granularity": "packet"}}}}),
+    "hpcc": scenario(star(5), {{"kind": "incast", "senders": 4, "receiver": 0, "flow_size": "200KB"}},
+                     fabric={{"congestion_control": "hpcc"}}),
 }}
 for name, sc in cases.items():
     r = simulate(sc)
@@ -128,12 +130,13 @@ def _parity_run(disable_jit: bool) -> dict:
 
 def test_kernel_parity_with_numba_disabled():
     """The kernel gives bit-identical results compiled and as plain Python (NUMBA_DISABLE_JIT=1),
-    with PFC, DCQCN, InfiniBand credits, lossy go-back-N, a link failure and adaptive routing exercised."""
+    with PFC, DCQCN, HPCC, InfiniBand credits, lossy go-back-N, a link failure and adaptive routing exercised."""
     jit = _parity_run(False)
     nojit = _parity_run(True)
     assert jit["pfc"]["summary"]["pause_frames"] > 0
     assert jit["lossy"]["summary"]["drops"] > 0
     assert jit["dcqcn"]["summary"]["ecn_marks"] > 0
+    assert jit["hpcc"]["summary"]["completed_flows"] == 4
     assert jit == nojit
 
 

@@ -180,9 +180,6 @@ def compile_scenario(scenario, topo, flows) -> State:
         cfg[K.C_KMAX] = fab.ecn.kmax if fab.ecn.kmax is not None else int(default("ecn.kmax_bytes"))
         cfg[K.C_KMAX] = max(cfg[K.C_KMAX], cfg[K.C_KMIN] + 1)
         cf[K.CF_PMAX] = fab.ecn.pmax if fab.ecn.pmax is not None else float(default("ecn.pmax"))
-    if fab.congestion_control == "hpcc":
-        raise InputError("the packet engine does not model HPCC yet", field="fabric.congestion_control",
-                         value="hpcc", allowed="none, dcqcn")
     cfg[K.C_CC] = CC_CODES[fab.congestion_control]
     if routing == "adaptive":
         cfg[K.C_ROUTING] = ROUTING_CODES[f"adaptive-{fab.adaptive.granularity}"]
@@ -225,6 +222,20 @@ def compile_scenario(scenario, topo, flows) -> State:
         cf[K.CF_DC_ALPHA0] = dc["alpha0"]
         cf[K.CF_DC_MIN_DEC] = dc["min_dec_fac"]
         fr[:, K.FR_ALPHA] = dc["alpha0"]
+    hp = None
+    if fab.congestion_control == "hpcc":
+        hp = hpcc_params(fab, st_base_rtt_ps(pt, fpath[:nf], apath[:nf], fab, cfg), int(topo.link_rate_bps.max()))
+        cfg[K.C_INT_MAX] = maxhop
+        cfg[K.C_HP_T] = hp["base_rtt_ps"]
+        cfg[K.C_HP_MAX_STAGE] = hp["max_stage"]
+        cf[K.CF_HP_ETA] = hp["eta"]
+        cf[K.CF_HP_WAI] = hp["w_ai_bytes"]
+        cf[K.CF_HP_WMIN] = hp["w_min_bytes"]
+        # initial window: the line-rate BDP at T (pacing at line rate), U = 1
+        fr[:, K.FR_W] = fr[:, K.FR_LINE] * hp["base_rtt_ps"] / (8.0 * K.PS_PER_S)
+        fr[:, K.FR_WC] = fr[:, K.FR_W]
+        fr[:, K.FR_U] = 1.0
+        fl = np.concatenate([fl, np.zeros((nf, 3 * maxhop), np.int64)], axis=1)
 
     # ---- next hops for adaptive routing (CSR over (node, destination index))
     if cfg[K.C_ROUTING] != 0:
@@ -241,7 +252,7 @@ def compile_scenario(scenario, topo, flows) -> State:
 
     # ---- packets, heap, globals
     npk = 1024 + 16 * max(nf, 1)
-    pk = np.full((npk, K.PK_NUM), -1, dtype=np.int64)
+    pk = np.full((npk, K.PK_NUM + (4 * maxhop if hp else 0)), -1, dtype=np.int64)
     pk[:, K.PK_NEXT] = np.arange(1, npk + 1)
     pk[npk - 1, K.PK_NEXT] = -1
     cap = 2 * npk + nf + 4 * npt + 64 + 8 * len(fab.failures)
@@ -252,7 +263,7 @@ def compile_scenario(scenario, topo, flows) -> State:
     st = State(g=g, cfg=cfg, cf=cf, h=h, pk=pk, pt=pt, fl=fl, fr=fr,
                swused=np.zeros(n_nodes, np.int64), fpath=fpath, apath=apath, nh_off=nh_off,
                nh_links=nh_links, link_a=la, flowlet=flowlet, log=np.zeros((1024, 3), np.int64))
-    st.info.update(vl_buffer_bytes=vl_buffer, routing=routing, dcqcn=dc, sport=sport,
+    st.info.update(vl_buffer_bytes=vl_buffer, routing=routing, dcqcn=dc, hpcc=hp, sport=sport,
                    xoff_bytes=xoff, xon_bytes=xon)
     # flow starts, in id order at equal times: a sorted array is already a valid heap (and filling
     # it here spares loading a compiled heap_push into the interpreter)
@@ -269,6 +280,42 @@ def compile_scenario(scenario, topo, flows) -> State:
     st.info.update(topo=topo, seed=scenario.seed, base_routing=base_routing, src=src, dst=dst,
                    failed_links=[lk for _, lk in failures])
     return st
+
+
+def st_base_rtt_ps(pt, fpath, apath, fab, cfg) -> int:
+    """HPCC's T: the largest base RTT over the flows (ns-3 GLOBAL_T 1, "BDP at max base RTT"):
+    an MTU packet store-and-forward over the data path plus an ACK back over the ACK path,
+    switch latency per switch crossed."""
+    if not len(fpath):
+        return 1
+
+    def walk(path, nbytes):
+        valid = path >= 0
+        p = np.where(valid, path, 0)
+        lat = np.where(valid, nbytes * 8 * K.PS_PER_S // pt[p, K.PT_RATE] + pt[p, K.PT_DELAY], 0)
+        return lat.sum(axis=1) + np.maximum(valid.sum(axis=1) - 1, 0) * int(cfg[K.C_SW_LAT])
+
+    rtt = walk(fpath, fab.mtu_bytes + fab.header_bytes) + walk(apath, int(cfg[K.C_ACK_BYTES]))
+    return int(max(rtt.max(), 1))
+
+
+def hpcc_params(fab, base_rtt_ps: int, line_bps: int) -> dict:
+    """HPCC constants (hardware-facts E.5, defaults.yaml ``hpcc.*``). W_AI: ``fabric.hpcc.rate_ai``
+    when given, as the HPCC ns-3 repo expresses it (W_AI = R_AI · T); otherwise ``hpcc.w_ai`` =
+    1 MSS (htsim's choice). The smallest window is the ns-3 minimum rate, 100 Mb/s, times T."""
+    from aifabric.catalog import default_value
+
+    spec = fab.hpcc
+    if spec.rate_ai is not None:
+        w_ai = float(spec.rate_ai) * base_rtt_ps / (8.0 * K.PS_PER_S)
+        w_ai_src = "fabric.hpcc.rate_ai x T"
+    else:
+        w_ai = float(default_value("hpcc.w_ai")) * fab.mtu_bytes
+        w_ai_src = "hpcc.w_ai (1 MSS, htsim)"
+    return {"eta": float(spec.eta), "max_stage": int(spec.max_stage), "base_rtt_ps": int(base_rtt_ps),
+            "w_ai_bytes": w_ai, "w_ai_source": w_ai_src,
+            "w_min_bytes": 100e6 * base_rtt_ps / (8.0 * K.PS_PER_S),
+            "w_init_bytes": line_bps * base_rtt_ps / (8.0 * K.PS_PER_S)}
 
 
 def _failure_events(fab, topo) -> list[tuple[int, int]]:

@@ -16,6 +16,8 @@ Tables (column names are the module constants below):
   ``link_b`` (dir 1); it holds the egress FIFOs (control and data), PFC / credit state of the
   ingress that packets *arriving through* this port are charged to, and the statistics.
 * ``fl`` / ``fr`` flows (int64 / float64 columns: progress, rate limiter, DCQCN state).
+* HPCC widens ``pk`` by an INT stack (4 columns per hop from ``PK_INT0``) and ``fl`` by the
+  last INT sample per hop (3 columns per hop from ``FL_HP0``); see :func:`hpcc_on_ack`.
 * ``fpath`` / ``apath``: per flow the directed ports of the data path and of the ACK path
   (precomputed ECMP / static routes); adaptive routing picks ports at run time from the
   next-hop CSR ``nh_off`` / ``nh_links``.
@@ -120,6 +122,9 @@ C_DC_TIMER_ONLY = 31  # 1: stages counted by the timer alone (ns-3 Mellanox mode
 C_LOSSY = 32  # 1: no PFC/credits; drops on a full buffer, go-back-N recovery
 C_NACK_GAP = 33  # at most one NACK / rewind per expected byte within this time
 C_RTO = 34  # retransmission timeout without ACK progress
+C_INT_MAX = 35  # HPCC: INT records a packet can carry (pk columns PK_INT0 + 4 * hop)
+C_HP_T = 36  # HPCC: base RTT T (ps) — the largest flow's base RTT (ns-3 GLOBAL_T 1)
+C_HP_MAX_STAGE = 37  # HPCC: maxStage (MI_THRESH)
 C_NUM = 40
 
 # ---- cf: float64 configuration ------------------------------------------------------------------
@@ -131,7 +136,10 @@ CF_DC_HAI = 4
 CF_DC_MIN = 5
 CF_DC_ALPHA0 = 6
 CF_DC_MIN_DEC = 7  # largest single cut as a fraction (0.5 = halve at most)
-CF_NUM = 8
+CF_HP_ETA = 8  # HPCC: target utilisation η
+CF_HP_WAI = 9  # HPCC: additive increase W_AI (bytes)
+CF_HP_WMIN = 10  # HPCC: smallest window (bytes)
+CF_NUM = 12
 
 # ---- pk: packets --------------------------------------------------------------------------------
 PK_FLOW = 0
@@ -145,7 +153,11 @@ PK_NEXT = 7
 PK_ECN = 8
 PK_HOP = 9  # ports traversed so far
 PK_ROW = 10  # row of fpath / apath it follows (a flow's route changes after a link failure)
-PK_NUM = 11
+PK_NINT = 11  # HPCC: INT records pushed so far (an ACK keeps its data packet's stack: the echo)
+PK_NUM = 12
+# HPCC INT stack: with congestion_control hpcc the table has 4 more columns per hop from PK_INT0:
+# (queue bytes, cumulative tx bytes, timestamp ps, link rate bit/s) of each switch egress
+PK_INT0 = 12
 KIND_DATA = 0
 KIND_ACK = 1
 KIND_CNP = 2
@@ -224,13 +236,21 @@ FL_PROGRESS_T = 29  # sender: last time ACKED advanced
 FL_RETX = 30  # rewinds of this flow
 FL_ROW = 31  # current fpath row (new data packets) and apath row (new ACKs)
 FL_AROW = 32
-FL_NUM = 34
+FL_HP_SEQ = 33  # HPCC: lastUpdateSeq (0: no INT stored yet)
+FL_HP_STAGE = 34  # HPCC: incStage
+FL_HP_NHOP = 35  # HPCC: hops in the stored INT samples
+FL_NUM = 36
+# HPCC: the previous INT sample per hop, 3 columns per hop from FL_HP0 (qlen, tx bytes, ts)
+FL_HP0 = 36
 
 FR_RATE = 0
 FR_TARGET = 1
 FR_ALPHA = 2
 FR_LINE = 3
-FR_NUM = 4
+FR_W = 4  # HPCC: window W (bytes); the pacing rate FR_RATE is W / T
+FR_WC = 5  # HPCC: reference window W_c
+FR_U = 6  # HPCC: EWMA of the normalised inflight U
+FR_NUM = 7
 
 PS_PER_S = 1_000_000_000_000
 PARK_MILLER_M = 2147483647
@@ -311,6 +331,7 @@ def pkt_alloc(pk, g):
     pk[i, PK_IN] = -1
     pk[i, PK_ECN] = 0
     pk[i, PK_HOP] = 0
+    pk[i, PK_NINT] = 0
     g[G_PKT_LIVE] += 1
     return i
 
@@ -452,6 +473,84 @@ def dcqcn_increase(fl, fr, cfg, cf, f):
 
 
 # =================================================================================================
+# HPCC reaction point (the sender NIC): Li et al., "HPCC: High Precision Congestion Control",
+# SIGCOMM 2019, Algorithm 1; cross-checked with the authors' ns-3 code
+# (github.com/alibaba-edu/High-Precision-Congestion-Control, rdma-hw.cc HandleAckHp /
+# UpdateRateHp / FastReactHp) and htsim's sim/hpcc.cpp.
+@njit(cache=True)
+def hpcc_on_ack(pk, fl, fr, cfg, cf, f, i):
+    """ACK ``i`` (carrying the echoed INT stack) reaches flow ``f``'s sender: MeasureInflight,
+    then ComputeWind — updating W_c / incStage once per RTT (ack.seq > lastUpdateSeq, then
+    lastUpdateSeq = snd_nxt) and reacting on every other ACK (fast react) with W_c unchanged."""
+    n = pk[i, PK_NINT]
+    if fl[f, FL_HP_SEQ] == 0 or n != fl[f, FL_HP_NHOP]:
+        # first INT (or a path of another length after a reroute): store it, nothing to compare
+        for j in range(n):
+            c = PK_INT0 + 4 * j
+            s = FL_HP0 + 3 * j
+            fl[f, s] = pk[i, c]
+            fl[f, s + 1] = pk[i, c + 1]
+            fl[f, s + 2] = pk[i, c + 2]
+        fl[f, FL_HP_NHOP] = n
+        if fl[f, FL_HP_SEQ] == 0:
+            fl[f, FL_HP_SEQ] = fl[f, FL_SENT]
+        return
+    t_base = float(cfg[C_HP_T])
+    u = 0.0
+    tau = 0
+    for j in range(n):
+        c = PK_INT0 + 4 * j
+        s = FL_HP0 + 3 * j
+        dts = pk[i, c + 2] - fl[f, s + 2]
+        if dts > 0:
+            b = float(pk[i, c + 3])
+            tx_rate = (pk[i, c + 1] - fl[f, s + 1]) * 8.0 * PS_PER_S / dts
+            q = pk[i, c] if pk[i, c] < fl[f, s] else fl[f, s]
+            uj = q * 8.0 * PS_PER_S / (b * t_base) + tx_rate / b
+            if uj > u:
+                u = uj
+                tau = dts
+        fl[f, s] = pk[i, c]
+        fl[f, s + 1] = pk[i, c + 1]
+        fl[f, s + 2] = pk[i, c + 2]
+    update = pk[i, PK_SEQ] > fl[f, FL_HP_SEQ]
+    if tau > 0:
+        if tau > cfg[C_HP_T]:
+            tau = cfg[C_HP_T]
+        w_t = tau / t_base
+        big_u = (1.0 - w_t) * fr[f, FR_U] + w_t * u
+        fr[f, FR_U] = big_u
+        eta = cf[CF_HP_ETA]
+        wc = fr[f, FR_WC]
+        if big_u >= eta or fl[f, FL_HP_STAGE] >= cfg[C_HP_MAX_STAGE]:
+            w = wc / (big_u / eta) + cf[CF_HP_WAI]
+            stage = 0
+        else:
+            w = wc + cf[CF_HP_WAI]
+            stage = fl[f, FL_HP_STAGE] + 1
+        w_line = fr[f, FR_LINE] * t_base / (8.0 * PS_PER_S)  # the line-rate BDP, the initial window
+        if w > w_line:
+            w = w_line
+        if w < cf[CF_HP_WMIN]:
+            w = cf[CF_HP_WMIN]
+        fr[f, FR_W] = w
+        fr[f, FR_RATE] = w * 8.0 * PS_PER_S / t_base
+        if fr[f, FR_RATE] > fr[f, FR_LINE]:
+            fr[f, FR_RATE] = fr[f, FR_LINE]
+        if update:
+            fr[f, FR_WC] = w
+            fl[f, FL_HP_STAGE] = stage
+    if update:
+        fl[f, FL_HP_SEQ] = fl[f, FL_SENT]
+
+
+@njit(cache=True, inline="always")
+def hpcc_window_full(fl, fr, cfg, f):
+    """HPCC: the flow has a window of bytes in flight (sent, not yet acknowledged)."""
+    return cfg[C_CC] == 2 and fl[f, FL_SENT] - fl[f, FL_ACKED] >= fr[f, FR_W]
+
+
+# =================================================================================================
 # transmission
 @njit(cache=True, inline="always")
 def start_tx(pt, pk, fl, cfg, cf, swused, h, g, log, p, i):
@@ -474,6 +573,18 @@ def start_tx(pt, pk, fl, cfg, cf, swused, h, g, log, p, i):
     heap_push(h, g, arrive, EV_ARRIVE, i)
     if pk[i, PK_KIND] == KIND_DATA:
         g[G_LAST_MOVE] = now
+        if cfg[C_CC] == 2 and pt[p, PT_NODE_IS_HOST] == 0:
+            # HPCC INT (ns-3 SwitchNode::SwitchNotifyDequeue): the switch egress pushes, at
+            # dequeue, its queue length left behind, its tx bytes (this packet included), the time
+            # and its link rate
+            n = pk[i, PK_NINT]
+            if n < cfg[C_INT_MAX]:
+                c = PK_INT0 + 4 * n
+                pk[i, c] = pt[p, PT_QBYTES]
+                pk[i, c + 1] = pt[p, PT_TX_BYTES]
+                pk[i, c + 2] = now
+                pk[i, c + 3] = pt[p, PT_RATE]
+                pk[i, PK_NINT] = n + 1
         if cfg[C_IB] == 1:
             pt[p, PT_CREDITS] -= (size + cfg[C_CREDIT_BYTES] - 1) // cfg[C_CREDIT_BYTES]
 
@@ -557,6 +668,15 @@ def nic_next_packet(pt, pk, fl, fr, cfg, cf, h, g, p):
     best_wake = -1
     while f >= 0:
         nxt = fl[f, FL_NEXT]
+        if hpcc_window_full(fl, fr, cfg, f):
+            # window-bound: the next ACK (host_receive) retries the port; in lossy mode a timeout
+            # covers the case that no ACK comes back
+            if cfg[C_LOSSY] == 1 and fl[f, FL_RTO_PENDING] == 0:
+                fl[f, FL_RTO_PENDING] = 1
+                heap_push(h, g, now + cfg[C_RTO], EV_RTO, f)
+            prev = f
+            f = nxt
+            continue
         if fl[f, FL_NEXT_SEND] <= now:
             # unlink f
             if prev < 0:
@@ -578,8 +698,9 @@ def nic_next_packet(pt, pk, fl, fr, cfg, cf, h, g, p):
             pk[i, PK_SEQ] = fl[f, FL_SENT]
             g[G_INJ_BYTES] += payload
             g[G_DATA_PKTS] += 1
-            if cfg[C_CC] == 1:
+            if cfg[C_CC] != 0:  # DCQCN's rate, or HPCC's pacing rate W / T
                 fl[f, FL_NEXT_SEND] = now + np.int64((payload + cfg[C_HDR]) * 8 * PS_PER_S / fr[f, FR_RATE])
+            if cfg[C_CC] == 1:
                 fl[f, FL_BYTES_CNT] += payload
                 if fl[f, FL_BYTES_CNT] >= cfg[C_DC_BYTES] and cfg[C_DC_TIMER_ONLY] == 0:
                     fl[f, FL_BYTES_CNT] = 0
@@ -813,10 +934,16 @@ def host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, apath, i, node):
             if fl[f, FL_ACKED] >= fl[f, FL_SIZE] and fl[f, FL_DONE_T] < 0:
                 fl[f, FL_DONE_T] = now
                 g[G_FLOWS_DONE] += 1
+        if cfg[C_CC] == 2:
+            hpcc_on_ack(pk, fl, fr, cfg, cf, f, i)
         if kind == KIND_NACK:
             seq = pk[i, PK_SEQ]
             pkt_free(pk, g, i)
             go_back(pt, pk, fl, fr, cfg, cf, swused, h, g, log, f, seq)
+            return
+        if cfg[C_CC] == 2 and fl[f, FL_ACTIVE] == 1:
+            pkt_free(pk, g, i)
+            try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, fl[f, FL_PORT])  # the window may have opened
             return
     elif kind == KIND_CNP and cfg[C_CC] == 1:
         dcqcn_on_cnp(fl, fr, cfg, cf, h, g, f)
@@ -946,7 +1073,7 @@ def run(g, cfg, cf, h, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh_links, l
         elif kind == EV_RTO:
             f = arg
             fl[f, FL_RTO_PENDING] = 0
-            if fl[f, FL_DONE_T] >= 0 or fl[f, FL_ACTIVE] == 1:
+            if fl[f, FL_DONE_T] >= 0 or (fl[f, FL_ACTIVE] == 1 and not hpcc_window_full(fl, fr, cfg, f)):
                 continue
             if t - fl[f, FL_PROGRESS_T] >= cfg[C_RTO]:
                 fl[f, FL_REWIND_T] = -cfg[C_NACK_GAP]  # a timeout always rewinds
