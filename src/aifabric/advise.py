@@ -195,13 +195,13 @@ def recommend(adv, gpus_per_node: int, evidence: dict[str, FabricEvidence], nic_
             f"{roce.risk_adjusted_cost:.3f} USD — {better} is cheaper per useful token",
             {"ib_cost_per_million_tokens": f"{ib.cost_per_million_tokens_usd:.3f} USD",
              "roce_cost_per_million_tokens": f"{roce.cost_per_million_tokens_usd:.3f} USD",
-             "roce_expected_loss": _pct(roce.expected_loss), "ib_expected_loss": _pct(ib.expected_loss)}, "3"))
+             "roce_expected_loss": _loss(roce), "ib_expected_loss": _loss(ib)}, "3"))
         choice = better
     elif ib is not None and roce is not None:
         choice = "infiniband" if ib.capex_usd * (1) < roce.capex_usd * (1 + roce.expected_loss) else roce_key
         reasons.append(Reason("capex adjusted for expected misconfiguration loss decides",
                               {"ib_capex": _usd(ib.capex_usd), "roce_capex": _usd(roce.capex_usd),
-                               "roce_expected_loss": _pct(roce.expected_loss)}, "3"))
+                               "roce_expected_loss": _loss(roce)}, "3"))
     if choice == "infiniband" and adv.budget != "high" and adv.workload == "training":
         ev = {"budget": adv.budget}
         if roce and ib:
@@ -210,6 +210,10 @@ def recommend(adv, gpus_per_node: int, evidence: dict[str, FabricEvidence], nic_
                               "less per port for traffic that needs no lossless tuning", ev, "6"))
         return Recommendation("hybrid", nic_rate, reasons)
     return Recommendation(choice, nic_rate, reasons)
+
+
+def _loss(ev: FabricEvidence) -> str:
+    return _pct(ev.expected_loss) if ev.risk else "not simulated yet (counted as 0 %)"
 
 
 def _capex_reason(ib: FabricEvidence | None, roce: FabricEvidence | None) -> Reason | None:
