@@ -151,3 +151,13 @@ def test_collective_command_bad_input(args, needle):
     """Unknown collectives, technologies, SHARP on RoCE and bad sizes: one line, exit 2."""
     r = runner.invoke(app, ["collective", *args])
     assert r.exit_code == 2 and needle in r.output
+
+
+def test_roce_adaptive_routing_option():
+    """--roce-routing adaptive (Spectrum-X class) routes RoCE adaptively; the rail permutation's
+    tail shrinks against ECMP on the same fabric."""
+    ecmp = compare(AdvisorSpec(gpus=256), load_catalog())
+    ar = compare(AdvisorSpec(gpus=256, roce_routing="adaptive"), load_catalog())
+    assert ecmp["fabrics"][1]["routing"] == "ecmp" and ar["fabrics"][1]["routing"] == "adaptive"
+    assert ar["fabrics"][1]["permutation_fct_p99_us"] < ecmp["fabrics"][1]["permutation_fct_p99_us"]
+    assert any("routes adaptively (Spectrum-X" in a for a in ar["assumptions"])

@@ -92,14 +92,14 @@ class FabricComm:
 
 
 
-def busbw_sweep(topo, technology: str, gpu: str, hop_ns: float, seed: int, gpus: int) -> list[dict]:
+def busbw_sweep(topo, technology: str, gpu: str, hop_ns: float, seed: int, gpus: int, routing: str) -> list[dict]:
     """All-reduce over every GPU, nccl-tests sizes 8 B … 8 GiB: per size the faster of ring and
     tree (NCCL's tuner choice), flow engine with the fabric's routing. busbw in Gb/s."""
     if topo is None:
         return []
     from aifabric.workload.collectives import nccl_sweep
 
-    kw = dict(engine="flow", routing=ROUTING[technology], technology=technology, gpu=gpu, seed=seed,
+    kw = dict(engine="flow", routing=routing, technology=technology, gpu=gpu, seed=seed,
               switch_latency_ps=hop_ns * 1000, header_bytes=HEADER_BYTES[technology], mtu_bytes=MTU_BYTES[technology])
     ring = nccl_sweep("all-reduce", SWEEP_SIZES, topo, algorithm="ring", **kw)
     tree = nccl_sweep("all-reduce", SWEEP_SIZES, topo, algorithm="tree", **kw)
@@ -141,12 +141,12 @@ def rail_permutation_flows(gpus: int, gpus_per_node: int, size_bytes: int, seed:
     return {"src": src_a, "dst": dst_a, "size_bytes": np.full(len(src_a), size_bytes)}
 
 
-def measure_step(topo, technology: str, flows: dict, seed: int, switch_latency_ps: float):
+def measure_step(topo, technology: str, flows: dict, seed: int, switch_latency_ps: float, routing: str):
     """Flow-level run of one ring step; returns (efficiency, fct_us array). Efficiency = the
     alone-on-the-fabric FCT over the slowest flow's FCT (a ring step ends with its slowest flow)."""
     from aifabric.flow import simulate_flows
 
-    df = simulate_flows(topo, flows, routing=ROUTING[technology], seed=seed, switch_latency_ps=switch_latency_ps,
+    df = simulate_flows(topo, flows, routing=routing, seed=seed, switch_latency_ps=switch_latency_ps,
                         mtu_bytes=MTU_BYTES[technology], header_bytes=HEADER_BYTES[technology])
     eff = float(df["ideal_fct_us"].max() / df["fct_us"].max())
     return min(1.0, eff), df["fct_us"].to_numpy()
@@ -154,6 +154,8 @@ def measure_step(topo, technology: str, flows: dict, seed: int, switch_latency_p
 
 def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: float = 0.40,
             progress=None) -> dict:
+    """``adv.roce_routing`` picks ECMP (NCCL's RoCE default) or adaptive routing (Spectrum-X class
+    switches) for the RoCE fabric; InfiniBand always routes adaptively."""
     """Run the comparison; returns the JSON-ready result (interface.md keys + report data)."""
     t0 = time.perf_counter()
     tick = progress or (lambda msg: None)
@@ -172,8 +174,10 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
     fabrics_out = []
     if adv.gpus > gpn and adv.gpus % gpn:
         raise InputError(f"must be a multiple of {gpn} GPUs per node", field="--gpus", value=adv.gpus)
+    routing_of = {"infiniband": ROUTING["infiniband"], "roce": getattr(adv, "roce_routing", None) or ROUTING["roce"]}
     for tech, key in (("infiniband", "infiniband"), ("roce", roce_key)):
         tick(f"planning {key}")
+        route = routing_of[tech]
         p = plan_fabric(adv.gpus, tech, catalog, gpu=adv.gpu, nic_rate_gbps=nic_rate)
         d = p.design
         sw = catalog.switches[p.switch_id]
@@ -195,16 +199,16 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
             flows = ring_step_flows(adv.gpus, gpn, group, 16 * 2**20)
             effs = []
             for s in range(3):  # three hash seeds: the expected collision cost, not one draw
-                e, f = measure_step(topo, tech, flows, seed + s, hop_ns * 1000)
+                e, f = measure_step(topo, tech, flows, seed + s, hop_ns * 1000, route)
                 effs.append(e)
                 if s == 0:
                     fct = f
             eff = float(np.mean(effs))
             fct_title = (f"FCT: one DP ring step and a same-rail random permutation ({len(fct):,} flows of 16 MiB "
-                         "each; adaptive on IB, ECMP on RoCE)")
+                         f"each; adaptive on IB, {routing_of['roce']} on RoCE)")
             if adv.gpus // gpn > 1:
                 a2a_eff, perm_fct = measure_step(topo, tech, rail_permutation_flows(adv.gpus, gpn, 16 * 2**20, seed),
-                                                 seed, hop_ns * 1000)
+                                                 seed, hop_ns * 1000, route)
         comm = FabricComm(tech, p.nic_rate_gbps * 1e9, eff, path_us, nvl_busbw, a2a_eff)
         it = None
         cost = None
@@ -212,7 +216,7 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
             tick(f"training iteration on {key}")
             it = iteration_time(model, par, adv.gpus, float(gpu.bf16_tflops), comm, mfu=mfu, gpus_per_node=gpn)
             cost = training_cost(TRAIN_TOKENS, it.tokens_per_s, adv.gpus, p.capex_usd, SERVER_USD_PER_GPU)
-        sweep = busbw_sweep(topo if adv.gpus > gpn else None, tech, adv.gpu, hop_ns, seed, adv.gpus)
+        sweep = busbw_sweep(topo if adv.gpus > gpn else None, tech, adv.gpu, hop_ns, seed, adv.gpus, route)
         big = sweep[-1]["busbw_gbps"] if sweep else None
         small_lat = (NIC_PATH_NS + max(0, hops - 1) * hop_ns + prop_ns) / 1000 if hops else None
         ev = FabricEvidence(key, tech, p.nic_rate_gbps, p.capex_usd, p.power_w, d.max_gpus,
@@ -226,7 +230,7 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
             "capex_usd": p.capex_usd, "power_w": p.power_w,
             "iteration_time_s": ev.iteration_time_s, "tokens_per_s": ev.tokens_per_s,
             "busbw_gbps": big, "risk": dict(ev.risk), "expected_loss": ev.expected_loss,
-            "small_message_latency_us": small_lat, "routing": ROUTING[tech], "ring_step_efficiency": eff,
+            "small_message_latency_us": small_lat, "routing": route, "ring_step_efficiency": eff,
             "permutation_efficiency": a2a_eff,
             "switch_hop_ns": hop_ns, "plan": p.to_dict(), "iteration": it.to_dict() if it else None,
             "training_cost": cost, "busbw_sweep": sweep,
@@ -240,7 +244,9 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
     assumptions = [
         f"MFU {mfu:.0%} for compute (planning default, hardware-facts §H, S92); published MFUs include the "
         "exposed communication of their own cluster, so iteration times are conservative",
-        "InfiniBand routes adaptively (NCCL default on IB, S15); RoCE hashes with ECMP (NCCL default on RoCE, S15)",
+        "InfiniBand routes adaptively (NCCL default on IB, S15); RoCE "
+        + ("hashes with ECMP (NCCL default on RoCE, S15)" if routing_of["roce"] == "ecmp"
+           else "routes adaptively (Spectrum-X class switches; NCCL leaves AR off on RoCE by default, S15)"),
         "switch hop latency from the catalog (low confidence: no primary figure for QM9700 or SN5600)",
         f"training cost = (servers at {SERVER_USD_PER_GPU:,.0f} USD per GPU (S60, low) + network) amortised over 4 "
         f"years, for {TRAIN_TOKENS:.3g} tokens; energy and operations excluded",

@@ -368,6 +368,7 @@ class AdvisorSpec(_Model):
     team_expertise: Literal["none", "some", "expert"] = "some"
     budget: Literal["low", "medium", "high"] = "medium"
     growth: Literal["none", "2x", "10x"] = "none"
+    roce_routing: Literal["ecmp", "adaptive"] = "ecmp"  # adaptive = Spectrum-X class switches
 
 
 class Scenario(_Model):

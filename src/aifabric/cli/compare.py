@@ -16,6 +16,7 @@ CHOICES = {
     "team_expertise": ("none", "some", "expert"),
     "budget": ("low", "medium", "high"),
     "growth": ("none", "2x", "10x"),
+    "roce_routing": ("ecmp", "adaptive"),
 }
 
 
@@ -58,6 +59,8 @@ def register(app: typer.Typer) -> None:
         expertise: str | None = typer.Option(None, "--team-expertise", help="none | some | expert (RDMA tuning)."),
         budget: str | None = typer.Option(None, "--budget", help="low | medium | high."),
         growth: str | None = typer.Option(None, "--growth", help="none | 2x | 10x expected cluster growth."),
+        roce_routing: str | None = typer.Option(None, "--roce-routing",
+                                                help="ecmp (NCCL's RoCE default) | adaptive (Spectrum-X class)."),
         mfu: float = typer.Option(0.40, "--mfu", help="Model FLOPs utilisation of compute (default 0.40, S92)."),
         catalog_file: Path | None = typer.Option(None, "--catalog", help="YAML file overriding catalog records."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
@@ -71,7 +74,8 @@ def register(app: typer.Typer) -> None:
 
             adv, name = build_advisor(scenario, {
                 "gpus": gpus, "gpu": gpu.lower() if gpu else None, "workload": workload, "model": model,
-                "jitter_sensitivity": jitter, "team_expertise": expertise, "budget": budget, "growth": growth})
+                "jitter_sensitivity": jitter, "team_expertise": expertise, "budget": budget, "growth": growth,
+                "roce_routing": roce_routing})
             if not 0 < mfu <= 1:
                 raise InputError("must be in (0, 1]", field="--mfu", value=mfu, allowed="e.g. 0.4")
             if report is not None and not report.parent.exists():
