@@ -105,6 +105,8 @@ cases = {{
                         fabric={{"failures": [{{"link": "tor0-agg0", "at": "5us"}}]}}),
     "adaptive": scenario(fat_tree(4), {{"kind": "permutation", "flow_size": "20KB"}},
                          fabric={{"routing": "adaptive", "adaptive": {{"granularity": "packet"}}}}),
+    "flowlet": scenario(fat_tree(4), {{"kind": "permutation", "flow_size": "20KB"}},
+                        fabric={{"routing": "adaptive", "adaptive": {{"granularity": "flowlet"}}}}),
     "hpcc": scenario(star(5), {{"kind": "incast", "senders": 4, "receiver": 0, "flow_size": "200KB"}},
                      fabric={{"congestion_control": "hpcc"}}),
 }}

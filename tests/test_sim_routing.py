@@ -44,12 +44,13 @@ def test_ecmp_permutation_matches_balls_into_bins():
 
 @pytest.mark.validation
 def test_adaptive_per_packet_beats_ecmp():
-    """Per-packet adaptive routing (least-occupied uplink) lifts the mean throughput far above ECMP,
-    to ≥ 80 % of the payload line rate. It stays short of the ideal because the leaf sees only its
-    own uplink queues, not the spine-to-leaf collisions downstream."""
+    """Per-packet adaptive routing (least-occupied uplink, ties sprayed round robin per flow) lifts
+    the mean throughput far above ECMP, to ≥ 90 % of the ideal: the payload line rate
+    100 Gb/s × 4000 / (4000 + 64) of a non-blocking permutation (the rest is mostly the flow's
+    base round trip inside its FCT)."""
     ada = _mean_cross_leaf_throughput("adaptive", adaptive={"granularity": "packet"})
     ecmp = _mean_cross_leaf_throughput("ecmp")
-    assert ada >= 0.8 * PAYLOAD_GBPS
+    assert ada >= 0.9 * PAYLOAD_GBPS
     assert ada >= 1.4 * ecmp
 
 

@@ -190,6 +190,7 @@ def compile_scenario(scenario, topo, flows) -> State:
     cfg[K.C_BUFFER] = fab.switch_buffer_bytes
     cfg[K.C_NHOSTS] = len(pm.hosts)
     cfg[K.C_FLOWLET_GAP] = fab.adaptive.flowlet_gap
+    cfg[K.C_ROUTE_SALT] = scenario.seed % (K.PARK_MILLER_M - 1)
     cfg[K.C_NPORTS] = npt
     cfg[K.C_DEADLOCK_PS] = scenario.sim.deadlock_timeout
     cfg[K.C_MAXHOP] = maxhop
@@ -378,7 +379,7 @@ def reroute(st: State) -> None:
             st.fpath = table
         else:
             st.apath = table
-    if st.flowlet.shape[1] < 2 * width and st.cfg[K.C_ROUTING] == 2:
+    if st.flowlet.shape[1] < 2 * width and st.cfg[K.C_ROUTING] != 0:
         st.flowlet = np.pad(st.flowlet, ((0, 0), (0, 2 * width - st.flowlet.shape[1])), constant_values=-1)
     if st.cfg[K.C_ROUTING] != 0:
         from aifabric.topology.routing import shortest_path_next_hops

@@ -125,6 +125,7 @@ C_RTO = 34  # retransmission timeout without ACK progress
 C_INT_MAX = 35  # HPCC: INT records a packet can carry (pk columns PK_INT0 + 4 * hop)
 C_HP_T = 36  # HPCC: base RTT T (ps) — the largest flow's base RTT (ns-3 GLOBAL_T 1)
 C_HP_MAX_STAGE = 37  # HPCC: maxStage (MI_THRESH)
+C_ROUTE_SALT = 38  # adaptive per packet: seed-derived salt of the per-flow round-robin phase
 C_NUM = 40
 
 # ---- cf: float64 configuration ------------------------------------------------------------------
@@ -254,6 +255,10 @@ FR_NUM = 7
 
 PS_PER_S = 1_000_000_000_000
 PARK_MILLER_M = 2147483647
+# adaptive per packet: egress occupancy is compared in buckets of this many full packets (like the
+# few queue-depth grades of a hardware AR engine), so a packet or two in service is not a reason
+# to break the round robin
+AR_BUCKET_PKTS = 4
 
 
 # =================================================================================================
@@ -800,6 +805,20 @@ def link_down(pt, pk, fl, fr, cfg, cf, swused, h, g, log, link):
 
 
 @njit(cache=True, inline="always")
+def tie_hash(salt, a, b, c):
+    """A non-negative pseudo-random hash of (salt, a, b, c): Park–Miller steps mod 2³¹ − 1 with
+    31-bit xor-shifts in between; every product stays below 2⁶³, so the plain-Python run
+    (NUMBA_DISABLE_JIT=1) gives the same values."""
+    x = salt % PARK_MILLER_M
+    for v in (a, b, c):
+        x = (x * 48271 + v % PARK_MILLER_M) % PARK_MILLER_M
+        x ^= x >> 13
+        x = (x * 69621) % PARK_MILLER_M
+        x ^= x >> 11
+    return x
+
+
+@njit(cache=True, inline="always")
 def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i, node):
     """The egress port of packet ``i`` at switch ``node``."""
     f = pk[i, PK_FLOW]
@@ -825,9 +844,38 @@ def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i
     k = node * cfg[C_NHOSTS] + d
     j0 = nh_off[k]
     n = nh_off[k + 1] - j0
-    # ties keep the ECMP choice (so flows starting on an idle fabric spread by hash, not all on
-    # the first port); another port wins only when strictly less occupied. Off the ECMP path the
-    # scan starts at a per-flow offset, so ties still spread over flows.
+    if cfg[C_ROUTING] == 1:
+        # per packet: the least-occupied egress (occupancy in buckets of AR_BUCKET_PKTS packets; a
+        # paused egress counts as full). Ties — e.g. an idle fabric, where every egress is empty —
+        # go round robin per (flow, hop) from a seeded per-flow phase, so a flow's packets spray
+        # evenly over the equal-cost egresses; that also balances the downstream (spine-to-leaf)
+        # links this switch cannot see, instead of every packet keeping the flow's ECMP port.
+        qb = AR_BUCKET_PKTS * (cfg[C_MTU] + cfg[C_HDR])
+        best_q = -1
+        for jj in range(n):
+            lk = nh_links[j0 + jj]
+            q = 2 * lk + (1 if link_a[lk] != node else 0)
+            if pt[q, PT_DOWN] == 1:
+                continue
+            occ = pt[q, PT_QBYTES] // qb + (cfg[C_BUFFER] if pt[q, PT_PAUSED] == 1 else 0)
+            if best_q < 0 or occ < best_q:
+                best_q = occ
+        if best_q < 0:
+            return -1
+        c = flowlet[f, 2 * hop]
+        if c < 0:
+            c = tie_hash(cfg[C_ROUTE_SALT], f, hop, node) % n
+        flowlet[f, 2 * hop] = (c + 1) % n
+        for jj in range(n):
+            lk = nh_links[j0 + (c + jj) % n]
+            q = 2 * lk + (1 if link_a[lk] != node else 0)
+            if pt[q, PT_DOWN] == 0 and (pt[q, PT_QBYTES] // qb
+                                        + (cfg[C_BUFFER] if pt[q, PT_PAUSED] == 1 else 0)) == best_q:
+                return q
+        return -1
+    # flowlet: ties keep the ECMP choice (so flows starting on an idle fabric spread by hash, not
+    # all on the first port); another port wins only when strictly less occupied. Off the ECMP
+    # path the scan starts at a per-flow offset, so ties still spread over flows.
     best = fpath[row, hop]
     best_q = 8 * cfg[C_BUFFER]
     start = 0
