@@ -18,18 +18,22 @@ ROOT = Path(__file__).resolve().parents[1]
 D_PS = 1_000_000  # 1 µs links
 
 
-def _one_flow(size: int, switch_latency: str = "0ns"):
+TECHNOLOGIES = ["roce", "infiniband"]  # same 64 B header in these tests, so the same closed forms
+
+
+def _one_flow(size: int, switch_latency: str = "0ns", technology: str = "roce"):
     # fat-tree k=4: host 0 -> host 15 crosses tor, agg, core, agg, tor (6 links, 5 switches)
     sc = scenario(fat_tree(4), {"kind": "incast", "senders": 1, "receiver": 15, "flow_size": f"{size}B"},
-                  fabric={"switch_latency": switch_latency})
+                  fabric={"switch_latency": switch_latency, "technology": technology})
     return simulate(sc)
 
 
 @pytest.mark.validation
-def test_one_packet_latency_is_store_and_forward_per_hop():
+@pytest.mark.parametrize("technology", TECHNOLOGIES)
+def test_one_packet_latency_is_store_and_forward_per_hop(technology):
     """A one-packet flow arrives after 6 × (serialisation + propagation) + 5 switch latencies, and
-    completes when its 64 B ACK has come back the same way."""
-    r = _one_flow(4000, "100ns")
+    completes when its 64 B ACK has come back the same way (RoCE and InfiniBand alike)."""
+    r = _one_flow(4000, "100ns", technology)
     f = r.flows.iloc[0]
     assert f["hops"] == 6
     rx = 6 * (SER_100G_PS + D_PS) + 5 * 100_000
@@ -40,10 +44,11 @@ def test_one_packet_latency_is_store_and_forward_per_hop():
 
 
 @pytest.mark.validation
-def test_one_flow_fct_matches_pipeline_closed_form():
+@pytest.mark.parametrize("technology", TECHNOLOGIES)
+def test_one_flow_fct_matches_pipeline_closed_form(technology):
     """A lone 2 MB flow (500 packets) finishes at 500 serialisations + 5 more hops of one packet +
-    propagation + ACK return: exactly its ideal FCT, slowdown 1."""
-    r = _one_flow(2_000_000)
+    propagation + ACK return: exactly its ideal FCT, slowdown 1 (IB credits never stall a lone flow)."""
+    r = _one_flow(2_000_000, technology=technology)
     f = r.flows.iloc[0]
     expect = 500 * SER_100G_PS + 5 * SER_100G_PS + 6 * D_PS + 6 * (ACK_100G_PS + D_PS)
     assert f["fct_us"] * 1e6 == pytest.approx(expect, abs=1)
@@ -52,9 +57,10 @@ def test_one_flow_fct_matches_pipeline_closed_form():
 
 
 @pytest.mark.validation
-def test_single_flow_reaches_line_rate_minus_headers():
+@pytest.mark.parametrize("technology", TECHNOLOGIES)
+def test_single_flow_reaches_line_rate_minus_headers(technology):
     """Payload throughput of a lone long flow = 100 Gb/s × 4000/4064 (header overhead), within 0.5 %."""
-    r = _one_flow(8_000_000)
+    r = _one_flow(8_000_000, technology=technology)
     f = r.flows.iloc[0]
     path_us = 5 * SER_100G_PS / 1e6 + 6  # pipeline fill
     gbps = f["size_bytes"] * 8 / ((f["rx_fct_us"] - path_us) * 1e3)
