@@ -81,3 +81,24 @@ def test_bad_htsim_cm_names_file_and_line(tmp_path):
     f.write_text("Nodes 4\nhello world\n")
     with pytest.raises(InputError, match=str(f) + ".*line 2"):
         traffic.read_htsim_cm(f)
+
+
+def test_qp_split_makes_independently_hashed_qps():
+    """fabric.qp_split: k turns each flow into k QPs with new ids (own source ports), sizes summing
+    to the original, parent_id naming the flow; the packet engine carries parent_id through."""
+    from aifabric.scenario import scenario_from_dict
+    from aifabric.sim import simulate
+    from aifabric.topology import from_spec
+    from aifabric.workload.traffic import flows_for
+
+    sc = scenario_from_dict({"topology": {"kind": "leaf-spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 2},
+                             "fabric": {"qp_split": 4},
+                             "workload": {"kind": "permutation", "flow_size": "100001B"}, "sim": {"until": "10ms"}})
+    topo = from_spec(sc.topology)
+    df = flows_for(sc, topo)
+    assert len(df) == 16 and df["id"].tolist() == list(range(16))
+    assert df.groupby("parent_id")["size_bytes"].sum().tolist() == [100001] * 4
+    res = simulate(sc, flows=df, topology=topo)
+    assert res.summary["completed_flows"] == 16
+    assert sorted(set(res.flows["parent_id"])) == [0, 1, 2, 3]
+    assert res.flows["sport"].nunique() == 16

@@ -84,6 +84,8 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
         "throughput_gbps": thr, "sport": st.info["sport"], "dport": flows["dport"].to_numpy(np.int64),
         "hops": hops, "cnps": fl[:, K.FL_CNP_RX], "retransmissions": fl[:, K.FL_RETX], "completed": completed,
     })
+    if "parent_id" in flows.columns:  # fabric.qp_split: the original flow of each QP
+        flows_df["parent_id"] = flows["parent_id"].to_numpy(np.int64)
 
     # ---- ports: one row per interface (node, link); egress stats of port p, PAUSE sent = frames
     # the node sent about its ingress (the reverse port p ^ 1).

@@ -286,4 +286,23 @@ def flows_for(scenario, topo) -> pd.DataFrame:
     if same.any():
         i = int(np.flatnonzero(same)[0])
         raise InputError(f"flow {i} sends from host {int(df['src'][i])} to itself", file=w.path, field="workload")
-    return df
+    k = int(getattr(scenario.fabric, "qp_split", 1) or 1)
+    return split_qps(df, k) if k > 1 else df
+
+
+def split_qps(df: pd.DataFrame, k: int) -> pd.DataFrame:
+    """Each flow becomes ``k`` QPs (sub-flows) between the same hosts, each with its own UDP source
+    port (new flow ids, so ECMP hashes them independently), sizes as even as whole bytes allow;
+    ``parent_id`` names the original flow (NCCL's NCCL_IB_QPS_PER_CONNECTION /
+    SPLIT_DATA_ON_QPS idea)."""
+    n = len(df)
+    rep = df.loc[df.index.repeat(k)].reset_index(drop=True)
+    part = np.tile(np.arange(k), n)
+    size = df["size_bytes"].to_numpy(np.int64)
+    base, extra = np.repeat(size // k, k), np.repeat(size % k, k)
+    rep["size_bytes"] = base + (part < extra)
+    rep = rep[rep["size_bytes"] > 0].reset_index(drop=True)
+    rep["parent_id"] = rep["id"].to_numpy(np.int64)
+    rep["id"] = np.arange(len(rep), dtype=np.int64)
+    rep.attrs.update(df.attrs)
+    return rep
