@@ -161,3 +161,17 @@ def test_roce_adaptive_routing_option():
     assert ecmp["fabrics"][1]["routing"] == "ecmp" and ar["fabrics"][1]["routing"] == "adaptive"
     assert ar["fabrics"][1]["permutation_fct_p99_us"] < ecmp["fabrics"][1]["permutation_fct_p99_us"]
     assert any("routes adaptively (Spectrum-X" in a for a in ar["assumptions"])
+
+
+def test_adaptive_routing_off_is_a_computed_risk():
+    """A RoCE plan that relies on adaptive routing carries the risk 'adaptive routing off': the
+    iteration slowdown with the flow model's ECMP measurements × the team's misconfiguration
+    probability (50 % for no expertise). MoE all-to-all across nodes makes it large; it enters the
+    advisor's reasons."""
+    r = compare(AdvisorSpec(gpus=2048, model="deepseek-moe", roce_routing="adaptive", team_expertise="none"),
+                load_catalog())
+    risk = r["fabrics"][1]["risk"]["adaptive routing off (ECMP collisions)"]
+    assert 0.05 < risk < 0.5
+    assert any(x["rule"] == "5" and "no RDMA tuning expertise" in x["text"] for x in r["recommendation"]["reasons"])
+    ecmp_plan = compare(AdvisorSpec(gpus=2048, model="deepseek-moe"), load_catalog())
+    assert ecmp_plan["fabrics"][1]["risk"] == {}

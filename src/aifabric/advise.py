@@ -240,5 +240,6 @@ def _risk_reason(adv, roce: FabricEvidence | None) -> Reason | None:
     p = MISCONFIG_PROBABILITY[adv.team_expertise]
     parts = {k: _pct(v) for k, v in roce.risk.items()}
     parts["misconfiguration_probability"] = f"{p:.0%} ({MISCONFIG_PROBABILITY_BASIS})"
-    return Reason(f"with {adv.team_expertise} RDMA tuning expertise the expected RoCE slowdown from mistakes the "
+    words = {"none": "no", "some": "some", "expert": "expert"}[adv.team_expertise]
+    return Reason(f"with {words} RDMA tuning expertise the expected RoCE slowdown from mistakes the "
                   f"models reproduce is {_pct(roce.expected_loss)}", parts, "5")

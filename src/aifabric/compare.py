@@ -19,9 +19,11 @@ Per fabric (InfiniBand and RoCE at the NIC rate rule 7 picks):
 4. :mod:`aifabric.workload.training` turns the collectives into iteration time, tokens/s and cost
    per trained token.
 
-Risk: the expected slowdown from lossless misconfigurations is only counted for those the
-models reproduce; until the packet engine's misconfiguration scenarios land, that list is empty and
-the report says so (no number is invented).
+Risk: the expected slowdown from misconfigurations is only counted for those the models
+reproduce. Today that is one: when the RoCE fabric is planned with adaptive routing
+(``--roce-routing adaptive``), "adaptive routing off" = the same training iteration with the
+flow model's ECMP measurements, times the team's misconfiguration probability. PFC/ECN/DCQCN
+mistakes are not yet simulated; the report says so (no number is invented).
 """
 
 from __future__ import annotations
@@ -31,7 +33,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aifabric.advise import MISCONFIG_PROBABILITY_BASIS, FabricEvidence, nic_rate_for, recommend
+from aifabric.advise import (
+    MISCONFIG_PROBABILITY,
+    MISCONFIG_PROBABILITY_BASIS,
+    FabricEvidence,
+    nic_rate_for,
+    recommend,
+)
 from aifabric.errors import InputError
 from aifabric.plan import plan_fabric
 from aifabric.workload.training import default_parallelism, get_model, iteration_time, training_cost
@@ -216,6 +224,20 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
             tick(f"training iteration on {key}")
             it = iteration_time(model, par, adv.gpus, float(gpu.bf16_tflops), comm, mfu=mfu, gpus_per_node=gpn)
             cost = training_cost(TRAIN_TOKENS, it.tokens_per_s, adv.gpus, p.capex_usd, SERVER_USD_PER_GPU)
+        risk = {}
+        if tech == "roce" and route == "adaptive" and it is not None and topo is not None:
+            # The plan relies on adaptive routing; a team that cannot enable or keep it working runs
+            # ECMP: same flow-model measurement with ECMP, weighted by the misconfiguration chance.
+            tick("flow model of the same steps with ECMP (adaptive routing off)")
+            e_ecmp = float(np.mean([measure_step(topo, tech, flows, seed + s, hop_ns * 1000, "ecmp")[0]
+                                    for s in range(3)]))
+            a_ecmp = measure_step(topo, tech, rail_permutation_flows(adv.gpus, gpn, 16 * 2**20, seed), seed,
+                                  hop_ns * 1000, "ecmp")[0] if adv.gpus // gpn > 1 else 1.0
+            it_ecmp = iteration_time(model, par, adv.gpus, float(gpu.bf16_tflops),
+                                     FabricComm(tech, p.nic_rate_gbps * 1e9, e_ecmp, path_us, nvl_busbw, a_ecmp),
+                                     mfu=mfu, gpus_per_node=gpn)
+            impact = it_ecmp.iteration_s / it.iteration_s - 1
+            risk["adaptive routing off (ECMP collisions)"] = MISCONFIG_PROBABILITY[adv.team_expertise] * impact
         sweep = busbw_sweep(topo if adv.gpus > gpn else None, tech, adv.gpu, hop_ns, seed, adv.gpus, route)
         big = sweep[-1]["busbw_gbps"] if sweep else None
         small_lat = (NIC_PATH_NS + max(0, hops - 1) * hop_ns + prop_ns) / 1000 if hops else None
@@ -223,7 +245,7 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
                             iteration_time_s=it.iteration_s if it else None,
                             tokens_per_s=it.tokens_per_s if it else None,
                             cost_per_million_tokens_usd=cost["cost_per_million_tokens_usd"] if cost else None,
-                            busbw_gbps=big, small_msg_latency_us=small_lat, risk={})
+                            busbw_gbps=big, small_msg_latency_us=small_lat, risk=risk)
         evidence[key] = ev
         fabrics_out.append({
             "technology": tech, "fabric": key, "label": f"{key} ({p.switch_id})",
