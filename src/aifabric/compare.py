@@ -160,6 +160,23 @@ def measure_step(topo, technology: str, flows: dict, seed: int, switch_latency_p
     return min(1.0, eff), df["fct_us"].to_numpy()
 
 
+def measure_fabric(topo, technology: str, ring_flows: dict, perm_flows: dict | None, seed: int,
+                   switch_latency_ps: float, routing: str) -> tuple[float, np.ndarray, float, np.ndarray]:
+    """Ring-step efficiency (mean over three hash seeds: the expected collision cost, not one
+    draw) with the first seed's FCTs, and the permutation's efficiency and FCTs (1.0 / empty when
+    there is no permutation)."""
+    effs, ring_fct = [], np.zeros(0)
+    for s in range(3):
+        e, f = measure_step(topo, technology, ring_flows, seed + s, switch_latency_ps, routing)
+        effs.append(e)
+        if s == 0:
+            ring_fct = f
+    a2a_eff, perm_fct = 1.0, np.zeros(0)
+    if perm_flows is not None:
+        a2a_eff, perm_fct = measure_step(topo, technology, perm_flows, seed, switch_latency_ps, routing)
+    return float(np.mean(effs)), ring_fct, a2a_eff, perm_fct
+
+
 def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: float = 0.40,
             progress=None) -> dict:
     """``adv.roce_routing`` picks ECMP (NCCL's RoCE default) or adaptive routing (Spectrum-X class
@@ -205,18 +222,10 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
             group = par.dp if par else adv.gpus // gpn
             group = max(2, min(group, adv.gpus // gpn))
             flows = ring_step_flows(adv.gpus, gpn, group, 16 * 2**20)
-            effs = []
-            for s in range(3):  # three hash seeds: the expected collision cost, not one draw
-                e, f = measure_step(topo, tech, flows, seed + s, hop_ns * 1000, route)
-                effs.append(e)
-                if s == 0:
-                    fct = f
-            eff = float(np.mean(effs))
+            perm = rail_permutation_flows(adv.gpus, gpn, 16 * 2**20, seed) if adv.gpus // gpn > 1 else None
+            eff, fct, a2a_eff, perm_fct = measure_fabric(topo, tech, flows, perm, seed, hop_ns * 1000, route)
             fct_title = (f"FCT: one DP ring step and a same-rail random permutation ({len(fct):,} flows of 16 MiB "
                          f"each; adaptive on IB, {routing_of['roce']} on RoCE)")
-            if adv.gpus // gpn > 1:
-                a2a_eff, perm_fct = measure_step(topo, tech, rail_permutation_flows(adv.gpus, gpn, 16 * 2**20, seed),
-                                                 seed, hop_ns * 1000, route)
         comm = FabricComm(tech, p.nic_rate_gbps * 1e9, eff, path_us, nvl_busbw, a2a_eff)
         it = None
         cost = None
@@ -229,10 +238,7 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
             # The plan relies on adaptive routing; a team that cannot enable or keep it working runs
             # ECMP: same flow-model measurement with ECMP, weighted by the misconfiguration chance.
             tick("flow model of the same steps with ECMP (adaptive routing off)")
-            e_ecmp = float(np.mean([measure_step(topo, tech, flows, seed + s, hop_ns * 1000, "ecmp")[0]
-                                    for s in range(3)]))
-            a_ecmp = measure_step(topo, tech, rail_permutation_flows(adv.gpus, gpn, 16 * 2**20, seed), seed,
-                                  hop_ns * 1000, "ecmp")[0] if adv.gpus // gpn > 1 else 1.0
+            e_ecmp, _, a_ecmp, _ = measure_fabric(topo, tech, flows, perm, seed, hop_ns * 1000, "ecmp")
             it_ecmp = iteration_time(model, par, adv.gpus, float(gpu.bf16_tflops),
                                      FabricComm(tech, p.nic_rate_gbps * 1e9, e_ecmp, path_us, nvl_busbw, a_ecmp),
                                      mfu=mfu, gpus_per_node=gpn)
