@@ -63,6 +63,7 @@ COLUMNS: dict[str, dict[str, str]] = {
         "credit_stall_us": "time this egress had data but not enough InfiniBand credits",
         "tx_bytes": "bytes transmitted (data, ACK, CNP)",
         "tx_packets": "packets transmitted",
+        "injected_pause_us": "time this egress was held by an injected PAUSE (fabric.pause_storms; not in paused_time_us)",
     },
     "summary": {
         "flows": "flows in the workload",
@@ -80,6 +81,8 @@ COLUMNS: dict[str, dict[str, str]] = {
         "ecn_marks": "packets ECN-marked",
         "max_queue_bytes": "largest egress queue anywhere",
         "deadlock": "packets stayed queued behind pauses/credits with nothing moving for sim.deadlock_timeout",
+        "injected_pauses": "with fabric.pause_storms only: injected pause intervals applied (one per paused port and pause)",
+        "injected_pause_time_us": "with fabric.pause_storms only: injected-pause time summed over all egress ports",
     },
 }
 

@@ -12,6 +12,7 @@ the file are filled from the sourced values in :data:`DEFAULTS` (each with its s
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -246,6 +247,64 @@ class FailureSpec(_Model):
     at: Time = 0
 
 
+def _at(sub: str, message: str) -> ValueError:
+    """An error a model validator raises about one of its fields (or a nested one): the file
+    loader appends ``sub`` to the reported field path (``fabric.pause_storms.0`` + ``duration``)."""
+    return ValueError(f"{message} [at {sub}]")
+
+
+def _us(ps: int) -> str:
+    return f"{ps / 1e6:g} us"
+
+
+_AT = re.compile(r" \[at ([\w.]+)\]$")
+
+NodeRef = Annotated[int, Field(ge=0)] | str  # a node by id or by name (resolved against the topology)
+
+
+class PfcOverrideSpec(_Model):
+    """``fabric.pfc_overrides[]`` — other PFC thresholds on some switches (e.g. a second batch of
+    switches with other firmware defaults). They apply to every ingress port of the listed switches:
+    PFC thresholds are evaluated by the switch that receives the packets."""
+
+    switches: Annotated[tuple[NodeRef, ...], Field(min_length=1)]
+    mode: Literal["static", "dynamic"] | None = None  # default: fabric.pfc.mode
+    xoff: Size | None = None  # static: PAUSE above this many bytes charged to one ingress port
+    xon: Size | None = None  # static: RESUME below (default: min(the fabric's xon, xoff))
+    alpha: Annotated[float, Field(gt=0)] | None = None  # dynamic: threshold = alpha × free shared buffer
+
+    @model_validator(mode="after")
+    def _order(self):
+        if self.xoff is not None and self.xon is not None and self.xon > self.xoff:
+            raise _at("xon", f"xon ({self.xon} B) must not exceed xoff ({self.xoff} B)")
+        if self.mode == "static" and self.alpha is not None:
+            raise _at("alpha", "alpha applies to mode: dynamic only")
+        if self.mode == "dynamic" and (self.xoff is not None or self.xon is not None):
+            raise _at("xoff" if self.xoff is not None else "xon", "xoff / xon apply to mode: static only")
+        return self
+
+
+class PauseStormSpec(_Model):
+    """``fabric.pause_storms[]`` — a device that sends spurious PFC PAUSE frames (a flow-control
+    firmware bug): its neighbours' egress ports toward it send no data for ``duration``, ``count``
+    times, every ``period`` from ``start``."""
+
+    node: NodeRef  # the device that sends the PAUSE frames (switch or host NIC)
+    peers: Annotated[tuple[NodeRef, ...], Field(min_length=1)] | None = None  # default: every neighbour
+    start: Time = 0
+    duration: PosTime
+    period: PosTime | None = None  # required when count > 1
+    count: Annotated[int, Field(ge=1)] = 1
+
+    @model_validator(mode="after")
+    def _timing(self):
+        if self.count > 1 and self.period is None:
+            raise _at("period", f"period is required when count > 1 (got count {self.count})")
+        if self.period is not None and self.duration > self.period:
+            raise _at("duration", f"duration ({_us(self.duration)}) must not exceed period ({_us(self.period)})")
+        return self
+
+
 class FabricSpec(_Model):
     """``fabric:`` — technology and its lossless / congestion / routing settings."""
 
@@ -264,6 +323,8 @@ class FabricSpec(_Model):
     qp_split: Annotated[int, Field(ge=1)] = 1
     ib: IbSpec = IbSpec()
     failures: tuple[FailureSpec, ...] = ()
+    pfc_overrides: tuple[PfcOverrideSpec, ...] = ()
+    pause_storms: tuple[PauseStormSpec, ...] = ()
 
     @model_validator(mode="after")
     def _technology(self):
@@ -272,6 +333,28 @@ class FabricSpec(_Model):
                 raise ValueError("congestion_control dcqcn is a RoCE mechanism; allowed for infiniband: none, hpcc")
             if "pfc" in self.model_fields_set and self.pfc.enabled:
                 raise ValueError("pfc is a RoCE mechanism; InfiniBand uses credit flow control (fabric.ib)")
+            if self.pfc_overrides:
+                raise _at("pfc_overrides", "PFC thresholds are a RoCE mechanism; InfiniBand uses credit "
+                                           "flow control (fabric.ib)")
+            if self.pause_storms:
+                raise _at("pause_storms", "InfiniBand has no PAUSE frames (credit flow control); "
+                                          "allowed: technology roce")
+        elif self.pfc_overrides and not self.pfc.enabled:
+            raise _at("pfc_overrides", "PFC thresholds need fabric.pfc.enabled: true")
+        for i, o in enumerate(self.pfc_overrides):
+            mode = o.mode or self.pfc.mode
+            if mode == "static" and o.alpha is not None:
+                raise _at(f"pfc_overrides.{i}.alpha", f"alpha applies to mode: dynamic only (this override's mode "
+                                                      f"is {mode}, the fabric's pfc.mode unless given)")
+            if mode == "dynamic" and (o.xoff is not None or o.xon is not None):
+                raise _at(f"pfc_overrides.{i}.{'xoff' if o.xoff is not None else 'xon'}",
+                          f"xoff / xon apply to mode: static only (this override's mode is {mode}, the "
+                          f"fabric's pfc.mode unless given)")
+            if mode == "static" and o.xon is not None and o.xoff is None:
+                xoff = self.pfc.xoff if self.pfc.xoff is not None else int(default("pfc.xoff_bytes"))
+                if o.xon > xoff:
+                    raise _at(f"pfc_overrides.{i}.xon", f"xon ({o.xon} B) must not exceed xoff ({xoff} B, the "
+                                                        f"fabric's, as the override gives none)")
         if self.congestion_control == "dcqcn" and not self.ecn.enabled:
             raise ValueError("congestion_control dcqcn needs ecn.enabled: true (DCQCN reacts to ECN marks)")
         return self
@@ -430,6 +513,11 @@ def _errors_from_validation(exc: ValidationError, file: str | None, model: type[
         if msg.startswith("Value error, "):
             msg = msg[len("Value error, "):]
         value = err.get("input")
+        m = _AT.search(msg)
+        if m:  # a model validator naming one of its fields
+            msg = msg[:m.start()]
+            path = f"{path}.{m.group(1)}" if loc else m.group(1)
+            value = None
         if etype == "extra_forbidden":
             allowed = _allowed_keys(model, loc[:-1])
             out.append(InputError("unknown key", file=file, field=path,

@@ -144,6 +144,13 @@ def _print(res, out: Path | None) -> None:
             ("engine", f"{e['events']:,} events, {e['packets']:,} data packets, {e['wall_s']:.2f} s wall")]
     if "ib_vl_buffer_bytes" in e:
         rows.append(("IB VL buffer", f"{e['ib_vl_buffer_bytes']:,} B"))
+    if "injected_pauses" in s:  # fabric.pause_storms (not in the PFC rows above)
+        rows.append(("injected PAUSE (pause_storms)",
+                     f"{s['injected_pauses']:,} pauses, {fmt(s['injected_pause_time_us'], ' µs')}"))
+    for o in e.get("pfc_overrides", []):
+        what = (f"xoff {o['xoff_bytes']:,} B / xon {o['xon_bytes']:,} B" if o["mode"] == "static"
+                else f"dynamic alpha {o['alpha']:g}")
+        rows.append((f"PFC override: {', '.join(o['switches'][:4])}{' ...' if len(o['switches']) > 4 else ''}", what))
     for k, v in rows:
         t.add_row(k, v)
     con.print(t)

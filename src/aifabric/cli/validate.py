@@ -29,6 +29,13 @@ def register(app: typer.Typer) -> None:
                     topo = from_spec(sc.topology)
                 except InputError as exc:
                     raise exc.with_file(str(scenario)) from None
+                if sc.fabric.pfc_overrides or sc.fabric.pause_storms:  # switch / node names exist
+                    from aifabric.sim.misconfig import check
+
+                    try:
+                        check(sc.fabric, topo, sc.sim.until_ps)
+                    except InputError as exc:
+                        raise exc.with_file(str(scenario)) from None
                 hosts = topo.num_hosts
                 wl = sc.workload
                 if wl is not None:

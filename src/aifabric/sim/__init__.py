@@ -94,6 +94,7 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
     rev = p ^ 1
     paused = pt[:, K.PT_PAUSED_PS] + np.where(pt[:, K.PT_PAUSED] == 1, now - pt[:, K.PT_PAUSE_T0], 0)
     stall = pt[:, K.PT_STALL_PS] + np.where(pt[:, K.PT_STALL_T0] >= 0, now - pt[:, K.PT_STALL_T0], 0)
+    xpaused = pt[:, K.PT_XPAUSED_PS] + np.where(pt[:, K.PT_XPAUSED] > 0, now - pt[:, K.PT_XPAUSE_T0], 0)
     node = pt[:, K.PT_NODE]
     if_index = _if_index(topo, node, p // 2)
     ports_df = pd.DataFrame({
@@ -105,6 +106,7 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
         "pause_sent": pt[rev, K.PT_PAUSE_GEN], "pause_received": pt[:, K.PT_PAUSE_RX],
         "paused_time_us": paused / 1e6, "ecn_marks": pt[:, K.PT_ECN], "drops": pt[:, K.PT_DROPS],
         "credit_stall_us": stall / 1e6, "tx_bytes": pt[:, K.PT_TX_BYTES], "tx_packets": pt[:, K.PT_TX_PKTS],
+        "injected_pause_us": xpaused / 1e6,
     })
 
     # ---- summary
@@ -129,6 +131,9 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
         "max_queue_bytes": int(pt[:, K.PT_MAXQ].max()) if npt else 0,
         "deadlock": bool(status == K.ST_STALL),
     }
+    if "pause_storms" in st.info:  # fabric.pause_storms: injected PAUSE, apart from real PFC above
+        summary["injected_pauses"] = int(g[K.G_XPAUSES])
+        summary["injected_pause_time_us"] = float(xpaused.sum() / 1e6)
     engine_stats = {
         "events": int(g[K.G_EVENTS]), "packets": int(g[K.G_DATA_PKTS]), "wall_s": round(wall_s, 4),
         "sim_time_us": now / 1e6, "status": _STATUS.get(int(status), str(status)),
@@ -154,6 +159,15 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
         warnings.warn(msg, RuntimeWarning, stacklevel=3)
     if st.info.get("vl_buffer_bytes"):
         engine_stats["ib_vl_buffer_bytes"] = int(st.info["vl_buffer_bytes"])
+    if "pfc_overrides" in st.info:
+        engine_stats["pfc_default"] = dict(st.info["pfc_default"])
+        engine_stats["pfc_overrides"] = [dict(o) for o in st.info["pfc_overrides"]]
+    if "pause_storms" in st.info:
+        engine_stats["pause_storms"] = [
+            {"node": s["node"], "peers": list(s["peers"]), "ports": len(s["ports"]), "start_us": s["start_ps"] / 1e6,
+             "duration_us": s["duration_ps"] / 1e6,
+             "period_us": s["period_ps"] / 1e6 if s["period_ps"] is not None else None,
+             "count": s["count"], "scheduled_pauses": s["pauses"]} for s in st.info["pause_storms"]]
     n = int(g[K.G_LOGN])
     log = st.log[:n]
     lp = log[:, 1]

@@ -158,15 +158,21 @@ def compile_scenario(scenario, topo, flows) -> State:
     fr[:, K.FR_LINE] = line
 
     # ---- configuration
-    cfg = np.zeros(K.C_NUM, dtype=np.int64)
-    cf = np.zeros(K.CF_NUM, dtype=np.float64)
     from aifabric.scenario import default
+    from aifabric.sim import misconfig
+
+    lossless_pfc = (not ib) and fab.pfc.enabled
+    overrides = misconfig.pfc_overrides(fab, topo) if lossless_pfc and fab.pfc_overrides else []
+    storms = misconfig.pause_storms(fab, topo, scenario.sim.until_ps) if fab.pause_storms and not ib else []
+    cfg = np.zeros(K.C_NUM, dtype=np.int64)
+    # dynamic overrides' alphas: extra cf slots after CF_NUM (same float product as the fabric's alpha)
+    dyn_alphas = [o["alpha"] for o in overrides if o["mode"] == "dynamic"]
+    cf = np.zeros(K.CF_NUM + len(dyn_alphas), dtype=np.float64)
 
     cfg[K.C_MTU] = fab.mtu_bytes
     cfg[K.C_HDR] = fab.header_bytes
     cfg[K.C_ACK_BYTES] = int(default("ack_bytes"))
     cfg[K.C_ACK_EVERY] = ACK_EVERY
-    lossless_pfc = (not ib) and fab.pfc.enabled
     cfg[K.C_PFC] = int(lossless_pfc)
     cfg[K.C_PFC_DYN] = int(fab.pfc.mode == "dynamic")
     xoff, xon = pfc_thresholds(fab) if lossless_pfc and fab.pfc.mode == "static" else (0, 0)
@@ -174,6 +180,26 @@ def compile_scenario(scenario, topo, flows) -> State:
     cfg[K.C_XON] = xon
     cfg[K.C_RESUME_OFFSET] = RESUME_OFFSET_BYTES
     cf[K.CF_ALPHA] = fab.pfc.alpha if fab.pfc.alpha is not None else float(default("pfc.dynamic_alpha"))
+    # per-ingress PFC thresholds (the receiving switch's): the fabric's, then the overrides'
+    pt[:, K.PT_PFC_DYN] = cfg[K.C_PFC_DYN]
+    pt[:, K.PT_XOFF] = xoff
+    pt[:, K.PT_XON] = xon
+    pt[:, K.PT_ALPHA_IDX] = K.CF_ALPHA
+    slot = K.CF_NUM
+    for o in overrides:
+        sel = np.isin(peer, np.asarray(o["node_ids"], np.int64))
+        if o["mode"] == "dynamic":
+            cf[slot] = o["alpha"]
+            pt[sel, K.PT_PFC_DYN] = 1
+            pt[sel, K.PT_XOFF] = 0
+            pt[sel, K.PT_XON] = 0
+            pt[sel, K.PT_ALPHA_IDX] = slot
+            slot += 1
+        else:
+            pt[sel, K.PT_PFC_DYN] = 0
+            pt[sel, K.PT_XOFF] = o["xoff_bytes"]
+            pt[sel, K.PT_XON] = o["xon_bytes"]
+            pt[sel, K.PT_ALPHA_IDX] = K.CF_ALPHA
     cfg[K.C_ECN] = int(fab.ecn.enabled and not ib)
     if cfg[K.C_ECN]:  # defaults only when marking is on (reading them loads the catalog)
         cfg[K.C_KMIN] = fab.ecn.kmin if fab.ecn.kmin is not None else int(default("ecn.kmin_bytes"))
@@ -256,7 +282,8 @@ def compile_scenario(scenario, topo, flows) -> State:
     pk = np.full((npk, K.PK_NUM + (4 * maxhop if hp else 0)), -1, dtype=np.int64)
     pk[:, K.PK_NEXT] = np.arange(1, npk + 1)
     pk[npk - 1, K.PK_NEXT] = -1
-    cap = 2 * npk + nf + 4 * npt + 64 + 8 * len(fab.failures)
+    x_times, x_args = misconfig.pause_storm_events(storms)
+    cap = 2 * npk + nf + 4 * npt + 64 + 8 * len(fab.failures) + len(x_times)
     h = np.zeros((cap, 3), np.int64)
     g = np.zeros(K.G_NUM, dtype=np.int64)
     g[K.G_FREE] = 0
@@ -266,11 +293,18 @@ def compile_scenario(scenario, topo, flows) -> State:
                nh_links=nh_links, link_a=la, flowlet=flowlet, log=np.zeros((1024, 3), np.int64))
     st.info.update(vl_buffer_bytes=vl_buffer, routing=routing, dcqcn=dc, hpcc=hp, sport=sport,
                    xoff_bytes=xoff, xon_bytes=xon)
+    if overrides:
+        st.info["pfc_overrides"] = [{k: v for k, v in o.items() if k != "node_ids"} for o in overrides]
+        st.info["pfc_default"] = misconfig.fabric_pfc(fab)
+    if storms:
+        st.info["pause_storms"] = storms
     # flow starts, in id order at equal times: a sorted array is already a valid heap (and filling
-    # it here spares loading a compiled heap_push into the interpreter)
-    times = np.concatenate([start, np.array([t for t, _ in failures], dtype=np.int64)])
+    # it here spares loading a compiled heap_push into the interpreter); then link failures and
+    # injected pauses (fabric.pause_storms) at their times
+    times = np.concatenate([start, np.array([t for t, _ in failures], dtype=np.int64), x_times])
     vals = np.concatenate([np.arange(nf, dtype=np.int64) * 16 + K.EV_FLOW_START,
-                           np.array([lk * 16 + K.EV_LINK_DOWN for _, lk in failures], dtype=np.int64)])
+                           np.array([lk * 16 + K.EV_LINK_DOWN for _, lk in failures], dtype=np.int64),
+                           x_args * 16 + K.EV_XPAUSE])
     order = np.lexsort((np.arange(len(times)), times))
     n0 = len(times)
     h[:n0, 0] = times[order]

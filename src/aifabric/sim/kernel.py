@@ -14,7 +14,10 @@ Tables (column names are the module constants below):
 * ``pk``  packets (row per packet slot; a free list threads unused rows through ``PK_NEXT``).
 * ``pt``  directed ports: row ``2*link + dir`` is the egress of ``link_a`` (dir 0) or
   ``link_b`` (dir 1); it holds the egress FIFOs (control and data), PFC / credit state of the
-  ingress that packets *arriving through* this port are charged to, and the statistics.
+  ingress that packets *arriving through* this port are charged to (with that ingress's PFC
+  thresholds: ``fabric.pfc_overrides`` give some switches other ones), the injected-pause state
+  of ``fabric.pause_storms`` (``EV_XPAUSE`` events scheduled at compile time, kept apart from the
+  real PFC state) and the statistics.
 * ``fl`` / ``fr`` flows (int64 / float64 columns: progress, rate limiter, DCQCN state).
 * HPCC widens ``pk`` by an INT stack (4 columns per hop from ``PK_INT0``) and ``fl`` by the
   last INT sample per hop (3 columns per hop from ``FL_HP0``); see :func:`hpcc_on_ack`.
@@ -47,6 +50,7 @@ EV_CREDIT = 5  # arg = credits * num_ports + port
 EV_DCQCN_INC = 6  # arg = flow: rate-increase timer
 EV_RTO = 7  # arg = flow: retransmission timeout check (lossy mode)
 EV_LINK_DOWN = 8  # arg = link: the link fails (both directions)
+EV_XPAUSE = 9  # arg = port * 2 + on: an injected (spurious) PAUSE starts / ends (fabric.pause_storms)
 
 # ---- status codes returned by run() ------------------------------------------------------------
 ST_DONE = 0  # every flow completed, or nothing left to do
@@ -84,7 +88,9 @@ G_DISCARD_BYTES = 21  # payload discarded by receivers (out of order / duplicate
 G_RETX = 22  # go-back-N rewinds (NACK or timeout)
 G_NACKS = 23
 G_BUF_DROPS = 24  # data packets dropped on a full shared buffer (with PFC on: a lossless violation)
-G_NUM = 25
+G_XPAUSES = 25  # injected pause intervals applied (one per port and pause)
+G_XACTIVE = 26  # ports under an injected pause now (the stall detector waits while any is)
+G_NUM = 27
 
 # ---- cfg: int64 configuration -------------------------------------------------------------------
 C_MTU = 0
@@ -92,7 +98,7 @@ C_HDR = 1
 C_ACK_BYTES = 2
 C_ACK_EVERY = 3
 C_PFC = 4  # 1 when PFC is on
-C_PFC_DYN = 5
+C_PFC_DYN = 5  # fabric-wide PFC mode and thresholds; the kernel reads the per-port copies PT_PFC_DYN ...
 C_XOFF = 6
 C_XON = 7
 C_RESUME_OFFSET = 8
@@ -130,7 +136,7 @@ C_NUM = 40
 
 # ---- cf: float64 configuration ------------------------------------------------------------------
 CF_PMAX = 0
-CF_ALPHA = 1  # dynamic PFC: threshold = alpha × free shared buffer
+CF_ALPHA = 1  # dynamic PFC: threshold = alpha × free shared buffer (fabric-wide; per port: PT_ALPHA_IDX)
 CF_DC_G = 2
 CF_DC_AI = 3  # bit/s
 CF_DC_HAI = 4
@@ -140,7 +146,7 @@ CF_DC_MIN_DEC = 7  # largest single cut as a fraction (0.5 = halve at most)
 CF_HP_ETA = 8  # HPCC: target utilisation η
 CF_HP_WAI = 9  # HPCC: additive increase W_AI (bytes)
 CF_HP_WMIN = 10  # HPCC: smallest window (bytes)
-CF_NUM = 12
+CF_NUM = 12  # fabric.pfc_overrides append their dynamic alphas after this (slots PT_ALPHA_IDX points to)
 
 # ---- pk: packets --------------------------------------------------------------------------------
 PK_FLOW = 0
@@ -201,7 +207,19 @@ PT_BUSY_UNTIL = 32  # end of the current transmission
 PT_QINT = 33  # ∫ queued data bytes dt (byte·ps), for the time-averaged queue
 PT_QLAST = 34  # time of the last queue change
 PT_DOWN = 35  # the link has failed
-PT_NUM = 36
+# PFC thresholds of the ingress this port feeds (evaluated by the receiving switch, PT_PEER): the
+# fabric's values, or those of a fabric.pfc_overrides entry naming that switch
+PT_XOFF = 36  # static: PAUSE above
+PT_XON = 37  # static: RESUME below
+PT_PFC_DYN = 38  # 1: dynamic threshold cf[PT_ALPHA_IDX] × free shared buffer
+PT_ALPHA_IDX = 39  # cf slot of this ingress's alpha (CF_ALPHA, or one appended for an override)
+# injected PAUSE (fabric.pause_storms): separate from the real PFC state above, so a real RESUME
+# does not lift an injected pause nor the reverse; a counter, as pauses of two storms may overlap
+PT_XPAUSED = 40  # injected pauses in force on this egress
+PT_XPAUSE_T0 = 41
+PT_XPAUSED_PS = 42  # time spent under injected pause
+PT_XPAUSE_RX = 43  # injected pause intervals applied to this egress
+PT_NUM = 44
 
 # ---- fl: flows (int64) --------------------------------------------------------------------------
 FL_SRC = 0
@@ -371,20 +389,27 @@ def fifo_pop(pt, pk, p, head, tail):
 
 
 @njit(cache=True, inline="always")
-def pfc_threshold(cfg, cf, swused, node):
-    if cfg[C_PFC_DYN] == 1:
+def pfc_threshold(pt, cfg, cf, swused, p, node):
+    """PAUSE threshold of ingress ``p`` at switch ``node`` (per port: fabric.pfc or an override)."""
+    if pt[p, PT_PFC_DYN] == 1:
         free = cfg[C_BUFFER] - swused[node]
         if free < 0:
             free = 0
-        return np.int64(cf[CF_ALPHA] * free)
-    return cfg[C_XOFF]
+        return np.int64(cf[pt[p, PT_ALPHA_IDX]] * free)
+    return pt[p, PT_XOFF]
 
 
 @njit(cache=True, inline="always")
-def resume_threshold(cfg, cf, swused, node):
-    if cfg[C_PFC_DYN] == 1:
-        return pfc_threshold(cfg, cf, swused, node) - cfg[C_RESUME_OFFSET]
-    return cfg[C_XON]
+def resume_threshold(pt, cfg, cf, swused, p, node):
+    if pt[p, PT_PFC_DYN] == 1:
+        return pfc_threshold(pt, cfg, cf, swused, p, node) - cfg[C_RESUME_OFFSET]
+    return pt[p, PT_XON]
+
+
+@njit(cache=True, inline="always")
+def egress_paused(pt, p):
+    """Egress ``p`` may not send data: a real PFC PAUSE or an injected one is in force."""
+    return pt[p, PT_PAUSED] == 1 or pt[p, PT_XPAUSED] > 0
 
 
 @njit(cache=True, inline="always")
@@ -614,7 +639,7 @@ def leave_switch(pt, pk, cfg, cf, swused, h, g, log, q, i):
             n = (size + cfg[C_CREDIT_BYTES] - 1) // cfg[C_CREDIT_BYTES]
             heap_push(h, g, g[G_NOW] + pt[inp, PT_DELAY], EV_CREDIT, n * cfg[C_NPORTS] + inp)
         elif (cfg[C_PFC] == 1 and pt[inp, PT_PAUSE_SENT] == 1
-              and pt[inp, PT_INBYTES] < resume_threshold(cfg, cf, swused, node)):
+              and pt[inp, PT_INBYTES] < resume_threshold(pt, cfg, cf, swused, inp, node)):
             send_pfc(pt, h, g, inp, 0, log)
     if cfg[C_ECN] == 1 and pk[i, PK_ECN] == 0:
         qb = pt[q, PT_QBYTES]
@@ -738,7 +763,8 @@ def nic_next_packet(pt, pk, fl, fr, cfg, cf, h, g, p):
 @njit(cache=True)
 def try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, p):
     """Start the next transmission on port ``p`` if it is idle: control packets first; data only
-    when the port is not paused (PFC) and holds credits for a full packet (InfiniBand)."""
+    when the port is not paused (PFC, or an injected pause) and holds credits for a full packet
+    (InfiniBand)."""
     if pt[p, PT_BUSY] == 1 or pt[p, PT_DOWN] == 1:
         return
     if g[G_NOW] < pt[p, PT_BUSY_UNTIL]:
@@ -749,7 +775,7 @@ def try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, p):
         i = fifo_pop(pt, pk, p, PT_CH, PT_CT)
         start_tx(pt, pk, fl, cfg, cf, swused, h, g, log, p, i)
         return
-    if pt[p, PT_PAUSED] == 1:
+    if egress_paused(pt, p):
         return
     is_host = pt[p, PT_NODE_IS_HOST] == 1
     if is_host:
@@ -857,7 +883,7 @@ def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i
             q = 2 * lk + (1 if link_a[lk] != node else 0)
             if pt[q, PT_DOWN] == 1:
                 continue
-            occ = pt[q, PT_QBYTES] // qb + (cfg[C_BUFFER] if pt[q, PT_PAUSED] == 1 else 0)
+            occ = pt[q, PT_QBYTES] // qb + (cfg[C_BUFFER] if egress_paused(pt, q) else 0)
             if best_q < 0 or occ < best_q:
                 best_q = occ
         if best_q < 0:
@@ -870,7 +896,7 @@ def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i
             lk = nh_links[j0 + (c + jj) % n]
             q = 2 * lk + (1 if link_a[lk] != node else 0)
             if pt[q, PT_DOWN] == 0 and (pt[q, PT_QBYTES] // qb
-                                        + (cfg[C_BUFFER] if pt[q, PT_PAUSED] == 1 else 0)) == best_q:
+                                        + (cfg[C_BUFFER] if egress_paused(pt, q) else 0)) == best_q:
                 return q
         return -1
     # flowlet: ties keep the ECMP choice (so flows starting on an idle fabric spread by hash, not
@@ -880,7 +906,7 @@ def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i
     best_q = 8 * cfg[C_BUFFER]
     start = 0
     if best >= 0 and pt[best, PT_NODE] == node:
-        best_q = pt[best, PT_QBYTES] + (cfg[C_BUFFER] if pt[best, PT_PAUSED] == 1 else 0)
+        best_q = pt[best, PT_QBYTES] + (cfg[C_BUFFER] if egress_paused(pt, best) else 0)
         if pt[best, PT_DOWN] == 1:
             best_q = 4 * cfg[C_BUFFER]
     else:
@@ -894,7 +920,7 @@ def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i
         if pt[q, PT_DOWN] == 1:
             continue
         occ = pt[q, PT_QBYTES]
-        if pt[q, PT_PAUSED] == 1:
+        if egress_paused(pt, q):
             occ += cfg[C_BUFFER]
         if occ < best_q:
             best = q
@@ -1025,7 +1051,8 @@ def run(g, cfg, cf, h, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh_links, l
         t = h[0, 0]
         if t > until:
             return ST_UNTIL
-        if g[G_QUEUED] > 0 and t - g[G_LAST_MOVE] > cfg[C_DEADLOCK_PS]:
+        if g[G_QUEUED] > 0 and t - g[G_LAST_MOVE] > cfg[C_DEADLOCK_PS] and g[G_XACTIVE] == 0:
+            # (not while an injected pause holds an egress: it ends on its own, at a scheduled time)
             g[G_NOW] = g[G_LAST_MOVE] + cfg[C_DEADLOCK_PS]
             return ST_STALL
         v = h[0, 2]
@@ -1077,7 +1104,7 @@ def run(g, cfg, cf, h, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh_links, l
             g[G_QUEUED] += 1
             fifo_push(pt, pk, q, PT_DH, PT_DT, i)
             if (cfg[C_PFC] == 1 and pt[p, PT_PAUSE_SENT] == 0
-                    and pt[p, PT_INBYTES] > pfc_threshold(cfg, cf, swused, node)):
+                    and pt[p, PT_INBYTES] > pfc_threshold(pt, cfg, cf, swused, p, node)):
                 send_pfc(pt, h, g, p, 1, log)
             try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, q)
         elif kind == EV_PFC:
@@ -1118,6 +1145,21 @@ def run(g, cfg, cf, h, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh_links, l
         elif kind == EV_LINK_DOWN:
             link_down(pt, pk, fl, fr, cfg, cf, swused, h, g, log, arg)
             return ST_CONTROL
+        elif kind == EV_XPAUSE:
+            p = arg // 2
+            if arg % 2 == 1:
+                if pt[p, PT_XPAUSED] == 0:
+                    pt[p, PT_XPAUSE_T0] = t
+                    g[G_XACTIVE] += 1
+                pt[p, PT_XPAUSED] += 1
+                pt[p, PT_XPAUSE_RX] += 1
+                g[G_XPAUSES] += 1
+            elif pt[p, PT_XPAUSED] > 0:
+                pt[p, PT_XPAUSED] -= 1
+                if pt[p, PT_XPAUSED] == 0:
+                    pt[p, PT_XPAUSED_PS] += t - pt[p, PT_XPAUSE_T0]
+                    g[G_XACTIVE] -= 1
+                    try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, p)
         elif kind == EV_RTO:
             f = arg
             fl[f, FL_RTO_PENDING] = 0
