@@ -170,8 +170,8 @@ def test_adaptive_routing_off_is_a_computed_risk():
     advisor's reasons."""
     r = compare(AdvisorSpec(gpus=2048, model="deepseek-moe", roce_routing="adaptive", team_expertise="none"),
                 load_catalog())
-    risk = r["fabrics"][1]["risk"]["adaptive routing off (ECMP collisions)"]
+    risk = r["fabrics"][1]["risk"]["adaptive-routing-off"]
     assert 0.05 < risk < 0.5
     assert any(x["rule"] == "5" and "no RDMA tuning expertise" in x["text"] for x in r["recommendation"]["reasons"])
     ecmp_plan = compare(AdvisorSpec(gpus=2048, model="deepseek-moe"), load_catalog())
-    assert ecmp_plan["fabrics"][1]["risk"] == {}
+    assert "adaptive-routing-off" not in ecmp_plan["fabrics"][1]["risk"]  # an ECMP plan has no AR to lose

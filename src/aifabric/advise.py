@@ -34,8 +34,9 @@ FABRICS = ("none", "roce-400g", "roce-800g", "infiniband", "hybrid")
 # Probability that a team mis-tunes one lossless-Ethernet setting (PFC thresholds, ECN, DCQCN,
 # hashing) somewhere in the fabric. ASSUMPTION, no public source: stated in every report.
 MISCONFIG_PROBABILITY = {"none": 0.5, "some": 0.2, "expert": 0.05}
-MISCONFIG_PROBABILITY_BASIS = ("assumption (no public source): none 50 %, some 20 %, expert 5 % chance of at least "
-                               "one lossless misconfiguration in production")
+MISCONFIG_PROBABILITY_BASIS = ("assumption (no public source): none 50 %, some 20 %, expert 5 % chance that a given "
+                               "lossless setting (ECN, PFC thresholds, pause-storm protection, adaptive routing) is "
+                               "wrong in production; expected losses of the mistakes add")
 
 
 @dataclass
@@ -63,7 +64,8 @@ class FabricEvidence:
     cost_per_million_tokens_usd: float | None = None
     busbw_gbps: float | None = None
     small_msg_latency_us: float | None = None
-    risk: dict[str, float] = field(default_factory=dict)  # name -> expected slowdown fraction
+    risk: dict[str, float] = field(default_factory=dict)  # mistake id -> expected slowdown fraction
+    risk_notes: dict[str, str] = field(default_factory=dict)  # mistake id -> what it is
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -185,6 +187,8 @@ def recommend(adv, gpus_per_node: int, evidence: dict[str, FabricEvidence], nic_
         ev = {"budget": adv.budget, "team_expertise": adv.team_expertise}
         if ib and roce:
             ev["ib_premium"] = _usd(ib.capex_usd - roce.capex_usd)
+            ev["roce_expected_loss"] = _loss(roce) + " (simulated mistakes only; outages, deadlocks and debugging time "\
+                                                     "are not in it)"
         reasons.append(Reason("the team has no lossless-Ethernet tuning expertise and the budget allows it: "
                               "InfiniBand's predictability is worth its premium for the training core", ev, "5"))
         choice = "infiniband"
@@ -213,7 +217,11 @@ def recommend(adv, gpus_per_node: int, evidence: dict[str, FabricEvidence], nic_
 
 
 def _loss(ev: FabricEvidence) -> str:
-    return _pct(ev.expected_loss) if ev.risk else "not simulated yet (counted as 0 %)"
+    if ev.risk:
+        return _pct(ev.expected_loss)
+    if ev.technology == "infiniband":
+        return "0 % (credit flow control: no PFC, ECN or PAUSE to misconfigure)"
+    return "not computed (counted as 0 %)"
 
 
 def _capex_reason(ib: FabricEvidence | None, roce: FabricEvidence | None) -> Reason | None:
@@ -238,7 +246,7 @@ def _risk_reason(adv, roce: FabricEvidence | None) -> Reason | None:
     if not roce or not roce.risk:
         return None
     p = MISCONFIG_PROBABILITY[adv.team_expertise]
-    parts = {k: _pct(v) for k, v in roce.risk.items()}
+    parts = {k: f"{_pct(v)} ({roce.risk_notes.get(k, k)})" for k, v in roce.risk.items()}
     parts["misconfiguration_probability"] = f"{p:.0%} ({MISCONFIG_PROBABILITY_BASIS})"
     words = {"none": "no", "some": "some", "expert": "expert"}[adv.team_expertise]
     return Reason(f"with {words} RDMA tuning expertise the expected RoCE slowdown from mistakes the "

@@ -19,11 +19,13 @@ Per fabric (InfiniBand and RoCE at the NIC rate rule 7 picks):
 4. :mod:`aifabric.workload.training` turns the collectives into iteration time, tokens/s and cost
    per trained token.
 
-Risk: the expected slowdown from misconfigurations is only counted for those the models
-reproduce. Today that is one: when the RoCE fabric is planned with adaptive routing
-(``--roce-routing adaptive``), "adaptive routing off" = the same training iteration with the
-flow model's ECMP measurements, times the team's misconfiguration probability. PFC/ECN/DCQCN
-mistakes are not yet simulated; the report says so (no number is invented).
+Risk (:mod:`aifabric.risk`): for the RoCE fabric, each lossless mistake the packet engine
+reproduces (ECN off, a PFC threshold mismatch between switch batches, a PAUSE storm from a faulty
+switch) is run on a packet-level leaf-spine testbed at the fabric's NIC rate, the ring-step
+slowdown is fed back into the training model, and the expected loss is the team's
+misconfiguration probability × that iteration slowdown. A RoCE plan that relies on adaptive
+routing (``--roce-routing adaptive``) also carries "adaptive routing off" (flow model with ECMP).
+InfiniBand has none of these knobs; its risk is 0 (subnet-manager mistakes are not modelled).
 """
 
 from __future__ import annotations
@@ -42,6 +44,15 @@ from aifabric.advise import (
 )
 from aifabric.errors import InputError
 from aifabric.plan import plan_fabric
+from aifabric.risk import (
+    CONGESTION_SHARE,
+    CONGESTION_SHARE_BASIS,
+    MISCONFIGS,
+    SMALL_JITTER_DUTY,
+    measure,
+    slowed_comm,
+    testbed_for,
+)
 from aifabric.workload.training import default_parallelism, get_model, iteration_time, training_cost
 
 H100_NVLINK_RING_BUSBW_GBPS = 370.0 * 8  # measured 8 × H100 ring busbw ~370 GB/s (S3), in Gb/s
@@ -177,11 +188,38 @@ def measure_fabric(topo, technology: str, ring_flows: dict, perm_flows: dict | N
     return float(np.mean(effs)), ring_fct, a2a_eff, perm_fct
 
 
+def _iteration_slowdown(model, par, gpus, gpu, comm, it, mfu, gpn, factor: float) -> float:
+    """Iteration slowdown when every network collective's bandwidth term is ``factor``× slower;
+    without a training iteration (inference, storage, trading), the communication slowdown."""
+    if it is None:
+        return factor - 1
+    slow = iteration_time(model, par, gpus, float(gpu.bf16_tflops), slowed_comm(comm, factor), mfu=mfu,
+                          gpus_per_node=gpn)
+    return slow.iteration_s / it.iteration_s - 1
+
+
+def _jitter_evidence(rm, model, par, gpus, gpu, comm, it, mfu, gpn) -> dict:
+    """The jitter claim's numbers: the storm sweep (quiet traffic) mapped to the iteration."""
+    sweep = [{"duty": r["duty"], "comm_slowdown": r["comm_slowdown"],
+              "slowdown": _iteration_slowdown(model, par, gpus, gpu, comm, it, mfu, gpn,
+                                              1 + max(0.0, r["comm_slowdown"]))} for r in rm.jitter_sweep]
+    small = next((r for r in sweep if r["duty"] == SMALL_JITTER_DUTY), None)
+    need = next((r["duty"] for r in sweep if r["slowdown"] >= 0.2), None)
+    return {"sweep": sweep, "small": small, "duty_for_20pct": need,
+            "slowdown_of": "training iteration" if it is not None else "network communication"}
+
+
 def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: float = 0.40,
-            progress=None) -> dict:
-    """``adv.roce_routing`` picks ECMP (NCCL's RoCE default) or adaptive routing (Spectrum-X class
-    switches) for the RoCE fabric; InfiniBand always routes adaptively."""
-    """Run the comparison; returns the JSON-ready result (interface.md keys + report data)."""
+            progress=None, congestion_share: float = CONGESTION_SHARE) -> dict:
+    """Run the comparison; returns the JSON-ready result (interface.md keys + report data).
+
+    ``adv.roce_routing`` picks ECMP (NCCL's RoCE default) or adaptive routing (Spectrum-X class
+    switches) for the RoCE fabric; InfiniBand always routes adaptively. ``congestion_share`` is
+    the share of communication time the risk model spends congested (:mod:`aifabric.risk`)."""
+    if not 0 <= congestion_share <= 1:
+        raise InputError("must be between 0 and 1", field="--congestion-share", value=congestion_share,
+                         allowed="a fraction in [0, 1]")
+    jitter = None
     t0 = time.perf_counter()
     tick = progress or (lambda msg: None)
     gpu = catalog.get("gpu", adv.gpu)
@@ -233,7 +271,25 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
             tick(f"training iteration on {key}")
             it = iteration_time(model, par, adv.gpus, float(gpu.bf16_tflops), comm, mfu=mfu, gpus_per_node=gpn)
             cost = training_cost(TRAIN_TOKENS, it.tokens_per_s, adv.gpus, p.capex_usd, SERVER_USD_PER_GPU)
-        risk = {}
+        risk: dict[str, float] = {}
+        risk_detail: dict[str, dict] = {}
+        testbed = None
+        if tech == "roce" and adv.gpus > gpn:
+            tick("packet-level testbed: lossless misconfigurations")
+            rm = measure(testbed_for(p.nic_rate_gbps, sw, hop_ns, p.lengths_m["leaf-spine"], route))
+            testbed = rm.to_dict()
+            prob = MISCONFIG_PROBABILITY[adv.team_expertise]
+            for mid, what in MISCONFIGS.items():
+                comm_slow = rm.blended(mid, congestion_share)
+                it_slow = _iteration_slowdown(model, par, adv.gpus, gpu, comm, it, mfu, gpn, 1 + comm_slow)
+                risk[mid] = prob * it_slow
+                risk_detail[mid] = {
+                    "what": what, "probability": prob,
+                    "comm_slowdown_quiet": rm.comm_slowdown["quiet"][mid],
+                    "comm_slowdown_congested": rm.comm_slowdown["congested"][mid],
+                    "comm_slowdown": comm_slow, "slowdown": it_slow, "expected_loss": risk[mid],
+                    "slowdown_of": "training iteration" if it is not None else "network communication"}
+            jitter = _jitter_evidence(rm, model, par, adv.gpus, gpu, comm, it, mfu, gpn)
         if tech == "roce" and route == "adaptive" and it is not None and topo is not None:
             # The plan relies on adaptive routing; a team that cannot enable or keep it working runs
             # ECMP: same flow-model measurement with ECMP, weighted by the misconfiguration chance.
@@ -243,7 +299,12 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
                                      FabricComm(tech, p.nic_rate_gbps * 1e9, e_ecmp, path_us, nvl_busbw, a_ecmp),
                                      mfu=mfu, gpus_per_node=gpn)
             impact = it_ecmp.iteration_s / it.iteration_s - 1
-            risk["adaptive routing off (ECMP collisions)"] = MISCONFIG_PROBABILITY[adv.team_expertise] * impact
+            prob = MISCONFIG_PROBABILITY[adv.team_expertise]
+            risk["adaptive-routing-off"] = prob * impact
+            risk_detail["adaptive-routing-off"] = {
+                "what": "adaptive routing off: ECMP hash collisions (flow model, ring step and permutation)",
+                "probability": prob, "comm_slowdown": eff / e_ecmp - 1 if e_ecmp else None, "slowdown": impact,
+                "expected_loss": risk["adaptive-routing-off"], "slowdown_of": "training iteration"}
         sweep = busbw_sweep(topo if adv.gpus > gpn else None, tech, adv.gpu, hop_ns, seed, adv.gpus, route)
         big = sweep[-1]["busbw_gbps"] if sweep else None
         small_lat = (NIC_PATH_NS + max(0, hops - 1) * hop_ns + prop_ns) / 1000 if hops else None
@@ -251,13 +312,15 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
                             iteration_time_s=it.iteration_s if it else None,
                             tokens_per_s=it.tokens_per_s if it else None,
                             cost_per_million_tokens_usd=cost["cost_per_million_tokens_usd"] if cost else None,
-                            busbw_gbps=big, small_msg_latency_us=small_lat, risk=risk)
+                            busbw_gbps=big, small_msg_latency_us=small_lat, risk=risk,
+                            risk_notes={k: v["what"] for k, v in risk_detail.items()})
         evidence[key] = ev
         fabrics_out.append({
             "technology": tech, "fabric": key, "label": f"{key} ({p.switch_id})",
             "capex_usd": p.capex_usd, "power_w": p.power_w,
             "iteration_time_s": ev.iteration_time_s, "tokens_per_s": ev.tokens_per_s,
             "busbw_gbps": big, "risk": dict(ev.risk), "expected_loss": ev.expected_loss,
+            "risk_detail": risk_detail, "risk_testbed": testbed,
             "small_message_latency_us": small_lat, "routing": route, "ring_step_efficiency": eff,
             "permutation_efficiency": a2a_eff,
             "switch_hop_ns": hop_ns, "plan": p.to_dict(), "iteration": it.to_dict() if it else None,
@@ -268,7 +331,7 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
         })
     tick("advising")
     rec = recommend(adv, gpn, evidence, nic_rate, rate_reason)
-    claims = evaluate_claims(evidence, roce_key)
+    claims = evaluate_claims(evidence, roce_key, jitter)
     assumptions = [
         f"MFU {mfu:.0%} for compute (planning default, hardware-facts §H, S92); published MFUs include the "
         "exposed communication of their own cluster, so iteration times are conservative",
@@ -279,8 +342,15 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
         f"training cost = (servers at {SERVER_USD_PER_GPU:,.0f} USD per GPU (S60, low) + network) amortised over 4 "
         f"years, for {TRAIN_TOKENS:.3g} tokens; energy and operations excluded",
         MISCONFIG_PROBABILITY_BASIS,
-        "misconfiguration impacts (PFC threshold mismatch, ECN off, PFC storms) are not yet simulated; they "
-        "contribute 0 to the expected slowdown until the packet engine's scenarios provide them",
+        "misconfiguration impacts (ECN off, PFC threshold mismatch, PFC storm) come from a packet-level "
+        "leaf-spine testbed at the RoCE fabric's NIC rate, tuned = PFC dynamic thresholds + HPCC "
+        "(aifabric.risk); expected loss per mistake = probability x the iteration slowdown it causes",
+        f"congestion share {congestion_share:.0%}: " + (CONGESTION_SHARE_BASIS if congestion_share == CONGESTION_SHARE
+                                                       else "set by the user (--congestion-share)"),
+        f"\"small network jitter\" = one spine emitting spurious PAUSE {SMALL_JITTER_DUTY:.0%} of the time "
+        "(assumption, no public source)",
+        "switch shared buffer for the risk testbed: the catalog's, else 128 MB (Spectrum-4, the conservative of "
+        "two conflicting public figures, hardware-facts)",
     ]
     if par is not None:
         assumptions.append(f"parallelism TP {par.tp} × PP {par.pp} × DP {par.dp}"
@@ -295,6 +365,8 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
         "recommendation": rec.to_dict(),
         "fabrics": fabrics_out,
         "claims": claims,
+        "jitter": jitter,
+        "congestion_share": congestion_share,
         "assumptions": assumptions,
         "estimates": catalog.estimates(),
         "sources": dict(catalog.sources),
@@ -302,7 +374,7 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
     }
 
 
-def evaluate_claims(evidence: dict[str, FabricEvidence], roce_key: str) -> list[dict]:
+def evaluate_claims(evidence: dict[str, FabricEvidence], roce_key: str, jitter: dict | None = None) -> list[dict]:
     """The brochure claims of mission.md, tested on this cluster's numbers."""
     ib, roce = evidence.get("infiniband"), evidence.get(roce_key)
     out = []
@@ -328,8 +400,21 @@ def evaluate_claims(evidence: dict[str, FabricEvidence], roce_key: str) -> list[
             d = 1 - roce.busbw_gbps / ib.busbw_gbps
             out.append({"claim": "RoCE performance is within 10 % of InfiniBand", "holds": d <= 0.10,
                         "evidence": f"8 GiB all-reduce busbw IB {ib.busbw_gbps:.0f} vs RoCE {roce.busbw_gbps:.0f} Gb/s"})
-    out.append({"claim": "Small network jitter from a flow-control bug costs ~20 % cluster efficiency", "holds": None,
-                "evidence": "not tested yet: needs the packet engine's jitter / PFC-storm scenarios"})
+    claim = "Small network jitter from a flow-control bug costs ~20 % cluster efficiency"
+    if jitter and jitter.get("small"):
+        sm = jitter["small"]
+        loss = sm["slowdown"]
+        need = jitter["duty_for_20pct"]
+        need_txt = (f"a 20 % loss needs spurious pauses {need:.0%} of the time" if need is not None else
+                    f"even {jitter['sweep'][-1]['duty']:.0%} of the time costs "
+                    f"{jitter['sweep'][-1]['slowdown']:.1%}")
+        out.append({"claim": claim, "holds": bool(0.10 <= loss <= 0.30),
+                    "evidence": f"one spine pausing its ports {sm['duty']:.0%} of the time slows a ring step by "
+                                f"{sm['comm_slowdown']:+.1%} on the packet testbed and the {jitter['slowdown_of']} "
+                                f"by {loss:+.1%} (held if 10-30 %); {need_txt}"})
+    else:
+        out.append({"claim": claim, "holds": None,
+                    "evidence": "not tested: the cluster has no inter-node RoCE fabric to jitter"})
     return out
 
 

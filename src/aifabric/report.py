@@ -2,7 +2,8 @@
 
 Sections: recommendation with its reasons and evidence; capex and BOM per fabric; iteration-time
 breakdown (compute / exposed communication); bus bandwidth against message size for both fabrics;
-flow-completion-time distributions; the brochure claims tested; assumptions, estimates and sources.
+flow-completion-time distributions; the misconfiguration risk (packet-level testbed: expected loss
+per mistake, iteration slowdown against spurious-pause duty cycle); the brochure claims tested; assumptions, estimates and sources.
 Every chart is a ``<div class="chart" id=...>`` so a headless browser test can check it rendered.
 """
 
@@ -12,7 +13,7 @@ import html
 import json
 from pathlib import Path
 
-CHART_IDS = ("chart-capex", "chart-iteration", "chart-busbw", "chart-fct")
+CHART_IDS = ("chart-capex", "chart-iteration", "chart-busbw", "chart-fct", "chart-risk", "chart-jitter")
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1100px;color:#222}
@@ -84,6 +85,72 @@ def _fig_fct(fabrics: list[dict]):
     return fig
 
 
+def _fig_risk(fabrics: list[dict]):
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for f in fabrics:
+        detail = f.get("risk_detail") or {}
+        if detail:
+            fig.add_bar(name=f"{f['label']}: slowdown if present", x=list(detail),
+                        y=[100 * d["slowdown"] for d in detail.values()])
+            fig.add_bar(name=f"{f['label']}: expected loss (x probability)", x=list(detail),
+                        y=[100 * d["expected_loss"] for d in detail.values()])
+    fig.update_layout(barmode="group", title="Lossless misconfigurations: slowdown and expected loss (%)",
+                      yaxis_title="%", height=380)
+    return fig
+
+
+def _fig_jitter(result: dict):
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    j = result.get("jitter") or {}
+    sweep = j.get("sweep") or []
+    if sweep:
+        x = [100 * r["duty"] for r in sweep]
+        fig.add_scatter(x=x, y=[100 * r["comm_slowdown"] for r in sweep], mode="lines+markers",
+                        name="ring step (packet testbed)")
+        fig.add_scatter(x=x, y=[100 * r["slowdown"] for r in sweep], mode="lines+markers",
+                        name=j.get("slowdown_of", "iteration"))
+        fig.add_scatter(x=[x[0], x[-1]], y=[20, 20], mode="lines", name="the ~20 % claim", line={"dash": "dot"})
+    fig.update_layout(title="Spurious PAUSE from one spine: slowdown vs share of time paused", xaxis_type="log",
+                      xaxis_title="time paused (%)", yaxis_title="slowdown (%)", height=380)
+    return fig
+
+
+def _risk_section(result: dict) -> list[str]:
+    out = []
+    for f in result["fabrics"]:
+        detail = f.get("risk_detail") or {}
+        if not detail:
+            continue
+        out.append(f"<h3>{_e(f['label'])}</h3><table><tr><th>mistake</th><th>what</th><th>ring step slowdown "
+                   "quiet / congested</th><th>slowdown if present</th><th>probability</th><th>expected loss</th></tr>")
+        for mid, d in detail.items():
+            q, c = d.get("comm_slowdown_quiet"), d.get("comm_slowdown_congested")
+            qc = f"{q:+.1%} / {c:+.1%}" if q is not None else (f"{d['comm_slowdown']:+.1%} (flow model)"
+                                                               if d.get("comm_slowdown") is not None else "-")
+            out.append(f"<tr><td>{_e(mid)}</td><td>{_e(d['what'])}</td><td class='n'>{_e(qc)}</td>"
+                       f"<td class='n'>{d['slowdown']:+.1%} of the {_e(d['slowdown_of'])}</td>"
+                       f"<td class='n'>{d['probability']:.0%}</td><td class='n'>{d['expected_loss']:.2%}</td></tr>")
+        out.append(f"<tr><th colspan=5>total expected loss</th><td class='n'>{f['expected_loss']:.2%}</td></tr>"
+                   "</table>")
+        tb = f.get("risk_testbed")
+        if tb:
+            out.append("<p><small>Packet-level testbed: " + _e("; ".join(f"{k}: {v}" for k, v in tb["testbed"].items()))
+                       + f" — {tb['runs']} runs, {tb['wall_s']:.1f} s of simulation. Counters (pause frames / drops "
+                       "/ ECN marks, mean per run): " + _e("; ".join(
+                           f"{tr} {cfg} {c['pause_frames']}/{c['drops']}/{c['ecn_marks']}"
+                           for tr, per in tb["counters"].items() for cfg, c in per.items())) + "</small></p>")
+    ib = [f for f in result["fabrics"] if f["technology"] == "infiniband"]
+    if ib:
+        out.append("<p><small>InfiniBand: credit-based flow control has no PFC thresholds, ECN marking or PAUSE "
+                   "frames, so none of these mistakes exist there; subnet-manager and routing-engine mistakes are "
+                   "not modelled.</small></p>")
+    return out
+
+
 def render_report(result: dict) -> str:
     """Return the HTML text of the report for a ``compare`` result dict."""
     from plotly.offline import get_plotlyjs
@@ -91,6 +158,10 @@ def render_report(result: dict) -> str:
     fabrics = result["fabrics"]
     figs = {"chart-capex": _fig_capex(fabrics), "chart-iteration": _fig_iteration(fabrics),
             "chart-busbw": _fig_busbw(fabrics), "chart-fct": _fig_fct(fabrics)}
+    if any(f.get("risk_detail") for f in fabrics):
+        figs["chart-risk"] = _fig_risk(fabrics)
+    if (result.get("jitter") or {}).get("sweep"):
+        figs["chart-jitter"] = _fig_jitter(result)
     divs = {k: f'<div class="chart" id="{k}"></div>' for k in figs}
     scripts = "\n".join(
         f"Plotly.newPlot({json.dumps(k)}, {fig.to_json()}.data, {fig.to_json()}.layout, {{responsive: true}});"
@@ -123,12 +194,17 @@ def render_report(result: dict) -> str:
             ("all-reduce busbw, 8 GiB", lambda f: f"{f['busbw_gbps'] / 8:.0f} GB/s ({f['busbw_gbps']:,.0f} Gb/s)"
              if f.get("busbw_gbps") else "—"),
             ("expected slowdown from misconfiguration",
-             lambda f: f"{100 * sum(f['risk'].values()):.1f} %" if f.get("risk") else "not simulated yet")]
+             lambda f: f"{100 * sum(f['risk'].values()):.1f} %" if f.get("risk") else
+             ("none of the simulated mistakes apply" if f["technology"] == "infiniband" else "—"))]
     for name, fn in rows:
         parts.append(f"<tr><th>{_e(name)}</th>" + "".join(f"<td class='n'>{_e(fn(f))}</td>" for f in fabrics) + "</tr>")
     parts.append("</table>")
     parts += ["<h2>Capex</h2>", divs["chart-capex"], "<h2>Iteration time</h2>", divs["chart-iteration"],
               "<h2>Bus bandwidth</h2>", divs["chart-busbw"], "<h2>Flow completion times</h2>", divs["chart-fct"]]
+    if "chart-risk" in divs:
+        parts += ["<h2>Misconfiguration risk</h2>", divs["chart-risk"]] + _risk_section(result)
+    if "chart-jitter" in divs:
+        parts += ["<h2>Jitter: spurious PAUSE frames</h2>", divs["chart-jitter"]]
     parts.append("<h2>Brochure claims tested on this cluster</h2><table><tr><th>claim</th><th>holds</th>"
                  "<th>evidence</th></tr>")
     for c in result.get("claims", []):

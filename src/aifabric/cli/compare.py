@@ -62,6 +62,9 @@ def register(app: typer.Typer) -> None:
         roce_routing: str | None = typer.Option(None, "--roce-routing",
                                                 help="ecmp (NCCL's RoCE default) | adaptive (Spectrum-X class)."),
         mfu: float = typer.Option(0.40, "--mfu", help="Model FLOPs utilisation of compute (default 0.40, S92)."),
+        congestion_share: float = typer.Option(0.25, "--congestion-share",
+                                               help="Share of communication time overlapping congestion in the "
+                                                    "risk model (default 0.25, an assumption)."),
         catalog_file: Path | None = typer.Option(None, "--catalog", help="YAML file overriding catalog records."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
         report: Path | None = typer.Option(None, "--report", help="Write a self-contained HTML report here."),
@@ -81,7 +84,10 @@ def register(app: typer.Typer) -> None:
             if report is not None and not report.parent.exists():
                 raise InputError("folder does not exist", field="--report", value=str(report))
             cat = load_catalog(catalog_file)
-            result = _run(adv, cat, mfu, show_progress=not as_json)
+            if not 0 <= congestion_share <= 1:
+                raise InputError("must be between 0 and 1", field="--congestion-share", value=congestion_share,
+                                 allowed="a fraction in [0, 1], e.g. 0.25")
+            result = _run(adv, cat, mfu, congestion_share, show_progress=not as_json)
             result["scenario"] = name
             if report is not None:
                 from aifabric.report import write_report
@@ -99,18 +105,40 @@ def register(app: typer.Typer) -> None:
         run_guarded(body)
 
 
-def _run(adv, cat, mfu: float, show_progress: bool) -> dict:
+def _run(adv, cat, mfu: float, congestion_share: float, show_progress: bool) -> dict:
     from aifabric.compare import compare
 
     if not show_progress:
-        return compare(adv, cat, mfu=mfu)
+        return compare(adv, cat, mfu=mfu, congestion_share=congestion_share)
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=Console(stderr=True), transient=True) as prog:
         task = prog.add_task("starting", total=None)
-        return compare(adv, cat, mfu=mfu, progress=lambda msg: prog.update(task, description=msg))
+        return compare(adv, cat, mfu=mfu, congestion_share=congestion_share,
+                       progress=lambda msg: prog.update(task, description=msg))
+
+
+def _print_risk(con, result: dict) -> None:
+    from rich.table import Table
+
+    for f in result["fabrics"]:
+        detail = f.get("risk_detail") or {}
+        if not detail:
+            continue
+        t = Table(title=f"misconfiguration risk on {f['fabric']} (packet-level testbed; expected loss = "
+                        "probability x slowdown)")
+        for col in ("mistake", "comm. slowdown quiet / congested", "slowdown", "probability", "expected loss"):
+            t.add_column(col, justify="left" if col == "mistake" else "right")
+        for mid, d in detail.items():
+            q, c = d.get("comm_slowdown_quiet"), d.get("comm_slowdown_congested")
+            qc = f"{q:+.1%} / {c:+.1%}" if q is not None else (f"{d['comm_slowdown']:+.1%}"
+                                                               if d.get("comm_slowdown") is not None else "-")
+            t.add_row(mid, qc, f"{d['slowdown']:+.1%} ({d['slowdown_of']})", f"{d['probability']:.0%}",
+                      f"{d['expected_loss']:.1%}")
+        t.add_row("total", "", "", "", f"{f['expected_loss']:.1%}")
+        con.print(t)
 
 
 def _print(result: dict) -> None:
@@ -147,6 +175,7 @@ def _print(result: dict) -> None:
     row("cost per 1M tokens", lambda f: f"${f['training_cost']['cost_per_million_tokens_usd']:.3f}"
         if f.get("training_cost") else "—")
     con.print(t)
+    _print_risk(con, result)
     rate = f" at {rec['nic_rate_gbps']:g}G per GPU" if rec.get("nic_rate_gbps") else ""
     con.print(f"\n[bold green]Recommendation: {rec['fabric']}{rate}[/bold green]")
     for i, r in enumerate(rec["reasons"], 1):
