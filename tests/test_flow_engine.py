@@ -177,3 +177,23 @@ def test_collective_scenario_runs_in_flow_mode():
     out = simulate_flow_scenario(sc)
     assert out["summary"]["flows"] == 8 * 2 * 7  # 8 ranks × 2(n−1) ring steps
     assert out["collective"]["network_bytes_per_rank"] == pytest.approx(2 * 7 / 8 * 8e6, rel=1e-3)
+
+
+def test_flow_mode_rejects_packet_only_fabric_features(tmp_path):
+    """PFC overrides, PAUSE storms and link failures exist only in the packet engine: flow mode
+    says so (one line, exit 2) instead of silently ignoring them."""
+    from typer.testing import CliRunner
+
+    from aifabric.cli import app
+
+    base = ("name: fm\ntopology: {kind: leaf-spine, leaves: 2, spines: 2, hosts_per_leaf: 2, link_rate: 100Gbps, "
+            "link_delay: 1us}\nworkload: {kind: permutation, flow_size: 1MB}\nfabric:\n")
+    cases = {"pause_storms": "  pause_storms: [{node: spine1, duration: 2us}]\n",
+             "pfc_overrides": "  pfc_overrides: [{switches: [leaf0], xoff: 30KB}]\n",
+             "failures": "  failures: [{link: leaf0-spine0, at: 10us}]\n"}
+    for field, text in cases.items():
+        f = tmp_path / f"{field}.yaml"
+        f.write_text(base + text)
+        r = CliRunner().invoke(app, ["simulate", str(f), "--mode", "flow"])
+        assert r.exit_code == 2, (field, r.output)
+        assert f"fabric.{field}" in r.output and "Traceback" not in r.output

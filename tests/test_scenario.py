@@ -115,6 +115,8 @@ def test_validate_cli_bad(tmp_path):
     ("name: x\ntopology: {kind: star, hosts: 4}\nworkload: {kind: incast, senders: 9}\n", "workload.senders"),
     ("name: x\ntopology: {kind: hpcc-file, path: nothere.txt}\n", "cannot read topology file"),
     ("name: x\ntopology: {kind: rail-optimized, gpus: 200000}\n", "gpus"),
+    ("name: x\ntopology: {kind: star, hosts: 4}\nfabric: {failures: [{link: h0-sw9, at: 1us}]}\n",
+     "fabric.failures.0.link"),
 ])
 def test_validate_cli_more_bad(tmp_path, text, needle):
     """Syntax errors, workloads too big for the topology and unreadable topology files: exit 2."""

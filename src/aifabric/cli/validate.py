@@ -36,6 +36,13 @@ def register(app: typer.Typer) -> None:
                         check(sc.fabric, topo, sc.sim.until_ps)
                     except InputError as exc:
                         raise exc.with_file(str(scenario)) from None
+                if sc.fabric.failures:  # failed links exist (the same resolution the engine uses)
+                    from aifabric.sim.engine import _failure_events
+
+                    try:
+                        _failure_events(sc.fabric, topo)
+                    except InputError as exc:
+                        raise exc.with_file(str(scenario)) from None
                 hosts = topo.num_hosts
                 wl = sc.workload
                 if wl is not None:

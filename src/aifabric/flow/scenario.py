@@ -68,6 +68,10 @@ def simulate_flow_scenario(scenario, flows=None, topology: Topology | None = Non
         raise InputError("flow mode needs a topology and a workload", field="workload")
     topo = topology if topology is not None else from_spec(scenario.topology)
     fab = scenario.fabric
+    for name in ("pfc_overrides", "pause_storms", "failures"):
+        if getattr(fab, name, None):
+            raise InputError("the flow model has no PFC, PAUSE frames or failures; this needs the packet engine",
+                             field=f"fabric.{name}", allowed="sim.mode: packet (aifabric simulate --mode packet)")
     kw = dict(routing=fab.routing, seed=scenario.seed, switch_latency_ps=fab.switch_latency_ps,
               mtu_bytes=fab.mtu_bytes, header_bytes=fab.header_bytes)
     extra = {}
