@@ -246,8 +246,8 @@ def _risk_reason(adv, roce: FabricEvidence | None) -> Reason | None:
     if not roce or not roce.risk:
         return None
     p = MISCONFIG_PROBABILITY[adv.team_expertise]
-    parts = {k: f"{_pct(v)} ({roce.risk_notes.get(k, k)})" for k, v in roce.risk.items()}
-    parts["misconfiguration_probability"] = f"{p:.0%} ({MISCONFIG_PROBABILITY_BASIS})"
+    parts = {k: _pct(v) for k, v in roce.risk.items()}
+    parts["misconfiguration_probability"] = f"{p:.0%} per setting (assumption, no public source)"
     words = {"none": "no", "some": "some", "expert": "expert"}[adv.team_expertise]
     return Reason(f"with {words} RDMA tuning expertise the expected RoCE slowdown from mistakes the "
                   f"models reproduce is {_pct(roce.expected_loss)}", parts, "5")

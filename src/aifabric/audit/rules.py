@@ -904,7 +904,7 @@ RULES: dict[str, Rule] = {r.id: r for r in [
     Rule("checks-skipped", "info", "tables absent from the given files", rule_checks_skipped),
 ]}
 
-# Rule ids a rule function may emit besides its own (documented in docs/audit.md).
+# Rule ids a rule function may emit besides its own (documented in the README, "aifabric audit").
 EXTRA_IDS = {"pfcwd-partial": "warning", "pfcwd-not-configured": "warning", "pfcwd-action": "warning",
              "mtu-too-small": "warning", "pfc-deadlock-cycle": "error"}
 

@@ -129,13 +129,14 @@ def _print_risk(con, result: dict) -> None:
             continue
         t = Table(title=f"misconfiguration risk on {f['fabric']} (packet-level testbed; expected loss = "
                         "probability x slowdown)")
-        for col in ("mistake", "comm. slowdown quiet / congested", "slowdown", "probability", "expected loss"):
+        of = next(iter(detail.values()))["slowdown_of"]
+        for col in ("mistake", "ring step quiet / congested", f"{of} slowdown", "probability", "expected loss"):
             t.add_column(col, justify="left" if col == "mistake" else "right")
         for mid, d in detail.items():
             q, c = d.get("comm_slowdown_quiet"), d.get("comm_slowdown_congested")
             qc = f"{q:+.1%} / {c:+.1%}" if q is not None else (f"{d['comm_slowdown']:+.1%}"
                                                                if d.get("comm_slowdown") is not None else "-")
-            t.add_row(mid, qc, f"{d['slowdown']:+.1%} ({d['slowdown_of']})", f"{d['probability']:.0%}",
+            t.add_row(mid, qc, f"{d['slowdown']:+.1%}", f"{d['probability']:.0%}",
                       f"{d['expected_loss']:.1%}")
         t.add_row("total", "", "", "", f"{f['expected_loss']:.1%}")
         con.print(t)

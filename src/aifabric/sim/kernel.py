@@ -25,7 +25,7 @@ Tables (column names are the module constants below):
   (precomputed ECMP / static routes); adaptive routing picks ports at run time from the
   next-hop CSR ``nh_off`` / ``nh_links``.
 
-Model (see docs/simulate.md): store-and-forward, full-duplex links; a packet occupies its egress
+Model (see the README, "Packet-level simulation"): store-and-forward, full-duplex links; a packet occupies its egress
 for (payload + header) × 8 / rate and arrives ``delay`` later; switches are output-queued with a
 shared buffer; data packets are charged to their ingress port until they leave the switch (start of
 transmission on the egress). Control packets (ACK, CNP) use a strict-priority queue that PFC and
