@@ -109,7 +109,8 @@ def test_every_reason_carries_evidence(kw):
 EXPECTED = {
     "rule1-single-node": "none", "rule1-few-nodes-inference": "none", "rule2-budget": "roce-400g",
     "rule3-thousand-gpu": "roce-400g", "rule4-trading": "infiniband", "rule5-no-expertise-high-budget": "infiniband",
-    "rule5-growth": "roce-400g", "rule6-hybrid": "hybrid", "rule7-800g": "roce-800g",
+    "rule5-growth": "roce-400g", "rule6-hybrid": "hybrid", "rule6-storage": "roce-400g",
+    "rule7-800g": "roce-800g",
 }
 
 

@@ -18,7 +18,8 @@ carries the computed evidence it rests on:
 5. The three questions (jitter, expertise, growth) adjust the above: growth beyond what a fabric
    reaches in three tiers is a reason against it.
 6. Hybrid: when IB wins for the training core and the budget is not ``high``, storage and
-   front-end go on RoCE.
+   front-end go on RoCE; a storage or inference fabric (beyond rule 1's few nodes) is RoCE, with
+   the simulated misconfiguration risk as the tuning work to plan for.
 7. 400G vs 800G from the GPU's per-GPU interconnect (NIC rate matched to the switch line rate).
 
 Numbers the advisor needs are computed by :mod:`aifabric.compare` and passed in as
@@ -175,6 +176,19 @@ def recommend(adv, gpus_per_node: int, evidence: dict[str, FabricEvidence], nic_
     # Rule 2: budget
     if adv.budget == "low" and not roce_too_small:
         reasons.append(Reason("budget is low: RoCEv2 gives the lower capex", {"budget": adv.budget}, "2"))
+        return Recommendation(roce_key, nic_rate, reasons)
+
+    # Rule 6 (the RoCE half): storage and inference fabrics go on RoCE; the simulated risk is the
+    # tuning work to plan for, not a reason to buy IB for traffic the brief puts on Ethernet
+    if adv.workload in ("inference", "storage") and not roce_too_small:
+        ev = {"workload": adv.workload, "team_expertise": adv.team_expertise}
+        if roce is not None:
+            ev["roce_expected_loss"] = _loss(roce)
+        if ib is not None and roce is not None:
+            ev["roce_over_ib_capex"] = f"{roce.capex_usd / ib.capex_usd:.2f}"
+        reasons.append(Reason(f"{adv.workload} traffic goes on RoCE (the brief's hybrid rule: IB only for a training "
+                              "core); budget the lossless tuning behind the expected loss and audit the switch "
+                              "configs (aifabric audit)", ev, "6"))
         return Recommendation(roce_key, nic_rate, reasons)
 
     # Rule 3/5: numbers decide
