@@ -451,8 +451,39 @@ def dcqcn_alpha_ticks(fl, fr, cfg, cf, f, now):
 
 
 @njit(cache=True)
-def dcqcn_on_cnp(fl, fr, cfg, cf, h, g, f):
+def dcqcn_set_rate(pt, fl, fr, h, g, f, r, wake):
+    """Set flow ``f``'s DCQCN rate to ``r`` and apply it to the packet the rate limiter holds back
+    now, as a hardware limiter (a token bucket refilled at the current rate) does: the wait still
+    ahead, ``FL_NEXT_SEND - now``, is rescaled by old / new rate. Without this a flow cut to a
+    rate near ``min_rate`` keeps the gap of one packet at that rate (4160 B at 1 Mb/s = 33 ms)
+    however fast it recovers. With ``wake`` a next send moved earlier re-arms the port's wake-up."""
     now = g[G_NOW]
+    old = fr[f, FR_RATE]
+    fr[f, FR_RATE] = r
+    ns = fl[f, FL_NEXT_SEND]
+    if ns <= now or r == old:
+        return
+    ns = now + np.int64((ns - now) * (old / r))
+    fl[f, FL_NEXT_SEND] = ns
+    if wake and r > old and fl[f, FL_ACTIVE] == 1:
+        p = fl[f, FL_PORT]
+        if pt[p, PT_WAKE_T] < 0 or ns < pt[p, PT_WAKE_T] or pt[p, PT_WAKE_T] < now:
+            pt[p, PT_WAKE_T] = ns
+            heap_push(h, g, ns, EV_WAKE, p)
+
+
+@njit(cache=True)
+def dcqcn_on_cnp(pt, fl, fr, cfg, cf, h, g, f):
+    """A CNP reaches flow ``f``'s sender. The first one starts the alpha timer with alpha0 (ConnectX
+    INITIAL_ALPHA_VALUE "used when receiving the first CNP for a flow"; ns-3 cnp_received_mlx sets
+    alpha = 1 and schedules the first update then). A cut happens at most once per t_dec
+    (RATE_REDUCE_MONITOR_PERIOD): target ← rate when clamping (always with clamp_target 1; else
+    only if the rate was increased since the last cut), rate ← rate·(1 − min(alpha/2, min_dec_fac))."""
+    now = g[G_NOW]
+    if fl[f, FL_CNP_RX] == 0:
+        fr[f, FR_ALPHA] = cf[CF_DC_ALPHA0]
+        fl[f, FL_ALPHA_T] = now
+        fl[f, FL_CNP_FLAG] = 0
     dcqcn_alpha_ticks(fl, fr, cfg, cf, f, now)
     fl[f, FL_CNP_FLAG] = 1
     fl[f, FL_CNP_RX] += 1
@@ -468,7 +499,7 @@ def dcqcn_on_cnp(fl, fr, cfg, cf, h, g, f):
     r = r * (1.0 - cut)
     if r < cf[CF_DC_MIN]:
         r = cf[CF_DC_MIN]
-    fr[f, FR_RATE] = r
+    dcqcn_set_rate(pt, fl, fr, h, g, f, r, False)
     fl[f, FL_INC_STAGE] = 0
     fl[f, FL_BYTE_STAGE] = 0
     fl[f, FL_BYTES_CNT] = 0
@@ -478,28 +509,33 @@ def dcqcn_on_cnp(fl, fr, cfg, cf, h, g, f):
 
 
 @njit(cache=True)
-def dcqcn_increase(fl, fr, cfg, cf, f):
-    """One increase event (timer or byte counter). Paper rule (Zhu et al. 2015): fast recovery while
-    both counters are below F, hyper increase when both reached F, additive otherwise. ns-3 Mellanox
-    rule (timer only): fast recovery for the first F events, additive at the F-th, hyper after."""
+def dcqcn_increase(pt, fl, fr, cfg, cf, h, g, f, wake):
+    """One increase event (timer or byte counter), after its counter was incremented. Paper rule
+    (Zhu et al. 2015): fast recovery while both counters are below F, hyper increase when both
+    reached F, additive otherwise. ns-3 Mellanox rule (timer only, rdma-hw.cc RateIncEventMlx, which
+    tests the stage before incrementing it): fast recovery for the first F events, additive at the
+    (F+1)-th, hyper after."""
     stage_f = cfg[C_DC_F]
     ti = fl[f, FL_INC_STAGE]
     bi = fl[f, FL_BYTE_STAGE]
-    if cfg[C_DC_TIMER_ONLY] == 1:
-        bi = ti  # ns-3 Mellanox: fast recovery for F timer events, then additive once, then hyper
     line = fr[f, FR_LINE]
-    if ti > stage_f and bi > stage_f and cfg[C_DC_TIMER_ONLY] == 1:
-        fr[f, FR_TARGET] += cf[CF_DC_HAI]
-    elif ti >= stage_f and bi >= stage_f and cfg[C_DC_TIMER_ONLY] == 0:
+    if cfg[C_DC_TIMER_ONLY] == 1:
+        s = ti - 1  # ns-3's m_rpTimeStage when RateIncEventMlx runs
+        if s > stage_f:
+            fr[f, FR_TARGET] += cf[CF_DC_HAI]
+        elif s == stage_f:
+            fr[f, FR_TARGET] += cf[CF_DC_AI]
+    elif ti >= stage_f and bi >= stage_f:
         step = ti - stage_f + 1 if ti < bi else bi - stage_f + 1
         fr[f, FR_TARGET] += cf[CF_DC_HAI] * step
     elif ti >= stage_f or bi >= stage_f:
         fr[f, FR_TARGET] += cf[CF_DC_AI]
     if fr[f, FR_TARGET] > line:
         fr[f, FR_TARGET] = line
-    fr[f, FR_RATE] = (fr[f, FR_RATE] + fr[f, FR_TARGET]) / 2.0
-    if fr[f, FR_RATE] > line:
-        fr[f, FR_RATE] = line
+    r = (fr[f, FR_RATE] + fr[f, FR_TARGET]) / 2.0
+    if r > line:
+        r = line
+    dcqcn_set_rate(pt, fl, fr, h, g, f, r, wake)
 
 
 # =================================================================================================
@@ -736,7 +772,7 @@ def nic_next_packet(pt, pk, fl, fr, cfg, cf, h, g, p):
                     fl[f, FL_BYTES_CNT] = 0
                     if fr[f, FR_RATE] < fr[f, FR_LINE]:
                         fl[f, FL_BYTE_STAGE] += 1
-                        dcqcn_increase(fl, fr, cfg, cf, f)
+                        dcqcn_increase(pt, fl, fr, cfg, cf, h, g, f, False)
             if fl[f, FL_SENT] < fl[f, FL_SIZE]:
                 # back on the tail
                 if pt[p, PT_FT] < 0:
@@ -1020,7 +1056,7 @@ def host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, apath, i, node):
             try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, fl[f, FL_PORT])  # the window may have opened
             return
     elif kind == KIND_CNP and cfg[C_CC] == 1:
-        dcqcn_on_cnp(fl, fr, cfg, cf, h, g, f)
+        dcqcn_on_cnp(pt, fl, fr, cfg, cf, h, g, f)
     pkt_free(pk, g, i)
 
 
@@ -1177,6 +1213,6 @@ def run(g, cfg, cf, h, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh_links, l
                 continue
             if fr[f, FR_RATE] < fr[f, FR_LINE]:
                 fl[f, FL_INC_STAGE] += 1
-                dcqcn_increase(fl, fr, cfg, cf, f)
+                dcqcn_increase(pt, fl, fr, cfg, cf, h, g, f, True)
                 heap_push(h, g, t + cfg[C_DC_T_INC], EV_DCQCN_INC, arg)
     return ST_DONE
