@@ -62,6 +62,15 @@ def test_ecn_off_spreads_congestion(rm):
     assert rm.counters["quiet"]["ecn-off"]["pause_frames"] == 0
 
 
+def test_dcqcn_defaults_cut_colliding_flows(rm):
+    """DCQCN at the ConnectX firmware defaults: ECMP collisions alone (quiet traffic) mark, cut
+    and park the colliding flows until the 300 µs increase timer — the ring step is at least 1.5×
+    the tuned one, with ECN marks and no PAUSE."""
+    q = rm.counters["quiet"]["dcqcn-defaults"]
+    assert q["ecn_marks"] > 1000 and q["pause_frames"] == 0
+    assert rm.comm_slowdown["quiet"]["dcqcn-defaults"] > 0.5
+
+
 def test_threshold_mismatch_pauses_in_the_second_batch(rm):
     """Half the switches pausing at a static 75 KB: PAUSE frames appear where the tuned fabric has
     none, and the ring step is not faster than tuned."""

@@ -20,8 +20,8 @@ Per fabric (InfiniBand and RoCE at the NIC rate rule 7 picks):
    per trained token.
 
 Risk (:mod:`aifabric.risk`): for the RoCE fabric, each lossless mistake the packet engine
-reproduces (ECN off, a PFC threshold mismatch between switch batches, a PAUSE storm from a faulty
-switch) is run on a packet-level leaf-spine testbed at the fabric's NIC rate, the ring-step
+reproduces (ECN off, DCQCN left at the NIC firmware defaults, a PFC threshold mismatch between
+switch batches, a PAUSE storm from a faulty switch) is run on a packet-level leaf-spine testbed at the fabric's NIC rate, the ring-step
 slowdown is fed back into the training model, and the expected loss is the team's
 misconfiguration probability × that iteration slowdown. A RoCE plan that relies on adaptive
 routing (``--roce-routing adaptive``) also carries "adaptive routing off" (flow model with ECMP).
@@ -342,7 +342,8 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
         f"training cost = (servers at {SERVER_USD_PER_GPU:,.0f} USD per GPU (S60, low) + network) amortised over 4 "
         f"years, for {TRAIN_TOKENS:.3g} tokens; energy and operations excluded",
         MISCONFIG_PROBABILITY_BASIS,
-        "misconfiguration impacts (ECN off, PFC threshold mismatch, PFC storm) come from a packet-level "
+        "misconfiguration impacts (ECN off, DCQCN at firmware defaults, PFC threshold mismatch, PFC storm) come "
+        "from a packet-level "
         "leaf-spine testbed at the RoCE fabric's NIC rate, tuned = PFC dynamic thresholds + HPCC "
         "(aifabric.risk); expected loss per mistake = probability x the iteration slowdown it causes",
         f"congestion share {congestion_share:.0%}: " + (CONGESTION_SHARE_BASIS if congestion_share == CONGESTION_SHARE
