@@ -25,7 +25,22 @@ all-to-all     PXN (NCCL ≥ 2.12): NVLink step moving each GPU's data for rail 
                (N·S/n per peer) → per-rail all-pairs, one step: every server pair exchanges G·S/n.
 broadcast      root's server scatters S/G per GPU over NVLink → per-rail pipelined chain of N
                servers (every edge streams S/G) → NVLink all-gather.
+all-reduce     NVLink SHARP, one server (Hopper+ NVSwitch): each GPU reduces its S/G slice in the
+NVLS           switch (``multimem.ld_reduce``: sends S into the switch, gets S/G back) and multicasts
+               the result (``multimem.st``: sends S/G, receives S) → (1 + 1/G)·S each way per GPU
+               at the NVLS rate (:class:`NvlsDomain`). With ``sharp`` on InfiniBand, multi-server:
+               the S/G shard goes once through the switch reduction between (NCCL's NVLS+CollNet).
+all-reduce     NCCL's NVLSTree (multi-server): NVLS reduce-scatter in each server → per-rail double
+NVLSTree       binary tree all-reduce of the S/G shard (the tree above, latency 2·log2 N) → NVLS
+               multicast all-gather. Network bytes per NIC: S/G at N = 2 (vs ring 2(N−1)/N · S/G).
+reduce-scatter NVLS, one server only: ld_reduce of each slice (sends S, receives S/G) / multicast of
+all-gather     each slice (sends S/G, receives S). NVLSTree is all-reduce only; multi-server NVLS
+NVLS           reduce-scatter / all-gather needs NCCL's CollNet and is rejected.
 ============== ========================================================================================
+
+``algorithm="auto"`` is NCCL's tuner choice: every algorithm valid for the op, the layout and
+the GPU (NVLS only on NVSwitch GPUs, Hopper or later) is timed by the α-β model with NCCL's
+latencies, and the fastest is then timed by the chosen engine (as the protocol is chosen).
 
 ``S`` follows nccl-tests (hardware-facts §G.1): the buffer for all-reduce and broadcast, the
 *total* (count × n) for reduce-scatter, all-gather and all-to-all. busbw = algbw × factor with
@@ -34,8 +49,8 @@ factor 2(n−1)/n, (n−1)/n, (n−1)/n, (n−1)/n, 1.
 Step representation (what a packet engine's control plane consumes)
 ---------------------------------------------------------------------
 :func:`collective_flows` returns ``list[Step]`` in order. A :class:`Step` holds flows
-``(src_host, dst_host, size_bytes)`` (host node ids), a ``domain`` ("network", "nvlink" or
-"sharp"), and ``repeat`` — the number of identical consecutive steps it stands for (a ring's
+``(src_host, dst_host, size_bytes)`` (host node ids), a ``domain`` ("network", "nvlink", "nvls"
+or "sharp"), and ``repeat`` — the number of identical consecutive steps it stands for (a ring's
 2(N−1) steps are one Step with repeat 2(N−1); :meth:`Step.expand` unrolls). **Dependency:
 per rank** — a rank starts its step k+1 flows when every step-k flow it sends or receives has
 completed. The flow engine times a step as a barrier (all its flows start together; the step
@@ -43,7 +58,10 @@ ends with the last one) — exact for these symmetric steps, whose ranks all mov
 and the same as per-rank dependency in a ring's steady state, where throughput is set by the
 slowest hop. NCCL pipelines chunks through the NVLink and network phases in one kernel, so the
 bandwidth terms of the two domains overlap: ``time = latency + max(nvlink_bw, network_bw)``
-(``pipelined=False`` adds them instead).
+(``pipelined=False`` adds them instead). An "nvls" step's flows are self-pairs ``(gpu, gpu,
+bytes sent into the NVSwitch)`` with :attr:`Step.recv_bytes` what each GPU gets back; NVLink is
+full duplex and NCCL's NVLS kernel runs the reduce and the multicast at once, so the NVLS steps
+of a collective take ``max(Σ sent, Σ received) / NVLS rate``.
 
 Engines
 -------
@@ -57,8 +75,9 @@ Engines
 
 Latency (both engines) is NCCL's own tuning model (src/graph/tuning.cc, hardware-facts §D):
 ``base[algo][proto]`` + per network step ``hwLat.net[algo][proto]`` + per NVLink step
-``hwLat.nvlink[algo][proto]``; the flow engine uses ``max(hwLat.net, the step's physical path
-latency)`` per network step. The protocol (LL / LL128 / Simple) is chosen per size as NCCL's
+``hwLat.nvlink[algo][proto]`` (NVLS / NVLSTree: base 0, one NVLink latency of 25 µs per
+collective, 18 µs net for NVLS+SHARP, 20.9 µs per tree hop for NVLSTree); the flow engine uses
+``max(hwLat.net, the step's physical path latency)`` per network step. The protocol (LL / LL128 / Simple) is chosen per size as NCCL's
 tuner does — the fastest by this model — and scales the bandwidth by NCCL's protocol
 efficiency (LL 0.5, LL128 0.92, Simple 1.0; defaults ``nccl.model_refinements``). Packets add
 ``header_bytes`` per ``mtu_bytes`` of payload on the wire.
@@ -77,7 +96,11 @@ from aifabric.errors import InputError
 from aifabric.topology.core import Topology
 
 OPS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast")
-ALGORITHMS = ("ring", "tree")
+ALGORITHMS = ("ring", "tree", "nvls", "nvls-tree")
+NVLS_ALGORITHMS = ("nvls", "nvls-tree")
+#: GPUs with NVLink SHARP (NVSwitch multicast / in-switch reduction, Hopper and later) → NCCL's
+#: architecture row of ``nccl.nvls_efficiency``
+NVLS_GPUS = {"h100": "hopper", "h200": "hopper", "b200": "blackwell"}
 PROTOCOLS = ("ll", "ll128", "simple")
 ENGINES = ("flow", "analytic")
 
@@ -99,10 +122,11 @@ COLLECTIVES = {op: (lambda n, _op=op: busbw_factor(_op, n)) for op in OPS}
 # catalog's defaults are not available.
 _NCCL_FALLBACK = {
     "net": {"ring": {"ll": 2.7, "ll128": 4.0, "simple": 14.0}, "tree": {"ll": 5.0, "ll128": 8.5, "simple": 14.0},
-            "collnet-direct": {"simple": 31.0}},
+            "collnet-direct": {"simple": 31.0}, "nvls": {"simple": 18.0}, "nvls-tree": {"simple": 20.9}},
     "nvlink": {"ring": {"ll": 0.6, "ll128": 1.9, "simple": 3.4}, "tree": {"ll": 0.6, "ll128": 1.25, "simple": 4.0},
-               "collnet-direct": {"simple": 3.7}},
-    "base": {"ring": {"ll": 6.6, "ll128": 14.0, "simple": 8.4}, "tree": {"ll": 6.8, "ll128": 14.0, "simple": 8.4}},
+               "collnet-direct": {"simple": 3.7}, "nvls": {"simple": 25.0}, "nvls-tree": {"simple": 25.0}},
+    "base": {"ring": {"ll": 6.6, "ll128": 14.0, "simple": 8.4}, "tree": {"ll": 6.8, "ll128": 14.0, "simple": 8.4},
+             "nvls": {"simple": 0.0}, "nvls-tree": {"simple": 0.0}},
     "eff": {"ll": 0.5, "ll128": 0.92, "simple": 1.0},
 }
 
@@ -154,6 +178,80 @@ class NvlinkDomain:
         return cls(min(line, model), f"min({src} = {line:g}, NCCL 18 × {per_link[sm]} GB/s [S16])")
 
 
+# Measured NVLS all-reduce busbw of 8 × H100 [S3][S80] and NCCL's NVLS efficiency per architecture
+# [S16]; used when the catalog's defaults are not available.
+_NVLS_FALLBACK = {"busbw": 480.0, "gpus": 8, "eff": {"hopper": 0.85, "blackwell": 0.74}, "h100_line": 450.0}
+
+
+def nvls_allreduce_busbw(gbytes_per_s: float, gpus: int) -> float:
+    """Large-size NVLS all-reduce busbw on ``gpus`` GPUs of one server at a per-GPU NVLS rate:
+    algbw = rate / (1 + 1/G), busbw = 2(G−1)/G · algbw = 2(G−1)/(G+1) · rate."""
+    g = int(gpus)
+    return 2 * (g - 1) / (g + 1) * float(gbytes_per_s) if g > 1 else 0.0
+
+
+@dataclass(frozen=True)
+class NvlsDomain:
+    """NVLink SHARP (NVSwitch multicast + in-switch reduction): the rate at which one GPU moves
+    NVLS traffic through its NVLink ports, per direction (GB/s)."""
+
+    gbytes_per_s: float
+    estimate: bool = False
+    source: str = ""
+
+    @classmethod
+    def for_gpu(cls, gpu: str = "h100") -> NvlsDomain:
+        """Calibrated on H100: the measured 8-GPU NVLS all-reduce busbw, 480 GB/s [S3][S80]
+        (defaults ``nccl.h100_8gpu_nvls_allreduce_busbw``), inverted through
+        :func:`nvls_allreduce_busbw` → 480 · 9/14 = 308.6 GB/s per GPU per direction (≈ 0.83 ×
+        NCCL's 18 × 20.6 GB/s, next to NCCL's own NVLS efficiency 0.85 [S16]). Other GPUs are an
+        **estimate**: × catalog NVLink rate / H100's (450 GB/s) × NCCL's NVLS efficiency of the
+        architecture / Hopper's (0.74 / 0.85 for Blackwell, defaults ``nccl.nvls_efficiency``):
+        H200 308.6, B200 537.3 GB/s."""
+        if gpu not in NVLS_GPUS:
+            raise InputError("NVLS needs an NVSwitch GPU of Hopper or later", field="gpu", value=gpu,
+                             allowed=", ".join(NVLS_GPUS))
+        arch = NVLS_GPUS[gpu]
+        c = dict(_NVLS_FALLBACK)
+        line = c["h100_line"]
+        src = "fallback constants"
+        try:
+            from aifabric.catalog import default_value, load_catalog
+
+            cat = load_catalog()
+            c["busbw"] = float(default_value("nccl.h100_8gpu_nvls_allreduce_busbw"))
+            c["eff"] = {k: float(v) for k, v in default_value("nccl.nvls_efficiency").items()}
+            c["h100_line"] = float(cat.gpus["h100"].nvlink_gbytes_per_s)
+            line = float(cat.gpus[gpu].nvlink_gbytes_per_s)
+            src = "catalog + defaults"
+        except Exception:  # catalog absent or reshaped: the cited constants above
+            pass
+        g = c["gpus"]
+        h100 = c["busbw"] * (g + 1) / (2 * (g - 1))
+        if gpu == "h100":
+            return cls(h100, False, f"{c['busbw']:g} GB/s 8 × H100 NVLS busbw [S3][S80] × 9/14 ({src})")
+        scale = line / c["h100_line"] * c["eff"][arch] / c["eff"]["hopper"]
+        return cls(h100 * scale, True,
+                   f"estimate: H100 {h100:.1f} GB/s × NVLink {line:g}/{c['h100_line']:g} × NVLS efficiency "
+                   f"{c['eff'][arch]:g}/{c['eff']['hopper']:g} [S16] ({src})")
+
+
+def nvlink_busbw_gbps(op: str = "all-reduce", gpu: str = "h100", gpus: int = 8) -> tuple[float, str]:
+    """Large-size busbw (GB/s) of ``op`` inside one server of ``gpus`` GPUs and the algorithm that
+    gives it — the faster of the NVLink ring (busbw = NCCL's NVLink rate, 370.8 GB/s on H100) and,
+    on NVLS GPUs, NVLS (all-reduce 2(G−1)/(G+1) × NVLS rate = 480 GB/s on 8 × H100; reduce-scatter /
+    all-gather (G−1)/G × NVLS rate, slower than the ring). Latency terms not included."""
+    if op not in OPS:
+        raise InputError("unknown collective", field="workload.op", value=op, allowed=", ".join(OPS))
+    ring = NvlinkDomain.for_gpu(gpu).gbytes_per_s
+    g = int(gpus)
+    if gpu not in NVLS_GPUS or g < 2 or op not in ("all-reduce", "reduce-scatter", "all-gather"):
+        return ring, "ring"
+    rate = NvlsDomain.for_gpu(gpu).gbytes_per_s
+    nvls = nvls_allreduce_busbw(rate, g) if op == "all-reduce" else (g - 1) / g * rate
+    return (nvls, "nvls") if nvls > ring else (ring, "ring")
+
+
 @dataclass(frozen=True)
 class Step:
     """One step of a collective: flows ``(src_host, dst_host, size_bytes)`` that start together
@@ -162,7 +260,10 @@ class Step:
     ``groups`` (optional) marks an all-pairs step compactly: every ordered pair of hosts within a
     row of ``groups`` exchanges ``pair_bytes`` — materialised into ``flows`` only on demand
     (16k-GPU all-to-all has 33 M such flows). ``latency_hops`` is how many sequential per-step
-    latencies the step costs (1 for a ring step, the depth of a pipelined tree or chain)."""
+    latencies the step costs (1 for a ring step, the depth of a pipelined tree or chain; 0 for an
+    NVLS multicast that runs in the same kernel as the NVLS reduce before it). ``recv_bytes``
+    (domain "nvls" only): what each GPU of the self-pairs receives back from the NVSwitch, the
+    pairs' sizes being what it sends in."""
 
     domain: str
     label: str
@@ -171,6 +272,7 @@ class Step:
     pairs: np.ndarray | None = None  # (k, 3) int64
     groups: np.ndarray | None = None  # (g, m) host ids
     pair_bytes: int = 0
+    recv_bytes: int | None = None  # "nvls" steps: what each GPU receives from the NVSwitch
 
     @property
     def num_flows(self) -> int:
@@ -194,7 +296,8 @@ class Step:
         """Bytes each host sends and receives in one repetition of this step."""
         if self.pairs is not None:
             tx = np.bincount(host_index[self.pairs[:, 0]], weights=self.pairs[:, 2], minlength=hosts_count)
-            rx = np.bincount(host_index[self.pairs[:, 1]], weights=self.pairs[:, 2], minlength=hosts_count)
+            rw = self.pairs[:, 2] if self.recv_bytes is None else np.full(len(self.pairs), float(self.recv_bytes))
+            rx = np.bincount(host_index[self.pairs[:, 1]], weights=rw, minlength=hosts_count)
             return tx, rx
         tx = np.zeros(hosts_count)
         m = self.groups.shape[1]
@@ -208,7 +311,7 @@ class Step:
 
     def expand(self) -> list[Step]:
         """``repeat`` single steps (what a packet engine runs one after the other)."""
-        one = Step(self.domain, self.label, 1, self.latency_hops, self.flows, None, 0)
+        one = Step(self.domain, self.label, 1, self.latency_hops, self.flows, None, 0, self.recv_bytes)
         return [one] * self.repeat
 
 
@@ -339,17 +442,93 @@ def collective_flows(op: str, size_bytes: int, topology: Topology, ranks=None, a
     """The steps of ``op`` on ``size_bytes`` (nccl-tests' S, see the module docstring)."""
     if op not in OPS:
         raise InputError("unknown collective", field="workload.op", value=op, allowed=", ".join(OPS))
+    if algorithm == "auto":
+        raise InputError("algorithm auto is chosen by run_collective / nccl_sweep (it needs the GPU)",
+                         field="workload.algorithm", value=algorithm, allowed=", ".join(ALGORITHMS))
     if algorithm not in ALGORITHMS:
         raise InputError("unknown algorithm", field="workload.algorithm", value=algorithm,
-                         allowed=", ".join(ALGORITHMS))
+                         allowed=", ".join((*ALGORITHMS, "auto")))
     size = int(size_bytes)
     if size <= 0:
         raise InputError("collective size must be positive", field="workload.size", value=size)
     lay = rank_layout(topology, ranks, gpus_per_node)
+    check_algorithm(op, algorithm, lay, sharp)
     return _decompose(op, size, lay, algorithm, sharp, root)
 
 
+def check_algorithm(op: str, algorithm: str, lay: Layout, sharp: bool = False) -> None:
+    """InputError unless ``algorithm`` runs ``op`` on this layout as NCCL allows it: NVLS for
+    all-reduce / reduce-scatter / all-gather inside one server of ≥ 2 GPUs (multi-server only
+    all-reduce with SHARP = NCCL's NVLS+CollNet), NVLSTree for all-reduce across ≥ 2 servers."""
+    if algorithm not in NVLS_ALGORITHMS:
+        return
+    field_ = "workload.algorithm"
+    if op not in ("all-reduce", "reduce-scatter", "all-gather"):
+        raise InputError(f"NCCL runs NVLS for all-reduce, reduce-scatter and all-gather only, not {op}",
+                         field=field_, value=algorithm, allowed="ring")
+    if algorithm == "nvls-tree" and op != "all-reduce":
+        raise InputError(f"NCCL's NVLSTree is all-reduce only, not {op}", field=field_, value=algorithm,
+                         allowed="ring, nvls (one server)")
+    if lay.local < 2:
+        raise InputError("NVLS needs ≥ 2 GPUs per server on one NVSwitch", field=field_, value=algorithm,
+                         allowed="ring, tree")
+    if algorithm == "nvls-tree" and sharp:
+        raise InputError("NVLSTree does not use SHARP (NCCL's NVLS+SHARP is algorithm nvls with sharp)",
+                         field=field_, value=algorithm, allowed="nvls (with sharp), nvls-tree (without)")
+    if algorithm == "nvls-tree" and lay.servers < 2:
+        raise InputError("NVLSTree needs ≥ 2 servers (NCCL disables it on one node)", field=field_,
+                         value=algorithm, allowed="nvls, ring, tree")
+    if algorithm == "nvls" and lay.servers > 1 and op != "all-reduce":
+        raise InputError(f"multi-server NVLS {op} needs NCCL's CollNet (not modelled)", field=field_,
+                         value=algorithm, allowed="ring")
+    if algorithm == "nvls" and lay.servers > 1 and not sharp:
+        raise InputError("multi-server NVLS all-reduce needs SHARP (NCCL's NVLS+CollNet)", field=field_,
+                         value=algorithm, allowed="nvls-tree, or nvls with sharp on InfiniBand")
+
+
+def _rail_tree(lay: Layout, shard: int) -> Step:
+    """Per-rail double binary tree all-reduce of each NIC's ``shard`` (two trees, half each)."""
+    e1, e2, depth = _double_binary_tree(lay.servers)
+    half = math.ceil(shard / 2)
+    rows = []
+    for edges in (e1, e2):
+        for c, p in edges:
+            rows.append(np.stack([lay.hosts[c], lay.hosts[p]], axis=1))  # reduce: up
+            rows.append(np.stack([lay.hosts[p], lay.hosts[c]], axis=1))  # broadcast: down
+    pr = np.concatenate(rows)
+    return Step("network", "double binary tree reduce+broadcast (pipelined)", latency_hops=2 * max(depth - 1, 1),
+                pairs=np.concatenate([pr, np.full((len(pr), 1), half)], axis=1))
+
+
+def _nvls_step(lay: Layout, sent: int, received: int, label: str, latency_hops: int = 1) -> Step:
+    hosts = lay.hosts.ravel()
+    return Step("nvls", label, latency_hops=latency_hops, recv_bytes=int(received),
+                pairs=np.stack([hosts, hosts, np.full(len(hosts), int(sent))], axis=1))
+
+
+def _decompose_nvls(op, size, lay: Layout, algorithm: str, sharp: bool) -> list[Step]:
+    """NVLS (one server, or with SHARP between servers) and NVLSTree, see the module docstring."""
+    shard = math.ceil(size / lay.local)
+    reduce = _nvls_step(lay, size, shard, "NVLS reduce-scatter (multimem.ld_reduce in the NVSwitch)")
+    mcast = _nvls_step(lay, shard, size, "NVLS all-gather (multimem.st multicast)",
+                       latency_hops=0 if op == "all-reduce" else 1)
+    if op == "reduce-scatter":
+        return [reduce]
+    if op == "all-gather":
+        return [mcast]
+    steps = [reduce]
+    if lay.servers > 1 and algorithm == "nvls-tree":
+        steps.append(_rail_tree(lay, shard))
+    elif lay.servers > 1:  # NVLS + SHARP: the heads' shards through the switch reduction once
+        hosts = lay.hosts.ravel()
+        steps.append(Step("sharp", "SHARP in-network all-reduce of the NVLS shard",
+                          pairs=np.stack([hosts, hosts, np.full(len(hosts), shard)], axis=1)))
+    return steps + [mcast]
+
+
 def _decompose(op, size, lay: Layout, algorithm: str, sharp: bool, root: int) -> list[Step]:
+    if algorithm in NVLS_ALGORITHMS:
+        return _decompose_nvls(op, size, lay, algorithm, sharp)
     nsrv, g, n = lay.servers, lay.local, lay.n
     shard = math.ceil(size / g)
     steps: list[Step] = []
@@ -361,17 +540,7 @@ def _decompose(op, size, lay: Layout, algorithm: str, sharp: bool, root: int) ->
                 steps.append(Step("sharp", "SHARP in-network all-reduce",
                                   pairs=np.stack([hosts, hosts, np.full(len(hosts), shard)], axis=1)))
             elif algorithm == "tree":
-                e1, e2, depth = _double_binary_tree(nsrv)
-                half = math.ceil(shard / 2)
-                rows = []
-                for edges in (e1, e2):
-                    for c, p in edges:
-                        rows.append(np.stack([lay.hosts[c], lay.hosts[p]], axis=1))  # reduce: up
-                        rows.append(np.stack([lay.hosts[p], lay.hosts[c]], axis=1))  # broadcast: down
-                pr = np.concatenate(rows)
-                steps.append(Step("network", "double binary tree reduce+broadcast (pipelined)",
-                                  latency_hops=2 * max(depth - 1, 1),
-                                  pairs=np.concatenate([pr, np.full((len(pr), 1), half)], axis=1)))
+                steps.append(_rail_tree(lay, shard))
             else:
                 steps += _rail_ring(lay, math.ceil(shard / nsrv), 2 * (nsrv - 1), "per-rail ring all-reduce")
         steps += _nvl_ring(lay, shard, "nvlink all-gather")
@@ -421,6 +590,7 @@ class _Ctx:
     nic_bps: float
     host_index: np.ndarray
     cache: dict = field(default_factory=dict)
+    nvls: NvlsDomain | None = None
 
 
 def _wire_factor(ctx: _Ctx) -> float:
@@ -515,15 +685,24 @@ def _time_steps(ctx: _Ctx, op: str, steps: list[Step], algorithm: str, protocol:
                 pipelined: bool, nccl_latency: bool) -> dict:
     c = ctx.consts
     lay = ctx.lay
-    algo = "collnet-direct" if sharp else algorithm
-    eff = c["eff"][protocol] if not sharp else 1.0
+    nvls = algorithm in NVLS_ALGORITHMS
+    algo = algorithm if nvls else "collnet-direct" if sharp else algorithm
+    eff = c["eff"][protocol] if not (sharp or nvls) else 1.0
     lat_algo = algorithm if algorithm in c["base"] else "ring"
     base = c["base"][lat_algo].get(protocol, c["base"][lat_algo]["simple"]) * 1e-6 if nccl_latency else 0.0
     lat = base
     bw_net = bw_nvl = 0.0
+    nvls_tx = nvls_rx = None
     models = set()
     for st in steps:
-        if st.domain == "nvlink":
+        if st.domain == "nvls":  # duplex: the NVLS steps' sent and received bytes add up separately
+            tx, rx = st.host_bytes(len(ctx.topo.hosts), ctx.host_index)
+            nvls_tx = st.repeat * tx if nvls_tx is None else nvls_tx + st.repeat * tx
+            nvls_rx = st.repeat * rx if nvls_rx is None else nvls_rx + st.repeat * rx
+            a = c["nvlink"].get(algo, c["nvlink"]["ring"])
+            alpha = a.get(protocol, a["simple"]) * 1e-6 if nccl_latency else 0.0
+            lat += st.repeat * st.latency_hops * alpha
+        elif st.domain == "nvlink":
             t = _nvlink_step(ctx, st, eff)
             a = c["nvlink"].get(algo, c["nvlink"]["ring"])
             alpha = a.get(protocol, a["simple"]) * 1e-6 if nccl_latency else 0.0
@@ -538,9 +717,30 @@ def _time_steps(ctx: _Ctx, op: str, steps: list[Step], algorithm: str, protocol:
             alpha = a.get(protocol, a["simple"]) * 1e-6 if nccl_latency else 0.0
             bw_net += st.repeat * t
             lat += st.repeat * max(st.latency_hops * alpha, phys)
+    if nvls_tx is not None:
+        if ctx.nvls is None:
+            raise InputError("NVLS steps need an NVLS-capable GPU", field="gpu", allowed=", ".join(NVLS_GPUS))
+        bw_nvl += max(float(nvls_tx.max()), float(nvls_rx.max())) / (ctx.nvls.gbytes_per_s * 1e9)
     bw = max(bw_net, bw_nvl) if pipelined else bw_net + bw_nvl
     return {"time": lat + bw, "lat": lat, "net": bw_net, "nvl": bw_nvl,
             "model": ", ".join(sorted(models)) or "nvlink only"}
+
+
+def candidate_algorithms(op: str, lay: Layout, gpu: str = "h100", sharp: bool = False,
+                         protocol: str = "auto") -> tuple[str, ...]:
+    """The algorithms NCCL's tuner weighs for ``op`` on this layout: ring always; the double
+    binary tree for multi-server all-reduce; NVLS (one server; multi-server with SHARP) and
+    NVLSTree (multi-server all-reduce) on NVSwitch GPUs of Hopper or later with ≥ 2 GPUs per
+    server and the Simple protocol."""
+    out = ["ring"]
+    if op == "all-reduce" and lay.servers > 1 and not sharp:
+        out.append("tree")
+    if gpu in NVLS_GPUS and lay.local >= 2 and protocol in ("auto", "simple"):
+        if op in ("reduce-scatter", "all-gather") and lay.servers == 1:
+            out.append("nvls")
+        elif op == "all-reduce":
+            out.append("nvls-tree" if lay.servers > 1 and not sharp else "nvls")
+    return tuple(out)
 
 
 def run_collective(op: str, size_bytes: int, topology: Topology, engine: str = "flow", ranks=None,
@@ -549,15 +749,24 @@ def run_collective(op: str, size_bytes: int, topology: Topology, engine: str = "
                    protocol: str = "auto", sharp: bool = False, technology: str | None = None,
                    gpu: str = "h100", nvlink_gbytes_per_s: float | None = None, pipelined: bool = True,
                    nccl_latency: bool = True, max_flows: int = 1_000_000, steps: list[Step] | None = None,
-                   _ctx_cache: dict | None = None) -> CollectiveResult:
+                   nvls_gbytes_per_s: float | None = None, _ctx_cache: dict | None = None) -> CollectiveResult:
     """Time one collective. ``engine``: "flow" (routed flows, max-min) or "analytic" (α-β).
-    ``protocol``: auto (NCCL-style: the fastest of LL / LL128 / Simple), or one of them.
-    ``sharp``: in-network reduction (InfiniBand only; all-reduce only)."""
+    ``algorithm``: ring, tree, nvls, nvls-tree, or auto (NCCL-style: the fastest of
+    :func:`candidate_algorithms` by the α-β model, then timed by ``engine``).
+    ``protocol``: auto (NCCL-style: the fastest of LL / LL128 / Simple), or one of them; NVLS and
+    NVLSTree run Simple only. ``sharp``: in-network reduction (InfiniBand only; all-reduce only).
+    ``nvls_gbytes_per_s`` overrides the GPU's NVLS rate (:meth:`NvlsDomain.for_gpu`)."""
     t0 = time.perf_counter()
     if engine not in ENGINES:
         raise InputError("unknown engine", field="engine", value=engine, allowed=", ".join(ENGINES))
     if protocol != "auto" and protocol not in PROTOCOLS:
         raise InputError("unknown protocol", field="protocol", value=protocol, allowed="auto, ll, ll128, simple")
+    if algorithm != "auto" and algorithm not in ALGORITHMS:
+        raise InputError("unknown algorithm", field="workload.algorithm", value=algorithm,
+                         allowed=", ".join((*ALGORITHMS, "auto")))
+    if algorithm in NVLS_ALGORITHMS and protocol not in ("auto", "simple"):
+        raise InputError("NCCL runs NVLS / NVLSTree with the Simple protocol only", field="protocol",
+                         value=protocol, allowed="auto, simple")
     if sharp and technology not in (None, "infiniband"):
         raise InputError("SHARP is an InfiniBand switch feature", field="sharp", value=technology,
                          allowed="infiniband")
@@ -565,47 +774,72 @@ def run_collective(op: str, size_bytes: int, topology: Topology, engine: str = "
         raise InputError("SHARP is modelled for all-reduce only", field="workload.op", value=op,
                          allowed="all-reduce")
     lay = rank_layout(topology, ranks, gpus_per_node)
-    if steps is None:
-        steps = collective_flows(op, size_bytes, topology, ranks=ranks, algorithm=algorithm,
-                                 gpus_per_node=gpus_per_node, sharp=sharp)
+    if algorithm == "auto":
+        if steps is not None:
+            raise InputError("algorithm auto builds its own steps; pass a concrete algorithm with steps",
+                             field="workload.algorithm", value=algorithm, allowed=", ".join(ALGORITHMS))
+        algos = candidate_algorithms(op, lay, gpu, sharp, protocol)
+    else:
+        algos = (algorithm,)
+        check_algorithm(op, algorithm, lay, sharp)
+    nvls_dom = None
+    if any(a in NVLS_ALGORITHMS for a in algos):
+        if gpu not in NVLS_GPUS:  # also with an explicit rate: NVLS is a Hopper+ NVSwitch feature
+            raise InputError("NVLS needs an NVSwitch GPU of Hopper or later", field="gpu", value=gpu,
+                             allowed=", ".join(NVLS_GPUS))
+        nvls_dom = (NvlsDomain(float(nvls_gbytes_per_s), False, "given") if nvls_gbytes_per_s
+                    else NvlsDomain.for_gpu(gpu))
+    step_sets = {a: steps if steps is not None else
+                 collective_flows(op, size_bytes, topology, ranks=ranks, algorithm=a, gpus_per_node=gpus_per_node,
+                                  sharp=sharp) for a in algos}
     host_index = np.full(topology.num_nodes, -1, dtype=np.int64)
     host_index[topology.hosts] = np.arange(len(topology.hosts))
     nic = float(np.min(topology.link_rate_bps[np.isin(topology.link_a, lay.hosts.ravel())
                                               | np.isin(topology.link_b, lay.hosts.ravel())]))
     nvl = NvlinkDomain(nvlink_gbytes_per_s) if nvlink_gbytes_per_s else NvlinkDomain.for_gpu(gpu)
     ctx = _Ctx(topology, lay, routing, seed, switch_latency_ps, mtu_bytes, header_bytes, nvl, nccl_constants(),
-               engine, max_flows, nic, host_index, cache=_ctx_cache if _ctx_cache is not None else {})
-    protos = PROTOCOLS if protocol == "auto" else (protocol,)
-    if sharp:
-        protos = ("simple",)
-    if len(protos) > 1:  # NCCL's tuner: pick by the α-β model, then time with the chosen engine
+               engine, max_flows, nic, host_index, cache=_ctx_cache if _ctx_cache is not None else {},
+               nvls=nvls_dom)
+
+    def protos_of(a: str) -> tuple[str, ...]:
+        if sharp or a in NVLS_ALGORITHMS:
+            return ("simple",)
+        return PROTOCOLS if protocol == "auto" else (protocol,)
+
+    combos = [(a, p) for a in algos for p in protos_of(a)]
+    if len(combos) > 1:  # NCCL's tuner: pick by the α-β model, then time with the chosen engine
         actx = _Ctx(**{**ctx.__dict__, "engine": "analytic", "cache": {}})
-        est = {p: _time_steps(actx, op, steps, algorithm, p, sharp, pipelined, True)["time"] for p in protos}
-        proto = min(est, key=est.get)
+        est = {(a, p): _time_steps(actx, op, step_sets[a], a, p, sharp, pipelined, True)["time"] for a, p in combos}
+        algo, proto = min(est, key=est.get)
     else:
-        proto = protos[0]
-    r = _time_steps(ctx, op, steps, algorithm, proto, sharp, pipelined, nccl_latency)
+        algo, proto = combos[0]
+    steps = step_sets[algo]
+    r = _time_steps(ctx, op, steps, algo, proto, sharp, pipelined, nccl_latency)
     n = lay.n
     algbw = size_bytes / r["time"] / 1e9
-    net_steps = [s for s in steps if s.domain != "nvlink"]
     per_rank = 0.0
     total = 0.0
-    for s in net_steps:
-        tx, _ = s.host_bytes(len(topology.hosts), host_index)
-        per_rank += s.repeat * float(tx.max())
-        total += s.repeat * s.total_bytes()
     nvl_per_gpu = 0.0
     for s in steps:
-        if s.domain == "nvlink":
-            tx, _ = s.host_bytes(len(topology.hosts), host_index)
+        tx, _ = s.host_bytes(len(topology.hosts), host_index)
+        if s.domain in ("nvlink", "nvls"):
             nvl_per_gpu += s.repeat * float(tx.max())
-    eff = ctx.consts["eff"][proto] if not sharp else 1.0
+        else:
+            per_rank += s.repeat * float(tx.max())
+            total += s.repeat * s.total_bytes()
+    nvls = algo in NVLS_ALGORITHMS
+    eff = ctx.consts["eff"][proto] if not (sharp or nvls) else 1.0
     notes = []
     if "link-load" in r["model"]:
         notes.append("a step above max_flows was timed by the even-split link-load bound (no ECMP collision tail)")
+    if algorithm == "auto":
+        notes.append(f"algorithm auto: {algo} is the fastest by the α-β model of {', '.join(algos)}")
+    if nvls:
+        notes.append(f"NVLS rate {nvls_dom.gbytes_per_s:.1f} GB/s per GPU per direction: {nvls_dom.source}")
+    label = ("nvls+sharp" if sharp and lay.servers > 1 else algo) if nvls else "sharp" if sharp else algo
     return CollectiveResult(
         op=op, size_bytes=int(size_bytes), ranks=n, servers=lay.servers, gpus_per_node=lay.local,
-        algorithm="sharp" if sharp else algorithm, protocol=proto, engine=engine,
+        algorithm=label, protocol=proto, engine=engine,
         model=r["model"] if engine == "flow" else "alpha-beta", time_s=r["time"], algbw_gbps=algbw,
         busbw_gbps=algbw * busbw_factor(op, n), latency_s=r["lat"], network_time_s=r["net"],
         nvlink_time_s=r["nvl"], network_bytes_per_rank=per_rank, network_bytes_total=total,
@@ -630,12 +864,17 @@ def default_sizes(min_bytes: int = 8, max_bytes: int = 8 * 2**30) -> list[int]:
 
 def nccl_sweep(op: str, sizes, topology: Topology, dtype_bytes: int = 4, **kw) -> pd.DataFrame:
     """One row per size: ``size_bytes, count, type, redop, root, time_us, algbw_gbps, busbw_gbps,
-    wrong, protocol, model``, like nccl-tests' out-of-place columns (``count`` = size / type)."""
+    wrong, protocol, model, algorithm``, like nccl-tests' out-of-place columns (``count`` = size /
+    type). ``kw`` go to :func:`run_collective`; ``algorithm="auto"`` picks per size (the
+    ``algorithm`` column says which)."""
     rows = []
     cache: dict = {}
+    algorithm = kw.get("algorithm", "ring")
+    r = None
     for s in sizes:
-        steps = collective_flows(op, s, topology, ranks=kw.get("ranks"), algorithm=kw.get("algorithm", "ring"),
-                                 gpus_per_node=kw.get("gpus_per_node"), sharp=kw.get("sharp", False))
+        steps = None if algorithm == "auto" else collective_flows(
+            op, s, topology, ranks=kw.get("ranks"), algorithm=algorithm, gpus_per_node=kw.get("gpus_per_node"),
+            sharp=kw.get("sharp", False))
         r = run_collective(op, s, topology, steps=steps, _ctx_cache=cache, **kw)
         cache.clear()
         count = max(int(s) // dtype_bytes, 1)
@@ -644,9 +883,11 @@ def nccl_sweep(op: str, sizes, topology: Topology, dtype_bytes: int = 4, **kw) -
         rows.append({"size_bytes": int(s), "count": count, "type": {4: "float", 2: "half", 1: "int8"}.get(dtype_bytes,
                      "float"), "redop": "sum" if op in ("all-reduce", "reduce-scatter") else "none",
                      "root": 0 if op == "broadcast" else -1, "time_us": r.time_s * 1e6, "algbw_gbps": r.algbw_gbps,
-                     "busbw_gbps": r.busbw_gbps, "wrong": "N/A", "protocol": r.protocol, "model": r.model})
+                     "busbw_gbps": r.busbw_gbps, "wrong": "N/A", "protocol": r.protocol, "model": r.model,
+                     "algorithm": r.algorithm})
     df = pd.DataFrame(rows)
-    df.attrs.update({"op": op, "ranks": r.ranks if rows else 0, "engine": kw.get("engine", "flow")})
+    df.attrs.update({"op": op, "ranks": r.ranks if rows else 0, "engine": kw.get("engine", "flow"),
+                     "algorithm": algorithm})
     return df
 
 
@@ -662,8 +903,18 @@ def _num(x: float, width: int) -> str:
 def format_nccl_table(df: pd.DataFrame) -> str:
     """The sweep as nccl-tests prints it (out-of-place half), so it lays next to a real run."""
     op = df.attrs.get("op", "all-reduce")
+    algo = str(df.attrs.get("algorithm", "ring"))
+    if "algorithm" in df.columns and len(df):  # which algorithm ran, by size range (auto switches)
+        runs, start = [], 0
+        col = df["algorithm"].tolist()
+        for i in range(1, len(col) + 1):
+            if i == len(col) or col[i] != col[start]:
+                runs.append(f"{col[start]} {df['size_bytes'].iloc[start]}–{df['size_bytes'].iloc[i - 1]} B")
+                start = i
+        chosen = ", ".join(runs) if len(runs) > 1 else col[0]
+        algo = f"auto: {chosen}" if algo == "auto" else chosen
     lines = [f"# aifabric estimate: {_TEST_NAME.get(op, op)}  nranks {df.attrs.get('ranks', '?')}  "
-             f"engine {df.attrs.get('engine', 'flow')}",
+             f"engine {df.attrs.get('engine', 'flow')}  algorithm {algo}",
              "#",
              "#                                                              out-of-place",
              "#       size         count      type   redop    root     time   algbw   busbw #wrong",
