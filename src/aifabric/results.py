@@ -1,8 +1,10 @@
 """Result tables of a simulation run, their column descriptions, and file formats.
 
 :class:`Results` holds ``flows`` and ``ports`` (pandas DataFrames, units in the column names),
-``summary`` and ``engine`` (dicts). :data:`COLUMNS` gives every column a one-line description
-(used for ``--json``, Parquet metadata and the docs). Writers:
+``summary`` and ``engine`` (dicts). The packet engine hands the tables over as numpy columns; they
+become DataFrames when first read, so ``simulate --json`` and the text summary never import
+pandas. :data:`COLUMNS` gives every column a one-line description (used for ``--json``, Parquet
+metadata and the docs). Writers:
 
 * :meth:`Results.save` — ``flows.parquet``, ``ports.parquet``, ``summary.json``, ``fct.txt``,
   ``pfc.txt``; :func:`load` reads such a folder back.
@@ -16,11 +18,13 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 SUMMARY_KEYS = ("flows", "completed_flows", "fct_p50_us", "fct_p99_us", "fct_max_us", "slowdown_p50",
                 "slowdown_p99", "goodput_gbps", "jain_fairness", "drops", "pause_frames", "pause_time_us",
@@ -87,24 +91,59 @@ COLUMNS: dict[str, dict[str, str]] = {
 }
 
 
-@dataclass
-class Results:
-    """One run: ``flows`` and ``ports`` tables, ``summary`` / ``engine`` dicts, PFC log."""
+PFC_LOG_COLUMNS = ("time_ns", "node", "node_type", "if_index", "type")
 
-    scenario: str
-    flows: pd.DataFrame
-    ports: pd.DataFrame
-    summary: dict
-    engine: dict
-    pfc_log: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
-        {"time_ns": [], "node": [], "node_type": [], "if_index": [], "type": []}))
-    extra: dict = field(default_factory=dict)
+
+class _Table:
+    """A :class:`Results` table attribute: kept as given; a dict of columns becomes a DataFrame
+    (``pandas.DataFrame(columns)``, kept) the first time it is read."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        t = obj._tables[self.name]
+        if isinstance(t, dict):
+            import pandas as pd
+
+            t = obj._tables[self.name] = pd.DataFrame(t)
+        return t
+
+    def __set__(self, obj, value) -> None:
+        obj._tables[self.name] = value
+
+
+class Results:
+    """One run: ``flows`` and ``ports`` tables, ``summary`` / ``engine`` dicts, PFC log.
+
+    ``flows``, ``ports`` and ``pfc_log`` may be given as DataFrames or as dicts of equal-length
+    numpy columns, which become DataFrames when first read (see :class:`_Table`); ``pfc_log``
+    defaults to an empty log."""
+
+    flows = _Table()
+    ports = _Table()
+    pfc_log = _Table()
+
+    def __init__(self, scenario: str, flows, ports, summary: dict, engine: dict, pfc_log=None,
+                 extra: dict | None = None):
+        self.scenario = scenario
+        self._tables = {"flows": flows, "ports": ports,
+                        "pfc_log": {c: [] for c in PFC_LOG_COLUMNS} if pfc_log is None else pfc_log}
+        self.summary = summary
+        self.engine = engine
+        self.extra = {} if extra is None else extra
+
+    def __repr__(self) -> str:
+        return f"Results(scenario={self.scenario!r}, summary={self.summary!r}, engine={self.engine!r})"
 
     def to_dict(self, flows: bool = True) -> dict:
         """The ``simulate --json`` object of interface.md."""
         out = {"scenario": self.scenario, "summary": _jsonable(self.summary), "engine": _jsonable(self.engine)}
         if flows:
-            out["flows"] = _records(self.flows)
+            t = self._tables["flows"]
+            out["flows"] = _column_records(t) if isinstance(t, dict) else _records(t)
         return out
 
     def save(self, folder: str | Path) -> list[Path]:
@@ -134,6 +173,8 @@ def _parquet(df: pd.DataFrame, path: Path, table: str) -> None:
 
 def load(folder: str | Path) -> Results:
     """Read a folder written by :meth:`Results.save`."""
+    import pandas as pd
+
     d = Path(folder)
     meta = json.loads((d / "summary.json").read_text())
     return Results(scenario=meta["scenario"], flows=pd.read_parquet(d / "flows.parquet"),
@@ -157,6 +198,14 @@ def _records(df: pd.DataFrame) -> list[dict]:
     return [_jsonable(r) for r in recs]
 
 
+def _column_records(cols: dict) -> list[dict]:
+    """:func:`_records` of ``pandas.DataFrame(cols)`` without building it: ``tolist`` gives the
+    same Python scalars as ``DataFrame.to_dict(orient="records")`` for numeric and bool columns."""
+    names = list(cols)
+    lists = [np.asarray(cols[c]).tolist() for c in names]
+    return [_jsonable(dict(zip(names, row, strict=True))) for row in zip(*lists, strict=True)]
+
+
 def ns3_ip(node) -> np.ndarray:
     node = np.asarray(node, dtype=np.int64)
     return 0x0B000001 + (node // 256) * 0x10000 + (node % 256) * 0x100
@@ -174,6 +223,8 @@ def write_fct_txt(flows: pd.DataFrame, path: str | Path, offset_ns: int = 0) -> 
 
 
 def read_fct_txt(path: str | Path) -> pd.DataFrame:
+    import pandas as pd
+
     cols = ["src_ip", "dst_ip", "sport", "dport", "size_bytes", "start_ns", "fct_ns", "standalone_fct_ns"]
     rows = [ln.split() for ln in Path(path).read_text().splitlines() if ln.strip()]
     df = pd.DataFrame(rows, columns=cols)
@@ -191,6 +242,8 @@ def write_pfc_txt(log: pd.DataFrame, path: str | Path) -> None:
 
 
 def read_pfc_txt(path: str | Path) -> pd.DataFrame:
+    import pandas as pd
+
     rows = [[int(x) for x in ln.split()] for ln in Path(path).read_text().splitlines() if ln.strip()]
     return pd.DataFrame(rows, columns=["time_ns", "node", "node_type", "if_index", "type"], dtype=np.int64) \
         if rows else pd.DataFrame({c: pd.Series(dtype=np.int64) for c in

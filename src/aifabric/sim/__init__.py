@@ -7,7 +7,9 @@ Modules:
 * :mod:`aifabric.sim.engine` — the control plane: Scenario → tables, the kernel driver, ideal FCT.
 * :mod:`aifabric.sim.dcqcn` — DCQCN parameter presets with sources.
 
-Import cost is kept off the CLI's start-up: numba and pandas load when :func:`simulate` runs.
+Import cost is kept off the CLI's start-up: numba loads when :func:`simulate` runs, pandas only
+when a result table is read as a DataFrame (``Results.flows`` / ``.ports`` / ``.pfc_log``, Parquet
+output), not for the summary or ``--json``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ if TYPE_CHECKING:  # pragma: no cover
 def simulate(scenario, flows=None, topology=None, progress=None) -> Results:
     """Run ``scenario`` at packet level.
 
-    ``flows`` (optional) is a flows table as built by :func:`aifabric.workload.traffic.flows_for`;
+    ``flows`` (optional) is a flows table as built by :func:`aifabric.workload.traffic.flows_for`
+    (a DataFrame; or :class:`~aifabric.workload.traffic.FlowColumns`, as built here when omitted);
     ``topology`` overrides ``from_spec(scenario.topology)``; ``progress(now_ps, events)`` is called
     every few million events. Returns :class:`aifabric.results.Results`.
     """
@@ -42,9 +45,9 @@ def simulate(scenario, flows=None, topology=None, progress=None) -> Results:
 
         topology = from_spec(scenario.topology)
     if flows is None:
-        from aifabric.workload.traffic import flows_for
+        from aifabric.workload.traffic import flow_columns
 
-        flows = flows_for(scenario, topology)
+        flows = flow_columns(scenario, topology)
     st = engine.compile_scenario(scenario, topology, flows)
     status = engine.run_state(st, scenario.sim.until_ps, progress)
     wall = time.perf_counter() - t0
@@ -54,9 +57,9 @@ def simulate(scenario, flows=None, topology=None, progress=None) -> Results:
 
 
 def results_of(scenario, topo, flows, st, status, wall_s: float):
-    """Final arrays → :class:`~aifabric.results.Results`."""
+    """Final arrays → :class:`~aifabric.results.Results` (its tables as numpy columns, made
+    DataFrames when first read; views of the state arrays are copied, as the DataFrames would)."""
     import numpy as np
-    import pandas as pd
 
     from aifabric.results import Results
     from aifabric.sim import engine
@@ -77,15 +80,16 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
         slowdown = fct / ideal
         thr = size * 8 / (fct * 1e3)
     hops = (st.fpath[:nf] >= 0).sum(axis=1) if nf else np.zeros(0, np.int64)
-    flows_df = pd.DataFrame({
-        "id": flows["id"].to_numpy(np.int64), "src": flows["src"].to_numpy(np.int64),
-        "dst": flows["dst"].to_numpy(np.int64), "size_bytes": size, "start_us": start / 1e6,
+    col = engine.int_column
+    flows_df = _own({
+        "id": col(flows, "id"), "src": col(flows, "src"),
+        "dst": col(flows, "dst"), "size_bytes": size, "start_us": start / 1e6,
         "fct_us": fct, "rx_fct_us": rx_fct, "ideal_fct_us": ideal, "slowdown": slowdown,
-        "throughput_gbps": thr, "sport": st.info["sport"], "dport": flows["dport"].to_numpy(np.int64),
+        "throughput_gbps": thr, "sport": st.info["sport"], "dport": col(flows, "dport"),
         "hops": hops, "cnps": fl[:, K.FL_CNP_RX], "retransmissions": fl[:, K.FL_RETX], "completed": completed,
     })
     if "parent_id" in flows.columns:  # fabric.qp_split: the original flow of each QP
-        flows_df["parent_id"] = flows["parent_id"].to_numpy(np.int64)
+        flows_df["parent_id"] = np.array(col(flows, "parent_id"))
 
     # ---- ports: one row per interface (node, link); egress stats of port p, PAUSE sent = frames
     # the node sent about its ingress (the reverse port p ^ 1).
@@ -97,7 +101,7 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
     xpaused = pt[:, K.PT_XPAUSED_PS] + np.where(pt[:, K.PT_XPAUSED] > 0, now - pt[:, K.PT_XPAUSE_T0], 0)
     node = pt[:, K.PT_NODE]
     if_index = _if_index(topo, node, p // 2)
-    ports_df = pd.DataFrame({
+    ports_df = _own({
         "node": node, "node_name": np.asarray(topo.node_names, dtype=object)[node], "peer": pt[:, K.PT_PEER],
         "link": p // 2, "if_index": if_index, "rate_gbps": pt[:, K.PT_RATE] / 1e9,
         "max_queue_bytes": pt[:, K.PT_MAXQ],
@@ -172,7 +176,7 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
     log = st.log[:n]
     lp = log[:, 1]
     recv_node = pt[lp, K.PT_NODE] if n else np.zeros(0, np.int64)
-    pfc_log = pd.DataFrame({
+    pfc_log = _own({
         "time_ns": log[:, 0] // 1000, "node": recv_node,
         "node_type": (topo.node_tier[recv_node] != 0).astype(np.int64) if n else np.zeros(0, np.int64),
         "if_index": if_index[lp] if n else np.zeros(0, np.int64), "type": log[:, 2],
@@ -183,6 +187,14 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
 
 
 _STATUS = {0: "done", 1: "time limit", 6: "deadlock"}
+
+
+def _own(cols: dict) -> dict:
+    """Columns that own their memory (``pandas.DataFrame(dict)`` copies, so a later change to the
+    state arrays must not show in the tables either)."""
+    import numpy as np
+
+    return {k: np.array(v) for k, v in cols.items()}
 
 
 def deadlock_cycle(topo, pt) -> list[str]:

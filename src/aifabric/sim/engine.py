@@ -90,8 +90,17 @@ def ib_vl_buffer_bytes(fabric, topo) -> int:
     return max(15 * pkt, rtt_bytes + 2 * pkt)
 
 
+def int_column(flows, name: str) -> np.ndarray:
+    """Column ``name`` of a flows table as int64: a :class:`pandas.DataFrame` (``to_numpy``) or a
+    :class:`~aifabric.workload.traffic.FlowColumns` (numpy arrays)."""
+    col = flows[name]
+    to_numpy = getattr(col, "to_numpy", None)
+    return to_numpy(np.int64) if to_numpy is not None else np.asarray(col, dtype=np.int64)
+
+
 def compile_scenario(scenario, topo, flows) -> State:
-    """Build the kernel tables for ``flows`` (a table from :mod:`aifabric.workload.traffic`)."""
+    """Build the kernel tables for ``flows`` (a table from :mod:`aifabric.workload.traffic`: a
+    DataFrame or :class:`~aifabric.workload.traffic.FlowColumns`)."""
     from aifabric.flow.hashing import flow_sport
     from aifabric.flow.paths import PathModel
 
@@ -104,11 +113,11 @@ def compile_scenario(scenario, topo, flows) -> State:
     routing = fab.routing
     if ib and routing == "ecmp":
         routing = "static"
-    src = flows["src"].to_numpy(np.int64)
-    dst = flows["dst"].to_numpy(np.int64)
-    size = flows["size_bytes"].to_numpy(np.int64)
-    start = flows["start_ps"].to_numpy(np.int64)
-    sport = flow_sport(flows["id"].to_numpy(np.int64))
+    src = int_column(flows, "src")
+    dst = int_column(flows, "dst")
+    size = int_column(flows, "size_bytes")
+    start = int_column(flows, "start_ps")
+    sport = flow_sport(int_column(flows, "id"))
 
     pm = PathModel(topo)
     base_routing = "ecmp" if routing == "adaptive" else routing

@@ -3,7 +3,9 @@
 Every generator returns a :class:`pandas.DataFrame` with columns ``id``, ``src``, ``dst`` (node
 ids), ``size_bytes``, ``start_ps`` (int), ``dport``. ``attrs["start_offset_ps"]`` holds a time
 subtracted from the file's start times (ns-3 HPCC flow files begin at 2 s, the apps' start; the
-fct.txt writer adds it back).
+fct.txt writer adds it back). :func:`flow_columns` is :func:`flows_for` without pandas: the same
+table as :class:`FlowColumns` (numpy columns), which :func:`aifabric.sim.simulate` uses so that a
+run that never reads a DataFrame never imports pandas.
 
 * :func:`permutation` — a seeded derangement (nobody sends to itself), the same draw as the flow
   model's generator so both engines see the same flows.
@@ -18,33 +20,73 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from aifabric.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 HPCC_DPORT = 100
 ROCE_DPORT = 4791
 CDFS = ("websearch", "fb_hadoop")
 
 
-def _table(src, dst, size, start_ps, dport=ROCE_DPORT, offset_ps: int = 0) -> pd.DataFrame:
+class FlowColumns:
+    """A flows table as numpy columns (name → 1-d array, all the same length) plus ``attrs``: what
+    the generators build; :meth:`to_frame` gives the :class:`pandas.DataFrame` the public functions
+    return. Supports the reads the packet engine makes of a flows table (``len``, ``t[name]``,
+    ``name in t.columns``, ``t.attrs``)."""
+
+    def __init__(self, cols: dict[str, np.ndarray], attrs: dict | None = None):
+        self.cols = dict(cols)
+        self.attrs = dict(attrs or {})
+
+    def __len__(self) -> int:
+        return len(next(iter(self.cols.values()))) if self.cols else 0
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.cols[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.cols
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.cols)
+
+    def to_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        df = pd.DataFrame(self.cols)
+        df.attrs.update(self.attrs)
+        return df
+
+
+def _columns(src, dst, size, start_ps, dport=ROCE_DPORT, offset_ps: int = 0) -> FlowColumns:
     src = np.asarray(src, dtype=np.int64)
-    df = pd.DataFrame({
+    return FlowColumns({
         "id": np.arange(len(src), dtype=np.int64),
         "src": src,
         "dst": np.asarray(dst, dtype=np.int64),
         "size_bytes": np.broadcast_to(np.asarray(size, dtype=np.int64), src.shape).copy(),
         "start_ps": np.broadcast_to(np.asarray(start_ps, dtype=np.int64), src.shape).copy(),
         "dport": np.broadcast_to(np.asarray(dport, dtype=np.int64), src.shape).copy(),
-    })
-    df.attrs["start_offset_ps"] = int(offset_ps)
-    return df
+    }, {"start_offset_ps": int(offset_ps)})
+
+
+def _table(src, dst, size, start_ps, dport=ROCE_DPORT, offset_ps: int = 0) -> pd.DataFrame:
+    return _columns(src, dst, size, start_ps, dport, offset_ps).to_frame()
 
 
 def permutation(hosts: np.ndarray, size_bytes: int, seed: int, start_ps: int = 0) -> pd.DataFrame:
     """Host ``hosts[i]`` sends to ``hosts[perm[i]]``, ``perm`` a seeded derangement."""
+    return _permutation(hosts, size_bytes, seed, start_ps).to_frame()
+
+
+def _permutation(hosts: np.ndarray, size_bytes: int, seed: int, start_ps: int = 0) -> FlowColumns:
     n = len(hosts)
     rng = np.random.default_rng(seed)
     perm = rng.permutation(n)
@@ -52,11 +94,15 @@ def permutation(hosts: np.ndarray, size_bytes: int, seed: int, start_ps: int = 0
         fix = np.flatnonzero(perm == np.arange(n))
         j = rng.integers(0, n, len(fix))
         perm[fix], perm[j] = perm[j], perm[fix].copy()
-    return _table(hosts, hosts[perm], size_bytes, start_ps)
+    return _columns(hosts, hosts[perm], size_bytes, start_ps)
 
 
 def incast(hosts: np.ndarray, senders: int, receiver: int, size_bytes: int, start_ps: int = 0) -> pd.DataFrame:
     """``senders`` hosts (the first ones other than host index ``receiver``) → ``hosts[receiver]``."""
+    return _incast(hosts, senders, receiver, size_bytes, start_ps).to_frame()
+
+
+def _incast(hosts: np.ndarray, senders: int, receiver: int, size_bytes: int, start_ps: int = 0) -> FlowColumns:
     if receiver >= len(hosts):
         raise InputError("receiver is not a host", field="workload.receiver", value=receiver,
                          allowed=f"0..{len(hosts) - 1}")
@@ -65,14 +111,18 @@ def incast(hosts: np.ndarray, senders: int, receiver: int, size_bytes: int, star
         raise InputError("more senders than hosts", field="workload.senders", value=senders,
                          allowed=f"1..{len(others)}")
     src = others[:senders]
-    return _table(src, np.full(len(src), hosts[receiver]), size_bytes, start_ps)
+    return _columns(src, np.full(len(src), hosts[receiver]), size_bytes, start_ps)
 
 
 def all_to_all(hosts: np.ndarray, size_bytes: int, start_ps: int = 0) -> pd.DataFrame:
+    return _all_to_all(hosts, size_bytes, start_ps).to_frame()
+
+
+def _all_to_all(hosts: np.ndarray, size_bytes: int, start_ps: int = 0) -> FlowColumns:
     n = len(hosts)
     s, d = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
     m = s != d
-    return _table(hosts[s[m]], hosts[d[m]], size_bytes, start_ps)
+    return _columns(hosts[s[m]], hosts[d[m]], size_bytes, start_ps)
 
 
 # ---- CDF-driven Poisson -----------------------------------------------------------------------
@@ -118,6 +168,11 @@ def cdf_mean(cdf: np.ndarray) -> float:
 def poisson(hosts: np.ndarray, load: float, cdf: np.ndarray, duration_ps: int, host_rate_bps: float,
             seed: int) -> pd.DataFrame:
     """Per-host Poisson flow arrivals so each host offers ``load`` × its link rate on average."""
+    return _poisson(hosts, load, cdf, duration_ps, host_rate_bps, seed).to_frame()
+
+
+def _poisson(hosts: np.ndarray, load: float, cdf: np.ndarray, duration_ps: int, host_rate_bps: float,
+             seed: int) -> FlowColumns:
     rng = np.random.default_rng(seed)
     mean = cdf_mean(cdf)
     lam_per_ps = load * host_rate_bps / (mean * 8) / 1e12
@@ -143,7 +198,7 @@ def poisson(hosts: np.ndarray, load: float, cdf: np.ndarray, duration_ps: int, h
         del t
     src_a, dst_a, size_a, start_a = (np.concatenate(x) if x else np.zeros(0, np.int64) for x in (src, dst, size, start))
     order = np.lexsort((src_a, start_a))
-    return _table(src_a[order], dst_a[order], size_a[order], start_a[order])
+    return _columns(src_a[order], dst_a[order], size_a[order], start_a[order])
 
 
 # ---- flow files -------------------------------------------------------------------------------
@@ -155,6 +210,10 @@ def read_hpcc_flows(path: str | Path, shift_to_zero: bool = True) -> pd.DataFram
     """ns-3 HPCC ``flow.txt``: first line the flow count, then ``src dst pg dport size start_s``.
     With ``shift_to_zero`` the earliest start becomes t = 0 (ns-3 experiments start apps at 2 s);
     the shift is kept in ``attrs["start_offset_ps"]``."""
+    return _read_hpcc_flows(path, shift_to_zero).to_frame()
+
+
+def _read_hpcc_flows(path: str | Path, shift_to_zero: bool = True) -> FlowColumns:
     path = Path(path)
     try:
         lines = path.read_text().splitlines()
@@ -191,13 +250,17 @@ def read_hpcc_flows(path: str | Path, shift_to_zero: bool = True) -> pd.DataFram
         start.append(round(t * 1e12))
     start_a = np.asarray(start, dtype=np.int64)
     offset = int(start_a.min()) if shift_to_zero and len(start_a) else 0
-    return _table(src, dst, size, start_a - offset, dport=dport, offset_ps=offset)
+    return _columns(src, dst, size, start_a - offset, dport=dport, offset_ps=offset)
 
 
 def read_htsim_cm(path: str | Path) -> pd.DataFrame:
     """htsim connection matrix: ``Nodes N``, ``Connections C`` (optional ``Triggers``/``Failures``
     headers), then ``SRC->DST [id I] [start T] [size BYTES] ...`` with ``start`` in µs (htsim's
     unit; the peer files all start at 0)."""
+    return _read_htsim_cm(path).to_frame()
+
+
+def _read_htsim_cm(path: str | Path) -> FlowColumns:
     path = Path(path)
     try:
         lines = path.read_text().splitlines()
@@ -244,50 +307,59 @@ def read_htsim_cm(path: str | Path) -> pd.DataFrame:
         start.append(round(t_us * 1e6))
     if conns is not None and conns != len(src):
         raise InputError(f"header says {conns} connections, file has {len(src)}", file=str(path))
-    return _table(src, dst, size, start)
+    return _columns(src, dst, size, start)
 
 
 def read_flow_file(path: str | Path, fmt: str | None = "auto") -> pd.DataFrame:
     """Dispatch on ``fmt`` (``hpcc``, ``htsim``; ``auto`` = ``.cm`` → htsim, else hpcc)."""
+    return _read_flow_file(path, fmt).to_frame()
+
+
+def _read_flow_file(path: str | Path, fmt: str | None = "auto") -> FlowColumns:
     if fmt in (None, "auto"):
         fmt = "htsim" if str(path).endswith(".cm") else "hpcc"
-    return read_htsim_cm(path) if fmt == "htsim" else read_hpcc_flows(path)
+    return _read_htsim_cm(path) if fmt == "htsim" else _read_hpcc_flows(path)
 
 
 def flows_for(scenario, topo) -> pd.DataFrame:
     """The flows table of ``scenario.workload`` on ``topo``; checks endpoints are hosts."""
+    return flow_columns(scenario, topo).to_frame()
+
+
+def flow_columns(scenario, topo) -> FlowColumns:
+    """:func:`flows_for` as :class:`FlowColumns` (no pandas)."""
     w = scenario.workload
     hosts = topo.hosts
     start = w.start or 0
     if w.kind == "permutation":
-        df = permutation(hosts[: (w.hosts or len(hosts))], w.flow_size_bytes, scenario.seed, start)
+        df = _permutation(hosts[: (w.hosts or len(hosts))], w.flow_size_bytes, scenario.seed, start)
     elif w.kind == "incast":
-        df = incast(hosts, w.senders, int(w.receiver or 0), w.flow_size_bytes, start)
+        df = _incast(hosts, w.senders, int(w.receiver or 0), w.flow_size_bytes, start)
     elif w.kind == "all-to-all":
-        df = all_to_all(hosts[: (w.hosts or len(hosts))], w.flow_size_bytes, start)
+        df = _all_to_all(hosts[: (w.hosts or len(hosts))], w.flow_size_bytes, start)
     elif w.kind == "poisson":
         rate = float(topo.link_rate_bps[0]) if topo.num_links else 1.0
-        df = poisson(hosts[: (w.hosts or len(hosts))], w.load, read_cdf(w.cdf), w.duration, rate, scenario.seed)
+        df = _poisson(hosts[: (w.hosts or len(hosts))], w.load, read_cdf(w.cdf), w.duration, rate, scenario.seed)
     elif w.kind == "flows-file":
-        df = read_flow_file(w.path, w.format)
+        df = _read_flow_file(w.path, w.format)
     else:
         raise InputError("the packet engine does not run this workload yet", field="workload.kind", value=w.kind,
                          allowed="permutation, incast, all-to-all, poisson, flows-file (collective: --mode flow)")
     is_host = np.zeros(topo.num_nodes + 1, dtype=bool)
     is_host[hosts] = True
     for col in ("src", "dst"):
-        ids = df[col].to_numpy()
+        ids = df[col]
         bad = (ids < 0) | (ids >= topo.num_nodes) | ~is_host[np.clip(ids, 0, topo.num_nodes)]
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise InputError(f"flow {i}: {col} {int(ids[i])} is not a host of the topology",
                              file=w.path, field="workload", allowed=f"host ids {hosts.min()}..{hosts.max()}")
-    same = df["src"].to_numpy() == df["dst"].to_numpy()
+    same = df["src"] == df["dst"]
     if same.any():
         i = int(np.flatnonzero(same)[0])
         raise InputError(f"flow {i} sends from host {int(df['src'][i])} to itself", file=w.path, field="workload")
     k = int(getattr(scenario.fabric, "qp_split", 1) or 1)
-    return split_qps(df, k) if k > 1 else df
+    return _split_qps(df, k) if k > 1 else df
 
 
 def split_qps(df: pd.DataFrame, k: int) -> pd.DataFrame:
@@ -306,3 +378,18 @@ def split_qps(df: pd.DataFrame, k: int) -> pd.DataFrame:
     rep["id"] = np.arange(len(rep), dtype=np.int64)
     rep.attrs.update(df.attrs)
     return rep
+
+
+def _split_qps(t: FlowColumns, k: int) -> FlowColumns:
+    """:func:`split_qps` on :class:`FlowColumns` (the same rows, columns and order)."""
+    n = len(t)
+    part = np.tile(np.arange(k), n)
+    size = t["size_bytes"].astype(np.int64)
+    base, extra = np.repeat(size // k, k), np.repeat(size % k, k)
+    cols = {c: np.repeat(v, k) for c, v in t.cols.items()}
+    cols["size_bytes"] = base + (part < extra)
+    keep = cols["size_bytes"] > 0
+    cols = {c: v[keep] for c, v in cols.items()}
+    cols["parent_id"] = cols["id"].astype(np.int64)
+    cols["id"] = np.arange(len(cols["parent_id"]), dtype=np.int64)
+    return FlowColumns(cols, t.attrs)
