@@ -323,7 +323,7 @@ def _resource_text(name: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _packaged_raw() -> dict[str, Any]:
-    data = _parse_yaml(_resource_text("catalog.yaml"), PACKAGED_CATALOG)
+    data = _parse_packaged(_resource_text("catalog.yaml"), PACKAGED_CATALOG)
     _check_top_level(data, PACKAGED_CATALOG)
     return data
 
@@ -433,6 +433,19 @@ def _parse_yaml(text: str, file: str) -> Any:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise InputError(f"YAML syntax error: {problem}", file=file, field=where,
                          allowed="valid YAML (check indentation, colons and quotes)") from None
+
+
+def _parse_packaged(text: str, file: str) -> Any:
+    """A packaged YAML file: parsed by libyaml when PyYAML has it (defaults.yaml in 6 ms instead of
+    50 ms; same safe constructor, so the same data), else — and for the error message of a broken
+    file — by :func:`_parse_yaml`."""
+    loader = getattr(yaml, "CSafeLoader", None)
+    if loader is not None:
+        try:
+            return yaml.load(text, Loader=loader)
+        except yaml.YAMLError:
+            pass
+    return _parse_yaml(text, file)
 
 
 def _check_top_level(data: Any, file: str) -> None:
@@ -575,7 +588,7 @@ def _is_leaf(node: Any) -> bool:
 
 @functools.lru_cache(maxsize=1)
 def _defaults() -> dict[str, Any]:
-    data = _parse_yaml(_resource_text("defaults.yaml"), PACKAGED_DEFAULTS)
+    data = _parse_packaged(_resource_text("defaults.yaml"), PACKAGED_DEFAULTS)
     if not isinstance(data, dict):
         raise InputError("defaults must be a mapping", file=PACKAGED_DEFAULTS, field="(top level)")
     return data
