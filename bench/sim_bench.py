@@ -2,7 +2,8 @@
 
 Each case runs ``aifabric simulate SCENARIO --json`` in a fresh process under ``/usr/bin/time -v``
 (falling back to ``resource.getrusage`` of the child), after one warm-up run so the numba kernel
-cache is hot. Median of ``--repeat`` runs. Cases: the peer scenarios (peer-baselines.md) and a
+cache is hot. Median of ``--repeat`` runs; the 1-minute load average before each case is reported
+(the machine is shared). Cases: the peer scenarios (peer-baselines.md) and a
 fat-tree scaling series (k = 8, 16, 24, permutation of 2 MB flows).
 
     .venv/bin/python bench/sim_bench.py [--repeat 3] [--no-scaling] [--markdown]
@@ -82,6 +83,7 @@ def _gnu_time(text: str, pattern: str) -> float:
 
 
 def bench(scenario: Path, repeat: int) -> dict:
+    load = os.getloadavg()[0]  # before this case's runs, as `uptime` shows it
     run_once(scenario)  # warm the kernel cache
     runs = [run_once(scenario) for _ in range(repeat)]
     med = {k: statistics.median(r[k] for r in runs) for k in ("wall_s", "rss_mib", "engine_wall_s")}
@@ -89,6 +91,7 @@ def bench(scenario: Path, repeat: int) -> dict:
     out.update(med)
     out["pkts_per_wall_s"] = out["packets"] / out["wall_s"]
     out["runs_wall_s"] = [round(r["wall_s"], 2) for r in runs]
+    out["load_avg_1min"] = round(load, 2)
     return out
 
 
@@ -116,13 +119,14 @@ def main(argv=None) -> int:
                 print(json.dumps({"case": f"k{k}", **r}), file=sys.stderr)
     if a.markdown:
         print("| case | wall (s, median) | peak RSS (MiB) | engine wall (s) | data packets | events | "
-              "data pkts / wall-s | target | peer |")
-        print("|---|---|---|---|---|---|---|---|---|")
+              "data pkts / wall-s | target | peer | load avg |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for name, r in rows:
             tgt = TARGETS.get(name)
             print(f"| {name} | {r['wall_s']:.2f} ({', '.join(map(str, r['runs_wall_s']))}) | {r['rss_mib']:.0f} | "
                   f"{r['engine_wall_s']:.2f} | {r['packets']:,} | {r['events']:,} | {r['pkts_per_wall_s']:,.0f} | "
-                  f"{'≤ ' + str(tgt) + ' s' if tgt else '—'} | {PEER_WALL.get(name, '—')} |")
+                  f"{'≤ ' + str(tgt) + ' s' if tgt else '—'} | {PEER_WALL.get(name, '—')} | "
+                  f"{r['load_avg_1min']:.2f} |")
     else:
         print(json.dumps(dict(rows), indent=2))
     return 0
