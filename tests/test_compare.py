@@ -146,6 +146,7 @@ def test_collective_command_nccl_table():
 @pytest.mark.parametrize(("args", "needle"), [
     (["gather"], "OP"), (["all-reduce", "--technology", "fc"], "--technology"),
     (["all-reduce", "--technology", "roce", "--sharp"], "SHARP"), (["all-reduce", "--max-bytes", "x"], "--min-bytes"),
+    (["all-reduce", "--algorithm", "nvls"], "--algorithm"), (["all-reduce", "--algorithm", "pat"], "--algorithm"),
 ])
 def test_collective_command_bad_input(args, needle):
     """Unknown collectives, technologies, SHARP on RoCE and bad sizes: one line, exit 2."""

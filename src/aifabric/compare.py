@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -84,6 +85,7 @@ class FabricComm:
     path_latency_us: float
     nvlink_busbw_gbps: float
     a2a_efficiency: float = 1.0  # measured on the same-rail random permutation (all-to-all-like)
+    gpu: str | None = None  # NVLS-capable GPU id: NVLink all-reduce also weighs NVLS (NCCL's tuner does)
 
     def _alpha_net(self) -> float:
         return (_nccl_step_us("net") + self.path_latency_us) * 1e-6
@@ -98,6 +100,10 @@ class FabricComm:
         n = max(2, int(ranks))
         if span == "nvlink":
             alpha, beta = _nccl_step_us("nvlink") * 1e-6, self.nvlink_busbw_gbps * 1e9 / 8
+            if op == "all-reduce" and self.gpu is not None:
+                ring = 2 * (n - 1) * alpha + size_bytes * 2 * (n - 1) / n / beta
+                nvls = _nvls_allreduce_s(self.gpu, n, size_bytes)
+                return ring if nvls is None else min(ring, nvls)
         else:
             alpha, beta = self._alpha_net(), self._beta_net(op)
         if op == "all-reduce":
@@ -111,24 +117,39 @@ class FabricComm:
 
 
 
+@lru_cache(maxsize=64)
+def _nvls_busbw_bytes(gpu: str, n: int) -> float | None:
+    from aifabric.workload.collectives import nvlink_busbw_gbps
+
+    busbw, algo = nvlink_busbw_gbps("all-reduce", gpu, n)
+    return busbw * 1e9 if algo == "nvls" else None
+
+
+def _nvls_allreduce_s(gpu: str, n: int, size_bytes: float) -> float | None:
+    """NVLS all-reduce inside one server (NVSwitch reduction + multicast, hardware-facts §D/§G):
+    NCCL's one NVLS latency (25 µs, S16) + size at the NVLS busbw (480 GB/s on 8 × H100, S3/S80);
+    None when the GPU has no NVLS or the ring is faster at large sizes."""
+    from aifabric.workload.collectives import nccl_constants
+
+    bw = _nvls_busbw_bytes(gpu, n)
+    if bw is None:
+        return None
+    return float(nccl_constants()["nvlink"]["nvls"]["simple"]) * 1e-6 + size_bytes * 2 * (n - 1) / n / bw
+
+
 def busbw_sweep(topo, technology: str, gpu: str, hop_ns: float, seed: int, gpus: int, routing: str) -> list[dict]:
-    """All-reduce over every GPU, nccl-tests sizes 8 B … 8 GiB: per size the faster of ring and
-    tree (NCCL's tuner choice), flow engine with the fabric's routing. busbw in Gb/s."""
+    """All-reduce over every GPU, nccl-tests sizes 8 B … 8 GiB, with NCCL's tuner choice per size
+    (``algorithm="auto"``: ring, tree, and NVLSTree on NVSwitch GPUs; protocol too), flow engine
+    with the fabric's routing. busbw in Gb/s."""
     if topo is None:
         return []
     from aifabric.workload.collectives import nccl_sweep
 
-    kw = dict(engine="flow", routing=routing, technology=technology, gpu=gpu, seed=seed,
-              switch_latency_ps=hop_ns * 1000, header_bytes=HEADER_BYTES[technology], mtu_bytes=MTU_BYTES[technology])
-    ring = nccl_sweep("all-reduce", SWEEP_SIZES, topo, algorithm="ring", **kw)
-    tree = nccl_sweep("all-reduce", SWEEP_SIZES, topo, algorithm="tree", **kw)
-    out = []
-    for r, t in zip(ring.itertuples(index=False), tree.itertuples(index=False), strict=True):
-        best = r if r.time_us <= t.time_us else t
-        out.append({"size_bytes": int(r.size_bytes), "time_us": float(best.time_us),
-                    "busbw_gbps": float(best.busbw_gbps) * 8, "algorithm": "ring" if best is r else "tree",
-                    "protocol": best.protocol})
-    return out
+    df = nccl_sweep("all-reduce", SWEEP_SIZES, topo, algorithm="auto", engine="flow", routing=routing,
+                    technology=technology, gpu=gpu, seed=seed, switch_latency_ps=hop_ns * 1000,
+                    header_bytes=HEADER_BYTES[technology], mtu_bytes=MTU_BYTES[technology])
+    return [{"size_bytes": int(r.size_bytes), "time_us": float(r.time_us), "busbw_gbps": float(r.busbw_gbps) * 8,
+             "algorithm": str(r.algorithm), "protocol": r.protocol} for r in df.itertuples(index=False)]
 
 
 def ring_step_flows(gpus: int, gpus_per_node: int, group_nodes: int, size_bytes: int) -> dict:
@@ -233,6 +254,9 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
         if adv.gpus > gpn:
             par = default_parallelism(model, adv.gpus, gpn, float(gpu.hbm_gbytes or 80))
     nvl_busbw = H100_NVLINK_RING_BUSBW_GBPS * float(gpu.nvlink_gbytes_per_s or H100_NVLINK_GBYTES) / H100_NVLINK_GBYTES
+    from aifabric.workload.collectives import NVLS_GPUS
+
+    nvls_gpu = adv.gpu if adv.gpu in NVLS_GPUS else None
     evidence: dict[str, FabricEvidence] = {}
     fabrics_out = []
     if adv.gpus > gpn and adv.gpus % gpn:
@@ -264,7 +288,7 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
             eff, fct, a2a_eff, perm_fct = measure_fabric(topo, tech, flows, perm, seed, hop_ns * 1000, route)
             fct_title = (f"FCT: one DP ring step and a same-rail random permutation ({len(fct):,} flows of 16 MiB "
                          f"each; adaptive on IB, {routing_of['roce']} on RoCE)")
-        comm = FabricComm(tech, p.nic_rate_gbps * 1e9, eff, path_us, nvl_busbw, a2a_eff)
+        comm = FabricComm(tech, p.nic_rate_gbps * 1e9, eff, path_us, nvl_busbw, a2a_eff, gpu=nvls_gpu)
         it = None
         cost = None
         if model is not None and par is not None:
@@ -296,7 +320,8 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
             tick("flow model of the same steps with ECMP (adaptive routing off)")
             e_ecmp, _, a_ecmp, _ = measure_fabric(topo, tech, flows, perm, seed, hop_ns * 1000, "ecmp")
             it_ecmp = iteration_time(model, par, adv.gpus, float(gpu.bf16_tflops),
-                                     FabricComm(tech, p.nic_rate_gbps * 1e9, e_ecmp, path_us, nvl_busbw, a_ecmp),
+                                     FabricComm(tech, p.nic_rate_gbps * 1e9, e_ecmp, path_us, nvl_busbw, a_ecmp,
+                                                gpu=nvls_gpu),
                                      mfu=mfu, gpus_per_node=gpn)
             impact = it_ecmp.iteration_s / it.iteration_s - 1
             prob = MISCONFIG_PROBABILITY[adv.team_expertise]

@@ -407,7 +407,7 @@ class WorkloadSpec(_Model):
     duration: PosTime | None = None
     op: Literal["all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast"] | None = None
     size: PosSize | None = None
-    algorithm: Literal["ring", "tree"] | None = None
+    algorithm: Literal["ring", "tree", "nvls", "nvls-tree"] | None = None
 
     @model_validator(mode="after")
     def _per_kind(self):

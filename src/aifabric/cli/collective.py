@@ -11,6 +11,9 @@ from aifabric.errors import InputError
 OPS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast")
 
 
+ALGORITHMS = ("ring", "tree", "nvls", "nvls-tree", "auto")
+
+
 def register(app: typer.Typer) -> None:
     @app.command("collective")
     def collective_cmd(
@@ -19,7 +22,9 @@ def register(app: typer.Typer) -> None:
         gpu: str = typer.Option("h100", "--gpu", help="h100 | h200 | b200 (NVLink domain)."),
         technology: str = typer.Option("ib", "--technology", help="ib | roce."),
         nic_rate: str = typer.Option("400Gbps", "--nic-rate", help="Per-GPU NIC rate."),
-        algorithm: str = typer.Option("ring", "--algorithm", help="ring | tree."),
+        algorithm: str = typer.Option("ring", "--algorithm",
+                                      help="ring | tree | nvls (one server) | nvls-tree (several) | auto "
+                                           "(NCCL-style choice per size)."),
         engine: str = typer.Option("flow", "--engine", help="flow (routed flows, max-min) | analytic (α-β)."),
         routing: str | None = typer.Option(None, "--routing", help="ecmp | adaptive | static "
                                                                    "(default: adaptive on IB, ecmp on RoCE)."),
@@ -46,8 +51,9 @@ def register(app: typer.Typer) -> None:
             if techs is None or len(techs) != 1:
                 raise InputError("unknown technology", field="--technology", value=technology, allowed="ib, roce")
             tech = techs[0]
-            if algorithm not in ("ring", "tree"):
-                raise InputError("unknown algorithm", field="--algorithm", value=algorithm, allowed="ring, tree")
+            if algorithm not in ALGORITHMS:
+                raise InputError("unknown algorithm", field="--algorithm", value=algorithm,
+                                 allowed=", ".join(ALGORITHMS))
             if routing is not None and routing not in ("ecmp", "adaptive", "static"):
                 raise InputError("unknown routing", field="--routing", value=routing, allowed="ecmp, adaptive, static")
             try:
@@ -63,10 +69,15 @@ def register(app: typer.Typer) -> None:
             hop_ns = float(sw.latency_ns) if sw.latency_ns else SWITCH_HOP_NS[tech]
             topo = rail_optimized(gpus, int(p.nic_rate_gbps * 1e9), gpus_per_node=p.design.gpus_per_node,
                                   radix=p.radix)
-            df = nccl_sweep(op, default_sizes(lo, hi), topo, engine=engine, algorithm=algorithm,
-                            routing=routing or ROUTING[tech], technology=tech, gpu=gpu.lower(), sharp=sharp,
-                            switch_latency_ps=hop_ns * 1000, header_bytes=HEADER_BYTES[tech],
-                            mtu_bytes=MTU_BYTES[tech])
+            try:
+                df = nccl_sweep(op, default_sizes(lo, hi), topo, engine=engine, algorithm=algorithm,
+                                routing=routing or ROUTING[tech], technology=tech, gpu=gpu.lower(), sharp=sharp,
+                                switch_latency_ps=hop_ns * 1000, header_bytes=HEADER_BYTES[tech],
+                                mtu_bytes=MTU_BYTES[tech])
+            except InputError as exc:  # name the flag the user typed, not the scenario field
+                if exc.field == "workload.algorithm":
+                    raise InputError(exc.problem, field="--algorithm", value=exc.value, allowed=exc.allowed) from None
+                raise
             if as_json:
                 typer.echo(json.dumps({"op": op, "gpus": gpus, "technology": tech, "switch": p.switch_id,
                                        "engine": engine, "algorithm": "sharp" if sharp else algorithm,
