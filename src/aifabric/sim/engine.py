@@ -404,7 +404,10 @@ def reroute(st: State) -> None:
         return np.where(d >= 0, 2 * keep[np.maximum(d, 0) // 2] + np.maximum(d, 0) % 2, -1)
 
     fnew, anew = orig(fnew), orig(anew)
-    width = max(st.fpath.shape[1], fnew.shape[1] + 1, anew.shape[1] + 1)
+    # a packet already on its way when the link failed may detour: the hops it has taken plus the
+    # new distance can exceed both the old and the new path lengths, and adaptive routing indexes
+    # the path and flowlet tables by hop — size them for old + new (−1 = no entry)
+    width = st.fpath.shape[1] + max(fnew.shape[1], anew.shape[1]) + 1
 
     def pad(a):
         return np.pad(a, ((0, 0), (0, width - a.shape[1])), constant_values=-1)
