@@ -166,3 +166,25 @@ def test_cli_prints_the_risk_table_and_rejects_bad_share():
     bad = runner.invoke(app, ["compare", "--congestion-share", "2"])
     assert bad.exit_code == 2
     assert "--congestion-share" in bad.output and "Traceback" not in bad.output
+
+
+def test_risk_command_json_matches_the_testbed():
+    """`aifabric risk --json`: the testbed compare uses, every configuration and the sweep."""
+    import json
+
+    r = CliRunner().invoke(app, ["risk", "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert set(out["step_us"]) == {"quiet", "congested"}
+    assert set(out["comm_slowdown"]["congested"]) == set(MISCONFIGS)
+    assert out["step_us"]["quiet"]["tuned"] > 0 and len(out["jitter_sweep"]) == len(JITTER_SWEEP_DUTY)
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--rate", "40G"], "--rate"), (["--routing", "spray"], "--routing"), (["--incast-senders", "0"], "--incast-senders"),
+    (["--storm-duty", "1.5"], "--storm-duty"), (["--seeds", "a,b"], "--seeds"), (["--buffer", "-1MB"], "--buffer"),
+])
+def test_risk_command_bad_input(args, needle):
+    r = CliRunner().invoke(app, ["risk", *args])
+    assert r.exit_code == 2, r.output
+    assert needle in r.output and "Traceback" not in r.output
