@@ -2,6 +2,7 @@
 wire, hierarchical NVLink + rail decomposition, SHARP, NVLS / NVLSTree, the nccl-tests-shaped
 table, 16k-GPU estimates."""
 
+import math
 import time
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from aifabric.workload.collectives import (
     nccl_sweep,
     nvlink_busbw_gbps,
     nvls_allreduce_busbw,
+    rank_layout,
     run_collective,
 )
 
@@ -174,6 +176,112 @@ def test_tree_has_logarithmic_latency():
     ring = run_collective("all-reduce", 1024, topo, engine="analytic", algorithm="ring")
     tree = run_collective("all-reduce", 1024, topo, engine="analytic", algorithm="tree")
     assert tree.time_s < ring.time_s / 3
+
+
+def _nccl_btree_ref(n, r):
+    """Reference for NCCL's ``ncclGetBtree`` (src/graph/trees.cc), written from its rules:
+    (parent, child 0, child 1), -1 for none. Root 0 has one child (child 1): the largest power
+    of two below n. Else with b = the lowest set bit of r: parent r − b with bit 2b set (xx01·· →
+    xx10··, xx11·· → xx10··), or r − b if that is ≥ n; children r − b/2 and r + b/2 (b/2 halved until r + b/2 < n; none once it is 0)."""
+    if r == 0:
+        return -1, -1, (1 << ((n - 1).bit_length() - 1)) if n > 1 else -1
+    b = r & -r
+    up = (r - b) | 2 * b
+    if up >= n:
+        up = r - b
+    half = b // 2
+    if half == 0:
+        return up, -1, -1
+    d1 = half
+    while d1 and r + d1 >= n:
+        d1 //= 2
+    return up, r - half, r + d1 if d1 else -1
+
+
+def _children(edges, n):
+    kids = [[] for _ in range(n)]
+    for c, p in edges:
+        kids[p].append(c)
+    return [sorted(k) for k in kids]
+
+
+def _check_tree(edges, n, root):
+    parent = dict(edges)
+    assert len(parent) == len(edges) == n - 1 and root not in parent
+    assert all(0 <= x < n for e in edges for x in e)
+    for r in range(n):  # every rank reaches the root: connected and acyclic
+        seen, x = set(), r
+        while x != root:
+            assert x not in seen
+            seen.add(x)
+            x = parent[x]
+    assert max(len(k) for k in _children(edges, n)) <= 2
+
+
+def test_double_binary_tree_is_nccls_for_2_to_64_ranks():
+    """NCCL's ``ncclGetDtree``: tree 0 is the bit-pattern binary tree rooted at 0, tree 1 is tree
+    0 mirrored (r → n−1−r, root n−1) for even n and shifted by one (r → r+1 mod n, root 1) for odd
+    n (``ncclGetDtreeRoots``). Even n: every rank is interior in exactly one tree and a leaf in
+    the other. Odd n: rank 0 is interior in both (one child in each: tree 0's root, and tree 0's
+    rank n−1 shifted), every other rank in exactly one. Depth ⌈log2 n⌉ + 1 servers in both."""
+    from aifabric.workload.collectives import _double_binary_tree
+
+    for n in range(2, 65):
+        e0, e1, depth = _double_binary_tree(n)
+        root1 = n - 1 if n % 2 == 0 else 1
+        _check_tree(e0, n, 0)
+        _check_tree(e1, n, root1)
+        k0, k1 = _children(e0, n), _children(e1, n)
+        par0 = dict(e0)
+        for r in range(n):
+            up, d0, d1 = _nccl_btree_ref(n, r)
+            assert par0.get(r, -1) == up, (n, r)
+            assert k0[r] == sorted(x for x in (d0, d1) if x >= 0), (n, r)
+        moved = ({(n - 1 - c, n - 1 - p) for c, p in e0} if n % 2 == 0
+                 else {((c + 1) % n, (p + 1) % n) for c, p in e0})
+        assert set(e1) == moved, n
+        int0 = {r for r in range(n) if k0[r]}
+        int1 = {r for r in range(n) if k1[r]}
+        assert int0 | int1 == set(range(n)), n
+        if n % 2 == 0:
+            assert int0 & int1 == set(), n
+            assert int0 == set(range(0, n, 2)) and int1 == set(range(1, n, 2)), n
+        else:
+            assert int0 & int1 == {0} and len(k0[0]) == len(k1[0]) == 1, n
+        assert depth == math.ceil(math.log2(n)) + 1, n
+    # the two pictures in NCCL's trees.cc: n = 12 mirrored, n = 13 shifted
+    _, e12, _ = _double_binary_tree(12)
+    assert dict(e12) == {3: 11, 1: 3, 7: 3, 0: 1, 2: 1, 5: 7, 9: 7, 4: 5, 6: 5, 8: 9, 10: 9}
+    _, e13, _ = _double_binary_tree(13)
+    assert dict(e13) == {9: 1, 5: 9, 0: 9, 3: 5, 7: 5, 11: 0, 2: 3, 4: 3, 6: 7, 8: 7, 10: 11, 12: 11}
+
+
+@pytest.mark.parametrize("servers", [2, 4, 8, 16, 32])
+@pytest.mark.parametrize("algorithm", ["tree", "nvls-tree"])
+def test_tree_all_reduce_bytes_per_nic(servers, algorithm):
+    """Per rail, each NIC carries its S/G shard through NCCL's two trees, half in each, up
+    (reduce) and down (broadcast) every edge. N = 2: every NIC sends and receives exactly S/G.
+    N = 4…32 (powers of two: every interior rank has two children, the roots one): the two
+    roots' NICs (servers 0 and N−1) 1 · S/G, every other NIC exactly 2 · S/G (3 halves as a
+    two-child interior node, 1 as a leaf) — never 2.5 · S/G (interior in both trees)."""
+    s = 64 * 2**20
+    shard = s / 8
+    topo = rail_optimized(8 * servers, R400)
+    hi = np.full(topo.num_nodes, -1)
+    hi[topo.hosts] = np.arange(len(topo.hosts))
+    (net,) = [st for st in collective_flows("all-reduce", s, topo, algorithm=algorithm) if st.domain == "network"]
+    tx, rx = net.host_bytes(len(topo.hosts), hi)
+    lay_hosts = rank_layout(topo).hosts  # (servers, 8): row = server, column = rail
+    per_server_tx = tx[hi[lay_hosts]] / shard
+    per_server_rx = rx[hi[lay_hosts]] / shard
+    want = np.full(servers, 1.0 if servers == 2 else 2.0)
+    want[[0, -1]] = 1.0
+    assert np.array_equal(per_server_tx, np.repeat(want[:, None], 8, axis=1))
+    assert np.array_equal(per_server_rx, per_server_tx)
+    assert np.all(topo.node_rail[net.flows[:, 0]] == topo.node_rail[net.flows[:, 1]])
+    r = run_collective("all-reduce", s, topo, engine="analytic", algorithm=algorithm)
+    assert r.network_bytes_per_rank == pytest.approx(want.max() * shard)
+    assert net.latency_hops == 2 * math.ceil(math.log2(servers))
 
 
 def test_steps_expand_for_a_packet_engine(flat16):
