@@ -70,14 +70,15 @@ def test_out_writes_parquet_json_and_ns3_files(tmp_path):
 
 
 def test_cli_bad_scenario_exits_2_with_one_line(tmp_path):
-    """A scenario the engine cannot run (a collective workload in packet mode) → exit 2, one error
-    line naming the file, no traceback."""
+    """A scenario the engine cannot run (a collective over more ranks than the topology's hosts)
+    → exit 2, one error line naming the file and the field, no traceback."""
     f = tmp_path / "bad.yaml"
     f.write_text("topology: {kind: star, hosts: 4}\n"
-                 "workload: {kind: collective, op: all-reduce, size: 1MB}\n")
+                 "workload: {kind: collective, op: all-reduce, size: 1MB, hosts: 8}\n")
     p = _cli("simulate", str(f))
     assert p.returncode == 2
-    assert "Traceback" not in p.stderr and str(f) in p.stderr and "collective" in p.stderr
+    assert "Traceback" not in p.stderr and str(f) in p.stderr and "workload.hosts" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
 
 
 def test_hpcc_flow_file_start_offset_round_trips_into_fct_txt(tmp_path):

@@ -1,8 +1,10 @@
 """``aifabric simulate SCENARIO.yaml [--json] [--out DIR] [--mode packet|flow]``.
 
 Thin: load the scenario, call :func:`aifabric.sim.simulate` (or the flow model for ``--mode
-flow``), print. With ``--json`` stdout holds exactly one JSON object; the progress bar (runs
-longer than about a second) goes to stderr. Exit 1 when a deadlock was detected.
+flow``), print. A ``collective`` workload runs in both modes (packet: network step by network
+step, :mod:`aifabric.sim.collective`); its JSON has a ``collective`` key. With ``--json``
+stdout holds exactly one JSON object; the progress bar (runs longer than about a second) goes
+to stderr. Exit 1 when a deadlock was detected.
 """
 
 from __future__ import annotations
@@ -151,6 +153,12 @@ def _print(res, out: Path | None) -> None:
         what = (f"xoff {o['xoff_bytes']:,} B / xon {o['xon_bytes']:,} B" if o["mode"] == "static"
                 else f"dynamic alpha {o['alpha']:g}")
         rows.append((f"PFC override: {', '.join(o['switches'][:4])}{' ...' if len(o['switches']) > 4 else ''}", what))
+    if getattr(res, "collective", None) is not None:  # network step by network step (aifabric.sim.collective)
+        c = res.to_dict(flows=False)["collective"]  # NaN (an unfinished step) → None
+        rows.append((f"collective {c['op']} ({c['algorithm']})", f"{c['ranks']} ranks, {c['size_bytes']:,} B"))
+        rows.append(("collective time", fmt(c["time_s"] * 1e6 if c["time_s"] is not None else None, " µs")))
+        rows.append(("algbw / busbw", f"{fmt(c['algbw_gbps'], ' GB/s')} / {fmt(c['busbw_gbps'], ' GB/s')}"))
+        rows.append(("network steps simulated / total", f"{e['steps_simulated']} / {e['steps_total']}"))
     for k, v in rows:
         t.add_row(k, v)
     con.print(t)

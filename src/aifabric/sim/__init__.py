@@ -6,6 +6,7 @@ Modules:
   ECN, DCQCN, adaptive routing) over struct-of-arrays tables.
 * :mod:`aifabric.sim.engine` — the control plane: Scenario → tables, the kernel driver, ideal FCT.
 * :mod:`aifabric.sim.dcqcn` — DCQCN parameter presets with sources.
+* :mod:`aifabric.sim.collective` — a ``collective`` workload, network step by network step.
 
 Import cost is kept off the CLI's start-up: numba loads when :func:`simulate` runs, pandas only
 when a result table is read as a DataFrame (``Results.flows`` / ``.ports`` / ``.pfc_log``, Parquet
@@ -28,6 +29,11 @@ def simulate(scenario, flows=None, topology=None, progress=None) -> Results:
     (a DataFrame; or :class:`~aifabric.workload.traffic.FlowColumns`, as built here when omitted);
     ``topology`` overrides ``from_spec(scenario.topology)``; ``progress(now_ps, events)`` is called
     every few million events. Returns :class:`aifabric.results.Results`.
+
+    A ``collective`` workload (without ``flows``) runs step by step,
+    :func:`aifabric.sim.collective.simulate_collective`: its result is a
+    :class:`~aifabric.sim.collective.CollectiveResults` (tables with a ``step`` column, and
+    ``.collective``, the flow mode's ``collective`` fields).
     """
     import numpy as np
 
@@ -44,6 +50,10 @@ def simulate(scenario, flows=None, topology=None, progress=None) -> Results:
         from aifabric.topology import from_spec
 
         topology = from_spec(scenario.topology)
+    if flows is None and scenario.workload.kind == "collective":  # step by step: aifabric.sim.collective
+        from aifabric.sim.collective import simulate_collective
+
+        return simulate_collective(scenario, topology=topology, progress=progress)
     if flows is None:
         from aifabric.workload.traffic import flow_columns
 

@@ -343,8 +343,9 @@ def flow_columns(scenario, topo) -> FlowColumns:
     elif w.kind == "flows-file":
         df = _read_flow_file(w.path, w.format)
     else:
-        raise InputError("the packet engine does not run this workload yet", field="workload.kind", value=w.kind,
-                         allowed="permutation, incast, all-to-all, poisson, flows-file (collective: --mode flow)")
+        raise InputError("no single flows table for this workload (a collective runs step by step: "
+                         "aifabric.sim.simulate)", field="workload.kind", value=w.kind,
+                         allowed="permutation, incast, all-to-all, poisson, flows-file")
     is_host = np.zeros(topo.num_nodes + 1, dtype=bool)
     is_host[hosts] = True
     for col in ("src", "dst"):
