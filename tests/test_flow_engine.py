@@ -197,3 +197,21 @@ def test_flow_mode_rejects_packet_only_fabric_features(tmp_path):
         r = CliRunner().invoke(app, ["simulate", str(f), "--mode", "flow"])
         assert r.exit_code == 2, (field, r.output)
         assert f"fabric.{field}" in r.output and "Traceback" not in r.output
+
+
+def test_flow_mode_one_server_collective(tmp_path):
+    """A collective inside one server has no network flows: flow mode still answers (NVLink time),
+    exit 0, instead of failing on the empty flows table."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from aifabric.cli import app
+
+    f = tmp_path / "one.yaml"
+    f.write_text("name: one\ntopology: {kind: rail-optimized, gpus: 8, link_rate: 400Gbps}\n"
+                 "workload: {kind: collective, op: all-reduce, size: 64MB}\n")
+    r = CliRunner().invoke(app, ["simulate", str(f), "--mode", "flow", "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["summary"]["flows"] == 0 and out["collective"]["time_s"] > 0

@@ -138,7 +138,7 @@ def summary_of(df: pd.DataFrame) -> dict:
     """The ``simulate --json`` summary for a flows table (flow level: no queues, so no drops,
     pauses, marks or queue depth — reported as 0)."""
     n = len(df)
-    done = df[np.isfinite(df["fct_us"])]
+    done = df[np.isfinite(df["fct_us"].to_numpy(np.float64))]  # float even when empty (object dtype)
     if len(done):
         t_first = float(df["start_us"].min())
         t_last = float((done["start_us"] + done["fct_us"]).max())
