@@ -102,3 +102,12 @@ def test_qp_split_makes_independently_hashed_qps():
     assert res.summary["completed_flows"] == 16
     assert sorted(set(res.flows["parent_id"])) == [0, 1, 2, 3]
     assert res.flows["sport"].nunique() == 16
+
+
+def test_htsim_cm_start_is_picoseconds(tmp_path):
+    """csg-htsim's ConnectionMatrix::load keeps `start` as picoseconds (its old header-less format
+    read µs): 'start 2500000' is 2.5 µs."""
+    f = tmp_path / "x.cm"
+    f.write_text("Nodes 4\nConnections 2\n0->1 id 1 start 0 size 4000\n2->3 id 2 start 2500000 size 4000\n")
+    df = traffic.read_htsim_cm(f)
+    assert df["start_ps"].tolist() == [0, 2_500_000]

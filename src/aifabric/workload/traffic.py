@@ -255,8 +255,9 @@ def _read_hpcc_flows(path: str | Path, shift_to_zero: bool = True) -> FlowColumn
 
 def read_htsim_cm(path: str | Path) -> pd.DataFrame:
     """htsim connection matrix: ``Nodes N``, ``Connections C`` (optional ``Triggers``/``Failures``
-    headers), then ``SRC->DST [id I] [start T] [size BYTES] ...`` with ``start`` in µs (htsim's
-    unit; the peer files all start at 0)."""
+    headers), then ``SRC->DST [id I] [start T] [size BYTES] ...`` with ``start`` in picoseconds:
+    csg-htsim's ``ConnectionMatrix::load`` of this format stores it as is ("start is in picoseconds
+    already"; only its old header-less format read µs). The peer files all start at 0."""
     return _read_htsim_cm(path).to_frame()
 
 
@@ -294,17 +295,17 @@ def _read_htsim_cm(path: str | Path) -> FlowColumns:
             fields[parts[k]] = parts[k + 1]
         try:
             sz = int(fields["size"])
-            t_us = float(fields.get("start", 0))
+            t_ps = float(fields.get("start", 0))
         except KeyError:
             raise _bad(path, n, "connection needs 'size BYTES'", ln) from None
         except ValueError:
-            raise _bad(path, n, "size must be an integer and start a number (µs)", ln) from None
-        if sz <= 0 or t_us < 0:
+            raise _bad(path, n, "size must be an integer and start a number (ps)", ln) from None
+        if sz <= 0 or t_ps < 0:
             raise _bad(path, n, "size must be > 0 and start ≥ 0", ln)
         src.append(s)
         dst.append(d)
         size.append(sz)
-        start.append(round(t_us * 1e6))
+        start.append(round(t_ps))
     if conns is not None and conns != len(src):
         raise InputError(f"header says {conns} connections, file has {len(src)}", file=str(path))
     return _columns(src, dst, size, start)
