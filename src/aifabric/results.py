@@ -48,6 +48,8 @@ COLUMNS: dict[str, dict[str, str]] = {
         "cnps": "DCQCN congestion notifications the sender received",
         "retransmissions": "go-back-N rewinds (lossy mode: NACK or timeout)",
         "completed": "all bytes acknowledged before the run ended",
+        "parent_id": "fabric.qp_split: the original flow this QP is part of",
+        "step": "packet-mode collective: index of the network step (engine.steps) this flow belongs to",
     },
     "ports": {
         "node": "node id of the interface",
@@ -68,6 +70,7 @@ COLUMNS: dict[str, dict[str, str]] = {
         "tx_bytes": "bytes transmitted (data, ACK, CNP)",
         "tx_packets": "packets transmitted",
         "injected_pause_us": "time this egress was held by an injected PAUSE (fabric.pause_storms; not in paused_time_us)",
+        "step": "packet-mode collective: index of the network step (engine.steps) of this row",
     },
     "summary": {
         "flows": "flows in the workload",
