@@ -300,6 +300,45 @@ def test_same_seed_same_result(flat16):
     assert a.time_s == b.time_s
 
 
+@pytest.mark.parametrize("case", ["rail16-ring", "rail16-all-to-all", "flat16-tree", "flat16-all-to-all"])
+def test_network_timer_replaces_the_network_step_timing(flat16, case):
+    """``run_collective(network_timer=...)``: a timer answering twice the flow engine's bandwidth
+    term (and its physical latency) doubles ``network_time_s``, leaves the latency and NVLink terms
+    alone, gives ``time_s = latency + max(2 × network, nvlink)``, labels ``model``; it is called
+    once per network step, in order, and not by the tuner (protocol auto weighs 3 protocols)."""
+    topo, op, algo = {"rail16-ring": (rail_optimized(16, 100 * 10**9), "all-reduce", "ring"),
+                      "rail16-all-to-all": (rail_optimized(16, 100 * 10**9), "all-to-all", "ring"),
+                      "flat16-tree": (flat16, "all-reduce", "tree"),
+                      "flat16-all-to-all": (flat16, "all-to-all", "ring")}[case]
+    size = 256 * 2**20
+    steps = collective_flows(op, size, topo, algorithm=algo)
+    net = [s for s in steps if s.domain == "network"]
+    kw = dict(engine="flow", algorithm=algo, steps=steps)
+    ref = run_collective(op, size, topo, **kw)
+    assert ref.protocol == "simple" and ref.model == "max-min"
+    calls = []
+
+    def twice_flow(step, proto_eff):
+        calls.append(step)
+        assert proto_eff == 1.0
+        one = run_collective(op, size, topo, engine="flow", protocol="simple", nccl_latency=False, steps=[step])
+        return 2 * one.network_time_s / step.repeat, one.latency_s / step.repeat, "2x max-min"
+
+    r = run_collective(op, size, topo, network_timer=twice_flow, **kw)
+    assert [id(s) for s in calls] == [id(s) for s in net] and len(net) >= 1
+    assert r.model == "2x max-min" and r.protocol == "simple"
+    assert r.network_time_s == pytest.approx(2 * ref.network_time_s, rel=1e-12)
+    assert r.latency_s == pytest.approx(ref.latency_s, rel=1e-12)
+    assert r.nvlink_time_s == ref.nvlink_time_s
+    assert r.time_s == pytest.approx(ref.latency_s + max(2 * ref.network_time_s, ref.nvlink_time_s), rel=1e-12)
+    assert r.time_s > 1.5 * ref.time_s  # network-bound here: the doubled step time shows
+    assert r.busbw_gbps == pytest.approx(r.algbw_gbps * busbw_factor(op, r.ranks))
+    # the timer stands in for either engine; without it, nothing changed
+    a = run_collective(op, size, topo, engine="analytic", algorithm=algo, steps=steps, network_timer=twice_flow)
+    assert a.model == "2x max-min" and a.time_s == pytest.approx(r.time_s, rel=1e-12)
+    assert run_collective(op, size, topo, **kw).time_s == ref.time_s
+
+
 def test_nccl_table_has_the_nccl_tests_columns(flat16):
     """The table has nccl-tests' out-of-place header and rows, and the '# Avg bus bandwidth' line;
     numbers parse back to the DataFrame's."""

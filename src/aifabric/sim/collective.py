@@ -16,7 +16,7 @@ composes it (protocol Simple, no NCCL software latency: physical latency only), 
 step's time taken from the packet engine instead of the max-min fluid model: the packet step time
 ``T`` is split into the flow model's physical path latency ``phys`` (the longest first-packet
 store-and-forward latency of the step's routes) and a bandwidth term ``T − phys``, handed to
-``run_collective`` through its per-step cache. NVLink / NVLS steps are timed by the same NVLink
+``run_collective`` as its ``network_timer``. NVLink / NVLS steps are timed by the same NVLink
 model as in flow mode (they are not packets on the fabric).
 
 Time-dependent fabric events are relative to each step's start (every step runs from t = 0):
@@ -128,8 +128,7 @@ def simulate_collective(scenario, topology=None, progress=None) -> CollectiveRes
     _check_fabric(fab)
     algorithm = w.algorithm or "ring"
     steps = C.collective_flows(w.op, w.size, topo, ranks=w.hosts, algorithm=algorithm)
-    eff = float(C.nccl_constants()["eff"]["simple"])  # flow mode's protocol: Simple
-    cache: dict = {}
+    times: dict[int, tuple[float, float, str]] = {}  # id(network step) → (bandwidth_s, phys_s, "packet")
     qp = int(fab.qp_split or 1)
 
     step_rows, flow_frames, port_frames, pfc_frames = [], [], [], []
@@ -149,9 +148,8 @@ def simulate_collective(scenario, topology=None, progress=None) -> CollectiveRes
         if st.domain != "network":
             row["note"] = "not on the fabric: timed by the NVLink model (collective.nvlink_time_s)"
             continue
-        key = (id(st.pairs) if st.pairs is not None else id(st.groups), eff)
         if stop is not None:
-            cache[key] = (math.nan, math.nan, "packet")
+            times[id(st)] = (math.nan, math.nan, "packet")
             row["note"] = "not reached: an earlier step did not complete"
             continue
         table = _step_table(st)
@@ -206,20 +204,20 @@ def simulate_collective(scenario, topology=None, progress=None) -> CollectiveRes
         pfc_frames.append(pl)
 
         if not done:
-            cache[key] = (math.nan, math.nan, "packet")
+            times[id(st)] = (math.nan, math.nan, "packet")
             stop = {"step": i, "status": e["status"], "deadlock": bool(s["deadlock"]),
                     "deadlock_cycle": e.get("deadlock_cycle")}
             continue
-        cache[key] = (max(t_ps * 1e-12 - phys, 0.0), phys, "packet")
+        times[id(st)] = (max(t_ps * 1e-12 - phys, 0.0), phys, "packet")
         net_time_ps += st.repeat * t_ps
+
+    def packet_timer(step, proto_eff):  # the packet step times above (protocol Simple: proto_eff 1)
+        return times[id(step)]
 
     coll = C.run_collective(w.op, w.size, topo, engine="flow", ranks=w.hosts, algorithm=algorithm,
                             routing=fab.routing, seed=scenario.seed, switch_latency_ps=fab.switch_latency_ps,
                             mtu_bytes=fab.mtu_bytes, header_bytes=fab.header_bytes, protocol="simple",
-                            nccl_latency=False, steps=steps, technology=fab.technology, _ctx_cache=cache,
-                            max_flows=max([s.num_flows for s in steps] + [1]))  # every step from the cache
-    if coll.model not in ("packet", "nvlink only"):  # run_collective re-timed a step itself
-        raise RuntimeError(f"internal: collective step times did not come from the packet engine ({coll.model})")
+                            nccl_latency=False, steps=steps, technology=fab.technology, network_timer=packet_timer)
     coll.engine = "packet"
     if coll.model == "packet":
         coll.model = "packet (barrier per step)"

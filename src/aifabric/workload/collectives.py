@@ -72,6 +72,9 @@ Engines
   collision tail is not modelled there and ``model`` says so).
 * ``"analytic"`` — α-β: bandwidth = the busiest NIC's bytes over the NIC rate (a non-blocking
   fabric), NVLink bytes over the NVLink rate.
+* ``network_timer`` (either engine) — a caller-supplied :data:`NetworkTimer` times every network
+  step instead (what :mod:`aifabric.sim.collective` uses to put packet-engine step times into the
+  flow mode's composition); NVLink / NVLS steps, latency and algbw / busbw are composed as usual.
 
 Latency (both engines) is NCCL's own tuning model (src/graph/tuning.cc, hardware-facts §D):
 ``base[algo][proto]`` + per network step ``hwLat.net[algo][proto]`` + per NVLink step
@@ -87,6 +90,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -313,6 +317,15 @@ class Step:
         """``repeat`` single steps (what a packet engine runs one after the other)."""
         one = Step(self.domain, self.label, 1, self.latency_hops, self.flows, None, 0, self.recv_bytes)
         return [one] * self.repeat
+
+
+#: ``network_timer(step, proto_eff) -> (bandwidth_s, physical_latency_s, model)`` for one
+#: repetition of a network step (``step.domain`` "network", or "sharp" with ``sharp``):
+#: ``bandwidth_s`` is counted ``step.repeat`` times into ``network_time_s``;
+#: ``physical_latency_s`` enters the latency as ``max(hops × NCCL's hwLat.net, physical)`` per
+#: repetition; ``model`` is collected into :attr:`CollectiveResult.model`. ``proto_eff`` is the
+#: protocol's bandwidth efficiency (Simple 1.0; payload / ``proto_eff`` is what is on the wire).
+NetworkTimer = Callable[[Step, float], tuple[float, float, str]]
 
 
 @dataclass
@@ -619,6 +632,7 @@ class _Ctx:
     host_index: np.ndarray
     cache: dict = field(default_factory=dict)
     nvls: NvlsDomain | None = None
+    network_timer: NetworkTimer | None = None
 
 
 def _wire_factor(ctx: _Ctx) -> float:
@@ -626,7 +640,11 @@ def _wire_factor(ctx: _Ctx) -> float:
 
 
 def _network_step(ctx: _Ctx, step: Step, proto_eff: float) -> tuple[float, float, str]:
-    """``(bandwidth_s, physical_latency_s, model)`` of one repetition of a network step."""
+    """``(bandwidth_s, physical_latency_s, model)`` of one repetition of a network step: the
+    caller's :data:`NetworkTimer` when given, else the engine's timing."""
+    if ctx.network_timer is not None:
+        t, phys, model = ctx.network_timer(step, proto_eff)
+        return float(t), float(phys), str(model)
     from aifabric.flow.engine import _path_model, path_latency, simulate_drain
     from aifabric.flow.paths import directed_rates_bps
 
@@ -777,13 +795,18 @@ def run_collective(op: str, size_bytes: int, topology: Topology, engine: str = "
                    protocol: str = "auto", sharp: bool = False, technology: str | None = None,
                    gpu: str = "h100", nvlink_gbytes_per_s: float | None = None, pipelined: bool = True,
                    nccl_latency: bool = True, max_flows: int = 1_000_000, steps: list[Step] | None = None,
-                   nvls_gbytes_per_s: float | None = None, _ctx_cache: dict | None = None) -> CollectiveResult:
+                   nvls_gbytes_per_s: float | None = None, network_timer: NetworkTimer | None = None,
+                   _ctx_cache: dict | None = None) -> CollectiveResult:
     """Time one collective. ``engine``: "flow" (routed flows, max-min) or "analytic" (α-β).
     ``algorithm``: ring, tree, nvls, nvls-tree, or auto (NCCL-style: the fastest of
     :func:`candidate_algorithms` by the α-β model, then timed by ``engine``).
     ``protocol``: auto (NCCL-style: the fastest of LL / LL128 / Simple), or one of them; NVLS and
     NVLSTree run Simple only. ``sharp``: in-network reduction (InfiniBand only; all-reduce only).
-    ``nvls_gbytes_per_s`` overrides the GPU's NVLS rate (:meth:`NvlsDomain.for_gpu`)."""
+    ``nvls_gbytes_per_s`` overrides the GPU's NVLS rate (:meth:`NvlsDomain.for_gpu`).
+    ``network_timer`` (a :data:`NetworkTimer`) times each network step of the timed algorithm
+    instead of ``engine`` — called once per network :class:`Step` (a step's ``repeat`` multiplies
+    its answer; ``max_flows`` does not apply); ``model`` is then the timer's labels, whatever the
+    engine. ``algorithm="auto"`` still chooses by the α-β model, without the timer."""
     t0 = time.perf_counter()
     if engine not in ENGINES:
         raise InputError("unknown engine", field="engine", value=engine, allowed=", ".join(ENGINES))
@@ -827,7 +850,7 @@ def run_collective(op: str, size_bytes: int, topology: Topology, engine: str = "
     nvl = NvlinkDomain(nvlink_gbytes_per_s) if nvlink_gbytes_per_s else NvlinkDomain.for_gpu(gpu)
     ctx = _Ctx(topology, lay, routing, seed, switch_latency_ps, mtu_bytes, header_bytes, nvl, nccl_constants(),
                engine, max_flows, nic, host_index, cache=_ctx_cache if _ctx_cache is not None else {},
-               nvls=nvls_dom)
+               nvls=nvls_dom, network_timer=network_timer)
 
     def protos_of(a: str) -> tuple[str, ...]:
         if sharp or a in NVLS_ALGORITHMS:
@@ -836,7 +859,7 @@ def run_collective(op: str, size_bytes: int, topology: Topology, engine: str = "
 
     combos = [(a, p) for a in algos for p in protos_of(a)]
     if len(combos) > 1:  # NCCL's tuner: pick by the α-β model, then time with the chosen engine
-        actx = _Ctx(**{**ctx.__dict__, "engine": "analytic", "cache": {}})
+        actx = _Ctx(**{**ctx.__dict__, "engine": "analytic", "cache": {}, "network_timer": None})
         est = {(a, p): _time_steps(actx, op, step_sets[a], a, p, sharp, pipelined, True)["time"] for a, p in combos}
         algo, proto = min(est, key=est.get)
     else:
@@ -868,7 +891,8 @@ def run_collective(op: str, size_bytes: int, topology: Topology, engine: str = "
     return CollectiveResult(
         op=op, size_bytes=int(size_bytes), ranks=n, servers=lay.servers, gpus_per_node=lay.local,
         algorithm=label, protocol=proto, engine=engine,
-        model=r["model"] if engine == "flow" else "alpha-beta", time_s=r["time"], algbw_gbps=algbw,
+        model=r["model"] if engine == "flow" or network_timer is not None else "alpha-beta", time_s=r["time"],
+        algbw_gbps=algbw,
         busbw_gbps=algbw * busbw_factor(op, n), latency_s=r["lat"], network_time_s=r["net"],
         nvlink_time_s=r["nvl"], network_bytes_per_rank=per_rank, network_bytes_total=total,
         nvlink_bytes_per_gpu=nvl_per_gpu, wire_bytes_total=total * _wire_factor(ctx) / eff,
