@@ -62,6 +62,16 @@ def test_ecn_off_spreads_congestion(rm):
     assert rm.counters["quiet"]["ecn-off"]["pause_frames"] == 0
 
 
+def test_congestion_spreading_hurts_bystanders_not_the_incast(rm):
+    """Without congestion control the incast itself runs at the target's line rate (its completion
+    within 5 % of tuned) while the ring flows that share its paths pay (the victim-flow story);
+    DCQCN at firmware defaults slows the incast too."""
+    assert abs(rm.storage_slowdown["ecn-off"]) < 0.05
+    assert rm.comm_slowdown["congested"]["ecn-off"] > 1.0
+    assert rm.storage_slowdown["dcqcn-defaults"] > 0.05
+    assert set(rm.incast_us) == {"tuned", *MISCONFIGS}
+
+
 def test_dcqcn_defaults_cut_colliding_flows(rm):
     """DCQCN at the ConnectX firmware defaults: ECMP collisions alone (quiet traffic) mark, cut
     and park the colliding flows until the 300 µs increase timer — the ring step is at least 1.5×

@@ -192,6 +192,7 @@ class RunStats:
     drops: int
     ecn_marks: int
     wall_s: float
+    incast_us: float = float("nan")  # congested mix: the slowest incast flow (the storage transfer)
 
 
 def run_testbed(tb: Testbed, misconfig: str | None, traffic: str, seed: int, duty: float | None = None) -> RunStats:
@@ -211,8 +212,10 @@ def run_testbed(tb: Testbed, misconfig: str | None, traffic: str, seed: int, dut
         why = str(caught[0].message) if caught else f"{int((~f['completed']).sum())} flows did not complete"
         raise RuntimeError(f"risk testbed {misconfig or 'tuned'} / {traffic}: {why}")
     s = res.summary
-    return RunStats(float(f["fct_us"].to_numpy()[:n_ring].max()), int(s["pause_frames"]), int(s["drops"]),
-                    int(s["ecn_marks"]), float(res.engine["wall_s"]))
+    fct = f["fct_us"].to_numpy()
+    return RunStats(float(fct[:n_ring].max()), int(s["pause_frames"]), int(s["drops"]),
+                    int(s["ecn_marks"]), float(res.engine["wall_s"]),
+                    float(fct[n_ring:].max()) if len(fct) > n_ring else float("nan"))
 
 
 @dataclass
@@ -226,6 +229,8 @@ class RiskMeasurement:
     jitter_sweep: list[dict] = field(default_factory=list)  # quiet traffic: duty -> comm slowdown
     runs: int = 0
     wall_s: float = 0.0
+    incast_us: dict[str, float] = field(default_factory=dict)  # config -> the incast's completion (congested)
+    storage_slowdown: dict[str, float] = field(default_factory=dict)  # mistake -> incast time / tuned − 1
 
     def blended(self, mistake: str, congestion_share: float = CONGESTION_SHARE) -> float:
         """Communication slowdown averaged over time: congested for ``congestion_share``, quiet otherwise."""
@@ -236,7 +241,7 @@ class RiskMeasurement:
     def to_dict(self) -> dict:
         return {"testbed": self.testbed.describe(), "step_us": self.step_us, "comm_slowdown": self.comm_slowdown,
                 "counters": self.counters, "jitter_sweep": self.jitter_sweep, "runs": self.runs,
-                "wall_s": self.wall_s}
+                "wall_s": self.wall_s, "incast_us": self.incast_us, "storage_slowdown": self.storage_slowdown}
 
 
 @lru_cache(maxsize=16)
@@ -247,6 +252,9 @@ def measure(tb: Testbed, jitter_sweep: bool = True) -> RiskMeasurement:
     counters: dict = {}
     runs, wall = 0, 0.0
     base_of = {}
+    incast: dict[str, float] = {}
+    storage: dict[str, float] = {}
+    incast_base = None
     for traffic in TRAFFIC:
         step[traffic], slow[traffic], counters[traffic] = {}, {}, {}
         for m in (None, *MISCONFIGS):
@@ -263,6 +271,13 @@ def measure(tb: Testbed, jitter_sweep: bool = True) -> RiskMeasurement:
                 base_of[traffic] = t
             else:
                 slow[traffic][m] = float(np.mean(t / base_of[traffic]) - 1)
+            if traffic == "congested":
+                inc = np.array([r.incast_us for r in rs])
+                incast[key] = float(inc.mean())
+                if m is None:
+                    incast_base = inc
+                else:
+                    storage[m] = float(np.mean(inc / incast_base) - 1)
     sweep = []
     if jitter_sweep:
         default_duty = tb.storm_pause_us / tb.storm_period_us
@@ -275,7 +290,7 @@ def measure(tb: Testbed, jitter_sweep: bool = True) -> RiskMeasurement:
             wall += sum(r.wall_s for r in rs)
             t = np.array([r.step_us for r in rs])
             sweep.append({"duty": duty, "comm_slowdown": float(np.mean(t / base_of["quiet"]) - 1)})
-    return RiskMeasurement(tb, step, slow, counters, sweep, runs, wall)
+    return RiskMeasurement(tb, step, slow, counters, sweep, runs, wall, incast, storage)
 
 
 def testbed_for(link_rate_gbps: float, switch, hop_ns: float, leaf_spine_m: float, routing: str) -> Testbed:

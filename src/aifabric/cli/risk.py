@@ -90,15 +90,17 @@ def _print(out: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    con = Console(width=max(120, Console().width))
+    con = Console(width=max(132, Console().width))
     for k, v in out["testbed"].items():
         con.print(f"[dim]{k}:[/dim] {v}")
-    t = Table(title="ring step on the testbed (mean over seeds; PAUSE frames / ECN marks per run)")
+    t = Table(title="the testbed (mean over seeds; Δ vs tuned; PAUSE frames / ECN marks per run)")
     t.add_column("configuration", no_wrap=True)
     for tr in out["step_us"]:
-        t.add_column(f"{tr} (us)", justify="right", no_wrap=True)
-        t.add_column("vs tuned", justify="right", no_wrap=True)
-        t.add_column("PAUSE / ECN", justify="right", no_wrap=True)
+        t.add_column(f"ring {tr} us", justify="right", no_wrap=True)
+        t.add_column("Δ", justify="right", no_wrap=True)
+        t.add_column("PAUSE/ECN", justify="right", no_wrap=True)
+    t.add_column("incast us", justify="right", no_wrap=True)
+    t.add_column("Δ", justify="right", no_wrap=True)
     for cfg in out["step_us"]["quiet"]:
         cells = []
         for tr, steps in out["step_us"].items():
@@ -106,8 +108,12 @@ def _print(out: dict) -> None:
             c = out["counters"][tr][cfg]
             cells += [f"{steps[cfg]:,.1f}", "—" if slow is None else f"{slow:+.1%}",
                       f"{c['pause_frames']:,} / {c['ecn_marks']:,}"]
+        inc = out["storage_slowdown"].get(cfg)
+        cells += [f"{out['incast_us'][cfg]:,.1f}", "—" if inc is None else f"{inc:+.1%}"]
         t.add_row(cfg, *cells)
     con.print(t)
+    con.print("[dim]ring columns: the synchronous step's slowest flow; incast: the congested mix's slowest incast "
+              "flow (the storage transfer itself)[/dim]")
     if out["jitter_sweep"]:
         j = Table(title="pfc-storm: ring-step slowdown vs share of time spine0 is paused (quiet traffic)")
         j.add_column("paused", justify="right")
