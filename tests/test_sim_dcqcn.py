@@ -145,24 +145,9 @@ def test_dcqcn_parity_with_numba_disabled_and_same_seed():
     """The DCQCN paths (cut to the floor, byte-counter and timer increases that move a held packet
     earlier and re-arm the port) give bit-identical results compiled, as plain Python
     (NUMBA_DISABLE_JIT=1) and on a second run with the same seed."""
-    import json
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
+    from test_sim_support import run_parity_snippet
 
-    root = Path(__file__).resolve().parents[1]
-
-    def run(disable_jit: bool) -> dict:
-        env = dict(os.environ)
-        env.pop("NUMBA_DISABLE_JIT", None)
-        if disable_jit:
-            env["NUMBA_DISABLE_JIT"] = "1"
-        p = subprocess.run([sys.executable, "-c", _PARITY.format(tests=str(root / "tests"))], capture_output=True,
-                           text=True, env=env, check=True, cwd=root)
-        return json.loads(p.stdout)
-
-    jit = run(False)
+    jit = run_parity_snippet(_PARITY, False)
     assert jit["nvidia-firmware"]["cnps"] > 0
-    assert jit == run(False)
-    assert jit == run(True)
+    assert jit == run_parity_snippet(_PARITY, False)
+    assert jit == run_parity_snippet(_PARITY, True)

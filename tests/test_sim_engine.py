@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from aifabric.sim import simulate
-from test_sim_support import ACK_100G_PS, PKT, SER_100G_PS, fat_tree, scenario, star
+from test_sim_support import ACK_100G_PS, PKT, SER_100G_PS, fat_tree, run_parity_snippet, scenario, star
 
 ROOT = Path(__file__).resolve().parents[1]
 D_PS = 1_000_000  # 1 µs links
@@ -124,23 +120,11 @@ print(json.dumps(out))
 """
 
 
-def _parity_run(disable_jit: bool) -> dict:
-    env = dict(os.environ)
-    if disable_jit:
-        env["NUMBA_DISABLE_JIT"] = "1"
-    else:
-        env.pop("NUMBA_DISABLE_JIT", None)
-    code = _PARITY.format(tests=str(ROOT / "tests"))
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True,
-                       cwd=ROOT)
-    return json.loads(p.stdout)
-
-
 def test_kernel_parity_with_numba_disabled():
     """The kernel gives bit-identical results compiled and as plain Python (NUMBA_DISABLE_JIT=1),
     with PFC, DCQCN, HPCC, InfiniBand credits, lossy go-back-N, a link failure and adaptive routing exercised."""
-    jit = _parity_run(False)
-    nojit = _parity_run(True)
+    jit = run_parity_snippet(_PARITY, False)
+    nojit = run_parity_snippet(_PARITY, True)
     assert jit["pfc"]["summary"]["pause_frames"] > 0
     assert jit["lossy"]["summary"]["drops"] > 0
     assert jit["dcqcn"]["summary"]["ecn_marks"] > 0

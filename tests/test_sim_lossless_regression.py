@@ -120,21 +120,13 @@ def test_detour_after_a_failure_stays_inside_the_tables(tmp_path):
     their end (flowlet[f, 15] on a 14-wide table, a segfault about 1 run in 5). Interpreted
     (NUMBA_DISABLE_JIT=1: numpy bounds-checks every index) and compiled runs complete and agree."""
     import json
-    import os
-    import subprocess
-    import sys
+
+    from test_sim_support import run_python
 
     f = tmp_path / "detour.yaml"
     f.write_text(_DETOUR)
-    outs = []
-    for jit in ("1", "0"):
-        env = dict(os.environ, NUMBA_DISABLE_JIT=jit)
-        if jit == "0":
-            env.pop("NUMBA_DISABLE_JIT")
-        r = subprocess.run([sys.executable, "-m", "aifabric", "simulate", str(f), "--json"], env=env,
-                           capture_output=True, text=True, timeout=300)
-        assert r.returncode == 0, r.stderr[-2000:]
-        outs.append(json.loads(r.stdout))
+    outs = [json.loads(run_python(["-m", "aifabric", "simulate", str(f), "--json"], disable_jit))
+            for disable_jit in (True, False)]
     assert outs[0]["summary"]["completed_flows"] == 240
     assert outs[0]["summary"] == outs[1]["summary"]
     assert outs[0]["flows"] == outs[1]["flows"]

@@ -3,10 +3,6 @@ PAUSE frames (fabric.pause_storms) — closed forms, losslessness, validation, J
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +14,7 @@ from aifabric.scenario import Scenario, scenario_from_dict
 from aifabric.sim import kernel as K
 from aifabric.sim import simulate
 from test_sim_lossless_regression import _check_lossless
-from test_sim_support import PKT, SER_100G_PS, scenario, star
+from test_sim_support import PKT, SER_100G_PS, run_parity_snippet, scenario, star
 
 ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()
@@ -374,22 +370,11 @@ print(json.dumps(out))
 """
 
 
-def _parity_run(disable_jit: bool) -> dict:
-    env = dict(os.environ)
-    if disable_jit:
-        env["NUMBA_DISABLE_JIT"] = "1"
-    else:
-        env.pop("NUMBA_DISABLE_JIT", None)
-    p = subprocess.run([sys.executable, "-c", _PARITY.format(tests=str(ROOT / "tests"))], capture_output=True,
-                       text=True, env=env, check=True, cwd=ROOT)
-    return json.loads(p.stdout)
-
-
 def test_kernel_parity_with_numba_disabled():
     """Per-port thresholds (a dynamic alpha slot, a static override) and injected pauses give
     bit-identical results compiled and as plain Python (NUMBA_DISABLE_JIT=1)."""
-    jit = _parity_run(False)
-    nojit = _parity_run(True)
+    jit = run_parity_snippet(_PARITY, False)
+    nojit = run_parity_snippet(_PARITY, True)
     for name, case in jit.items():
         assert case["summary"]["injected_pauses"] > 0 and case["summary"]["drops"] == 0
         assert case["summary"]["completed_flows"] == case["summary"]["flows"]

@@ -31,3 +31,30 @@ def star(hosts: int = 4, rate: str = "100Gbps", delay: str = "1us") -> dict:
 
 def fat_tree(k: int = 4, rate: str = "100Gbps", delay: str = "1us") -> dict:
     return {"kind": "fat-tree", "k": k, "link_rate": rate, "link_delay": delay}
+
+
+def run_python(args: list[str], disable_jit: bool, timeout: int = 300) -> str:
+    """``python ARGS`` in a fresh interpreter from the repository root, numba's JIT on or off
+    (``NUMBA_DISABLE_JIT=1`` runs the kernels as plain Python); returns stdout, fails on exit ≠ 0."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = dict(os.environ)
+    env.pop("NUMBA_DISABLE_JIT", None)
+    if disable_jit:
+        env["NUMBA_DISABLE_JIT"] = "1"
+    p = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, timeout=timeout,
+                       cwd=Path(__file__).resolve().parents[1])
+    assert p.returncode == 0, p.stderr[-2000:]
+    return p.stdout
+
+
+def run_parity_snippet(code: str, disable_jit: bool) -> dict:
+    """Run a parity snippet (``{tests}`` replaced by this folder, so it can import these helpers)
+    and parse the JSON it prints."""
+    import json
+    from pathlib import Path
+
+    return json.loads(run_python(["-c", code.format(tests=str(Path(__file__).resolve().parent))], disable_jit))
