@@ -66,7 +66,6 @@ class FabricEvidence:
     busbw_gbps: float | None = None
     small_msg_latency_us: float | None = None
     risk: dict[str, float] = field(default_factory=dict)  # mistake id -> expected slowdown fraction
-    risk_notes: dict[str, str] = field(default_factory=dict)  # mistake id -> what it is
     notes: list[str] = field(default_factory=list)
 
     @property

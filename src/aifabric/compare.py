@@ -337,8 +337,7 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
                             iteration_time_s=it.iteration_s if it else None,
                             tokens_per_s=it.tokens_per_s if it else None,
                             cost_per_million_tokens_usd=cost["cost_per_million_tokens_usd"] if cost else None,
-                            busbw_gbps=big, small_msg_latency_us=small_lat, risk=risk,
-                            risk_notes={k: v["what"] for k, v in risk_detail.items()})
+                            busbw_gbps=big, small_msg_latency_us=small_lat, risk=risk)
         evidence[key] = ev
         fabrics_out.append({
             "technology": tech, "fabric": key, "label": f"{key} ({p.switch_id})",

@@ -244,23 +244,31 @@ class RiskMeasurement:
                 "wall_s": self.wall_s, "incast_us": self.incast_us, "storage_slowdown": self.storage_slowdown}
 
 
+def _rel(t: np.ndarray, base: np.ndarray) -> float:
+    """Mean over seeds of (time with the mistake / tuned time) − 1."""
+    return float(np.mean(t / base) - 1)
+
+
 @lru_cache(maxsize=16)
 def measure(tb: Testbed, jitter_sweep: bool = True) -> RiskMeasurement:
     """Run the tuned testbed and each mistake, quiet and congested, over ``tb.seeds`` (cached)."""
+    done: list[RunStats] = []
+
+    def over_seeds(m, traffic, duty=None) -> list[RunStats]:
+        rs = [run_testbed(tb, m, traffic, s, duty) for s in tb.seeds]
+        done.extend(rs)
+        return rs
+
     step: dict = {}
     slow: dict = {}
     counters: dict = {}
-    runs, wall = 0, 0.0
-    base_of = {}
+    base_of: dict[str, np.ndarray] = {}
     incast: dict[str, float] = {}
     storage: dict[str, float] = {}
-    incast_base = None
     for traffic in TRAFFIC:
         step[traffic], slow[traffic], counters[traffic] = {}, {}, {}
         for m in (None, *MISCONFIGS):
-            rs = [run_testbed(tb, m, traffic, s) for s in tb.seeds]
-            runs += len(rs)
-            wall += sum(r.wall_s for r in rs)
+            rs = over_seeds(m, traffic)
             t = np.array([r.step_us for r in rs])
             key = m or "tuned"
             step[traffic][key] = float(t.mean())
@@ -270,14 +278,14 @@ def measure(tb: Testbed, jitter_sweep: bool = True) -> RiskMeasurement:
             if m is None:
                 base_of[traffic] = t
             else:
-                slow[traffic][m] = float(np.mean(t / base_of[traffic]) - 1)
+                slow[traffic][m] = _rel(t, base_of[traffic])
             if traffic == "congested":
                 inc = np.array([r.incast_us for r in rs])
                 incast[key] = float(inc.mean())
                 if m is None:
-                    incast_base = inc
+                    base_of["incast"] = inc
                 else:
-                    storage[m] = float(np.mean(inc / incast_base) - 1)
+                    storage[m] = _rel(inc, base_of["incast"])
     sweep = []
     if jitter_sweep:
         default_duty = tb.storm_pause_us / tb.storm_period_us
@@ -285,12 +293,9 @@ def measure(tb: Testbed, jitter_sweep: bool = True) -> RiskMeasurement:
             if abs(duty - default_duty) < 1e-12:  # the default storm already ran on every seed
                 sweep.append({"duty": duty, "comm_slowdown": slow["quiet"]["pfc-storm"]})
                 continue
-            rs = [run_testbed(tb, "pfc-storm", "quiet", s, duty) for s in tb.seeds]
-            runs += len(rs)
-            wall += sum(r.wall_s for r in rs)
-            t = np.array([r.step_us for r in rs])
-            sweep.append({"duty": duty, "comm_slowdown": float(np.mean(t / base_of["quiet"]) - 1)})
-    return RiskMeasurement(tb, step, slow, counters, sweep, runs, wall, incast, storage)
+            t = np.array([r.step_us for r in over_seeds("pfc-storm", "quiet", duty)])
+            sweep.append({"duty": duty, "comm_slowdown": _rel(t, base_of["quiet"])})
+    return RiskMeasurement(tb, step, slow, counters, sweep, len(done), sum(r.wall_s for r in done), incast, storage)
 
 
 def testbed_for(link_rate_gbps: float, switch, hop_ns: float, leaf_spine_m: float, routing: str) -> Testbed:
