@@ -31,7 +31,7 @@ InfiniBand has none of these knobs; its risk is 0 (subnet-manager mistakes are n
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -209,12 +209,14 @@ def measure_fabric(topo, technology: str, ring_flows: dict, perm_flows: dict | N
     return float(np.mean(effs)), ring_fct, a2a_eff, perm_fct
 
 
-def _iteration_slowdown(model, par, gpus, gpu, comm, it, mfu, gpn, factor: float) -> float:
-    """Iteration slowdown when every network collective's bandwidth term is ``factor``× slower;
-    without a training iteration (inference, storage, trading), the communication slowdown."""
+def _iteration_slowdown(model, par, gpus, gpu, comm, it, mfu, gpn, factor: float = 1.0,
+                        changed: FabricComm | None = None) -> float:
+    """Iteration slowdown when every network collective's bandwidth term is ``factor``× slower
+    (or, with ``changed``, on that collective model instead of ``comm``); without a training
+    iteration (inference, storage, trading), the communication slowdown ``factor − 1``."""
     if it is None:
         return factor - 1
-    slow = iteration_time(model, par, gpus, float(gpu.bf16_tflops), slowed_comm(comm, factor), mfu=mfu,
+    slow = iteration_time(model, par, gpus, float(gpu.bf16_tflops), changed or slowed_comm(comm, factor), mfu=mfu,
                           gpus_per_node=gpn)
     return slow.iteration_s / it.iteration_s - 1
 
@@ -319,11 +321,8 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
             # ECMP: same flow-model measurement with ECMP, weighted by the misconfiguration chance.
             tick("flow model of the same steps with ECMP (adaptive routing off)")
             e_ecmp, _, a_ecmp, _ = measure_fabric(topo, tech, flows, perm, seed, hop_ns * 1000, "ecmp")
-            it_ecmp = iteration_time(model, par, adv.gpus, float(gpu.bf16_tflops),
-                                     FabricComm(tech, p.nic_rate_gbps * 1e9, e_ecmp, path_us, nvl_busbw, a_ecmp,
-                                                gpu=nvls_gpu),
-                                     mfu=mfu, gpus_per_node=gpn)
-            impact = it_ecmp.iteration_s / it.iteration_s - 1
+            impact = _iteration_slowdown(model, par, adv.gpus, gpu, comm, it, mfu, gpn,
+                                         changed=replace(comm, step_efficiency=e_ecmp, a2a_efficiency=a_ecmp))
             prob = MISCONFIG_PROBABILITY[adv.team_expertise]
             risk["adaptive-routing-off"] = prob * impact
             risk_detail["adaptive-routing-off"] = {

@@ -84,9 +84,6 @@ def register(app: typer.Typer) -> None:
             if report is not None and not report.parent.exists():
                 raise InputError("folder does not exist", field="--report", value=str(report))
             cat = load_catalog(catalog_file)
-            if not 0 <= congestion_share <= 1:
-                raise InputError("must be between 0 and 1", field="--congestion-share", value=congestion_share,
-                                 allowed="a fraction in [0, 1], e.g. 0.25")
             result = _run(adv, cat, mfu, congestion_share, show_progress=not as_json)
             result["scenario"] = name
             if report is not None:
