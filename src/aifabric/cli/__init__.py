@@ -59,6 +59,21 @@ def run_guarded(fn: Callable[[], int | None]) -> None:
         raise typer.Exit(code)
 
 
+def parse_unit_flag(kind: str, text: str, flag: str, example: str, positive: bool = False) -> float:
+    """A unit flag (``kind`` rate | size | time) in base units (bit/s, bytes, ps), or a one-line
+    InputError naming ``flag``; ``positive`` also rejects values ≤ 0."""
+    from aifabric.units import UnitError, parse_rate, parse_size, parse_time
+
+    fn = {"rate": parse_rate, "size": parse_size, "time": parse_time}[kind]
+    try:
+        v = fn(text)
+    except UnitError as exc:
+        raise InputError(f"bad {kind}", field=flag, value=text, allowed=exc.allowed or example) from None
+    if positive and v <= 0:
+        raise InputError("must be > 0", field=flag, value=text, allowed=example)
+    return v
+
+
 def _load_commands() -> None:
     for name in COMMAND_MODULES:
         try:

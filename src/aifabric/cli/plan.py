@@ -11,12 +11,9 @@ from aifabric.errors import InputError
 
 
 def _parse_rate_gbps(text: str) -> float:
-    from aifabric.units import UnitError, parse_rate
+    from aifabric.cli import parse_unit_flag
 
-    try:
-        return parse_rate(text) / 1e9
-    except UnitError as exc:
-        raise InputError("bad rate", field="--nic-rate", value=text, allowed=exc.allowed) from None
+    return parse_unit_flag("rate", text, "--nic-rate", "e.g. 400Gbps") / 1e9
 
 
 def _parse_lengths(text: str | None) -> dict[str, float]:

@@ -10,16 +10,9 @@ from aifabric.errors import InputError
 
 
 def _parse(kind: str, text: str, flag: str, example: str) -> int:
-    from aifabric.units import UnitError, parse_rate, parse_size, parse_time
+    from aifabric.cli import parse_unit_flag
 
-    fn = {"rate": parse_rate, "size": parse_size, "time": parse_time}[kind]
-    try:
-        v = int(fn(text))
-    except UnitError as exc:
-        raise InputError(f"bad {kind}", field=flag, value=text, allowed=exc.allowed or example) from None
-    if v <= 0:
-        raise InputError("must be > 0", field=flag, value=text, allowed=example)
-    return v
+    return int(parse_unit_flag(kind, text, flag, example, positive=True))
 
 
 def build_testbed(rate: str, routing: str, buffer: str, hop: str, link_delay: str, step: str,
