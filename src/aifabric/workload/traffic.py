@@ -369,21 +369,11 @@ def split_qps(df: pd.DataFrame, k: int) -> pd.DataFrame:
     port (new flow ids, so ECMP hashes them independently), sizes as even as whole bytes allow;
     ``parent_id`` names the original flow (NCCL's NCCL_IB_QPS_PER_CONNECTION /
     SPLIT_DATA_ON_QPS idea)."""
-    n = len(df)
-    rep = df.loc[df.index.repeat(k)].reset_index(drop=True)
-    part = np.tile(np.arange(k), n)
-    size = df["size_bytes"].to_numpy(np.int64)
-    base, extra = np.repeat(size // k, k), np.repeat(size % k, k)
-    rep["size_bytes"] = base + (part < extra)
-    rep = rep[rep["size_bytes"] > 0].reset_index(drop=True)
-    rep["parent_id"] = rep["id"].to_numpy(np.int64)
-    rep["id"] = np.arange(len(rep), dtype=np.int64)
-    rep.attrs.update(df.attrs)
-    return rep
+    return _split_qps(FlowColumns({c: df[c].to_numpy() for c in df.columns}, df.attrs), k).to_frame()
 
 
 def _split_qps(t: FlowColumns, k: int) -> FlowColumns:
-    """:func:`split_qps` on :class:`FlowColumns` (the same rows, columns and order)."""
+    """:func:`split_qps` on :class:`FlowColumns` (the one implementation of the split)."""
     n = len(t)
     part = np.tile(np.arange(k), n)
     size = t["size_bytes"].astype(np.int64)
