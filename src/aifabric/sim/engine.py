@@ -73,11 +73,11 @@ def grow_heap(s: State) -> None:
 
 
 def pfc_thresholds(fabric) -> tuple[int, int]:
-    from aifabric.scenario import default
+    """Static (xoff, xon) of ``fabric.pfc`` with the sourced defaults, xon capped at xoff."""
+    from aifabric.sim.misconfig import fabric_xoff, fabric_xon
 
-    xoff = fabric.pfc.xoff if fabric.pfc.xoff is not None else int(default("pfc.xoff_bytes"))
-    xon = fabric.pfc.xon if fabric.pfc.xon is not None else int(default("pfc.xon_bytes"))
-    return int(xoff), int(min(xon, xoff))
+    xoff = fabric_xoff(fabric)
+    return xoff, min(fabric_xon(fabric), xoff)
 
 
 def ib_vl_buffer_bytes(fabric, topo) -> int:
@@ -188,7 +188,7 @@ def compile_scenario(scenario, topo, flows) -> State:
     cfg[K.C_XOFF] = xoff
     cfg[K.C_XON] = xon
     cfg[K.C_RESUME_OFFSET] = RESUME_OFFSET_BYTES
-    cf[K.CF_ALPHA] = fab.pfc.alpha if fab.pfc.alpha is not None else float(default("pfc.dynamic_alpha"))
+    cf[K.CF_ALPHA] = misconfig.fabric_alpha(fab)
     # per-ingress PFC thresholds (the receiving switch's): the fabric's, then the overrides'
     pt[:, K.PT_PFC_DYN] = cfg[K.C_PFC_DYN]
     pt[:, K.PT_XOFF] = xoff

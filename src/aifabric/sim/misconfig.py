@@ -46,22 +46,38 @@ def node_of(topo, ref, field: str, switches_only: bool = False) -> int:
         raise InputError("no such node", field=field, value=value, allowed=_examples(topo, switches_only)) from None
 
 
-def fabric_pfc(fab) -> dict:
-    """The fabric-wide PFC setting as the kernel runs it (static thresholds or dynamic alpha)."""
+def fabric_xoff(fab) -> int:
+    """``fabric.pfc.xoff``, else the sourced static default (scenario.DEFAULTS)."""
     from aifabric.scenario import default
 
+    return int(fab.pfc.xoff if fab.pfc.xoff is not None else default("pfc.xoff_bytes"))
+
+
+def fabric_xon(fab) -> int:
+    """``fabric.pfc.xon`` as given, else the sourced static default (not yet capped at xoff)."""
+    from aifabric.scenario import default
+
+    return int(fab.pfc.xon if fab.pfc.xon is not None else default("pfc.xon_bytes"))
+
+
+def fabric_alpha(fab) -> float:
+    """``fabric.pfc.alpha``, else the sourced dynamic-threshold default (1/8)."""
+    from aifabric.scenario import default
+
+    return fab.pfc.alpha if fab.pfc.alpha is not None else float(default("pfc.dynamic_alpha"))
+
+
+def fabric_pfc(fab) -> dict:
+    """The fabric-wide PFC setting as the kernel runs it (static thresholds or dynamic alpha)."""
     if fab.pfc.mode == "dynamic":
-        alpha = fab.pfc.alpha if fab.pfc.alpha is not None else float(default("pfc.dynamic_alpha"))
-        return {"mode": "dynamic", "xoff_bytes": None, "xon_bytes": None, "alpha": float(alpha)}
-    xoff = fab.pfc.xoff if fab.pfc.xoff is not None else int(default("pfc.xoff_bytes"))
-    xon = fab.pfc.xon if fab.pfc.xon is not None else int(default("pfc.xon_bytes"))
-    return {"mode": "static", "xoff_bytes": int(xoff), "xon_bytes": int(min(xon, xoff)), "alpha": None}
+        return {"mode": "dynamic", "xoff_bytes": None, "xon_bytes": None, "alpha": float(fabric_alpha(fab))}
+    xoff = fabric_xoff(fab)
+    return {"mode": "static", "xoff_bytes": xoff, "xon_bytes": min(fabric_xon(fab), xoff), "alpha": None}
 
 
 def pfc_overrides(fab, topo) -> list[dict]:
     """``fabric.pfc_overrides`` → one dict per entry: ``switches`` (names), ``node_ids``, ``mode``
     and the effective ``xoff_bytes`` / ``xon_bytes`` (static) or ``alpha`` (dynamic)."""
-    from aifabric.scenario import default
 
     out: list[dict] = []
     seen: dict[int, int] = {}
@@ -84,20 +100,13 @@ def pfc_overrides(fab, topo) -> list[dict]:
         entry = {"switches": [topo.node_names[n] for n in ids], "node_ids": ids, "mode": mode,
                  "xoff_bytes": None, "xon_bytes": None, "alpha": None}
         if mode == "static":
-            fab_xoff = fab.pfc.xoff if fab.pfc.xoff is not None else int(default("pfc.xoff_bytes"))
-            xoff = o.xoff if o.xoff is not None else fab_xoff
-            if o.xon is not None:
-                xon = o.xon
-            else:
-                fab_xon = fab.pfc.xon if fab.pfc.xon is not None else int(default("pfc.xon_bytes"))
-                xon = min(fab_xon, xoff)
+            xoff = o.xoff if o.xoff is not None else fabric_xoff(fab)
+            xon = o.xon if o.xon is not None else min(fabric_xon(fab), xoff)
             if xon > xoff:
                 raise InputError(f"xon ({xon} B) must not exceed xoff ({xoff} B)", field=f"fabric.pfc_overrides.{i}.xon")
             entry.update(xoff_bytes=int(xoff), xon_bytes=int(xon))
         else:
-            alpha = o.alpha if o.alpha is not None else (
-                fab.pfc.alpha if fab.pfc.alpha is not None else float(default("pfc.dynamic_alpha")))
-            entry["alpha"] = float(alpha)
+            entry["alpha"] = float(o.alpha if o.alpha is not None else fabric_alpha(fab))
         out.append(entry)
     return out
 
