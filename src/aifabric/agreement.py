@@ -34,22 +34,13 @@ def _scenario(technology: str, link_rate_bps: int, mtu: int, header: int, routin
                                "fabric": fabric, "sim": {"until": "10s", "progress": False}})
 
 
-def _step_frames(step):
-    import pandas as pd
-
-    fl = step.flows
-    n = len(fl)
-    return pd.DataFrame({"id": np.arange(n, dtype=np.int64), "src": fl[:, 0].astype(np.int64),
-                         "dst": fl[:, 1].astype(np.int64), "size_bytes": fl[:, 2].astype(np.int64),
-                         "start_ps": np.zeros(n, dtype=np.int64), "dport": np.full(n, 4791, dtype=np.int64)})
-
-
 def compare_collective(op: str, size_bytes: int, topology, technology: str = "roce", routing: str = "ecmp",
                        algorithm: str = "ring", gpus_per_node: int | None = None, mtu: int = 4000,
                        header: int = 64, seed: int = 1) -> dict:
     """Network completion time of one collective in both engines."""
     from aifabric.flow import simulate_flows
     from aifabric.sim import simulate
+    from aifabric.sim.collective import step_table
     from aifabric.workload.collectives import collective_flows
 
     steps = [s for s in collective_flows(op, size_bytes, topology, algorithm=algorithm, gpus_per_node=gpus_per_node)
@@ -60,7 +51,7 @@ def compare_collective(op: str, size_bytes: int, topology, technology: str = "ro
     t_packet = t_flow = 0.0
     flows = packets = 0
     for step in steps:
-        df = _step_frames(step)
+        df = step_table(step)
         t0 = time.perf_counter()
         res = simulate(sc, flows=df, topology=topology)
         t_packet += time.perf_counter() - t0

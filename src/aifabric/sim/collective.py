@@ -96,7 +96,9 @@ def _check_fabric(fab) -> None:
                              value=f"{int(f.at) / 1e6:g}us", allowed="0us (the link is down for the whole collective)")
 
 
-def _step_table(step):
+def step_table(step):
+    """One collective step's flows as a packet-engine flows table (also used by
+    :mod:`aifabric.agreement`)."""
     import pandas as pd
 
     from aifabric.workload.traffic import ROCE_DPORT
@@ -152,7 +154,7 @@ def simulate_collective(scenario, topology=None, progress=None) -> CollectiveRes
             times[id(st)] = (math.nan, math.nan, "packet")
             row["note"] = "not reached: an earlier step did not complete"
             continue
-        table = _step_table(st)
+        table = step_table(st)
         if qp > 1:
             table = split_qps(table, qp)
         res = simulate(scenario, flows=table, topology=topo, progress=progress)
