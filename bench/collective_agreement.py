@@ -3,7 +3,7 @@
     .venv/bin/python bench/collective_agreement.py
 
 128 hosts (k=8 fat-tree, 100 Gb/s, one rank per host) and 256 GPUs (32 nodes × 8, rail-optimised,
-400 Gb/s). Prints a Markdown table (see aifabric.agreement for what is compared).
+400 Gb/s). Prints a Markdown table (see aifabric.workload.agreement for what is compared).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def cases():
 
 
 def main() -> int:
-    from aifabric.agreement import agreement_table, format_table
+    from aifabric.workload.agreement import agreement_table, format_table
 
     t0 = time.perf_counter()
     df = agreement_table(list(cases()))

@@ -3,8 +3,8 @@ input moves the recommendation the way the rules say. Runs the full compare pipe
 
 import pytest
 
-from aifabric.catalog import load_catalog
-from aifabric.compare import compare
+from aifabric.hardware.catalog import load_catalog
+from aifabric.stages.pipeline import compare
 from aifabric.scenario import AdvisorSpec
 
 CAT = load_catalog()

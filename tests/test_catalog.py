@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from aifabric.catalog import (
+from aifabric.hardware.catalog import (
     CONFIDENCES,
     KINDS,
     Catalog,

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from aifabric.catalog import default_value
+from aifabric.hardware.catalog import default_value
 from aifabric.errors import InputError
 from aifabric.topology import leaf_spine, rail_optimized
 from aifabric.workload.collectives import (

@@ -5,10 +5,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from aifabric.catalog import load_catalog
+from aifabric.hardware.catalog import load_catalog
 from aifabric.cli import app
-from aifabric.compare import FabricComm, compare
-from aifabric.report import CHART_IDS, render_report
+from aifabric.stages.pipeline import FabricComm, compare
+from aifabric.report.html import CHART_IDS, render_report
 from aifabric.scenario import AdvisorSpec
 
 runner = CliRunner()

@@ -3,7 +3,7 @@ agreement within 10 % where the flow model's max-min sharing matches what packet
 
 import pytest
 
-from aifabric.agreement import agreement_table, format_table
+from aifabric.workload.agreement import agreement_table, format_table
 from aifabric.topology import fat_tree, rail_optimized
 
 G = 10**9

@@ -5,10 +5,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from aifabric.catalog import load_catalog
+from aifabric.hardware.catalog import load_catalog
 from aifabric.cli import app
 from aifabric.errors import InputError
-from aifabric.plan import plan, plan_fabric
+from aifabric.design.plan import plan, plan_fabric
 from closed_form import rail_closed_form
 
 runner = CliRunner()

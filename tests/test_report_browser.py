@@ -4,9 +4,9 @@ import shutil
 
 import pytest
 
-from aifabric.catalog import load_catalog
-from aifabric.compare import compare
-from aifabric.report import CHART_IDS, write_report
+from aifabric.hardware.catalog import load_catalog
+from aifabric.stages.pipeline import compare
+from aifabric.report.html import CHART_IDS, write_report
 from aifabric.scenario import AdvisorSpec
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

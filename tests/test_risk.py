@@ -1,16 +1,16 @@
-"""The misconfiguration risk model (aifabric.risk): the packet-level testbed and its wiring into
+"""The misconfiguration risk model (aifabric.stages.testbed): the packet-level testbed and its wiring into
 compare, the advisor and the jitter claim."""
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from aifabric.advise import MISCONFIG_PROBABILITY
-from aifabric.catalog import load_catalog
+from aifabric.stages.decide import MISCONFIG_PROBABILITY
+from aifabric.hardware.catalog import load_catalog
 from aifabric.cli import app
-from aifabric.compare import FabricComm, compare
+from aifabric.stages.pipeline import FabricComm, compare
 from aifabric.flow import simulate_flows
-from aifabric.risk import (
+from aifabric.stages.testbed import (
     JITTER_SWEEP_DUTY,
     MISCONFIGS,
     _flows,
@@ -19,7 +19,7 @@ from aifabric.risk import (
     run_testbed,
     slowed_comm,
 )
-from aifabric.risk import Testbed as _Testbed
+from aifabric.stages.testbed import Testbed as _Testbed
 from aifabric.scenario import AdvisorSpec
 from aifabric.topology import from_spec
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from aifabric.results import SUMMARY_KEYS, load, read_fct_txt, read_pfc_txt
+from aifabric.sim.results import SUMMARY_KEYS, load, read_fct_txt, read_pfc_txt
 from aifabric.sim import simulate
 from test_sim_support import scenario, star
 

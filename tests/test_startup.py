@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from aifabric.results import Results, _records
+from aifabric.sim.results import Results, _records
 from aifabric.sim import simulate
 from aifabric.topology import from_spec
 from aifabric.workload.traffic import FlowColumns, flow_columns, flows_for
@@ -70,7 +70,7 @@ def test_lazy_tables_are_the_dataframes_of_their_columns():
 
 
 def test_results_still_take_dataframes_and_default_pfc_log():
-    """The constructor accepts DataFrames (as :func:`aifabric.results.load` passes) and defaults
+    """The constructor accepts DataFrames (as :func:`aifabric.sim.results.load` passes) and defaults
     the PFC log to an empty table; assignment replaces a table."""
     df = pd.DataFrame({"id": [0], "fct_us": [np.nan]})
     r = Results(scenario="x", flows=df, ports=pd.DataFrame(), summary={}, engine={})

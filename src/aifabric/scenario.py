@@ -37,7 +37,7 @@ _PEER_PACKET = 4000 + 64  # the peer scenarios' MTU payload + header, bytes
 
 
 def _from_defaults(path: str, scale: float = 1.0):
-    from aifabric.catalog import default_leaf
+    from aifabric.hardware.catalog import default_leaf
 
     leaf = default_leaf(path)
     value = leaf["value"]

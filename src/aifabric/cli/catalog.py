@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
         from aifabric.cli import run_guarded
 
         def body() -> int:
-            from aifabric.catalog import catalog_frame, load_catalog
+            from aifabric.hardware.catalog import catalog_frame, load_catalog
 
             if kind is not None and kind not in KINDS:
                 raise InputError("unknown kind", field="--kind", value=kind, allowed=", ".join(KINDS))

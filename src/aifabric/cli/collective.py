@@ -37,10 +37,10 @@ def register(app: typer.Typer) -> None:
         from aifabric.cli import run_guarded
 
         def body() -> int:
-            from aifabric.catalog import load_catalog
+            from aifabric.hardware.catalog import load_catalog
             from aifabric.cli.plan import TECH_WORDS, _parse_rate_gbps
-            from aifabric.compare import HEADER_BYTES, MTU_BYTES, ROUTING, SWITCH_HOP_NS
-            from aifabric.plan import plan_fabric
+            from aifabric.stages.pipeline import HEADER_BYTES, MTU_BYTES, ROUTING, SWITCH_HOP_NS
+            from aifabric.design.plan import plan_fabric
             from aifabric.topology import rail_optimized
             from aifabric.units import UnitError, parse_size
             from aifabric.workload.collectives import default_sizes, format_nccl_table, nccl_sweep

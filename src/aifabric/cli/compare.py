@@ -73,7 +73,7 @@ def register(app: typer.Typer) -> None:
         from aifabric.cli import run_guarded
 
         def body() -> int:
-            from aifabric.catalog import load_catalog
+            from aifabric.hardware.catalog import load_catalog
 
             adv, name = build_advisor(scenario, {
                 "gpus": gpus, "gpu": gpu.lower() if gpu else None, "workload": workload, "model": model,
@@ -87,7 +87,7 @@ def register(app: typer.Typer) -> None:
             result = _run(adv, cat, mfu, congestion_share, show_progress=not as_json)
             result["scenario"] = name
             if report is not None:
-                from aifabric.report import write_report
+                from aifabric.report.html import write_report
 
                 write_report(result, report)
                 result["report"] = str(report)
@@ -103,7 +103,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _run(adv, cat, mfu: float, congestion_share: float, show_progress: bool) -> dict:
-    from aifabric.compare import compare
+    from aifabric.stages.pipeline import compare
 
     if not show_progress:
         return compare(adv, cat, mfu=mfu, congestion_share=congestion_share)

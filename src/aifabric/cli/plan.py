@@ -17,7 +17,7 @@ def _parse_rate_gbps(text: str) -> float:
 
 
 def _parse_lengths(text: str | None) -> dict[str, float]:
-    from aifabric.cost import LINK_CLASSES
+    from aifabric.design.cost import LINK_CLASSES
     from aifabric.units import UnitError, parse_length_m
 
     if not text:
@@ -65,8 +65,8 @@ def register(app: typer.Typer) -> None:
         from aifabric.cli import run_guarded
 
         def body() -> int:
-            from aifabric.catalog import load_catalog
-            from aifabric.plan import plan
+            from aifabric.hardware.catalog import load_catalog
+            from aifabric.design.plan import plan
 
             if sum([as_json, as_csv, as_md]) > 1:
                 raise InputError("choose one output format", field="--json/--csv/--markdown",

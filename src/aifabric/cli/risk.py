@@ -17,8 +17,8 @@ def _parse(kind: str, text: str, flag: str, example: str) -> int:
 
 def build_testbed(rate: str, routing: str, buffer: str, hop: str, link_delay: str, step: str,
                   incast_senders: int, incast_size: str, storm_duty: float, seeds: str):
-    """CLI words → :class:`aifabric.risk.Testbed` (one-line errors naming the flag)."""
-    from aifabric.risk import Testbed
+    """CLI words → :class:`aifabric.stages.testbed.Testbed` (one-line errors naming the flag)."""
+    from aifabric.stages.testbed import Testbed
 
     if routing not in ("ecmp", "adaptive"):
         raise InputError("not an allowed value", field="--routing", value=routing, allowed="ecmp, adaptive")
@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
         from aifabric.cli import run_guarded
 
         def body() -> int:
-            from aifabric.risk import measure
+            from aifabric.stages.testbed import measure
 
             tb = build_testbed(rate, routing, buffer, hop, link_delay, step, incast_senders, incast_size,
                                storm_duty, seeds)

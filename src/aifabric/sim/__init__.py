@@ -19,7 +19,7 @@ import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from aifabric.results import Results
+    from aifabric.sim.results import Results
 
 
 def simulate(scenario, flows=None, topology=None, progress=None) -> Results:
@@ -28,7 +28,7 @@ def simulate(scenario, flows=None, topology=None, progress=None) -> Results:
     ``flows`` (optional) is a flows table as built by :func:`aifabric.workload.traffic.flows_for`
     (a DataFrame; or :class:`~aifabric.workload.traffic.FlowColumns`, as built here when omitted);
     ``topology`` overrides ``from_spec(scenario.topology)``; ``progress(now_ps, events)`` is called
-    every few million events. Returns :class:`aifabric.results.Results`.
+    every few million events. Returns :class:`aifabric.sim.results.Results`.
 
     A ``collective`` workload (without ``flows``) runs step by step,
     :func:`aifabric.sim.collective.simulate_collective`: its result is a
@@ -67,11 +67,11 @@ def simulate(scenario, flows=None, topology=None, progress=None) -> Results:
 
 
 def results_of(scenario, topo, flows, st, status, wall_s: float):
-    """Final arrays → :class:`~aifabric.results.Results` (its tables as numpy columns, made
+    """Final arrays → :class:`~aifabric.sim.results.Results` (its tables as numpy columns, made
     DataFrames when first read; views of the state arrays are copied, as the DataFrames would)."""
     import numpy as np
 
-    from aifabric.results import Results
+    from aifabric.sim.results import Results
     from aifabric.sim import engine
     from aifabric.sim import kernel as K
 

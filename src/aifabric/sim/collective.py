@@ -6,7 +6,7 @@ every *network* step through the packet engine with the scenario's fabric (PFC /
 HPCC, InfiniBand credits, routing, ``qp_split``, ``pfc_overrides``, ``pause_storms``), each on an
 idle fabric from t = 0. A step ends when the receiver holds the last byte of its last flow
 (barrier per step: exact for these symmetric steps, and what the flow engine's collective timing
-and :mod:`aifabric.agreement` use). A step standing for ``repeat = k`` identical steps (a ring's
+and :mod:`aifabric.workload.agreement` use). A step standing for ``repeat = k`` identical steps (a ring's
 2(N−1) steps) is simulated once and counted k times (``engine.steps_simulated`` /
 ``engine.steps_total``).
 
@@ -32,7 +32,7 @@ import time
 import numpy as np
 
 from aifabric.errors import InputError
-from aifabric.results import Results, _jsonable
+from aifabric.sim.results import Results, _jsonable
 
 #: summary counters that are summed over the network steps × repeat (the whole collective)
 COUNTED_X_REPEAT = ("drops", "pause_frames", "pause_time_us", "ecn_marks", "injected_pauses",
@@ -50,7 +50,7 @@ _NOTE = ("packet level, one run per distinct network step (barrier per step, rep
 
 
 class CollectiveResults(Results):
-    """:class:`~aifabric.results.Results` of a collective run: the tables hold the simulated
+    """:class:`~aifabric.sim.results.Results` of a collective run: the tables hold the simulated
     steps' flows / ports / PFC log with a ``step`` column (index into ``engine["steps"]``);
     ``collective`` is the :class:`~aifabric.workload.collectives.CollectiveResult` as a dict
     (the flow mode's ``collective`` fields)."""
@@ -98,7 +98,7 @@ def _check_fabric(fab) -> None:
 
 def step_table(step):
     """One collective step's flows as a packet-engine flows table (also used by
-    :mod:`aifabric.agreement`)."""
+    :mod:`aifabric.workload.agreement`)."""
     import pandas as pd
 
     from aifabric.workload.traffic import ROCE_DPORT

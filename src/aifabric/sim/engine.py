@@ -347,7 +347,7 @@ def hpcc_params(fab, base_rtt_ps: int, line_bps: int) -> dict:
     """HPCC constants (hardware-facts E.5, defaults.yaml ``hpcc.*``). W_AI: ``fabric.hpcc.rate_ai``
     when given, as the HPCC ns-3 repo expresses it (W_AI = R_AI · T); otherwise ``hpcc.w_ai`` =
     1 MSS (htsim's choice). The smallest window is the ns-3 minimum rate, 100 Mb/s, times T."""
-    from aifabric.catalog import default_value
+    from aifabric.hardware.catalog import default_value
 
     spec = fab.hpcc
     if spec.rate_ai is not None:

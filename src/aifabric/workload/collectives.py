@@ -138,7 +138,7 @@ _NCCL_FALLBACK = {
 def nccl_constants() -> dict:
     """NCCL's latency (µs) and protocol-efficiency constants, from the catalog defaults."""
     try:
-        from aifabric.catalog import default_value
+        from aifabric.hardware.catalog import default_value
 
         net = default_value("nccl.hw_latency.net")
         nvl = default_value("nccl.hw_latency.nvlink")
@@ -166,7 +166,7 @@ class NvlinkDomain:
         line, sm = 450.0, "sm90"
         src = "hardware-facts §H (450 GB/s per direction)"
         try:
-            from aifabric.catalog import default_value, load_catalog
+            from aifabric.hardware.catalog import default_value, load_catalog
 
             rec = load_catalog().gpus[gpu]
             line = float(rec.nvlink_gbytes_per_s)
@@ -220,7 +220,7 @@ class NvlsDomain:
         line = c["h100_line"]
         src = "fallback constants"
         try:
-            from aifabric.catalog import default_value, load_catalog
+            from aifabric.hardware.catalog import default_value, load_catalog
 
             cat = load_catalog()
             c["busbw"] = float(default_value("nccl.h100_8gpu_nvls_allreduce_busbw"))

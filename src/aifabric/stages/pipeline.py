@@ -3,7 +3,7 @@ then a recommendation whose reasons carry the numbers.
 
 Per fabric (InfiniBand and RoCE at the NIC rate rule 7 picks):
 
-1. :func:`aifabric.plan.plan_fabric` → topology size, BOM, capex, power.
+1. :func:`aifabric.design.plan.plan_fabric` → topology size, BOM, capex, power.
 2. The rail-optimised topology is built and a **flow-level** run (max-min fair, the fabric's
    routing) of one ring step of the data-parallel all-reduce — every node sending to the next on
    every rail at once — measures the achieved fraction of line rate: InfiniBand uses adaptive
@@ -19,7 +19,7 @@ Per fabric (InfiniBand and RoCE at the NIC rate rule 7 picks):
 4. :mod:`aifabric.workload.training` turns the collectives into iteration time, tokens/s and cost
    per trained token.
 
-Risk (:mod:`aifabric.risk`): for the RoCE fabric, each lossless mistake the packet engine
+Risk (:mod:`aifabric.stages.testbed`): for the RoCE fabric, each lossless mistake the packet engine
 reproduces (ECN off, DCQCN left at the NIC firmware defaults, a PFC threshold mismatch between
 switch batches, a PAUSE storm from a faulty switch) is run on a packet-level leaf-spine testbed at the fabric's NIC rate, the ring-step
 slowdown is fed back into the training model, and the expected loss is the team's
@@ -36,7 +36,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from aifabric.advise import (
+from aifabric.stages.decide import (
     MISCONFIG_PROBABILITY,
     MISCONFIG_PROBABILITY_BASIS,
     FabricEvidence,
@@ -44,8 +44,8 @@ from aifabric.advise import (
     recommend,
 )
 from aifabric.errors import InputError
-from aifabric.plan import plan_fabric
-from aifabric.risk import (
+from aifabric.design.plan import plan_fabric
+from aifabric.stages.testbed import (
     CONGESTION_SHARE,
     CONGESTION_SHARE_BASIS,
     MISCONFIGS,
@@ -238,7 +238,7 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
 
     ``adv.roce_routing`` picks ECMP (NCCL's RoCE default) or adaptive routing (Spectrum-X class
     switches) for the RoCE fabric; InfiniBand always routes adaptively. ``congestion_share`` is
-    the share of communication time the risk model spends congested (:mod:`aifabric.risk`)."""
+    the share of communication time the risk model spends congested (:mod:`aifabric.stages.testbed`)."""
     if not 0 <= congestion_share <= 1:
         raise InputError("must be between 0 and 1", field="--congestion-share", value=congestion_share,
                          allowed="a fraction in [0, 1]")
@@ -368,7 +368,7 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
         "misconfiguration impacts (ECN off, DCQCN at firmware defaults, PFC threshold mismatch, PFC storm) come "
         "from a packet-level "
         "leaf-spine testbed at the RoCE fabric's NIC rate, tuned = PFC dynamic thresholds + HPCC "
-        "(aifabric.risk); expected loss per mistake = probability x the iteration slowdown it causes",
+        "(aifabric.stages.testbed); expected loss per mistake = probability x the iteration slowdown it causes",
         f"congestion share {congestion_share:.0%}: " + (CONGESTION_SHARE_BASIS if congestion_share == CONGESTION_SHARE
                                                        else "set by the user (--congestion-share)"),
         f"\"small network jitter\" = one spine emitting spurious PAUSE {SMALL_JITTER_DUTY:.0%} of the time "

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aifabric.cost import LINK_CLASSES, NOT_INCLUDED, Bom, Media, price_rail_fabric
+from aifabric.design.cost import LINK_CLASSES, NOT_INCLUDED, Bom, Media, price_rail_fabric
 from aifabric.errors import InputError
 from aifabric.topology import RailDesign, max_rail_gpus, rail_sizing
 

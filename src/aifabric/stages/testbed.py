@@ -2,7 +2,7 @@
 
 The expected loss the advisor weighs is, per mistake, P(mistake | team expertise) × the slowdown
 of the user's training iteration when the mistake is present. P is an assumption
-(:data:`aifabric.advise.MISCONFIG_PROBABILITY`); the slowdown is computed here.
+(:data:`aifabric.stages.decide.MISCONFIG_PROBABILITY`); the slowdown is computed here.
 
 How the slowdown is computed
 ----------------------------
@@ -42,7 +42,7 @@ How the slowdown is computed
    Impact on communication = step time with the mistake / tuned − 1, mean over two hash seeds,
    per traffic mix; the time-average uses :data:`CONGESTION_SHARE` (an assumption) of congested
    time. A mistake that measures faster than tuned counts as 0 (no gain is credited).
-4. **To the iteration** (done by :mod:`aifabric.compare`): the training model is rerun with the
+4. **To the iteration** (done by :mod:`aifabric.stages.pipeline`): the training model is rerun with the
    bandwidth term of every network collective slowed by that factor. NVLink collectives are
    unaffected and the DP all-reduce still overlaps backward compute, so a mistake that only
    slows hidden communication costs nothing, and one that hits exposed traffic costs its share.
@@ -308,7 +308,7 @@ def testbed_for(link_rate_gbps: float, switch, hop_ns: float, leaf_spine_m: floa
 
 
 def slowed_comm(comm, factor: float):
-    """``comm`` (a :class:`aifabric.compare.FabricComm`) with every network collective ``factor``×
+    """``comm`` (a :class:`aifabric.stages.pipeline.FabricComm`) with every network collective ``factor``×
     slower in its bandwidth term (the testbed measures bandwidth-bound steps)."""
     f = max(factor, 1e-9)
     return replace(comm, step_efficiency=comm.step_efficiency / f, a2a_efficiency=comm.a2a_efficiency / f)

@@ -22,7 +22,7 @@ carries the computed evidence it rests on:
    the simulated misconfiguration risk as the tuning work to plan for.
 7. 400G vs 800G from the GPU's per-GPU interconnect (NIC rate matched to the switch line rate).
 
-Numbers the advisor needs are computed by :mod:`aifabric.compare` and passed in as
+Numbers the advisor needs are computed by :mod:`aifabric.stages.pipeline` and passed in as
 :class:`FabricEvidence`.
 """
 

@@ -1,0 +1,1 @@
+"""Design: fabric options → topology size, bill of materials, capex and power (``plan``, ``cost``)."""

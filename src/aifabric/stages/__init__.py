@@ -1,0 +1,1 @@
+"""The main job (``aifabric compare``) as a chain of stages; see ``pipeline``."""
