@@ -11,9 +11,13 @@ from __future__ import annotations
 import sys
 import time
 
-CASES_128 = [("all-reduce", "ring", 64 * 2**20), ("all-reduce", "tree", 16 * 2**20),
-             ("all-gather", "ring", 64 * 2**20), ("reduce-scatter", "ring", 64 * 2**20),
-             ("all-to-all", "ring", 16 * 2**20)]
+CASES_128 = [
+    ("all-reduce", "ring", 64 * 2**20),
+    ("all-reduce", "tree", 16 * 2**20),
+    ("all-gather", "ring", 64 * 2**20),
+    ("reduce-scatter", "ring", 64 * 2**20),
+    ("all-to-all", "ring", 16 * 2**20),
+]
 CASES_256 = [("all-reduce", "ring", 256 * 2**20), ("all-to-all", "ring", 64 * 2**20)]
 FABRICS = [("roce", "ecmp"), ("infiniband", "static"), ("roce", "adaptive")]
 
@@ -25,8 +29,15 @@ def cases():
     rail = rail_optimized(256, 400 * 10**9)
     for op, alg, size in CASES_128:
         for tech, routing in FABRICS:
-            yield dict(op=op, size_bytes=size, topology=ft, technology=tech, routing=routing, algorithm=alg,
-                       gpus_per_node=1)
+            yield dict(
+                op=op,
+                size_bytes=size,
+                topology=ft,
+                technology=tech,
+                routing=routing,
+                algorithm=alg,
+                gpus_per_node=1,
+            )
     for op, alg, size in CASES_256:
         for tech, routing in FABRICS:
             yield dict(op=op, size_bytes=size, topology=rail, technology=tech, routing=routing, algorithm=alg)
@@ -38,8 +49,10 @@ def main() -> int:
     t0 = time.perf_counter()
     df = agreement_table(list(cases()))
     print(format_table(df))
-    print(f"\n{len(df)} cases in {time.perf_counter() - t0:.1f} s; packet engine {df.packet_wall_s.sum():.1f} s, "
-          f"flow model {df.flow_wall_s.sum():.1f} s")
+    print(
+        f"\n{len(df)} cases in {time.perf_counter() - t0:.1f} s; packet engine {df.packet_wall_s.sum():.1f} s, "
+        f"flow model {df.flow_wall_s.sum():.1f} s"
+    )
     return 0
 
 

@@ -36,14 +36,26 @@ def dumbbell(preset: str, gbps: int, n: int, size: int, seed: int = 1, ecn=(KMIN
     from aifabric.workload.traffic import _table
 
     kmin, kmax, pmax = ecn
-    sc = scenario_from_dict({
-        "name": f"dumbbell-{preset}-{gbps}g", "seed": seed,
-        "topology": {"kind": "star", "hosts": n + 1, "link_rate": f"{gbps}Gbps", "link_delay": "200ns"},
-        "fabric": {"technology": "roce", "mtu": "4096B", "header": "64B", "switch_latency": "600ns",
-                   "switch_buffer": "128000000B", "pfc": {"enabled": True, "mode": "dynamic", "alpha": 0.125},
-                   "ecn": {"enabled": True, "kmin": f"{kmin}B", "kmax": f"{kmax}B", "pmax": pmax},
-                   "congestion_control": "dcqcn", "dcqcn": {"preset": preset, **(over or {})}, "routing": "ecmp"},
-        "sim": {"until": "1s"}})
+    sc = scenario_from_dict(
+        {
+            "name": f"dumbbell-{preset}-{gbps}g",
+            "seed": seed,
+            "topology": {"kind": "star", "hosts": n + 1, "link_rate": f"{gbps}Gbps", "link_delay": "200ns"},
+            "fabric": {
+                "technology": "roce",
+                "mtu": "4096B",
+                "header": "64B",
+                "switch_latency": "600ns",
+                "switch_buffer": "128000000B",
+                "pfc": {"enabled": True, "mode": "dynamic", "alpha": 0.125},
+                "ecn": {"enabled": True, "kmin": f"{kmin}B", "kmax": f"{kmax}B", "pmax": pmax},
+                "congestion_control": "dcqcn",
+                "dcqcn": {"preset": preset, **(over or {})},
+                "routing": "ecmp",
+            },
+            "sim": {"until": "1s"},
+        }
+    )
     topo = from_spec(sc.topology)
     flows = _table(np.arange(1, n + 1), np.zeros(n, dtype=np.int64), size, 0)
     return sc, topo, flows
@@ -91,15 +103,19 @@ def summarize(st, s, gbps: int, n: int, size: int, slice_us: float, tol: float) 
         first_ok_after_bad = bad[-1] + 1 if len(bad) else 0
         if first_ok_after_bad < both.sum():
             conv = float(s["t_us"][first_ok_after_bad] - slice_us)
-    jain = (thr.sum(axis=1) ** 2) / (n * (thr ** 2).sum(axis=1).clip(1e-9))
+    jain = (thr.sum(axis=1) ** 2) / (n * (thr**2).sum(axis=1).clip(1e-9))
     payload_bits = size * 8 * n * (4160 / 4096)
     ideal_us = payload_bits / (gbps * 1e9) * 1e6
     last = st.fl[:, K.FL_DONE_T].max() / 1e6 if not active.any() else float("nan")
     return {
-        "conv_us": conv, "jain": float(jain[both].mean()) if both.any() else float("nan"),
-        "min_rate_gbps": float(s["rate"].min() / 1e9), "cnps_per_flow": float(st.fl[:, K.FL_CNP_RX].mean()),
+        "conv_us": conv,
+        "jain": float(jain[both].mean()) if both.any() else float("nan"),
+        "min_rate_gbps": float(s["rate"].min() / 1e9),
+        "cnps_per_flow": float(st.fl[:, K.FL_CNP_RX].mean()),
         "q_mean_kb": float(s["queue"][both].mean() / 1e3) if both.any() else 0.0,
-        "q_max_kb": float(s["queue"].max() / 1e3), "last_us": last, "maxmin_us": ideal_us,
+        "q_max_kb": float(s["queue"].max() / 1e3),
+        "last_us": last,
+        "maxmin_us": ideal_us,
     }
 
 
@@ -115,9 +131,15 @@ def ring(presets, seeds, over=None) -> None:
         def fab(tb_, mis, duty=None):
             f = orig(tb_, mis, duty)
             if preset != "hpcc":
-                f.update({"ecn": {"enabled": True, "kmin": f"{KMIN}B", "kmax": f"{KMAX}B", "pmax": PMAX},
-                          "congestion_control": "dcqcn", "dcqcn": {"preset": preset, **(over or {})}})
+                f.update(
+                    {
+                        "ecn": {"enabled": True, "kmin": f"{KMIN}B", "kmax": f"{KMAX}B", "pmax": PMAX},
+                        "congestion_control": "dcqcn",
+                        "dcqcn": {"preset": preset, **(over or {})},
+                    }
+                )
             return f
+
         return fab
 
     print("\n| cc | seed | ring step (µs) | ECN marks |")
@@ -149,10 +171,14 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     presets = [p for p in a.presets.split(",") if p]
     over = dict(kv.split("=", 1) for kv in a.set.split(",") if kv)
-    print(f"dumbbell: {a.flows} flows x {a.size / 2**20:g} MiB into one port; ECN {KMIN / 1e3:g} / "
-          f"{KMAX / 1e3:g} KB, Pmax {PMAX:g}; slices of {a.slice_us:g} µs; conv = within ±{a.tol:.0%} of fair; overrides {over or 'none'}\n")
-    print("| preset | Gb/s | conv (µs) | Jain | min rate (Gb/s) | CNPs/flow | queue mean / max (KB) | "
-          "last FCT / max-min (µs) | wall (s) |")
+    print(
+        f"dumbbell: {a.flows} flows x {a.size / 2**20:g} MiB into one port; ECN {KMIN / 1e3:g} / "
+        f"{KMAX / 1e3:g} KB, Pmax {PMAX:g}; slices of {a.slice_us:g} µs; conv = within ±{a.tol:.0%} of fair; overrides {over or 'none'}\n"
+    )
+    print(
+        "| preset | Gb/s | conv (µs) | Jain | min rate (Gb/s) | CNPs/flow | queue mean / max (KB) | "
+        "last FCT / max-min (µs) | wall (s) |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for p in presets:
         for gbps in (int(r) for r in a.rates.split(",")):
@@ -162,17 +188,26 @@ def main(argv=None) -> int:
             st, s = trace(sc, topo, flows, a.slice_us, until)
             r = summarize(st, s, gbps, a.flows, a.size, a.slice_us, a.tol)
             conv = "never" if r["conv_us"] is None else f"{r['conv_us']:.0f}"
-            print(f"| {p} | {gbps} | {conv} | {r['jain']:.3f} | {r['min_rate_gbps']:.3g} | "
-                  f"{r['cnps_per_flow']:.0f} | {r['q_mean_kb']:.0f} / {r['q_max_kb']:.0f} | "
-                  f"{r['last_us']:.0f} / {r['maxmin_us']:.0f} | {time.perf_counter() - t0:.1f} |", flush=True)
+            print(
+                f"| {p} | {gbps} | {conv} | {r['jain']:.3f} | {r['min_rate_gbps']:.3g} | "
+                f"{r['cnps_per_flow']:.0f} | {r['q_mean_kb']:.0f} / {r['q_max_kb']:.0f} | "
+                f"{r['last_us']:.0f} / {r['maxmin_us']:.0f} | {time.perf_counter() - t0:.1f} |",
+                flush=True,
+            )
             if a.trace:
                 for i, t in enumerate(s["t_us"]):
                     thr = s["bytes"][i] * 8 / (a.slice_us * 1e3)
-                    print(f"    t={t:8.1f}  rate " + " ".join(f"{x / 1e9:7.2f}" for x in s["rate"][i])
-                          + "  tgt " + " ".join(f"{x / 1e9:7.2f}" for x in s["target"][i])
-                          + "  alpha " + " ".join(f"{x:5.3f}" for x in s["alpha"][i])
-                          + "  thr " + " ".join(f"{x:7.2f}" for x in thr)
-                          + f"  cnp {s['cnps'][i].tolist()}  q {s['queue'][i] / 1e3:7.1f}KB")
+                    print(
+                        f"    t={t:8.1f}  rate "
+                        + " ".join(f"{x / 1e9:7.2f}" for x in s["rate"][i])
+                        + "  tgt "
+                        + " ".join(f"{x / 1e9:7.2f}" for x in s["target"][i])
+                        + "  alpha "
+                        + " ".join(f"{x:5.3f}" for x in s["alpha"][i])
+                        + "  thr "
+                        + " ".join(f"{x:7.2f}" for x in thr)
+                        + f"  cnp {s['cnps'][i].tolist()}  q {s['queue'][i] / 1e3:7.1f}KB"
+                    )
     if a.ring:
         ring(presets, [int(x) for x in a.seeds.split(",")], over)
     return 0

@@ -24,7 +24,9 @@ def main() -> int:
     from aifabric.topology import from_spec
     from aifabric.workload.traffic import flows_for
 
-    print("| scenario | packet p50 / p99 / max (µs) | flow p50 / p99 / max (µs) | gap at max | packet wall | flow wall |")
+    print(
+        "| scenario | packet p50 / p99 / max (µs) | flow p50 / p99 / max (µs) | gap at max | packet wall | flow wall |"
+    )
     print("|---|---|---|---:|---:|---:|")
     for name in SCENARIOS:
         sc = load_scenario(ROOT / "scenarios" / name)
@@ -37,9 +39,11 @@ def main() -> int:
         q = simulate_flow_scenario(sc, flows=flows, topology=topo)["summary"]
         tq = time.perf_counter() - t0
         gap = q["fct_max_us"] / p["fct_max_us"] - 1
-        print(f"| {name} | {p['fct_p50_us']:.1f} / {p['fct_p99_us']:.1f} / {p['fct_max_us']:.1f} | "
-              f"{q['fct_p50_us']:.1f} / {q['fct_p99_us']:.1f} / {q['fct_max_us']:.1f} | {gap:+.1%} | "
-              f"{tp:.2f} s | {tq:.2f} s |")
+        print(
+            f"| {name} | {p['fct_p50_us']:.1f} / {p['fct_p99_us']:.1f} / {p['fct_max_us']:.1f} | "
+            f"{q['fct_p50_us']:.1f} / {q['fct_p99_us']:.1f} / {q['fct_max_us']:.1f} | {gap:+.1%} | "
+            f"{tp:.2f} s | {tq:.2f} s |"
+        )
     return 0
 
 

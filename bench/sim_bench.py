@@ -26,8 +26,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PEER = ["perm128", "perm128-dcqcn", "incast32", "incast32-ib", "perm1024"]
 TARGETS = {"perm128-dcqcn": 0.6, "incast32": 0.4, "perm1024": 5.0}  # s, 2-core machine (the brief)
-PEER_WALL = {"perm128": "htsim 0.43 s", "perm128-dcqcn": "ns-3 1.70 s", "incast32": "htsim 0.09 s",
-             "incast32-ib": "—", "perm1024": "htsim 11.5 s"}
+PEER_WALL = {
+    "perm128": "htsim 0.43 s",
+    "perm128-dcqcn": "ns-3 1.70 s",
+    "incast32": "htsim 0.09 s",
+    "incast32-ib": "—",
+    "perm1024": "htsim 11.5 s",
+}
 
 SCALING = """name: fat-tree-k{k}-permutation
 seed: 1
@@ -67,10 +72,16 @@ def run_once(scenario: Path) -> dict:
     if p.returncode not in (0, 1):
         raise RuntimeError(f"{scenario}: exit {p.returncode}: {p.stderr[-2000:]}")
     d = json.loads(p.stdout)
-    return {"wall_s": wall, "rss_mib": rss_kb / 1024, "packets": d["engine"]["packets"],
-            "events": d["engine"]["events"], "engine_wall_s": d["engine"]["wall_s"],
-            "fct_p50_us": d["summary"]["fct_p50_us"], "fct_max_us": d["summary"]["fct_max_us"],
-            "pause_frames": d["summary"]["pause_frames"]}
+    return {
+        "wall_s": wall,
+        "rss_mib": rss_kb / 1024,
+        "packets": d["engine"]["packets"],
+        "events": d["engine"]["events"],
+        "engine_wall_s": d["engine"]["wall_s"],
+        "fct_p50_us": d["summary"]["fct_p50_us"],
+        "fct_max_us": d["summary"]["fct_max_us"],
+        "pause_frames": d["summary"]["pause_frames"],
+    }
 
 
 def _gnu_time(text: str, pattern: str) -> float:
@@ -115,18 +126,22 @@ def main(argv=None) -> int:
                 f = Path(tmp) / f"k{k}.yaml"
                 f.write_text(SCALING.format(k=k))
                 r = bench(f, 1 if k == 24 else a.repeat)
-                rows.append((f"fat-tree k={k} permutation ({k ** 3 // 4} hosts)", r))
+                rows.append((f"fat-tree k={k} permutation ({k**3 // 4} hosts)", r))
                 print(json.dumps({"case": f"k{k}", **r}), file=sys.stderr)
     if a.markdown:
-        print("| case | wall (s, median) | peak RSS (MiB) | engine wall (s) | data packets | events | "
-              "data pkts / wall-s | target | peer | load avg |")
+        print(
+            "| case | wall (s, median) | peak RSS (MiB) | engine wall (s) | data packets | events | "
+            "data pkts / wall-s | target | peer | load avg |"
+        )
         print("|---|---|---|---|---|---|---|---|---|---|")
         for name, r in rows:
             tgt = TARGETS.get(name)
-            print(f"| {name} | {r['wall_s']:.2f} ({', '.join(map(str, r['runs_wall_s']))}) | {r['rss_mib']:.0f} | "
-                  f"{r['engine_wall_s']:.2f} | {r['packets']:,} | {r['events']:,} | {r['pkts_per_wall_s']:,.0f} | "
-                  f"{'≤ ' + str(tgt) + ' s' if tgt else '—'} | {PEER_WALL.get(name, '—')} | "
-                  f"{r['load_avg_1min']:.2f} |")
+            print(
+                f"| {name} | {r['wall_s']:.2f} ({', '.join(map(str, r['runs_wall_s']))}) | {r['rss_mib']:.0f} | "
+                f"{r['engine_wall_s']:.2f} | {r['packets']:,} | {r['events']:,} | {r['pkts_per_wall_s']:,.0f} | "
+                f"{'≤ ' + str(tgt) + ' s' if tgt else '—'} | {PEER_WALL.get(name, '—')} | "
+                f"{r['load_avg_1min']:.2f} |"
+            )
     else:
         print(json.dumps(dict(rows), indent=2))
     return 0

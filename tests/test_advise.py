@@ -4,8 +4,8 @@ input moves the recommendation the way the rules say. Runs the full compare pipe
 import pytest
 
 from aifabric.hardware.catalog import load_catalog
-from aifabric.stages.pipeline import compare
 from aifabric.scenario import AdvisorSpec
+from aifabric.stages.pipeline import compare
 
 CAT = load_catalog()
 
@@ -99,7 +99,9 @@ def test_size_moves_recommendation():
     assert rec(gpus=64)["fabric"] != "none"
 
 
-@pytest.mark.parametrize("kw", [dict(gpus=1024), dict(gpus=256, workload="trading"), dict(gpus=64, budget="low")])
+@pytest.mark.parametrize(
+    "kw", [dict(gpus=1024), dict(gpus=256, workload="trading"), dict(gpus=64, budget="low")]
+)
 def test_every_reason_carries_evidence(kw):
     """Every printed reason has at least one evidence value."""
     for r in rec(**kw)["reasons"]:
@@ -107,9 +109,15 @@ def test_every_reason_carries_evidence(kw):
 
 
 EXPECTED = {
-    "rule1-single-node": "none", "rule1-few-nodes-inference": "none", "rule2-budget": "roce-400g",
-    "rule3-thousand-gpu": "roce-400g", "rule4-trading": "infiniband", "rule5-no-expertise-high-budget": "infiniband",
-    "rule5-growth": "roce-400g", "rule6-hybrid": "hybrid", "rule6-storage": "roce-400g",
+    "rule1-single-node": "none",
+    "rule1-few-nodes-inference": "none",
+    "rule2-budget": "roce-400g",
+    "rule3-thousand-gpu": "roce-400g",
+    "rule4-trading": "infiniband",
+    "rule5-no-expertise-high-budget": "infiniband",
+    "rule5-growth": "roce-400g",
+    "rule6-hybrid": "hybrid",
+    "rule6-storage": "roce-400g",
     "rule7-800g": "roce-800g",
 }
 

@@ -27,8 +27,14 @@ def arista(name: str = "leaf-1", role: str = "LeafRouter") -> dict:
     plus DEVICE_METADATA and the 100G PORT entries the rendering leaves to minigraph."""
     cfg = json.loads(ARISTA_QOS.read_text())
     cfg.update(json.loads(ARISTA_BUF.read_text()))
-    cfg["DEVICE_METADATA"] = {"localhost": {"hostname": name, "type": role, "hwsku": "Arista-7260CX3-D96C16",
-                                            "platform": "x86_64-arista_7260cx3_64"}}
+    cfg["DEVICE_METADATA"] = {
+        "localhost": {
+            "hostname": name,
+            "type": role,
+            "hwsku": "Arista-7260CX3-D96C16",
+            "platform": "x86_64-arista_7260cx3_64",
+        }
+    }
     ports = [p for p in cfg["PORT_QOS_MAP"] if p != "global"]
     cfg["PORT"] = {p: {"speed": "100000", "mtu": "9100", "admin_status": "up"} for p in ports}
     return cfg
@@ -102,7 +108,9 @@ def test_known_good_configs_alone_have_no_errors():
 def test_known_good_configs_together_have_no_errors():
     """All real configs at once (Arista split files joined as one switch, with its lookup table)
     give no error: cross-switch rules only compare switches whose DEVICE_METADATA names a role."""
-    r = audit_files([f"{ARISTA_QOS}+{ARISTA_BUF}+{ARISTA_INI}", str(MLNX_4600C), str(SN2700), str(CONFIG_QOS)])
+    r = audit_files(
+        [f"{ARISTA_QOS}+{ARISTA_BUF}+{ARISTA_INI}", str(MLNX_4600C), str(SN2700), str(CONFIG_QOS)]
+    )
     assert r.errors == []
     assert errors(r) == set()
     assert r.devices == ["qos-arista7260-t1", "buffers-mellanox4600c-t1", "sonic", "config_qos"]

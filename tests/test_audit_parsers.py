@@ -51,18 +51,32 @@ def test_three_forms_give_the_same_device(tmp_path):
 
 def test_appl_db_colon_references_and_redis_dump_wrapper():
     """``[BUFFER_PROFILE_TABLE:name]`` (APPL_DB) and redis-dump's {"type","value"} wrapper normalise."""
-    text = json.dumps({"BUFFER_PG|Ethernet0|0": {"type": "hash", "value": {
-        "profile": "[BUFFER_PROFILE_TABLE:ingress_lossy_pg_zero_profile]"}}})
+    text = json.dumps(
+        {
+            "BUFFER_PG|Ethernet0|0": {
+                "type": "hash",
+                "value": {"profile": "[BUFFER_PROFILE_TABLE:ingress_lossy_pg_zero_profile]"},
+            }
+        }
+    )
     tables, probs = parse_config_text(text, "x.json")
     assert probs == [] and tables["BUFFER_PG"]["Ethernet0|0"]["profile"] == "ingress_lossy_pg_zero_profile"
 
 
 def test_port_list_and_range_keys_expand(tmp_path):
     """A key "Ethernet0,Ethernet4|3-4" expands to four (port, PG) entries."""
-    cfg = {"BUFFER_PG": {"Ethernet0,Ethernet4|3-4": {"profile": "p"}},
-           "BUFFER_PROFILE": {"p": {"pool": "x", "size": "0", "xoff": "1", "xon": "0"}}, "BUFFER_POOL": {"x": {}}}
+    cfg = {
+        "BUFFER_PG": {"Ethernet0,Ethernet4|3-4": {"profile": "p"}},
+        "BUFFER_PROFILE": {"p": {"pool": "x", "size": "0", "xoff": "1", "xon": "0"}},
+        "BUFFER_POOL": {"x": {}},
+    }
     devs, _ = load_devices([write(tmp_path, "k.json", cfg)])
-    assert set(devs[0].buffer_pg()) == {("Ethernet0", 3), ("Ethernet0", 4), ("Ethernet4", 3), ("Ethernet4", 4)}
+    assert set(devs[0].buffer_pg()) == {
+        ("Ethernet0", 3),
+        ("Ethernet0", 4),
+        ("Ethernet4", 3),
+        ("Ethernet4", 4),
+    }
 
 
 def test_malformed_json_names_file_and_others_still_audited(tmp_path):
@@ -83,7 +97,8 @@ def test_wrong_field_type_names_table_key_field(tmp_path):
     r = audit_files([p])
     assert [str(e) for e in r.errors] == [
         f"{p}: BUFFER_PROFILE|pg_lossless_100000_300m_profile|xoff: not an integer (got 'lots'); "
-        "allowed: a decimal integer string (bytes, Mb/s, ms or percent)"]
+        "allowed: a decimal integer string (bytes, Mb/s, ms or percent)"
+    ]
 
 
 def test_non_string_field_value_is_reported(tmp_path):
@@ -101,8 +116,10 @@ def test_missing_profile_reference(tmp_path):
     p = write(tmp_path, "t.json", cfg)
     r = audit_files([p])
     assert len(r.errors) == 1
-    assert str(r.errors[0]).startswith(f"{p}: BUFFER_PG|Ethernet0|3-4|profile: references missing BUFFER_PROFILE "
-                                       "'pg_lossless_10000_5m_profile'")
+    assert str(r.errors[0]).startswith(
+        f"{p}: BUFFER_PG|Ethernet0|3-4|profile: references missing BUFFER_PROFILE "
+        "'pg_lossless_10000_5m_profile'"
+    )
 
 
 def test_bad_lookup_ini_names_line(tmp_path):
@@ -134,11 +151,26 @@ def test_real_arista_with_table_audits_clean(tmp_path):
 
 # ---------------------------------------------------------------------------------------------
 # fuzzing
-_json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-                     lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=12), c, max_size=4),
-                     max_leaves=20)
-_tables = st.sampled_from(["PORT", "BUFFER_PROFILE", "BUFFER_PG", "PORT_QOS_MAP", "DSCP_TO_TC_MAP", "PFC_WD",
-                           "WRED_PROFILE", "CABLE_LENGTH", "QUEUE", "BUFFER_POOL", "OTHER"])
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=12), c, max_size=4),
+    max_leaves=20,
+)
+_tables = st.sampled_from(
+    [
+        "PORT",
+        "BUFFER_PROFILE",
+        "BUFFER_PG",
+        "PORT_QOS_MAP",
+        "DSCP_TO_TC_MAP",
+        "PFC_WD",
+        "WRED_PROFILE",
+        "CABLE_LENGTH",
+        "QUEUE",
+        "BUFFER_POOL",
+        "OTHER",
+    ]
+)
 
 
 @FUZZ
@@ -150,8 +182,13 @@ def test_fuzz_any_text_never_raises(text):
 
 
 @FUZZ
-@given(st.dictionaries(st.one_of(_tables, st.builds(lambda t, k: f"{t}|{k}", _tables, st.text(max_size=10))),
-                       st.dictionaries(st.text(max_size=10), _json, max_size=4), max_size=5))
+@given(
+    st.dictionaries(
+        st.one_of(_tables, st.builds(lambda t, k: f"{t}|{k}", _tables, st.text(max_size=10))),
+        st.dictionaries(st.text(max_size=10), _json, max_size=4),
+        max_size=5,
+    )
+)
 def test_fuzz_json_structures_never_raise(data):
     """CONFIG_DB-shaped JSON with random keys, types and values parses or yields clear lines."""
     _tables_out, probs = parse_config_text(json.dumps(data), "f.json")
@@ -163,7 +200,7 @@ def test_fuzz_json_structures_never_raise(data):
 def test_fuzz_damaged_real_file_is_clear_or_parses(tmp_path, cut, n, junk):
     """The real SN2700 file with a slice replaced by junk: audit_files never raises."""
     text = SN2700.read_text()
-    p = write(tmp_path, "d.json", text[:cut] + junk + text[cut + n:])
+    p = write(tmp_path, "d.json", text[:cut] + junk + text[cut + n :])
     r = audit_files([p])
     assert all(str(e).startswith(p) for e in r.errors)
     assert bool(r.errors) or r.devices

@@ -35,7 +35,9 @@ def _one(tmp_path, mutate, cfg=None, ini=ARISTA_INI, **kw):
 
 def test_rule_registry_is_keyed_by_id():
     """RULES maps each rule id to its rule, with a severity and a one-line summary."""
-    assert all(r.id == k and r.severity in ("error", "warning", "info") and r.summary for k, r in RULES.items())
+    assert all(
+        r.id == k and r.severity in ("error", "warning", "info") and r.summary for k, r in RULES.items()
+    )
     assert "pfc-threshold-mismatch" in RULES
 
 
@@ -107,6 +109,7 @@ def test_cnp_not_strict_fires_and_clears(tmp_path):
         for k in c["QUEUE"]:
             if k.endswith("|7"):
                 c["QUEUE"][k]["scheduler"] = "scheduler.cnp"
+
     assert not [f for f in _one(tmp_path, strict).findings if f.rule == "cnp-not-strict"]
 
 
@@ -116,15 +119,21 @@ def test_pfc_threshold_mismatch_two_batches(tmp_path):
     a, b = sn2700("leaf-a"), sn2700("leaf-b")
     b["BUFFER_PROFILE|pg_lossless_100000_300m_profile"]["xoff"] = "60416"
     r = audit_cfgs(tmp_path, {"a": a, "b": b, "c": sn2700("leaf-c")})
-    assert errors(r) == {("pfc-threshold-mismatch", "leaf-b", "BUFFER_PROFILE|pg_lossless_100000_300m_profile")}
+    assert errors(r) == {
+        ("pfc-threshold-mismatch", "leaf-b", "BUFFER_PROFILE|pg_lossless_100000_300m_profile")
+    }
     f = next(f for f in r.findings if f.rule == "pfc-threshold-mismatch")
     assert "spread 18432" in f.evidence["xoff"]
 
 
 def test_headroom_below_physical_minimum(tmp_path):
     """SN2700 100G/300m xoff cut to 40960 B, below cable round trip + 2 MTU → headroom-too-small."""
-    r = _one(tmp_path, lambda c: c["BUFFER_PROFILE|pg_lossless_100000_300m_profile"].update(xoff="40960"),
-             cfg=sn2700("leaf-a"), ini=None)
+    r = _one(
+        tmp_path,
+        lambda c: c["BUFFER_PROFILE|pg_lossless_100000_300m_profile"].update(xoff="40960"),
+        cfg=sn2700("leaf-a"),
+        ini=None,
+    )
     # SN2700 has no PORT_QOS_MAP: give the real pfc_enable "3,4" that its BUFFER_PG implies
     assert errors(r) == set()  # without PORT_QOS_MAP no port is known lossless
     cfg = sn2700("leaf-a")
@@ -165,11 +174,13 @@ def test_pg_lookup_missing(tmp_path):
 @pytest.mark.parametrize("how", ["missing", "0m"])
 def test_cable_length_missing(tmp_path, how):
     """A lossless port without a cable length (or with 0m) → cable-length-missing on CABLE_LENGTH|AZURE."""
+
     def mutate(c):
         if how == "missing":
             del c["CABLE_LENGTH"]["AZURE"]["Ethernet0"]
         else:
             c["CABLE_LENGTH"]["AZURE"]["Ethernet0"] = "0m"
+
     r = _one(tmp_path, mutate)
     assert errors(r) == {("cable-length-missing", "leaf-1", "CABLE_LENGTH|AZURE")}
     assert next(f for f in r.findings if f.rule == "cable-length-missing").evidence["ports"] == "Ethernet0"
@@ -234,15 +245,20 @@ def test_pfcwd_values_from_sonic_mgmt(tmp_path, case):
     pfcwd-action warning; out-of-range or bad action → pfcwd-invalid; non-numeric → bad input."""
     v = PFCWD_CASES[case]
     cfg = generated()
-    cfg["PFC_WD"]["Ethernet0"].update(action=v["pfc_wd_action"], detection_time=str(v["pfc_wd_detection_time"]),
-                                      restoration_time=str(v["pfc_wd_restoration_time"]))
+    cfg["PFC_WD"]["Ethernet0"].update(
+        action=v["pfc_wd_action"],
+        detection_time=str(v["pfc_wd_detection_time"]),
+        restoration_time=str(v["pfc_wd_restoration_time"]),
+    )
     r = audit_cfgs(tmp_path, {"a": cfg})
     if case in ("pfc_wd_invalid_detect_time", "pfc_wd_invalid_restore_time"):
         assert r.devices == [] and len(r.errors) == 1
         assert "PFC_WD|Ethernet0|" in str(r.errors[0]) and "a.json" in str(r.errors[0])
     elif case == "pfc_wd_fwd_action":
         assert errors(r) == set()
-        assert [(f.rule, f.object) for f in r.findings if f.severity == "warning"] == [("pfcwd-action", "PFC_WD|Ethernet0")]
+        assert [(f.rule, f.object) for f in r.findings if f.severity == "warning"] == [
+            ("pfcwd-action", "PFC_WD|Ethernet0")
+        ]
     else:
         assert errors(r) == {("pfcwd-invalid", "leaf-1", "PFC_WD|Ethernet0")}
 
@@ -259,7 +275,11 @@ def test_mtu_mismatch_across_link(tmp_path):
 def test_buffer_pool_oversubscribed(tmp_path):
     """SN2700 ingress_lossless_pool shrunk to 1 MB: 64 lossless PGs reserve 1.2 MB and the 2.1 MB
     shared headroom pool no longer fits → buffer-pool-oversubscribed on that pool."""
-    r = _one(tmp_path, lambda c: c["BUFFER_POOL|ingress_lossless_pool"].update(size="1000000"),
-             cfg=sn2700("leaf-a"), ini=None)
+    r = _one(
+        tmp_path,
+        lambda c: c["BUFFER_POOL|ingress_lossless_pool"].update(size="1000000"),
+        cfg=sn2700("leaf-a"),
+        ini=None,
+    )
     assert errors(r) == {("buffer-pool-oversubscribed", "leaf-a", "BUFFER_POOL|ingress_lossless_pool")}
     assert len([f for f in r.findings if f.rule == "buffer-pool-oversubscribed"]) == 2

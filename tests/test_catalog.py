@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from aifabric.errors import InputError
 from aifabric.hardware.catalog import (
     CONFIDENCES,
     KINDS,
@@ -17,13 +18,20 @@ from aifabric.hardware.catalog import (
     load_catalog,
     load_defaults,
 )
-from aifabric.errors import InputError
 
 REQUIRED_IDS = {
     "switch": {"qm9700", "qm9790", "q3400", "sn5600", "tomahawk5", "tomahawk4", "jericho3-ai"},
     "nic": {"cx7-ib", "cx7-eth", "cx8-ib", "cx8-eth", "bf3"},
-    "optic": {"osfp-800g-2xsr4", "osfp-800g-2xdr4", "osfp-800g-2xfr4", "osfp-400g-sr4", "osfp-400g-dr4",
-              "qsfp112-400g-sr4", "osfp-800g-dr8", "osfp-800g-dr4"},
+    "optic": {
+        "osfp-800g-2xsr4",
+        "osfp-800g-2xdr4",
+        "osfp-800g-2xfr4",
+        "osfp-400g-sr4",
+        "osfp-400g-dr4",
+        "qsfp112-400g-sr4",
+        "osfp-800g-dr8",
+        "osfp-800g-dr4",
+    },
     "cable": {"dac-passive-400g", "dac-passive-800g", "aoc-400g", "fiber-mmf-mpo", "fiber-smf-mpo"},
     "gpu": {"h100", "h200", "b200"},
 }
@@ -148,7 +156,12 @@ def test_gpu_numbers_match_the_facts(catalog):
     """GPU dense BF16 TFLOPS, HBM and NVLink per direction match hardware-facts §H."""
     h100, h200, b200 = (catalog.get("gpu", g) for g in ("h100", "h200", "b200"))
     assert h100.bf16_tflops == 989.4 and h100.fp8_tflops == 1978.9
-    assert (h100.hbm_gbytes, h100.hbm_tbytes_per_s, h100.nvlink_gbytes_per_s, h100.tdp_w) == (80, 3.35, 450, 700)
+    assert (h100.hbm_gbytes, h100.hbm_tbytes_per_s, h100.nvlink_gbytes_per_s, h100.tdp_w) == (
+        80,
+        3.35,
+        450,
+        700,
+    )
     assert h200.bf16_tflops == 989 and h200.hbm_gbytes == 141
     assert b200.bf16_tflops == 2250 and b200.nvlink_gbytes_per_s == 900 and b200.tdp_w == 1000
     assert all(g.gpus_per_node == 8 for g in (h100, h200, b200))
@@ -227,14 +240,18 @@ def test_override_updates_price_and_marks_it_user(tmp_path):
 
 def test_override_keeps_a_user_given_source(tmp_path):
     """A user price with its own price_source keeps that source."""
-    path = _write(tmp_path, 'switches:\n  - {id: qm9700, price_usd: 30000, price_source: "our quote 2026-11"}\n')
+    path = _write(
+        tmp_path, 'switches:\n  - {id: qm9700, price_usd: 30000, price_source: "our quote 2026-11"}\n'
+    )
     qm = load_catalog(path).get("switch", "qm9700")
     assert qm.price_source == "our quote 2026-11" and qm.price_confidence == "user"
 
 
 def test_override_adds_new_records_and_sources(tmp_path):
     """An unknown id with all required fields is added; user sources join the source list."""
-    path = _write(tmp_path, """
+    path = _write(
+        tmp_path,
+        """
 sources: {Q1: "vendor quote 2026-11"}
 nics:
   - id: my-nic
@@ -245,7 +262,8 @@ nics:
     power_w: 20
     price_usd: 900
     price_source: Q1
-""")
+""",
+    )
     cat = load_catalog(path)
     nic = cat.get("nic", "my-nic")
     assert nic.price_usd == 900 and nic.confidence == "user"
@@ -273,8 +291,11 @@ BAD_OVERRIDES = [
     ("switches:\n  - {id: qm9700, price_usd: cheap}\n", "switches[qm9700].price_usd", "a number"),
     ("switches:\n  - {id: qm9700, pricee_usd: 1}\n", "switches[qm9700].pricee_usd", "price_usd"),
     ("switches:\n  - {id: qm9700, technology: myrinet}\n", "switches[qm9700].technology", "infiniband"),
-    ("switches:\n  - {id: qm9700, port_modes: [{ports: 128, speed: 200}]}\n",
-     "switches[qm9700].port_modes[0]", "rate_gbps"),
+    (
+        "switches:\n  - {id: qm9700, port_modes: [{ports: 128, speed: 200}]}\n",
+        "switches[qm9700].port_modes[0]",
+        "rate_gbps",
+    ),
     ("routers:\n  - {id: x}\n", "routers", "switches"),
     ("switches:\n  - {id: new-switch, name: X}\n", "switches[new-switch].", "required for a new record"),
     ("switches:\n  - {price_usd: 1}\n", "switches[0].id", "lowercase id"),

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from aifabric.hardware.catalog import default_value
 from aifabric.errors import InputError
+from aifabric.hardware.catalog import default_value
 from aifabric.topology import leaf_spine, rail_optimized
 from aifabric.workload.collectives import (
     OPS,
@@ -83,8 +83,16 @@ def test_busbw_grows_monotonically_from_latency_to_bandwidth_bound(flat16):
     assert bw[0] < 0.01 and bw[-1] == pytest.approx(payload_rate_gbps(), rel=0.02)
 
 
-@pytest.mark.parametrize("op, per_rank", [("all-reduce", 2 * 15 / 16), ("reduce-scatter", 15 / 16),
-                                          ("all-gather", 15 / 16), ("all-to-all", 15 / 16), ("broadcast", 1.0)])
+@pytest.mark.parametrize(
+    "op, per_rank",
+    [
+        ("all-reduce", 2 * 15 / 16),
+        ("reduce-scatter", 15 / 16),
+        ("all-gather", 15 / 16),
+        ("all-to-all", 15 / 16),
+        ("broadcast", 1.0),
+    ],
+)
 def test_bytes_on_the_wire_per_rank(flat16, op, per_rank):
     """Payload each rank's NIC sends: ring all-reduce 2(n−1)/n·S, reduce-scatter / all-gather /
     all-to-all (n−1)/n·S, broadcast S (chain: every rank but the last forwards S)."""
@@ -161,8 +169,9 @@ def test_sharp_moves_each_shard_once():
     single-GPU servers the network time drops by 2·15/16 = 1.875×; RoCE rejects it."""
     topo = leaf_spine(4, 4, 4, R400, 10**6)
     ring = run_collective("all-reduce", GIB, topo, engine="analytic", nccl_latency=False, protocol="simple")
-    sharp = run_collective("all-reduce", GIB, topo, engine="analytic", sharp=True, technology="infiniband",
-                           nccl_latency=False)
+    sharp = run_collective(
+        "all-reduce", GIB, topo, engine="analytic", sharp=True, technology="infiniband", nccl_latency=False
+    )
     assert sharp.network_bytes_per_rank == pytest.approx(GIB)
     assert ring.network_time_s / sharp.network_time_s == pytest.approx(1.875, rel=1e-3)
     with pytest.raises(InputError):
@@ -237,8 +246,11 @@ def test_double_binary_tree_is_nccls_for_2_to_64_ranks():
             up, d0, d1 = _nccl_btree_ref(n, r)
             assert par0.get(r, -1) == up, (n, r)
             assert k0[r] == sorted(x for x in (d0, d1) if x >= 0), (n, r)
-        moved = ({(n - 1 - c, n - 1 - p) for c, p in e0} if n % 2 == 0
-                 else {((c + 1) % n, (p + 1) % n) for c, p in e0})
+        moved = (
+            {(n - 1 - c, n - 1 - p) for c, p in e0}
+            if n % 2 == 0
+            else {((c + 1) % n, (p + 1) % n) for c, p in e0}
+        )
         assert set(e1) == moved, n
         int0 = {r for r in range(n) if k0[r]}
         int1 = {r for r in range(n) if k1[r]}
@@ -269,7 +281,9 @@ def test_tree_all_reduce_bytes_per_nic(servers, algorithm):
     topo = rail_optimized(8 * servers, R400)
     hi = np.full(topo.num_nodes, -1)
     hi[topo.hosts] = np.arange(len(topo.hosts))
-    (net,) = [st for st in collective_flows("all-reduce", s, topo, algorithm=algorithm) if st.domain == "network"]
+    (net,) = [
+        st for st in collective_flows("all-reduce", s, topo, algorithm=algorithm) if st.domain == "network"
+    ]
     tx, rx = net.host_bytes(len(topo.hosts), hi)
     lay_hosts = rank_layout(topo).hosts  # (servers, 8): row = server, column = rail
     per_server_tx = tx[hi[lay_hosts]] / shard
@@ -306,10 +320,12 @@ def test_network_timer_replaces_the_network_step_timing(flat16, case):
     term (and its physical latency) doubles ``network_time_s``, leaves the latency and NVLink terms
     alone, gives ``time_s = latency + max(2 × network, nvlink)``, labels ``model``; it is called
     once per network step, in order, and not by the tuner (protocol auto weighs 3 protocols)."""
-    topo, op, algo = {"rail16-ring": (rail_optimized(16, 100 * 10**9), "all-reduce", "ring"),
-                      "rail16-all-to-all": (rail_optimized(16, 100 * 10**9), "all-to-all", "ring"),
-                      "flat16-tree": (flat16, "all-reduce", "tree"),
-                      "flat16-all-to-all": (flat16, "all-to-all", "ring")}[case]
+    topo, op, algo = {
+        "rail16-ring": (rail_optimized(16, 100 * 10**9), "all-reduce", "ring"),
+        "rail16-all-to-all": (rail_optimized(16, 100 * 10**9), "all-to-all", "ring"),
+        "flat16-tree": (flat16, "all-reduce", "tree"),
+        "flat16-all-to-all": (flat16, "all-to-all", "ring"),
+    }[case]
     size = 256 * 2**20
     steps = collective_flows(op, size, topo, algorithm=algo)
     net = [s for s in steps if s.domain == "network"]
@@ -321,7 +337,9 @@ def test_network_timer_replaces_the_network_step_timing(flat16, case):
     def twice_flow(step, proto_eff):
         calls.append(step)
         assert proto_eff == 1.0
-        one = run_collective(op, size, topo, engine="flow", protocol="simple", nccl_latency=False, steps=[step])
+        one = run_collective(
+            op, size, topo, engine="flow", protocol="simple", nccl_latency=False, steps=[step]
+        )
         return 2 * one.network_time_s / step.repeat, one.latency_s / step.repeat, "2x max-min"
 
     r = run_collective(op, size, topo, network_timer=twice_flow, **kw)
@@ -330,11 +348,15 @@ def test_network_timer_replaces_the_network_step_timing(flat16, case):
     assert r.network_time_s == pytest.approx(2 * ref.network_time_s, rel=1e-12)
     assert r.latency_s == pytest.approx(ref.latency_s, rel=1e-12)
     assert r.nvlink_time_s == ref.nvlink_time_s
-    assert r.time_s == pytest.approx(ref.latency_s + max(2 * ref.network_time_s, ref.nvlink_time_s), rel=1e-12)
+    assert r.time_s == pytest.approx(
+        ref.latency_s + max(2 * ref.network_time_s, ref.nvlink_time_s), rel=1e-12
+    )
     assert r.time_s > 1.5 * ref.time_s  # network-bound here: the doubled step time shows
     assert r.busbw_gbps == pytest.approx(r.algbw_gbps * busbw_factor(op, r.ranks))
     # the timer stands in for either engine; without it, nothing changed
-    a = run_collective(op, size, topo, engine="analytic", algorithm=algo, steps=steps, network_timer=twice_flow)
+    a = run_collective(
+        op, size, topo, engine="analytic", algorithm=algo, steps=steps, network_timer=twice_flow
+    )
     assert a.model == "2x max-min" and a.time_s == pytest.approx(r.time_s, rel=1e-12)
     assert run_collective(op, size, topo, **kw).time_s == ref.time_s
 
@@ -348,7 +370,9 @@ def test_nccl_table_has_the_nccl_tests_columns(flat16):
     assert "# Avg bus bandwidth" in text
     rows = [ln.split() for ln in text.splitlines() if not ln.startswith("#")]
     assert len(rows) == len(df)
-    assert int(rows[-1][0]) == 2**20 and float(rows[-1][7]) == pytest.approx(df["busbw_gbps"].iloc[-1], abs=0.01)
+    assert int(rows[-1][0]) == 2**20 and float(rows[-1][7]) == pytest.approx(
+        df["busbw_gbps"].iloc[-1], abs=0.01
+    )
 
 
 def test_bad_inputs_are_one_line_errors(flat16):
@@ -431,8 +455,9 @@ def test_nvls_tree_network_carries_one_shard_per_rail():
     ring4 = run_collective("all-reduce", s, topo4, engine="analytic", algorithm="ring")
     assert t4.network_bytes_per_rank == pytest.approx(2 * s / 8)
     assert ring4.network_bytes_per_rank == pytest.approx(2 * 3 / 4 * s / 8)
-    sh = run_collective("all-reduce", s, topo4, engine="analytic", algorithm="nvls", sharp=True,
-                        technology="infiniband")
+    sh = run_collective(
+        "all-reduce", s, topo4, engine="analytic", algorithm="nvls", sharp=True, technology="infiniband"
+    )
     assert sh.algorithm == "nvls+sharp" and sh.network_bytes_per_rank == pytest.approx(s / 8)
 
 
@@ -452,16 +477,28 @@ def test_nvls_latency_is_nccls_constants():
     """NCCL's NVLS latency model (tuning.cc, hardware-facts §D): base 0; NVLS = NVLink 25 µs (+ net
     18 µs with SHARP across servers); NVLSTree = 25 + 2·log2(N) × 20.9 µs."""
     c = nccl_constants()
-    nvl, net_t, net_s = c["nvlink"]["nvls"]["simple"], c["net"]["nvls-tree"]["simple"], c["net"]["nvls"]["simple"]
+    nvl, net_t, net_s = (
+        c["nvlink"]["nvls"]["simple"],
+        c["net"]["nvls-tree"]["simple"],
+        c["net"]["nvls"]["simple"],
+    )
     assert (nvl, net_t, net_s) == (25.0, 20.9, 18.0)
     one = run_collective("all-reduce", 8, rail_optimized(8, R400), engine="analytic", algorithm="nvls")
     assert one.latency_s * 1e6 == pytest.approx(nvl)
     for servers in (2, 4, 8):
-        r = run_collective("all-reduce", 8, rail_optimized(8 * servers, R400), engine="analytic",
-                           algorithm="nvls-tree")
+        r = run_collective(
+            "all-reduce", 8, rail_optimized(8 * servers, R400), engine="analytic", algorithm="nvls-tree"
+        )
         assert r.latency_s * 1e6 == pytest.approx(nvl + 2 * np.log2(servers) * net_t), servers
-    sh = run_collective("all-reduce", 8, rail_optimized(32, R400), engine="analytic", algorithm="nvls", sharp=True,
-                        technology="infiniband")
+    sh = run_collective(
+        "all-reduce",
+        8,
+        rail_optimized(32, R400),
+        engine="analytic",
+        algorithm="nvls",
+        sharp=True,
+        technology="infiniband",
+    )
     assert sh.latency_s * 1e6 == pytest.approx(nvl + net_s)
 
 
@@ -477,7 +514,9 @@ def test_nvls_rate_calibrated_on_h100_and_scaled_for_others():
     assert nvlink_busbw_gbps("all-reduce", "h100", 8) == (pytest.approx(480), "nvls")
     assert nvlink_busbw_gbps("all-gather", "h100", 8) == (pytest.approx(370.8), "ring")
     assert nvlink_busbw_gbps("all-reduce", "h100", 4)[1] == "ring"  # 2·3/5 × 308.6 = 370.3 < 370.8
-    b = run_collective("all-reduce", S8G, rail_optimized(8, R400), engine="analytic", algorithm="nvls", gpu="b200")
+    b = run_collective(
+        "all-reduce", S8G, rail_optimized(8, R400), engine="analytic", algorithm="nvls", gpu="b200"
+    )
     assert any("estimate" in n for n in b.notes)
     assert b.busbw_gbps == pytest.approx(nvls_allreduce_busbw(b200.gbytes_per_s, 8), rel=0.01)
 
@@ -490,10 +529,15 @@ def test_auto_picks_nvls_where_nccl_does():
     small = run_collective("all-reduce", 8, one, engine="analytic", algorithm="auto")
     assert (small.algorithm, small.protocol) == ("ring", "ll")
     assert run_collective("all-reduce", GIB, one, engine="analytic", algorithm="auto").algorithm == "nvls"
-    two = run_collective("all-reduce", 16 * GIB, rail_optimized(16, R400), engine="analytic", algorithm="auto")
+    two = run_collective(
+        "all-reduce", 16 * GIB, rail_optimized(16, R400), engine="analytic", algorithm="auto"
+    )
     assert two.algorithm == "nvls-tree" and any("auto" in n for n in two.notes)
     flat = leaf_spine(4, 4, 4, R400, 10**6)
-    assert run_collective("all-reduce", GIB, flat, engine="analytic", algorithm="auto").algorithm in ("ring", "tree")
+    assert run_collective("all-reduce", GIB, flat, engine="analytic", algorithm="auto").algorithm in (
+        "ring",
+        "tree",
+    )
     assert run_collective("all-to-all", GIB, one, engine="analytic", algorithm="auto").algorithm == "ring"
 
 
@@ -502,11 +546,18 @@ def test_nvls_rejections_are_one_line_errors():
     only and multi-server only, multi-server NVLS only with SHARP, Simple protocol only, NVSwitch
     GPUs of Hopper or later, ≥ 2 GPUs per server; the error lists what is allowed."""
     one, two = rail_optimized(8, R400), rail_optimized(16, R400)
-    cases = [("all-to-all", one, "nvls", {}), ("broadcast", one, "nvls", {}), ("all-gather", two, "nvls-tree", {}),
-             ("all-reduce", one, "nvls-tree", {}), ("all-reduce", two, "nvls", {}),
-             ("reduce-scatter", two, "nvls", {}), ("all-reduce", one, "nvls", {"protocol": "ll"}),
-             ("all-reduce", one, "nvls", {"gpu": "a100"}), ("all-reduce", one, "nvls", {"gpus_per_node": 1}),
-             ("all-reduce", two, "nvls-tree", {"sharp": True, "technology": "infiniband"})]
+    cases = [
+        ("all-to-all", one, "nvls", {}),
+        ("broadcast", one, "nvls", {}),
+        ("all-gather", two, "nvls-tree", {}),
+        ("all-reduce", one, "nvls-tree", {}),
+        ("all-reduce", two, "nvls", {}),
+        ("reduce-scatter", two, "nvls", {}),
+        ("all-reduce", one, "nvls", {"protocol": "ll"}),
+        ("all-reduce", one, "nvls", {"gpu": "a100"}),
+        ("all-reduce", one, "nvls", {"gpus_per_node": 1}),
+        ("all-reduce", two, "nvls-tree", {"sharp": True, "technology": "infiniband"}),
+    ]
     for op, topo, algo, kw in cases:
         with pytest.raises(InputError) as err:
             run_collective(op, GIB, topo, engine="analytic", algorithm=algo, **kw)

@@ -5,11 +5,11 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from aifabric.hardware.catalog import load_catalog
 from aifabric.cli import app
-from aifabric.stages.pipeline import FabricComm, compare
+from aifabric.hardware.catalog import load_catalog
 from aifabric.report.html import CHART_IDS, render_report
 from aifabric.scenario import AdvisorSpec
+from aifabric.stages.pipeline import FabricComm, compare
 
 runner = CliRunner()
 
@@ -100,17 +100,20 @@ def test_scenario_advisor_section(tmp_path):
     assert json.loads(r.stdout)["recommendation"]["fabric"] == "roce-400g"
 
 
-@pytest.mark.parametrize(("args", "needle"), [
-    (["--gpus", "1030"], "--gpus"),
-    (["--gpu", "a100"], "--gpu"),
-    (["--model", "llama9"], "llama3-70b"),
-    (["--workload", "gaming"], "--workload"),
-    (["--workload", "inference", "--model", "llama3-8b"], "--model"),
-    (["--team-expertise", "guru"], "--team-expertise"),
-    (["--mfu", "1.5"], "--mfu"),
-    (["--report", "/nonexistent/dir/r.html"], "--report"),
-    (["/nonexistent.yaml"], "cannot read scenario file"),
-])
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--gpus", "1030"], "--gpus"),
+        (["--gpu", "a100"], "--gpu"),
+        (["--model", "llama9"], "llama3-70b"),
+        (["--workload", "gaming"], "--workload"),
+        (["--workload", "inference", "--model", "llama3-8b"], "--model"),
+        (["--team-expertise", "guru"], "--team-expertise"),
+        (["--mfu", "1.5"], "--mfu"),
+        (["--report", "/nonexistent/dir/r.html"], "--report"),
+        (["/nonexistent.yaml"], "cannot read scenario file"),
+    ],
+)
 def test_bad_input(args, needle):
     """Unknown model or GPU, contradictory flags, bad files: one clear line, exit 2."""
     r = runner.invoke(app, ["compare", *args])
@@ -143,11 +146,17 @@ def test_collective_command_nccl_table():
     assert "# Avg bus bandwidth" in r.output
 
 
-@pytest.mark.parametrize(("args", "needle"), [
-    (["gather"], "OP"), (["all-reduce", "--technology", "fc"], "--technology"),
-    (["all-reduce", "--technology", "roce", "--sharp"], "SHARP"), (["all-reduce", "--max-bytes", "x"], "--min-bytes"),
-    (["all-reduce", "--algorithm", "nvls"], "--algorithm"), (["all-reduce", "--algorithm", "pat"], "--algorithm"),
-])
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["gather"], "OP"),
+        (["all-reduce", "--technology", "fc"], "--technology"),
+        (["all-reduce", "--technology", "roce", "--sharp"], "SHARP"),
+        (["all-reduce", "--max-bytes", "x"], "--min-bytes"),
+        (["all-reduce", "--algorithm", "nvls"], "--algorithm"),
+        (["all-reduce", "--algorithm", "pat"], "--algorithm"),
+    ],
+)
 def test_collective_command_bad_input(args, needle):
     """Unknown collectives, technologies, SHARP on RoCE and bad sizes: one line, exit 2."""
     r = runner.invoke(app, ["collective", *args])
@@ -169,10 +178,14 @@ def test_adaptive_routing_off_is_a_computed_risk():
     iteration slowdown with the flow model's ECMP measurements × the team's misconfiguration
     probability (50 % for no expertise). MoE all-to-all across nodes makes it large; it enters the
     advisor's reasons."""
-    r = compare(AdvisorSpec(gpus=2048, model="deepseek-moe", roce_routing="adaptive", team_expertise="none"),
-                load_catalog())
+    r = compare(
+        AdvisorSpec(gpus=2048, model="deepseek-moe", roce_routing="adaptive", team_expertise="none"),
+        load_catalog(),
+    )
     risk = r["fabrics"][1]["risk"]["adaptive-routing-off"]
     assert 0.05 < risk < 0.5
-    assert any(x["rule"] == "5" and "no RDMA tuning expertise" in x["text"] for x in r["recommendation"]["reasons"])
+    assert any(
+        x["rule"] == "5" and "no RDMA tuning expertise" in x["text"] for x in r["recommendation"]["reasons"]
+    )
     ecmp_plan = compare(AdvisorSpec(gpus=2048, model="deepseek-moe"), load_catalog())
     assert "adaptive-routing-off" not in ecmp_plan["fabrics"][1]["risk"]  # an ECMP plan has no AR to lose

@@ -26,7 +26,9 @@ def test_lone_flow_fct_is_closed_form():
     from aifabric.topology import star
 
     topo = star(2, G100, 10**6)
-    df = simulate_flows(topo, {"src": [0], "dst": [1], "size_bytes": [10**6]}, header_bytes=64, mtu_bytes=4000)
+    df = simulate_flows(
+        topo, {"src": [0], "dst": [1], "size_bytes": [10**6]}, header_bytes=64, mtu_bytes=4000
+    )
     wire = 10**6 + 250 * 64
     first = 4064
     expect_us = 2.0 + 2 * first * 8 / G100 * 1e6 + (wire - first) * 8 / G100 * 1e6
@@ -41,7 +43,9 @@ def test_shared_bottleneck_small_flow_leaves_early():
     from aifabric.topology import star
 
     topo = star(3, G100, 0)
-    df = simulate_flows(topo, {"src": [0, 1], "dst": [2, 2], "size_bytes": [10**6, 2 * 10**6]}, header_bytes=0)
+    df = simulate_flows(
+        topo, {"src": [0, 1], "dst": [2, 2], "size_bytes": [10**6, 2 * 10**6]}, header_bytes=0
+    )
     b = G100 / 8
     assert df["fct_us"].iloc[0] == pytest.approx(2 * 1e6 / b * 1e6, rel=1e-3)
     assert df["fct_us"].iloc[1] == pytest.approx(3 * 1e6 / b * 1e6, rel=1e-3)
@@ -54,8 +58,11 @@ def test_late_arrival_shares_from_its_start():
 
     topo = star(3, G100, 0)
     t_alone = 1e6 * 8 / G100 * 1e6
-    df = simulate_flows(topo, {"src": [0, 1], "dst": [2, 2], "size_bytes": [10**6, 10**6],
-                               "start_us": [0.0, t_alone / 2]}, header_bytes=0)
+    df = simulate_flows(
+        topo,
+        {"src": [0, 1], "dst": [2, 2], "size_bytes": [10**6, 10**6], "start_us": [0.0, t_alone / 2]},
+        header_bytes=0,
+    )
     assert df["fct_us"].iloc[0] == pytest.approx(1.5 * t_alone, rel=1e-3)
 
 
@@ -66,7 +73,9 @@ def test_vectorised_hash_is_bit_identical():
     sp, nodes = rng.integers(0, 65536, 50), rng.integers(0, 10**5, 50)
     v = ecmp_hashes(s, d, sp, 4791, 17, switch_salts(7, nodes))
     for i in range(50):
-        assert int(v[i]) == ecmp_hash(int(s[i]), int(d[i]), int(sp[i]), 4791, 17, switch_salt(7, int(nodes[i])))
+        assert int(v[i]) == ecmp_hash(
+            int(s[i]), int(d[i]), int(sp[i]), 4791, 17, switch_salt(7, int(nodes[i]))
+        )
 
 
 @pytest.mark.parametrize("routing", ["ecmp", "static"])
@@ -84,18 +93,22 @@ def test_paths_match_next_hop_tables(routing, build):
     sport = flow_sport(np.arange(len(src)))
     paths = PathModel(topo).route(src, dst, routing=routing, seed=3, sport=sport)
     for i in range(len(src)):
+
         def choose(node, opts, i=i):
             if routing == "ecmp":
                 h = ecmp_hash(int(src[i]), int(dst[i]), int(sport[i]), 4791, 17, switch_salt(3, node))
                 return opts[h % len(opts)]
             return lft[node, nh.host_index[dst[i]]]
-        assert [x // 2 for x in paths[i] if x >= 0] == path_of(topo, nh, int(src[i]), int(dst[i]), choose=choose)
+
+        assert [x // 2 for x in paths[i] if x >= 0] == path_of(
+            topo, nh, int(src[i]), int(dst[i]), choose=choose
+        )
 
 
 def _leaf_to_leaf(k=16):
     topo = leaf_spine(2, k, k, G100, 10**6)
     hosts = topo.hosts
-    return topo, hosts[:k], hosts[k:2 * k]
+    return topo, hosts[:k], hosts[k : 2 * k]
 
 
 def test_ecmp_collisions_follow_balls_into_bins():
@@ -111,7 +124,9 @@ def test_ecmp_collisions_follow_balls_into_bins():
         up = p[:, 1] // 2  # leaf → spine link
         empties.append(1 - len(np.unique(up)) / k)
     assert np.mean(empties) == pytest.approx((1 - 1 / k) ** k, abs=0.03)
-    df = simulate_flows(topo, {"src": src, "dst": dst, "size_bytes": np.full(k, 10**7)}, seed=5, header_bytes=0)
+    df = simulate_flows(
+        topo, {"src": src, "dst": dst, "size_bytes": np.full(k, 10**7)}, seed=5, header_bytes=0
+    )
     p = pm.route(src, dst, routing="ecmp", seed=5)
     up = p[:, 1] // 2
     count = np.array([np.sum(up == u) for u in up])
@@ -150,14 +165,39 @@ def test_flow_scenario_json_shape():
     from aifabric.flow import simulate_flow_scenario
     from aifabric.scenario import scenario_from_dict
 
-    sc = scenario_from_dict({"name": "perm16", "topology": {"kind": "leaf-spine", "leaves": 4, "spines": 4,
-                                                            "hosts_per_leaf": 4, "link_rate": "100Gbps",
-                                                            "link_delay": "1us"},
-                             "workload": {"kind": "permutation", "flow_size": "1MB"}, "sim": {"mode": "flow"}})
+    sc = scenario_from_dict(
+        {
+            "name": "perm16",
+            "topology": {
+                "kind": "leaf-spine",
+                "leaves": 4,
+                "spines": 4,
+                "hosts_per_leaf": 4,
+                "link_rate": "100Gbps",
+                "link_delay": "1us",
+            },
+            "workload": {"kind": "permutation", "flow_size": "1MB"},
+            "sim": {"mode": "flow"},
+        }
+    )
     out = simulate_flow_scenario(sc)
-    keys = {"flows", "completed_flows", "fct_p50_us", "fct_p99_us", "fct_max_us", "slowdown_p50", "slowdown_p99",
-            "goodput_gbps", "jain_fairness", "drops", "pause_frames", "pause_time_us", "ecn_marks",
-            "max_queue_bytes", "deadlock"}
+    keys = {
+        "flows",
+        "completed_flows",
+        "fct_p50_us",
+        "fct_p99_us",
+        "fct_max_us",
+        "slowdown_p50",
+        "slowdown_p99",
+        "goodput_gbps",
+        "jain_fairness",
+        "drops",
+        "pause_frames",
+        "pause_time_us",
+        "ecn_marks",
+        "max_queue_bytes",
+        "deadlock",
+    }
     assert keys <= set(out["summary"])
     assert out["summary"]["flows"] == out["summary"]["completed_flows"] == 16
     assert out["summary"]["drops"] == 0 and out["summary"]["deadlock"] is False
@@ -170,10 +210,20 @@ def test_collective_scenario_runs_in_flow_mode():
     from aifabric.flow import simulate_flow_scenario
     from aifabric.scenario import scenario_from_dict
 
-    sc = scenario_from_dict({"name": "ar", "topology": {"kind": "leaf-spine", "leaves": 2, "spines": 2,
-                                                        "hosts_per_leaf": 4, "link_rate": "100Gbps",
-                                                        "link_delay": "1us"},
-                             "workload": {"kind": "collective", "op": "all-reduce", "size": "8MB"}})
+    sc = scenario_from_dict(
+        {
+            "name": "ar",
+            "topology": {
+                "kind": "leaf-spine",
+                "leaves": 2,
+                "spines": 2,
+                "hosts_per_leaf": 4,
+                "link_rate": "100Gbps",
+                "link_delay": "1us",
+            },
+            "workload": {"kind": "collective", "op": "all-reduce", "size": "8MB"},
+        }
+    )
     out = simulate_flow_scenario(sc)
     assert out["summary"]["flows"] == 8 * 2 * 7  # 8 ranks × 2(n−1) ring steps
     assert out["collective"]["network_bytes_per_rank"] == pytest.approx(2 * 7 / 8 * 8e6, rel=1e-3)
@@ -186,11 +236,15 @@ def test_flow_mode_rejects_packet_only_fabric_features(tmp_path):
 
     from aifabric.cli import app
 
-    base = ("name: fm\ntopology: {kind: leaf-spine, leaves: 2, spines: 2, hosts_per_leaf: 2, link_rate: 100Gbps, "
-            "link_delay: 1us}\nworkload: {kind: permutation, flow_size: 1MB}\nfabric:\n")
-    cases = {"pause_storms": "  pause_storms: [{node: spine1, duration: 2us}]\n",
-             "pfc_overrides": "  pfc_overrides: [{switches: [leaf0], xoff: 30KB}]\n",
-             "failures": "  failures: [{link: leaf0-spine0, at: 10us}]\n"}
+    base = (
+        "name: fm\ntopology: {kind: leaf-spine, leaves: 2, spines: 2, hosts_per_leaf: 2, link_rate: 100Gbps, "
+        "link_delay: 1us}\nworkload: {kind: permutation, flow_size: 1MB}\nfabric:\n"
+    )
+    cases = {
+        "pause_storms": "  pause_storms: [{node: spine1, duration: 2us}]\n",
+        "pfc_overrides": "  pfc_overrides: [{switches: [leaf0], xoff: 30KB}]\n",
+        "failures": "  failures: [{link: leaf0-spine0, at: 10us}]\n",
+    }
     for field, text in cases.items():
         f = tmp_path / f"{field}.yaml"
         f.write_text(base + text)
@@ -209,8 +263,10 @@ def test_flow_mode_one_server_collective(tmp_path):
     from aifabric.cli import app
 
     f = tmp_path / "one.yaml"
-    f.write_text("name: one\ntopology: {kind: rail-optimized, gpus: 8, link_rate: 400Gbps}\n"
-                 "workload: {kind: collective, op: all-reduce, size: 64MB}\n")
+    f.write_text(
+        "name: one\ntopology: {kind: rail-optimized, gpus: 8, link_rate: 400Gbps}\n"
+        "workload: {kind: collective, op: all-reduce, size: 64MB}\n"
+    )
     r = CliRunner().invoke(app, ["simulate", str(f), "--mode", "flow", "--json"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)

@@ -20,6 +20,7 @@ G100 = 100 * 10**9
 
 # --- reference: one bincount round per bottleneck level, rates recomputed from scratch per event ---
 
+
 def ref_max_min(entry_flow, entry_link, capacity, num_flows, entry_weight=None, active=None):
     entry_flow = np.asarray(entry_flow, dtype=np.int64)
     entry_link = np.asarray(entry_link, dtype=np.int64)
@@ -142,7 +143,9 @@ def test_max_min_matches_reference_on_random_instances(seed):
 @given(st.integers(0, 2**32 - 1), st.integers(1, 40), st.integers(1, 12))
 def test_max_min_matches_reference_hypothesis(seed, flows, links):
     rng = np.random.default_rng(seed)
-    ef, el, cap, w = random_instance(rng, flows, links, max_hops=4, weights=seed % 2 == 0, holes=seed % 3 == 0)
+    ef, el, cap, w = random_instance(
+        rng, flows, links, max_hops=4, weights=seed % 2 == 0, holes=seed % 3 == 0
+    )
     got = max_min_rates(ef, el, cap, flows, entry_weight=w)
     want = ref_max_min(ef, el, cap, flows, entry_weight=w)
     np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
@@ -197,8 +200,9 @@ def test_simulate_flows_poisson_matches_reference_and_is_deterministic():
     a = simulate_flows(topo, fl, seed=3)
     b = simulate_flows(topo, fl, seed=3)
     assert a.equals(b)
-    paths = _path_model(topo).route(fl["src"], fl["dst"], routing="ecmp", seed=3,
-                                    sport=flow_sport(np.arange(len(fl["src"]))))
+    paths = _path_model(topo).route(
+        fl["src"], fl["dst"], routing="ecmp", seed=3, sport=flow_sport(np.arange(len(fl["src"])))
+    )
     fixed, drain_bits, _ = path_latency(topo, paths, fl["size_bytes"].astype(float), 0, 4000, 64)
     start = fl["start_us"] * 1e-6
     fin, ev = ref_drain(paths, drain_bits, start, directed_rates_bps(topo))
@@ -230,7 +234,13 @@ def test_kernels_interpreted_equal_compiled():
     out = {}
     for jit in ("0", "1"):
         env = dict(os.environ, NUMBA_DISABLE_JIT=jit)
-        p = subprocess.run([sys.executable, "-c", _PARITY, here], env=env, capture_output=True, text=True,
-                           timeout=300, check=True)
+        p = subprocess.run(
+            [sys.executable, "-c", _PARITY, here],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
+        )
         out[jit] = json.loads(p.stdout.strip().splitlines()[-1])
     assert out["0"] == out["1"]

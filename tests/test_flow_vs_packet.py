@@ -3,8 +3,8 @@ agreement within 10 % where the flow model's max-min sharing matches what packet
 
 import pytest
 
-from aifabric.workload.agreement import agreement_table, format_table
 from aifabric.topology import fat_tree, rail_optimized
+from aifabric.workload.agreement import agreement_table, format_table
 
 G = 10**9
 
@@ -17,11 +17,31 @@ def test_collective_completion_agrees_within_10_percent():
     ft = fat_tree(8, 100 * G, 10**6)
     rail = rail_optimized(256, 400 * G)
     cases = [
-        dict(op="all-reduce", size_bytes=64 * 2**20, topology=ft, technology="roce", routing="ecmp", gpus_per_node=1),
-        dict(op="all-reduce", size_bytes=16 * 2**20, topology=ft, technology="roce", routing="ecmp",
-             algorithm="tree", gpus_per_node=1),
-        dict(op="all-to-all", size_bytes=16 * 2**20, topology=ft, technology="infiniband", routing="static",
-             gpus_per_node=1),
+        dict(
+            op="all-reduce",
+            size_bytes=64 * 2**20,
+            topology=ft,
+            technology="roce",
+            routing="ecmp",
+            gpus_per_node=1,
+        ),
+        dict(
+            op="all-reduce",
+            size_bytes=16 * 2**20,
+            topology=ft,
+            technology="roce",
+            routing="ecmp",
+            algorithm="tree",
+            gpus_per_node=1,
+        ),
+        dict(
+            op="all-to-all",
+            size_bytes=16 * 2**20,
+            topology=ft,
+            technology="infiniband",
+            routing="static",
+            gpus_per_node=1,
+        ),
         dict(op="all-reduce", size_bytes=256 * 2**20, topology=rail, technology="roce", routing="ecmp"),
         dict(op="all-to-all", size_bytes=64 * 2**20, topology=rail, technology="roce", routing="ecmp"),
     ]
@@ -41,9 +61,23 @@ def test_known_limits_of_the_fluid_model():
     (never slower than packets) and within 20 % there; a larger gap is a regression."""
     ft = fat_tree(8, 100 * G, 10**6)
     cases = [
-        dict(op="all-reduce", size_bytes=16 * 2**20, topology=ft, technology="infiniband", routing="static",
-             algorithm="tree", gpus_per_node=1),
-        dict(op="all-to-all", size_bytes=16 * 2**20, topology=ft, technology="roce", routing="ecmp", gpus_per_node=1),
+        dict(
+            op="all-reduce",
+            size_bytes=16 * 2**20,
+            topology=ft,
+            technology="infiniband",
+            routing="static",
+            algorithm="tree",
+            gpus_per_node=1,
+        ),
+        dict(
+            op="all-to-all",
+            size_bytes=16 * 2**20,
+            topology=ft,
+            technology="roce",
+            routing="ecmp",
+            gpus_per_node=1,
+        ),
     ]
     df = agreement_table(cases)
     print("\n" + format_table(df))

@@ -60,8 +60,14 @@ def differences(pin, now, path: str = "") -> list[str]:
         return out
     if isinstance(pin, list):
         if not isinstance(now, list) or len(now) != len(pin):
-            return [f"{path}: list length {len(pin)} -> {len(now) if isinstance(now, list) else type(now).__name__}"]
-        return [d for i, (a, b) in enumerate(zip(pin, now, strict=True)) for d in differences(a, b, f"{path}[{i}]")]
+            return [
+                f"{path}: list length {len(pin)} -> {len(now) if isinstance(now, list) else type(now).__name__}"
+            ]
+        return [
+            d
+            for i, (a, b) in enumerate(zip(pin, now, strict=True))
+            for d in differences(a, b, f"{path}[{i}]")
+        ]
     if isinstance(pin, float) and isinstance(now, int | float) and not isinstance(now, bool):
         if math.isclose(pin, now, rel_tol=1e-9, abs_tol=1e-12):
             return []

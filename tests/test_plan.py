@@ -5,10 +5,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from aifabric.hardware.catalog import load_catalog
 from aifabric.cli import app
-from aifabric.errors import InputError
 from aifabric.design.plan import plan, plan_fabric
+from aifabric.errors import InputError
+from aifabric.hardware.catalog import load_catalog
 from closed_form import rail_closed_form
 
 runner = CliRunner()
@@ -117,8 +117,19 @@ def test_cli_both_json_keys():
     out = json.loads(r.stdout)
     assert [f["technology"] for f in out["fabrics"]] == ["infiniband", "roce"]
     for f in out["fabrics"]:
-        for key in ("technology", "gpus", "tiers", "switches", "nics", "transceivers", "cables", "capex_usd",
-                    "network_capex_per_gpu_usd", "power_w", "bom"):
+        for key in (
+            "technology",
+            "gpus",
+            "tiers",
+            "switches",
+            "nics",
+            "transceivers",
+            "cables",
+            "capex_usd",
+            "network_capex_per_gpu_usd",
+            "power_w",
+            "bom",
+        ):
             assert key in f
         assert f["capex_usd"] > 0
         assert {"item", "catalog_id", "count", "unit_price_usd"} <= set(f["bom"][0])
@@ -140,19 +151,22 @@ def test_cli_csv_and_markdown():
     assert r.exit_code == 0 and "| where | item |" in r.output
 
 
-@pytest.mark.parametrize(("args", "needle"), [
-    (["--technology", "fc"], "--technology"),
-    (["--gpus", "1030"], "multiple"),
-    (["--gpus", "0"], "--gpus"),
-    (["--nic-rate", "fast"], "--nic-rate"),
-    (["--gpu", "a100"], "h100"),
-    (["--switch", "nope"], "qm9700"),
-    (["--oversubscription", "0.5"], "--oversubscription"),
-    (["--lengths", "5m,40m"], "--lengths"),
-    (["--json", "--csv"], "one output format"),
-    (["--gpus", "100000", "--technology", "ib"], "exceed"),
-    (["--catalog", "/nonexistent.yaml"], "nonexistent"),
-])
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--technology", "fc"], "--technology"),
+        (["--gpus", "1030"], "multiple"),
+        (["--gpus", "0"], "--gpus"),
+        (["--nic-rate", "fast"], "--nic-rate"),
+        (["--gpu", "a100"], "h100"),
+        (["--switch", "nope"], "qm9700"),
+        (["--oversubscription", "0.5"], "--oversubscription"),
+        (["--lengths", "5m,40m"], "--lengths"),
+        (["--json", "--csv"], "one output format"),
+        (["--gpus", "100000", "--technology", "ib"], "exceed"),
+        (["--catalog", "/nonexistent.yaml"], "nonexistent"),
+    ],
+)
 def test_cli_bad_input_exit_2(args, needle):
     """Bad flags: one error line on stderr naming the flag, exit 2, no traceback."""
     r = runner.invoke(app, ["plan", *args])

@@ -5,13 +5,21 @@ import shutil
 import pytest
 
 from aifabric.hardware.catalog import load_catalog
-from aifabric.stages.pipeline import compare
 from aifabric.report.html import CHART_IDS, write_report
 from aifabric.scenario import AdvisorSpec
+from aifabric.stages.pipeline import compare
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian chromium not installed (make test installs it as root)")

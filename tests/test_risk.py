@@ -5,11 +5,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from aifabric.stages.decide import MISCONFIG_PROBABILITY
-from aifabric.hardware.catalog import load_catalog
 from aifabric.cli import app
-from aifabric.stages.pipeline import FabricComm, compare
 from aifabric.flow import simulate_flows
+from aifabric.hardware.catalog import load_catalog
+from aifabric.scenario import AdvisorSpec
+from aifabric.stages.decide import MISCONFIG_PROBABILITY
+from aifabric.stages.pipeline import FabricComm, compare
 from aifabric.stages.testbed import (
     JITTER_SWEEP_DUTY,
     MISCONFIGS,
@@ -20,7 +21,6 @@ from aifabric.stages.testbed import (
     slowed_comm,
 )
 from aifabric.stages.testbed import Testbed as _Testbed
-from aifabric.scenario import AdvisorSpec
 from aifabric.topology import from_spec
 
 TB = _Testbed()
@@ -36,8 +36,15 @@ def test_tuned_testbed_matches_the_flow_model():
     assume: the quiet ring step is within 10 % of the flow model's on the same flows and hashes."""
     flows, n = _flows(TB, "quiet")
     topo = from_spec(_scenario(TB, None, 1).topology)
-    df = simulate_flows(topo, {c: flows[c].to_numpy() for c in ("src", "dst", "size_bytes")}, routing="ecmp",
-                        seed=1, switch_latency_ps=TB.switch_latency_ns * 1000, mtu_bytes=4096, header_bytes=64)
+    df = simulate_flows(
+        topo,
+        {c: flows[c].to_numpy() for c in ("src", "dst", "size_bytes")},
+        routing="ecmp",
+        seed=1,
+        switch_latency_ps=TB.switch_latency_ns * 1000,
+        mtu_bytes=4096,
+        header_bytes=64,
+    )
     packet = run_testbed(TB, None, "quiet", 1)
     assert packet.drops == 0
     assert packet.step_us == pytest.approx(float(df["fct_us"].max()), rel=0.10)
@@ -101,7 +108,12 @@ def test_pause_storm_slowdown_grows_with_duty(rm):
 def test_same_seed_same_step():
     a = run_testbed(TB, "ecn-off", "congested", 2)
     b = run_testbed(TB, "ecn-off", "congested", 2)
-    assert (a.step_us, a.pause_frames, a.drops, a.ecn_marks) == (b.step_us, b.pause_frames, b.drops, b.ecn_marks)
+    assert (a.step_us, a.pause_frames, a.drops, a.ecn_marks) == (
+        b.step_us,
+        b.pause_frames,
+        b.drops,
+        b.ecn_marks,
+    )
 
 
 def test_blended_clips_gains(rm):
@@ -125,8 +137,10 @@ def test_slowed_comm_scales_the_bandwidth_term():
 def moe_results():
     """A network-heavy case (MoE all-to-all over the network): risks are visible in the iteration."""
     cat = load_catalog()
-    return {e: compare(AdvisorSpec(gpus=2048, model="deepseek-moe", team_expertise=e), cat)
-            for e in ("none", "expert")}
+    return {
+        e: compare(AdvisorSpec(gpus=2048, model="deepseek-moe", team_expertise=e), cat)
+        for e in ("none", "expert")
+    }
 
 
 def test_compare_carries_every_computed_risk(moe_results):
@@ -190,10 +204,17 @@ def test_risk_command_json_matches_the_testbed():
     assert out["step_us"]["quiet"]["tuned"] > 0 and len(out["jitter_sweep"]) == len(JITTER_SWEEP_DUTY)
 
 
-@pytest.mark.parametrize(("args", "needle"), [
-    (["--rate", "40G"], "--rate"), (["--routing", "spray"], "--routing"), (["--incast-senders", "0"], "--incast-senders"),
-    (["--storm-duty", "1.5"], "--storm-duty"), (["--seeds", "a,b"], "--seeds"), (["--buffer", "-1MB"], "--buffer"),
-])
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--rate", "40G"], "--rate"),
+        (["--routing", "spray"], "--routing"),
+        (["--incast-senders", "0"], "--incast-senders"),
+        (["--storm-duty", "1.5"], "--storm-duty"),
+        (["--seeds", "a,b"], "--seeds"),
+        (["--buffer", "-1MB"], "--buffer"),
+    ],
+)
 def test_risk_command_bad_input(args, needle):
     r = CliRunner().invoke(app, ["risk", *args])
     assert r.exit_code == 2, r.output

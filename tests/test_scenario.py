@@ -55,26 +55,37 @@ def _problems(data):
     return exc.value.lines()
 
 
-@pytest.mark.parametrize(("data", "field", "words"), [
-    ({"colour": 1}, "colour", "unknown key"),
-    ({"fabric": {"pfc": {"xof": "1KB"}}}, "fabric.pfc.xof", "allowed: alpha, enabled"),
-    ({"fabric": {"mtu": "4000 parsecs"}}, "fabric.mtu", "cannot read"),
-    ({"topology": {"kind": "star", "hosts": 4, "link_rate": "fast"}}, "topology.link_rate", "Gbps"),
-    ({"fabric": {"mtu": "-4000B"}}, "fabric.mtu", "greater than 0"),
-    ({"fabric": {"mtu": "0B"}}, "fabric.mtu", "greater than 0"),
-    ({"topology": {"kind": "fat-tree", "k": 7}}, "topology.k", "even"),
-    ({"topology": {"kind": "fat-tree"}}, "topology", "needs k"),
-    ({"topology": {"kind": "fat-tree", "k": 4, "hosts": 3}}, "topology", "hosts not used by kind fat-tree"),
-    ({"topology": {"kind": "torus", "k": 4}}, "topology.kind", "allowed: fat-tree"),
-    ({"fabric": {"routing": "magic"}}, "fabric.routing", "ecmp"),
-    ({"fabric": {"pfc": {"xoff": "1KB", "xon": "2KB"}}}, "fabric.pfc", "must not exceed"),
-    ({"fabric": {"ecn": {"kmin": "2MB", "kmax": "1MB"}}}, "fabric.ecn", "kmin"),
-    ({"fabric": {"ecn": {"pmax": 1.5}}}, "fabric.ecn.pmax", "less than or equal to 1"),
-    ({"fabric": {"technology": "infiniband", "congestion_control": "dcqcn"}}, "fabric", "RoCE"),
-    ({"fabric": {"congestion_control": "dcqcn", "ecn": {"enabled": False}}}, "fabric", "needs ecn"),
-    ({"topology": {"kind": "star", "hosts": 4}, "workload": {"kind": "incast"}}, "workload", "needs senders"),
-    ({"workload": {"kind": "incast", "senders": 3}}, "(top level)", "needs a topology"),
-])
+@pytest.mark.parametrize(
+    ("data", "field", "words"),
+    [
+        ({"colour": 1}, "colour", "unknown key"),
+        ({"fabric": {"pfc": {"xof": "1KB"}}}, "fabric.pfc.xof", "allowed: alpha, enabled"),
+        ({"fabric": {"mtu": "4000 parsecs"}}, "fabric.mtu", "cannot read"),
+        ({"topology": {"kind": "star", "hosts": 4, "link_rate": "fast"}}, "topology.link_rate", "Gbps"),
+        ({"fabric": {"mtu": "-4000B"}}, "fabric.mtu", "greater than 0"),
+        ({"fabric": {"mtu": "0B"}}, "fabric.mtu", "greater than 0"),
+        ({"topology": {"kind": "fat-tree", "k": 7}}, "topology.k", "even"),
+        ({"topology": {"kind": "fat-tree"}}, "topology", "needs k"),
+        (
+            {"topology": {"kind": "fat-tree", "k": 4, "hosts": 3}},
+            "topology",
+            "hosts not used by kind fat-tree",
+        ),
+        ({"topology": {"kind": "torus", "k": 4}}, "topology.kind", "allowed: fat-tree"),
+        ({"fabric": {"routing": "magic"}}, "fabric.routing", "ecmp"),
+        ({"fabric": {"pfc": {"xoff": "1KB", "xon": "2KB"}}}, "fabric.pfc", "must not exceed"),
+        ({"fabric": {"ecn": {"kmin": "2MB", "kmax": "1MB"}}}, "fabric.ecn", "kmin"),
+        ({"fabric": {"ecn": {"pmax": 1.5}}}, "fabric.ecn.pmax", "less than or equal to 1"),
+        ({"fabric": {"technology": "infiniband", "congestion_control": "dcqcn"}}, "fabric", "RoCE"),
+        ({"fabric": {"congestion_control": "dcqcn", "ecn": {"enabled": False}}}, "fabric", "needs ecn"),
+        (
+            {"topology": {"kind": "star", "hosts": 4}, "workload": {"kind": "incast"}},
+            "workload",
+            "needs senders",
+        ),
+        ({"workload": {"kind": "incast", "senders": 3}}, "(top level)", "needs a topology"),
+    ],
+)
 def test_bad_input_one_line_each(data, field, words):
     """Each mistake yields a line 's.yaml: <field>: ...' containing what is allowed or wrong."""
     lines = _problems(data)
@@ -110,14 +121,22 @@ def test_validate_cli_bad(tmp_path):
     assert "Traceback" not in r.output
 
 
-@pytest.mark.parametrize(("text", "needle"), [
-    ("a: [\n", "YAML syntax error"),
-    ("name: x\ntopology: {kind: star, hosts: 4}\nworkload: {kind: incast, senders: 9}\n", "workload.senders"),
-    ("name: x\ntopology: {kind: hpcc-file, path: nothere.txt}\n", "cannot read topology file"),
-    ("name: x\ntopology: {kind: rail-optimized, gpus: 200000}\n", "gpus"),
-    ("name: x\ntopology: {kind: star, hosts: 4}\nfabric: {failures: [{link: h0-sw9, at: 1us}]}\n",
-     "fabric.failures.0.link"),
-])
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("a: [\n", "YAML syntax error"),
+        (
+            "name: x\ntopology: {kind: star, hosts: 4}\nworkload: {kind: incast, senders: 9}\n",
+            "workload.senders",
+        ),
+        ("name: x\ntopology: {kind: hpcc-file, path: nothere.txt}\n", "cannot read topology file"),
+        ("name: x\ntopology: {kind: rail-optimized, gpus: 200000}\n", "gpus"),
+        (
+            "name: x\ntopology: {kind: star, hosts: 4}\nfabric: {failures: [{link: h0-sw9, at: 1us}]}\n",
+            "fabric.failures.0.link",
+        ),
+    ],
+)
 def test_validate_cli_more_bad(tmp_path, text, needle):
     """Syntax errors, workloads too big for the topology and unreadable topology files: exit 2."""
     p = tmp_path / "bad.yaml"
@@ -153,5 +172,7 @@ def test_python_api_simulate_and_module_entry():
     from aifabric.sim import simulate
 
     assert aifabric.simulate is simulate
-    out = subprocess.run([sys.executable, "-m", "aifabric", "--version"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "aifabric", "--version"], capture_output=True, text=True, check=True
+    )
     assert out.stdout.startswith("aifabric ")

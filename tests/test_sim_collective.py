@@ -20,21 +20,46 @@ from aifabric.topology import from_spec
 from aifabric.workload.collectives import busbw_factor, collective_flows
 
 RAIL16 = {"kind": "rail-optimized", "gpus": 16, "link_rate": "100Gbps"}  # 2 servers × 8 GPUs
-LS8 = {"kind": "leaf-spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 4, "link_rate": "100Gbps",
-       "link_delay": "1us"}
-ROCE = {"technology": "roce", "mtu": "4000B", "header": "64B", "switch_buffer": "32MiB",
-        "pfc": {"enabled": True, "mode": "static", "xoff": "60960B", "xon": "48768B"}}
-DCQCN = {"technology": "roce", "mtu": "4000B", "header": "64B", "switch_buffer": "32MiB",
-         "pfc": {"enabled": True, "mode": "dynamic"},
-         "ecn": {"enabled": True, "kmin": "40KB", "kmax": "160KB", "pmax": 0.2}, "congestion_control": "dcqcn"}
+LS8 = {
+    "kind": "leaf-spine",
+    "leaves": 2,
+    "spines": 2,
+    "hosts_per_leaf": 4,
+    "link_rate": "100Gbps",
+    "link_delay": "1us",
+}
+ROCE = {
+    "technology": "roce",
+    "mtu": "4000B",
+    "header": "64B",
+    "switch_buffer": "32MiB",
+    "pfc": {"enabled": True, "mode": "static", "xoff": "60960B", "xon": "48768B"},
+}
+DCQCN = {
+    "technology": "roce",
+    "mtu": "4000B",
+    "header": "64B",
+    "switch_buffer": "32MiB",
+    "pfc": {"enabled": True, "mode": "dynamic"},
+    "ecn": {"enabled": True, "kmin": "40KB", "kmax": "160KB", "pmax": 0.2},
+    "congestion_control": "dcqcn",
+}
 IB = {"technology": "infiniband", "mtu": "4000B", "header": "64B"}
 WALL = ("wall_s",)
 
 
 def sc_of(topology=LS8, fabric=ROCE, seed=1, **workload):
     wl = {"kind": "collective", "op": "all-reduce", "size": "8MB", **workload}
-    return scenario_from_dict({"name": "coll", "seed": seed, "topology": topology, "fabric": fabric,
-                               "workload": wl, "sim": {"until": "50ms"}})
+    return scenario_from_dict(
+        {
+            "name": "coll",
+            "seed": seed,
+            "topology": topology,
+            "fabric": fabric,
+            "workload": wl,
+            "sim": {"until": "50ms"},
+        }
+    )
 
 
 def _no_wall(x):
@@ -57,14 +82,28 @@ def test_ring_allreduce_agrees_with_flow_mode(topology):
     assert set(p) == set(f)
     assert p["engine"] == "packet" and f["engine"] == "flow"
     assert p["time_s"] == pytest.approx(f["time_s"], rel=0.10)
-    assert p["time_s"] >= f["time_s"] * 0.999  # packets add queueing and ACK clocking, never remove drain time
+    assert (
+        p["time_s"] >= f["time_s"] * 0.999
+    )  # packets add queueing and ACK clocking, never remove drain time
     assert p["busbw_gbps"] == pytest.approx(p["algbw_gbps"] * busbw_factor("all-reduce", p["ranks"]))
     assert p["algbw_gbps"] == pytest.approx(16e6 / p["time_s"] / 1e9)
-    for k in ("ranks", "servers", "gpus_per_node", "steps", "network_bytes_per_rank", "network_bytes_total",
-              "nvlink_bytes_per_gpu", "nvlink_time_s", "latency_s", "wire_bytes_total"):
+    for k in (
+        "ranks",
+        "servers",
+        "gpus_per_node",
+        "steps",
+        "network_bytes_per_rank",
+        "network_bytes_total",
+        "nvlink_bytes_per_gpu",
+        "nvlink_time_s",
+        "latency_s",
+        "wire_bytes_total",
+    ):
         assert p[k] == pytest.approx(f[k]), k
     e = res.engine
-    net = [s for s in collective_flows("all-reduce", 16_000_000, from_spec(sc.topology)) if s.domain == "network"]
+    net = [
+        s for s in collective_flows("all-reduce", 16_000_000, from_spec(sc.topology)) if s.domain == "network"
+    ]
     assert e["steps_simulated"] == len(net) == 1
     assert e["steps_total"] == net[0].repeat == 2 * (p["servers"] - 1)
     # the network term is Σ repeat × (packet step time − physical latency)
@@ -73,9 +112,17 @@ def test_ring_allreduce_agrees_with_flow_mode(topology):
     assert p["time_s"] == pytest.approx(p["latency_s"] + max(p["network_time_s"], p["nvlink_time_s"]))
 
 
-@pytest.mark.parametrize("workload", [{"op": "all-reduce"}, {"op": "all-reduce", "algorithm": "tree"},
-                                      {"op": "all-to-all"}, {"op": "reduce-scatter"}, {"op": "broadcast"}],
-                         ids=lambda w: "-".join(w.values()))
+@pytest.mark.parametrize(
+    "workload",
+    [
+        {"op": "all-reduce"},
+        {"op": "all-reduce", "algorithm": "tree"},
+        {"op": "all-to-all"},
+        {"op": "reduce-scatter"},
+        {"op": "broadcast"},
+    ],
+    ids=lambda w: "-".join(w.values()),
+)
 def test_bytes_delivered_times_repeat_equal_the_collectives_network_bytes(workload):
     """(b) Byte conservation: Σ over simulated steps of delivered payload × repeat is the
     collective's network bytes — for ring all-reduce 2(N−1)/N · S per NIC (one rank per host), as
@@ -83,8 +130,9 @@ def test_bytes_delivered_times_repeat_equal_the_collectives_network_bytes(worklo
     sc = sc_of(**workload)
     res = simulate(sc)
     c, e = res.collective, res.engine
-    steps = collective_flows(workload["op"], 8_000_000, from_spec(sc.topology),
-                             algorithm=workload.get("algorithm", "ring"))
+    steps = collective_flows(
+        workload["op"], 8_000_000, from_spec(sc.topology), algorithm=workload.get("algorithm", "ring")
+    )
     expected = sum(s.repeat * s.total_bytes() for s in steps if s.domain == "network")
     assert e["network_payload_bytes"] == expected == pytest.approx(c["network_bytes_total"])
     sim = [s for s in e["steps"] if s["simulated"]]
@@ -128,8 +176,16 @@ def test_counters_are_one_step_times_repeat():
     topo = from_spec(sc.topology)
     step = next(s for s in collective_flows("all-reduce", 8_000_000, topo) if s.domain == "network")
     fl = step.flows
-    table = pd.DataFrame({"id": np.arange(len(fl)), "src": fl[:, 0], "dst": fl[:, 1], "size_bytes": fl[:, 2],
-                          "start_ps": np.zeros(len(fl), np.int64), "dport": np.full(len(fl), 4791)})
+    table = pd.DataFrame(
+        {
+            "id": np.arange(len(fl)),
+            "src": fl[:, 0],
+            "dst": fl[:, 1],
+            "size_bytes": fl[:, 2],
+            "start_ps": np.zeros(len(fl), np.int64),
+            "dport": np.full(len(fl), 4791),
+        }
+    )
     one = simulate(sc, flows=table, topology=topo)
     assert step.repeat == 14 == res.engine["steps_total"]
     assert res.summary["injected_pauses"] == 14 * one.summary["injected_pauses"] > 0
@@ -164,8 +220,13 @@ TIGHT = {"technology": "roce", "pfc": {"enabled": True, "mode": "static", "xoff"
 
 
 def _write(tmp_path, topology, fabric, workload, name="c.yaml", sim=None):
-    doc = {"name": "cli", "topology": topology, "fabric": fabric, "workload": {"kind": "collective", **workload},
-           "sim": sim or {"until": "50ms"}}
+    doc = {
+        "name": "cli",
+        "topology": topology,
+        "fabric": fabric,
+        "workload": {"kind": "collective", **workload},
+        "sim": sim or {"until": "50ms"},
+    }
     p = tmp_path / name
     p.write_text(json.dumps(doc))  # JSON is YAML
     return p
@@ -195,15 +256,23 @@ def test_cli_simulate_collective_packet_mode(tmp_path):
 def test_cli_collective_bad_input_and_deadlock(tmp_path):
     """More ranks than hosts / an algorithm NCCL does not run: one line, exit 2. A PFC deadlock in
     a step (all-to-all on a 4-switch ring, tight thresholds): exit 1, the run stops at that step."""
-    for wl, needle in [({"op": "all-reduce", "size": "8MB", "hosts": 32}, "workload.hosts"),
-                       ({"op": "all-to-all", "size": "8MB", "algorithm": "nvls"}, "workload.algorithm"),
-                       ({"op": "all-sum", "size": "8MB"}, "workload.op")]:
+    for wl, needle in [
+        ({"op": "all-reduce", "size": "8MB", "hosts": 32}, "workload.hosts"),
+        ({"op": "all-to-all", "size": "8MB", "algorithm": "nvls"}, "workload.algorithm"),
+        ({"op": "all-sum", "size": "8MB"}, "workload.op"),
+    ]:
         f = _write(tmp_path, LS8, ROCE, wl, name="bad.yaml")
         r = CliRunner().invoke(app, ["simulate", str(f), "--json"])
         assert r.exit_code == 2, (wl, r.output)
         assert needle in r.output and "Traceback" not in r.output and len(r.output.strip().splitlines()) == 1
-    f = _write(tmp_path, RING4, TIGHT, {"op": "all-to-all", "size": "40MB"}, name="dl.yaml",
-               sim={"until": "10ms", "deadlock_timeout": "100us"})
+    f = _write(
+        tmp_path,
+        RING4,
+        TIGHT,
+        {"op": "all-to-all", "size": "40MB"},
+        name="dl.yaml",
+        sim={"until": "10ms", "deadlock_timeout": "100us"},
+    )
     r = CliRunner().invoke(app, ["simulate", str(f), "--json", "--no-progress"])
     assert r.exit_code == 1, r.output
     d = json.loads(r.stdout)

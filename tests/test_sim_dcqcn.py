@@ -16,8 +16,11 @@ WL = {"kind": "incast", "senders": 4, "receiver": 0, "flow_size": "20MB"}
 def _run(cc: str, preset: str = "ns3-mellanox"):
     fab = {"pfc": {"enabled": True, "mode": "dynamic"}}
     if cc == "dcqcn":
-        fab.update(ecn={"enabled": True, "kmin": f"{KMIN}B", "kmax": f"{KMAX}B", "pmax": 0.2},
-                   congestion_control="dcqcn", dcqcn={"preset": preset})
+        fab.update(
+            ecn={"enabled": True, "kmin": f"{KMIN}B", "kmax": f"{KMAX}B", "pmax": 0.2},
+            congestion_control="dcqcn",
+            dcqcn={"preset": preset},
+        )
     return simulate(scenario(star(5), WL, fabric=fab))
 
 
@@ -47,8 +50,15 @@ def test_dcqcn_holds_queue_at_ecn_ramp_and_cuts_pauses():
 
 def test_preset_scales_rates_and_applies_overrides():
     """ns3-mellanox at 100G gives RATE_AI 20 Mb/s and RATE_HAI 200 Mb/s; a scenario override wins."""
-    sc = scenario_from_dict({"fabric": {"ecn": {"enabled": True}, "congestion_control": "dcqcn",
-                                        "dcqcn": {"preset": "ns3-mellanox", "rate_ai": "40Mbps"}}})
+    sc = scenario_from_dict(
+        {
+            "fabric": {
+                "ecn": {"enabled": True},
+                "congestion_control": "dcqcn",
+                "dcqcn": {"preset": "ns3-mellanox", "rate_ai": "40Mbps"},
+            }
+        }
+    )
     p = dcqcn_params(sc.fabric.dcqcn, 100 * 10**9)
     assert p["rate_hai"] == pytest.approx(200e6)
     assert p["rate_ai"] == 40e6
@@ -63,11 +73,19 @@ def _star_400g(preset: str, n: int, size: int):
     from aifabric.topology import from_spec
     from aifabric.workload.traffic import _table
 
-    sc = scenario(star(n + 1, rate="400Gbps", delay="200ns"), WL, fabric={
-        "mtu": "4096B", "switch_latency": "600ns", "switch_buffer": "128000000B",
-        "pfc": {"enabled": True, "mode": "dynamic", "alpha": 0.125},
-        "ecn": {"enabled": True, "kmin": "150000B", "kmax": "1500000B", "pmax": 1.0},
-        "congestion_control": "dcqcn", "dcqcn": {"preset": preset}})
+    sc = scenario(
+        star(n + 1, rate="400Gbps", delay="200ns"),
+        WL,
+        fabric={
+            "mtu": "4096B",
+            "switch_latency": "600ns",
+            "switch_buffer": "128000000B",
+            "pfc": {"enabled": True, "mode": "dynamic", "alpha": 0.125},
+            "ecn": {"enabled": True, "kmin": "150000B", "kmax": "1500000B", "pmax": 1.0},
+            "congestion_control": "dcqcn",
+            "dcqcn": {"preset": preset},
+        },
+    )
     return sc, from_spec(sc.topology), _table(range(1, n + 1), [0] * n, size, 0)
 
 
@@ -96,13 +114,25 @@ def test_dcqcn_first_cnp_starts_alpha_at_alpha0():
     from aifabric.workload.traffic import _table
 
     for preset in ("nvidia-firmware", "ns3-mellanox"):
-        sc = scenario_from_dict({
-            "name": "t", "seed": 1, "topology": star(3),
-            "fabric": {"technology": "roce", "mtu": "4000B", "header": "64B", "switch_latency": "0ns",
-                       "switch_buffer": "32MiB", "pfc": {"enabled": True, "mode": "dynamic"},
-                       "ecn": {"enabled": True, "kmin": f"{KMIN}B", "kmax": f"{KMAX}B", "pmax": 0.2},
-                       "congestion_control": "dcqcn", "dcqcn": {"preset": preset}},
-            "sim": {"until": "10ms"}})
+        sc = scenario_from_dict(
+            {
+                "name": "t",
+                "seed": 1,
+                "topology": star(3),
+                "fabric": {
+                    "technology": "roce",
+                    "mtu": "4000B",
+                    "header": "64B",
+                    "switch_latency": "0ns",
+                    "switch_buffer": "32MiB",
+                    "pfc": {"enabled": True, "mode": "dynamic"},
+                    "ecn": {"enabled": True, "kmin": f"{KMIN}B", "kmax": f"{KMAX}B", "pmax": 0.2},
+                    "congestion_control": "dcqcn",
+                    "dcqcn": {"preset": preset},
+                },
+                "sim": {"until": "10ms"},
+            }
+        )
         flows = _table([1, 2], [0, 0], 30_000_000, [0, 1_000_000_000])
         st = engine.compile_scenario(sc, from_spec(sc.topology), flows)
         engine.run_state(st, 1_100_000_000)  # the second flow has run 100 µs
@@ -115,12 +145,26 @@ def test_dcqcn_first_cnp_starts_alpha_at_alpha0():
 def test_presets_read_their_sources():
     """ns3-mellanox is HPCC run.py's dcqcn configuration (FAST_RECOVERY_TIMES 1, MIN_RATE 1000Mb/s, a
     CNP flag on every ACK of a marked packet); ConnectX RPG_AI_RATE / RPG_HAI_RATE are absolute Mb/s."""
-    sc = scenario_from_dict({"fabric": {"ecn": {"enabled": True}, "congestion_control": "dcqcn",
-                                        "dcqcn": {"preset": "ns3-mellanox"}}})
+    sc = scenario_from_dict(
+        {
+            "fabric": {
+                "ecn": {"enabled": True},
+                "congestion_control": "dcqcn",
+                "dcqcn": {"preset": "ns3-mellanox"},
+            }
+        }
+    )
     p = dcqcn_params(sc.fabric.dcqcn, 100 * 10**9)
     assert (p["fast_recovery_stages"], p["min_rate"], p["cnp_interval"]) == (1, 1e9, 0)
-    sc = scenario_from_dict({"fabric": {"ecn": {"enabled": True}, "congestion_control": "dcqcn",
-                                        "dcqcn": {"preset": "nvidia-firmware"}}})
+    sc = scenario_from_dict(
+        {
+            "fabric": {
+                "ecn": {"enabled": True},
+                "congestion_control": "dcqcn",
+                "dcqcn": {"preset": "nvidia-firmware"},
+            }
+        }
+    )
     for gbps in (100, 400):
         p = dcqcn_params(sc.fabric.dcqcn, gbps * 10**9)
         assert (p["rate_ai"], p["rate_hai"]) == (5e6, 50e6)

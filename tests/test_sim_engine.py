@@ -19,8 +19,11 @@ TECHNOLOGIES = ["roce", "infiniband"]  # same 64 B header in these tests, so the
 
 def _one_flow(size: int, switch_latency: str = "0ns", technology: str = "roce"):
     # fat-tree k=4: host 0 -> host 15 crosses tor, agg, core, agg, tor (6 links, 5 switches)
-    sc = scenario(fat_tree(4), {"kind": "incast", "senders": 1, "receiver": 15, "flow_size": f"{size}B"},
-                  fabric={"switch_latency": switch_latency, "technology": technology})
+    sc = scenario(
+        fat_tree(4),
+        {"kind": "incast", "senders": 1, "receiver": 15, "flow_size": f"{size}B"},
+        fabric={"switch_latency": switch_latency, "technology": technology},
+    )
     return simulate(sc)
 
 
@@ -66,7 +69,9 @@ def test_single_flow_reaches_line_rate_minus_headers(technology):
 def test_bytes_are_conserved_mid_run():
     """Stopped mid-transfer: injected payload = delivered + in flight + dropped, and the lossless
     fabric dropped nothing."""
-    sc = scenario(star(5), {"kind": "incast", "senders": 4, "receiver": 0, "flow_size": "400KB"}, until="20us")
+    sc = scenario(
+        star(5), {"kind": "incast", "senders": 4, "receiver": 0, "flow_size": "400KB"}, until="20us"
+    )
     r = simulate(sc)
     e = r.engine
     assert e["status"] == "time limit"
@@ -135,8 +140,11 @@ def test_kernel_parity_with_numba_disabled():
 def test_pfc_pauses_upstream_in_small_incast():
     """Three line-rate senders into one port overflow a 3-packet xoff: PAUSE frames flow, nothing is
     dropped, every byte arrives."""
-    sc = scenario(star(4), {"kind": "incast", "senders": 3, "receiver": 0, "flow_size": "200KB"},
-                  fabric={"pfc": {"enabled": True, "mode": "static", "xoff": "12192B", "xon": "8128B"}})
+    sc = scenario(
+        star(4),
+        {"kind": "incast", "senders": 3, "receiver": 0, "flow_size": "200KB"},
+        fabric={"pfc": {"enabled": True, "mode": "static", "xoff": "12192B", "xon": "8128B"}},
+    )
     r = simulate(sc)
     assert r.summary["pause_frames"] > 0
     assert r.summary["drops"] == 0
@@ -147,8 +155,11 @@ def test_pfc_pauses_upstream_in_small_incast():
 
 def test_dynamic_pfc_threshold_is_lossless():
     """Dynamic (alpha × free buffer) thresholds on a small buffer still lose nothing."""
-    sc = scenario(star(5), {"kind": "incast", "senders": 4, "receiver": 0, "flow_size": "500KB"},
-                  fabric={"switch_buffer": "400KB", "pfc": {"enabled": True, "mode": "dynamic", "alpha": 0.25}})
+    sc = scenario(
+        star(5),
+        {"kind": "incast", "senders": 4, "receiver": 0, "flow_size": "500KB"},
+        fabric={"switch_buffer": "400KB", "pfc": {"enabled": True, "mode": "dynamic", "alpha": 0.25}},
+    )
     r = simulate(sc)
     assert r.summary["drops"] == 0
     assert r.summary["pause_frames"] > 0
@@ -205,8 +216,11 @@ def test_incast32_ib_credits_no_pause_no_drop():
 
 def test_ib_small_incast_credit_stalls():
     """A 3→1 InfiniBand incast with a 2-packet VL buffer: no drops, no pauses, credit stalls."""
-    sc = scenario(star(4), {"kind": "incast", "senders": 3, "receiver": 0, "flow_size": "100KB"},
-                  fabric={"technology": "infiniband", "ib": {"vl_buffer": "8192B"}})
+    sc = scenario(
+        star(4),
+        {"kind": "incast", "senders": 3, "receiver": 0, "flow_size": "100KB"},
+        fabric={"technology": "infiniband", "ib": {"vl_buffer": "8192B"}},
+    )
     r = simulate(sc)
     assert r.summary["drops"] == 0 and r.summary["pause_frames"] == 0
     assert r.summary["completed_flows"] == 3
@@ -218,21 +232,31 @@ def test_lossy_roce_drops_and_recovers_with_go_back_n():
     """PFC off, small buffer: the incast drops packets, go-back-N (NACK or timeout) resends them,
     every flow completes with exactly its bytes delivered in order, and bytes are conserved
     (injected = delivered + in flight + dropped + discarded by the receiver)."""
-    sc = scenario(star(5), {"kind": "incast", "senders": 4, "receiver": 0, "flow_size": "1MB"},
-                  fabric={"pfc": {"enabled": False}, "switch_buffer": "100KB"})
+    sc = scenario(
+        star(5),
+        {"kind": "incast", "senders": 4, "receiver": 0, "flow_size": "1MB"},
+        fabric={"pfc": {"enabled": False}, "switch_buffer": "100KB"},
+    )
     r = simulate(sc)
     e = r.engine
     assert r.summary["drops"] > 0 and r.summary["pause_frames"] == 0
     assert r.summary["completed_flows"] == 4
     assert e["delivered_bytes"] == 4 * 1_000_000
     assert e["retransmissions"] > 0 and r.flows["retransmissions"].sum() == e["retransmissions"]
-    assert e["injected_bytes"] == (e["delivered_bytes"] + e["in_flight_bytes"] + e["dropped_bytes"]
-                                   + e["discarded_bytes"])
+    assert e["injected_bytes"] == (
+        e["delivered_bytes"] + e["in_flight_bytes"] + e["dropped_bytes"] + e["discarded_bytes"]
+    )
     assert (r.ports["drops"] > 0).sum() == 1
 
 
-_LS = {"kind": "leaf-spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 4, "link_rate": "100Gbps",
-       "link_delay": "1us"}
+_LS = {
+    "kind": "leaf-spine",
+    "leaves": 2,
+    "spines": 2,
+    "hosts_per_leaf": 4,
+    "link_rate": "100Gbps",
+    "link_delay": "1us",
+}
 
 
 @pytest.mark.parametrize("routing", ["ecmp", "adaptive"])
@@ -248,8 +272,9 @@ def test_link_failure_reroutes_and_recovers(routing):
     assert r.summary["completed_flows"] == 8
     assert r.summary["drops"] > 0 and e["retransmissions"] > 0
     assert e["delivered_bytes"] == 8 * 2_000_000
-    assert e["injected_bytes"] == (e["delivered_bytes"] + e["in_flight_bytes"] + e["dropped_bytes"]
-                                   + e["discarded_bytes"])
+    assert e["injected_bytes"] == (
+        e["delivered_bytes"] + e["in_flight_bytes"] + e["dropped_bytes"] + e["discarded_bytes"]
+    )
     p = r.ports
     failed = p[(p["node_name"] == "leaf0") & (p["peer"] == 10)]  # node 10 = spine0
     assert failed["tx_bytes"].iloc[0] <= 50e-6 * 100e9 / 8 + 4064
@@ -260,5 +285,10 @@ def test_unknown_failure_link_is_an_input_error():
     from aifabric.errors import InputError
 
     with pytest.raises(InputError, match="fabric.failures.0.link"):
-        simulate(scenario(_LS, {"kind": "permutation", "flow_size": "2MB"},
-                          fabric={"failures": [{"link": "leaf0-leaf1", "at": "1us"}]}))
+        simulate(
+            scenario(
+                _LS,
+                {"kind": "permutation", "flow_size": "2MB"},
+                fabric={"failures": [{"link": "leaf0-leaf1", "at": "1us"}]},
+            )
+        )

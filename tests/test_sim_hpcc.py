@@ -20,8 +20,11 @@ N = 4
 WL = {"kind": "incast", "senders": N, "receiver": 0, "flow_size": "20MB"}
 DYN_PFC = {"pfc": {"enabled": True, "mode": "dynamic"}}
 # DCQCN at the peer's ns-3 settings (perm128-dcqcn.yaml: Mellanox variant, Kmin/Kmax 400/1600 KB)
-DCQCN = {"ecn": {"enabled": True, "kmin": "400KB", "kmax": "1600KB", "pmax": 0.2},
-         "congestion_control": "dcqcn", "dcqcn": {"preset": "ns3-mellanox"}}
+DCQCN = {
+    "ecn": {"enabled": True, "kmin": "400KB", "kmax": "1600KB", "pmax": 0.2},
+    "congestion_control": "dcqcn",
+    "dcqcn": {"preset": "ns3-mellanox"},
+}
 STAGGER_PS = 200 * 10**6  # flow k starts at k × 200 µs: the later ones must converge to a share
 T1, T2 = 1_500 * 10**6, 4_000 * 10**6  # steady-state window: all four flows active
 
@@ -64,7 +67,9 @@ def test_hpcc_long_flows_converge_to_fair_shares_with_a_near_empty_queue():
     assert q_hp < 10 * (4000 + 64)  # a few MTU packets (N × W_AI = 4 MSS standing, ns-3-style 95 % target)
     assert q_hp < q_dc / 5
     # and below DCQCN's with the tight ramp of test_sim_dcqcn (Kmin/Kmax 40/160 KB)
-    _, q_dc40, _ = _steady({**DCQCN, "ecn": {"enabled": True, "kmin": "40000B", "kmax": "160000B", "pmax": 0.2}})
+    _, q_dc40, _ = _steady(
+        {**DCQCN, "ecn": {"enabled": True, "kmin": "40000B", "kmax": "160000B", "pmax": 0.2}}
+    )
     assert q_hp < q_dc40
     # the window stayed within (0, line-rate BDP]
     w0 = st.fr[:, K.FR_LINE] * st.cfg[K.C_HP_T] / 8e12
@@ -76,8 +81,13 @@ def test_hpcc_flows_complete_losslessly_and_fairly():
     """The same four flows started together: all bytes delivered, no drops, Jain ≥ 0.95, and far
     fewer PAUSE frames than PFC alone (here none)."""
     hp = simulate(scenario(star(N + 1), WL, fabric={**DYN_PFC, "congestion_control": "hpcc"}))
-    none = simulate(scenario(star(N + 1), WL, fabric={"pfc": {"enabled": True, "mode": "static",
-                                                             "xoff": "60960B", "xon": "48768B"}}))
+    none = simulate(
+        scenario(
+            star(N + 1),
+            WL,
+            fabric={"pfc": {"enabled": True, "mode": "static", "xoff": "60960B", "xon": "48768B"}},
+        )
+    )
     assert hp.summary["completed_flows"] == N and hp.summary["drops"] == 0
     assert hp.engine["injected_bytes"] == hp.engine["delivered_bytes"] == N * 20_000_000
     assert hp.engine["in_flight_bytes"] == 0
@@ -88,8 +98,13 @@ def test_hpcc_flows_complete_losslessly_and_fairly():
 def test_hpcc_single_flow_runs_at_line_rate():
     """A lone flow keeps its line-rate window (W_AI = 1 MSS exceeds the 5 % headroom of one BDP):
     its FCT equals the closed-form ideal."""
-    r = simulate(scenario(star(2), {"kind": "incast", "senders": 1, "receiver": 0, "flow_size": "4MB"},
-                          fabric={"congestion_control": "hpcc"}))
+    r = simulate(
+        scenario(
+            star(2),
+            {"kind": "incast", "senders": 1, "receiver": 0, "flow_size": "4MB"},
+            fabric={"congestion_control": "hpcc"},
+        )
+    )
     f = r.flows.iloc[0]
     assert f["completed"]
     assert f["fct_us"] <= f["ideal_fct_us"] * 1.01
@@ -112,8 +127,11 @@ def test_hpcc_incast32_pauses_far_less_than_pfc_alone():
 def test_hpcc_int_stack_echo_and_parameters():
     """Compile-time constants: T is the largest base RTT, W_init the line-rate BDP at T, W_AI 1 MSS by
     default or rate_ai × T when set; η and maxStage from fabric.hpcc."""
-    sc = scenario(star(3), {"kind": "incast", "senders": 2, "receiver": 0, "flow_size": "40KB"},
-                  fabric={"congestion_control": "hpcc", "hpcc": {"eta": 0.9, "max_stage": 3}})
+    sc = scenario(
+        star(3),
+        {"kind": "incast", "senders": 2, "receiver": 0, "flow_size": "40KB"},
+        fabric={"congestion_control": "hpcc", "hpcc": {"eta": 0.9, "max_stage": 3}},
+    )
     topo = from_spec(sc.topology)
     st = engine.compile_scenario(sc, topo, flows_for(sc, topo))
     hp = st.info["hpcc"]
@@ -123,8 +141,11 @@ def test_hpcc_int_stack_echo_and_parameters():
     assert hp["w_ai_bytes"] == 4000 and hp["eta"] == 0.9 and hp["max_stage"] == 3
     assert st.fr[0, K.FR_W] == pytest.approx(100e9 * hp["base_rtt_ps"] / 8e12)
     assert st.pk.shape[1] == K.PK_NUM + 4 * st.cfg[K.C_INT_MAX]
-    sc2 = scenario(star(3), {"kind": "incast", "senders": 2, "receiver": 0, "flow_size": "40KB"},
-                   fabric={"congestion_control": "hpcc", "hpcc": {"rate_ai": "40Mbps"}})
+    sc2 = scenario(
+        star(3),
+        {"kind": "incast", "senders": 2, "receiver": 0, "flow_size": "40KB"},
+        fabric={"congestion_control": "hpcc", "hpcc": {"rate_ai": "40Mbps"}},
+    )
     hp2 = engine.compile_scenario(sc2, topo, flows_for(sc2, topo)).info["hpcc"]
     assert hp2["w_ai_bytes"] == pytest.approx(40e6 * hp2["base_rtt_ps"] / 8e12)
     r = simulate(sc)

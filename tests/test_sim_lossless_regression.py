@@ -26,25 +26,52 @@ def _step(k: int, size: int):
     import pandas as pd
 
     topo = fat_tree(k, 100 * 10**9, 10**6)
-    step = [s for s in collective_flows("all-reduce", size, topo, algorithm="tree", gpus_per_node=1)
-            if s.domain == "network"][0]
+    step = [
+        s
+        for s in collective_flows("all-reduce", size, topo, algorithm="tree", gpus_per_node=1)
+        if s.domain == "network"
+    ][0]
     fl = step.flows
     n = len(fl)
-    flows = pd.DataFrame({"id": np.arange(n, dtype=np.int64), "src": fl[:, 0].astype(np.int64),
-                          "dst": fl[:, 1].astype(np.int64), "size_bytes": fl[:, 2].astype(np.int64),
-                          "start_ps": np.zeros(n, dtype=np.int64), "dport": np.full(n, 4791, dtype=np.int64)})
+    flows = pd.DataFrame(
+        {
+            "id": np.arange(n, dtype=np.int64),
+            "src": fl[:, 0].astype(np.int64),
+            "dst": fl[:, 1].astype(np.int64),
+            "size_bytes": fl[:, 2].astype(np.int64),
+            "start_ps": np.zeros(n, dtype=np.int64),
+            "dport": np.full(n, 4791, dtype=np.int64),
+        }
+    )
     return topo, flows
 
 
 def _scenario(technology: str, routing: str, buffer: str, granularity: str = "packet"):
-    fabric = {"technology": technology, "mtu": "4000B", "header": "64B", "routing": routing,
-              "switch_buffer": buffer, "adaptive": {"granularity": granularity}}
+    fabric = {
+        "technology": technology,
+        "mtu": "4000B",
+        "header": "64B",
+        "routing": routing,
+        "switch_buffer": buffer,
+        "adaptive": {"granularity": granularity},
+    }
     if technology == "roce":
-        fabric.update({"pfc": {"enabled": True, "mode": "static"}, "ecn": {"enabled": False},
-                       "congestion_control": "none"})
-    return scenario_from_dict({"name": "lossless", "seed": 1,
-                               "topology": {"kind": "star", "hosts": 2, "link_rate": "100Gbps"},
-                               "fabric": fabric, "sim": {"until": "1s", "progress": False}})
+        fabric.update(
+            {
+                "pfc": {"enabled": True, "mode": "static"},
+                "ecn": {"enabled": False},
+                "congestion_control": "none",
+            }
+        )
+    return scenario_from_dict(
+        {
+            "name": "lossless",
+            "seed": 1,
+            "topology": {"kind": "star", "hosts": 2, "link_rate": "100Gbps"},
+            "fabric": fabric,
+            "sim": {"until": "1s", "progress": False},
+        }
+    )
 
 
 def _check_lossless(res):
@@ -75,8 +102,9 @@ def test_adaptive_pfc_small_buffer_never_drops(granularity):
     assert res.summary["pause_frames"] > 0  # PFC really was exercised
 
 
-@pytest.mark.parametrize("technology,routing", [("roce", "ecmp"), ("infiniband", "adaptive"),
-                                                ("infiniband", "static")])
+@pytest.mark.parametrize(
+    "technology,routing", [("roce", "ecmp"), ("infiniband", "adaptive"), ("infiniband", "static")]
+)
 def test_other_fabrics_small_buffer_lossless(technology, routing):
     topo, flows = _step(4, 2 * 2**20)
     res = simulate(_scenario(technology, routing, "1MiB"), flows=flows, topology=topo)
@@ -125,8 +153,10 @@ def test_detour_after_a_failure_stays_inside_the_tables(tmp_path):
 
     f = tmp_path / "detour.yaml"
     f.write_text(_DETOUR)
-    outs = [json.loads(run_python(["-m", "aifabric", "simulate", str(f), "--json"], disable_jit))
-            for disable_jit in (True, False)]
+    outs = [
+        json.loads(run_python(["-m", "aifabric", "simulate", str(f), "--json"], disable_jit))
+        for disable_jit in (True, False)
+    ]
     assert outs[0]["summary"]["completed_flows"] == 240
     assert outs[0]["summary"] == outs[1]["summary"]
     assert outs[0]["flows"] == outs[1]["flows"]

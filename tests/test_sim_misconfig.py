@@ -29,20 +29,31 @@ def _headroom(delay_ps: int, rate_bps: int = 100 * 10**9) -> int:
 
 
 def _incast(fabric=None, n=4, size="400KB", **kw):
-    return scenario(star(n + 1), {"kind": "incast", "senders": n, "receiver": 0, "flow_size": size},
-                    fabric=fabric, **kw)
+    return scenario(
+        star(n + 1), {"kind": "incast", "senders": n, "receiver": 0, "flow_size": size}, fabric=fabric, **kw
+    )
 
 
 def _dumbbell(fabric=None):
     """h0, h1, h2 on sw0 → h3 on sw1 over a 200 Gb/s bottleneck: both switches send PAUSE."""
-    topo = {"kind": "dumbbell", "hosts_left": 3, "hosts_right": 1, "link_rate": "100Gbps",
-            "bottleneck_rate": "200Gbps", "link_delay": "100ns"}
-    return scenario(topo, {"kind": "incast", "senders": 3, "receiver": 3, "flow_size": "400KB"}, fabric=fabric)
+    topo = {
+        "kind": "dumbbell",
+        "hosts_left": 3,
+        "hosts_right": 1,
+        "link_rate": "100Gbps",
+        "bottleneck_rate": "200Gbps",
+        "link_delay": "100ns",
+    }
+    return scenario(
+        topo, {"kind": "incast", "senders": 3, "receiver": 3, "flow_size": "400KB"}, fabric=fabric
+    )
 
 
 def _one_flow(fabric=None, size="4000000B"):
     """h0 → sw0 → h1, one 4 MB flow (1000 packets, ~330 µs)."""
-    return scenario(star(2), {"kind": "incast", "senders": 1, "receiver": 1, "flow_size": size}, fabric=fabric)
+    return scenario(
+        star(2), {"kind": "incast", "senders": 1, "receiver": 1, "flow_size": size}, fabric=fabric
+    )
 
 
 def _rows(r, node_name):
@@ -50,10 +61,14 @@ def _rows(r, node_name):
 
 
 # ---- fabric.pfc_overrides ------------------------------------------------------------------------
-@pytest.mark.parametrize("pfc", [
-    {"enabled": True, "mode": "static", "xoff": "60960B", "xon": "48768B"},
-    {"enabled": True, "mode": "dynamic", "alpha": 0.25},
-], ids=["static", "dynamic"])
+@pytest.mark.parametrize(
+    "pfc",
+    [
+        {"enabled": True, "mode": "static", "xoff": "60960B", "xon": "48768B"},
+        {"enabled": True, "mode": "dynamic", "alpha": 0.25},
+    ],
+    ids=["static", "dynamic"],
+)
 def test_override_equal_to_the_fabric_is_bit_identical(pfc):
     """An override that restates the fabric's thresholds changes nothing, to the last bit."""
     same = {"switches": ["sw0"]}
@@ -78,8 +93,9 @@ def test_lower_xoff_on_the_incast_switch_pauses_more_and_holds_less():
     ingress of sw0 then holds at most xoff + headroom (a packet each way and a link round trip);
     lossless, every byte delivered."""
     base = simulate(_incast())
-    low = simulate(_incast({"pfc_overrides": [{"switches": ["sw0"], "xoff": f"{XOFF_LOW}B",
-                                               "xon": f"{XON_LOW}B"}]}))
+    low = simulate(
+        _incast({"pfc_overrides": [{"switches": ["sw0"], "xoff": f"{XOFF_LOW}B", "xon": f"{XON_LOW}B"}]})
+    )
     for r in (base, low):
         _check_lossless(r)
     b, lo = _rows(base, "sw0"), _rows(low, "sw0")
@@ -90,8 +106,9 @@ def test_lower_xoff_on_the_incast_switch_pauses_more_and_holds_less():
     assert lo["max_ingress_bytes"].max() <= XOFF_LOW + _headroom(US)
     assert b["max_ingress_bytes"].min() > 60960  # the fabric's xoff still rules without the override
     st = low.extra["state"]
-    assert low.engine["pfc_overrides"] == [{"switches": ["sw0"], "mode": "static", "xoff_bytes": XOFF_LOW,
-                                            "xon_bytes": XON_LOW, "alpha": None}]
+    assert low.engine["pfc_overrides"] == [
+        {"switches": ["sw0"], "mode": "static", "xoff_bytes": XOFF_LOW, "xon_bytes": XON_LOW, "alpha": None}
+    ]
     assert st.info["pfc_overrides"] == low.engine["pfc_overrides"]
     assert low.engine["pfc_default"]["xoff_bytes"] == 60960
 
@@ -102,7 +119,9 @@ def test_override_applies_to_the_listed_switch_only(target):
     ingress by its xoff and leaves the other at the fabric's xoff (60,960 B) and, for sw1, sw0's
     PAUSE counts."""
     base = simulate(_dumbbell())
-    ov = simulate(_dumbbell({"pfc_overrides": [{"switches": [target], "xoff": f"{XOFF_LOW}B", "xon": f"{XON_LOW}B"}]}))
+    ov = simulate(
+        _dumbbell({"pfc_overrides": [{"switches": [target], "xoff": f"{XOFF_LOW}B", "xon": f"{XON_LOW}B"}]})
+    )
     for r in (base, ov):
         _check_lossless(r)
     other = "sw1" if target == "sw0" else "sw0"
@@ -123,15 +142,19 @@ def test_dynamic_override_on_a_static_fabric_is_lossless():
     """A switch batch on dynamic thresholds (alpha × free buffer) in a static fabric: its own alpha
     slot, lossless on a buffer the fabric's static thresholds overflow (4 × (xoff + headroom) > 300 KB),
     more PAUSE than with the static 15-packet xoff."""
-    fab = {"switch_buffer": "300KB",
-           "pfc_overrides": [{"switches": ["sw0"], "mode": "dynamic", "alpha": 0.0625}]}
+    fab = {
+        "switch_buffer": "300KB",
+        "pfc_overrides": [{"switches": ["sw0"], "mode": "dynamic", "alpha": 0.0625}],
+    }
     r = simulate(_incast(fab))
     _check_lossless(r)
     st = r.extra["state"]
     assert st.cf[K.CF_NUM] == 0.0625
     into = st.pt[:, K.PT_PEER] == st.info["topo"].node_id("sw0")
     assert (st.pt[into, K.PT_ALPHA_IDX] == K.CF_NUM).all() and (st.pt[into, K.PT_PFC_DYN] == 1).all()
-    assert r.engine["pfc_overrides"][0]["mode"] == "dynamic" and r.engine["pfc_overrides"][0]["alpha"] == 0.0625
+    assert (
+        r.engine["pfc_overrides"][0]["mode"] == "dynamic" and r.engine["pfc_overrides"][0]["alpha"] == 0.0625
+    )
     # 0.0625 × (300 KB − used) < 19 KB: far below the fabric's 60,960 B
     assert _rows(r, "sw0")["max_ingress_bytes"].max() <= 19_200 + _headroom(US)
     assert r.summary["pause_frames"] > simulate(_incast()).summary["pause_frames"]
@@ -142,7 +165,9 @@ def test_static_override_on_a_dynamic_fabric():
     switch on static thresholds: that switch pauses, and holds at most its xoff + headroom."""
     fab = {"pfc": {"enabled": True, "mode": "dynamic", "alpha": 1.0}}
     base = simulate(_incast(fab))
-    r = simulate(_incast({**fab, "pfc_overrides": [{"switches": [5], "mode": "static", "xoff": f"{XOFF_LOW}B"}]}))
+    r = simulate(
+        _incast({**fab, "pfc_overrides": [{"switches": [5], "mode": "static", "xoff": f"{XOFF_LOW}B"}]})
+    )
     _check_lossless(r)
     assert base.summary["pause_frames"] == 0 < r.summary["pause_frames"]
     assert r.engine["pfc_overrides"][0]["xon_bytes"] == XOFF_LOW  # min(the default xon, xoff)
@@ -176,15 +201,31 @@ def test_periodic_pauses_cost_their_duty_cycle():
     backpressure keeps the paused egress's queue from draining, so no pause is absorbed."""
     base = simulate(_one_flow())
     n, d, period = 15, 2 * US, 20 * US
-    r = simulate(_one_flow({"pause_storms": [{"node": "h1", "peers": ["sw0"], "start": "10us", "duration": "2us",
-                                              "period": "20us", "count": n}]}))
+    r = simulate(
+        _one_flow(
+            {
+                "pause_storms": [
+                    {
+                        "node": "h1",
+                        "peers": ["sw0"],
+                        "start": "10us",
+                        "duration": "2us",
+                        "period": "20us",
+                        "count": n,
+                    }
+                ]
+            }
+        )
+    )
     _check_lossless(r)
     assert r.summary["injected_pauses"] == n
     assert _rows(r, "sw0")["injected_pause_us"].max() == pytest.approx(n * d / 1e6)
     grow = (r.flows["fct_us"][0] - base.flows["fct_us"][0]) * 1e6
     assert n * (d - SER_100G_PS) < grow <= n * d
     # pauses for the whole flow: throughput × (1 − d/T)
-    long = simulate(_one_flow({"pause_storms": [{"node": "h1", "duration": "2us", "period": "20us", "count": 40}]}))
+    long = simulate(
+        _one_flow({"pause_storms": [{"node": "h1", "duration": "2us", "period": "20us", "count": 40}]})
+    )
     _check_lossless(long)
     ratio = base.flows["rx_fct_us"][0] / long.flows["rx_fct_us"][0]
     assert ratio == pytest.approx(1 - d / period, abs=0.02)
@@ -195,9 +236,13 @@ def test_real_and_injected_pause_are_independent():
     """4 → 1 incast with a low xoff (real PFC all the time) and sw0 injecting a 10 µs PAUSE into
     h1's NIC: a real RESUME that arrives during the injected pause does not let h1 send; lossless,
     every flow completes, bytes conserved; real and injected pause time are reported apart."""
-    fab = {"pfc": {"enabled": True, "mode": "static", "xoff": f"{XOFF_LOW}B", "xon": f"{XON_LOW}B"},
-           "pause_storms": [{"node": "sw0", "peers": ["h1"], "start": "20us", "duration": "10us"},
-                            {"node": "h0", "start": "5us", "duration": "3us", "period": "15us", "count": 10}]}
+    fab = {
+        "pfc": {"enabled": True, "mode": "static", "xoff": f"{XOFF_LOW}B", "xon": f"{XON_LOW}B"},
+        "pause_storms": [
+            {"node": "sw0", "peers": ["h1"], "start": "20us", "duration": "10us"},
+            {"node": "h0", "start": "5us", "duration": "3us", "period": "15us", "count": 10},
+        ],
+    }
     r = simulate(_incast(fab))
     _check_lossless(r)
     h1 = r.ports[(r.ports["node_name"] == "h1")].iloc[0]
@@ -214,14 +259,20 @@ def test_real_and_injected_pause_are_independent():
 def test_storm_on_every_neighbour_of_a_switch_and_lossy_recovery():
     """Without peers a storm pauses every neighbour's egress toward the node; with PFC off a long
     injected pause overflows a small buffer, and go-back-N still completes every flow."""
-    fab = {"pfc": {"enabled": False}, "switch_buffer": "40KB",
-           "pause_storms": [{"node": "h0", "start": "20us", "duration": "20us"},
-                            {"node": "sw0", "start": "100us", "duration": "5us"}]}
+    fab = {
+        "pfc": {"enabled": False},
+        "switch_buffer": "40KB",
+        "pause_storms": [
+            {"node": "h0", "start": "20us", "duration": "20us"},
+            {"node": "sw0", "start": "100us", "duration": "5us"},
+        ],
+    }
     r = simulate(_incast(fab, n=2, size="200KB"))
     assert r.summary["completed_flows"] == 2 and r.summary["drops"] > 0
     e = r.engine
-    assert e["injected_bytes"] == (e["delivered_bytes"] + e["in_flight_bytes"] + e["dropped_bytes"]
-                                   + e["discarded_bytes"])
+    assert e["injected_bytes"] == (
+        e["delivered_bytes"] + e["in_flight_bytes"] + e["dropped_bytes"] + e["discarded_bytes"]
+    )
     held = r.ports[r.ports["injected_pause_us"] > 0]
     assert sorted(held["node_name"]) == ["h0", "h1", "h2", "sw0"]  # sw0 → h0; every neighbour of sw0 → sw0
     assert r.summary["injected_pauses"] == 4
@@ -230,8 +281,14 @@ def test_storm_on_every_neighbour_of_a_switch_and_lossy_recovery():
 def test_long_injected_pause_is_not_a_deadlock():
     """An injected pause longer than sim.deadlock_timeout holds packets without anything moving;
     it ends on its own, so the run is not stopped as a deadlock."""
-    r = simulate(_incast({"pause_storms": [{"node": "h0", "start": "10us", "duration": "300us"}]}, n=2,
-                         size="200KB", deadlock_timeout="100us"))
+    r = simulate(
+        _incast(
+            {"pause_storms": [{"node": "h0", "start": "10us", "duration": "300us"}]},
+            n=2,
+            size="200KB",
+            deadlock_timeout="100us",
+        )
+    )
     _check_lossless(r)
     assert not r.summary["deadlock"]
     assert _rows(r, "sw0")["injected_pause_us"].max() == pytest.approx(300.0)
@@ -239,13 +296,32 @@ def test_long_injected_pause_is_not_a_deadlock():
 
 def test_python_api():
     """Scenarios built in code take the same fields (units parsed, names resolved at simulate)."""
-    sc = Scenario.model_validate({
-        "topology": {"kind": "leaf-spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 2, "link_rate": "100Gbps"},
-        "workload": {"kind": "permutation", "flow_size": "1MB"},
-        "fabric": {"pfc_overrides": [{"switches": ["leaf1", "spine0"], "xoff": "30KB"}],
-                   "pause_storms": [{"node": "spine1", "peers": ["leaf0"], "start": "5us", "duration": "2us",
-                                     "period": "10us", "count": 5}]},
-        "sim": {"progress": False}})
+    sc = Scenario.model_validate(
+        {
+            "topology": {
+                "kind": "leaf-spine",
+                "leaves": 2,
+                "spines": 2,
+                "hosts_per_leaf": 2,
+                "link_rate": "100Gbps",
+            },
+            "workload": {"kind": "permutation", "flow_size": "1MB"},
+            "fabric": {
+                "pfc_overrides": [{"switches": ["leaf1", "spine0"], "xoff": "30KB"}],
+                "pause_storms": [
+                    {
+                        "node": "spine1",
+                        "peers": ["leaf0"],
+                        "start": "5us",
+                        "duration": "2us",
+                        "period": "10us",
+                        "count": 5,
+                    }
+                ],
+            },
+            "sim": {"progress": False},
+        }
+    )
     assert sc.fabric.pause_storms[0].duration == 2 * US and sc.fabric.pfc_overrides[0].xoff == 30_000
     r = simulate(sc)
     _check_lossless(r)
@@ -262,30 +338,78 @@ def _problems(fabric):
     return exc.value.lines()
 
 
-@pytest.mark.parametrize(("fabric", "field", "words"), [
-    ({"pfc_overrides": [{"switches": ["sw0"], "xoff": "10KB", "xon": "20KB"}]}, "fabric.pfc_overrides.0.xon",
-     "must not exceed"),
-    ({"pfc_overrides": [{"switches": ["sw0"], "xon": "200KB"}]}, "fabric.pfc_overrides.0.xon", "must not exceed"),
-    ({"pfc_overrides": [{"switches": ["sw0"], "mode": "static", "alpha": 0.5}]}, "fabric.pfc_overrides.0.alpha",
-     "dynamic only"),
-    ({"pfc_overrides": [{"switches": ["sw0"], "alpha": 0.5}]}, "fabric.pfc_overrides.0.alpha", "dynamic only"),
-    ({"pfc_overrides": [{"switches": ["sw0"], "mode": "dynamic", "xoff": "10KB"}]}, "fabric.pfc_overrides.0.xoff",
-     "static only"),
-    ({"pfc_overrides": [{"switches": []}]}, "fabric.pfc_overrides.0.switches", "at least 1"),
-    ({"pfc_overrides": [{"switches": ["sw0"], "xof": "1KB"}]}, "fabric.pfc_overrides.0.xof", "allowed: alpha, mode"),
-    ({"pfc": {"enabled": False}, "pfc_overrides": [{"switches": ["sw0"]}]}, "fabric.pfc_overrides", "enabled"),
-    ({"technology": "infiniband", "pfc_overrides": [{"switches": ["sw0"]}]}, "fabric.pfc_overrides", "RoCE"),
-    ({"technology": "infiniband", "pause_storms": [{"node": "sw0", "duration": "1us"}]}, "fabric.pause_storms",
-     "no PAUSE"),
-    ({"pause_storms": [{"node": "sw0", "duration": "1us", "count": 3}]}, "fabric.pause_storms.0.period",
-     "required when count > 1"),
-    ({"pause_storms": [{"node": "sw0", "duration": "10us", "period": "5us", "count": 3}]},
-     "fabric.pause_storms.0.duration", "must not exceed period"),
-    ({"pause_storms": [{"node": "sw0"}]}, "fabric.pause_storms.0.duration", "required"),
-    ({"pause_storms": [{"node": "sw0", "duration": "0us"}]}, "fabric.pause_storms.0.duration", "greater than 0"),
-    ({"pause_storms": [{"node": "sw0", "duration": "1us", "count": 0}]}, "fabric.pause_storms.0.count",
-     "greater than or equal to 1"),
-])
+@pytest.mark.parametrize(
+    ("fabric", "field", "words"),
+    [
+        (
+            {"pfc_overrides": [{"switches": ["sw0"], "xoff": "10KB", "xon": "20KB"}]},
+            "fabric.pfc_overrides.0.xon",
+            "must not exceed",
+        ),
+        (
+            {"pfc_overrides": [{"switches": ["sw0"], "xon": "200KB"}]},
+            "fabric.pfc_overrides.0.xon",
+            "must not exceed",
+        ),
+        (
+            {"pfc_overrides": [{"switches": ["sw0"], "mode": "static", "alpha": 0.5}]},
+            "fabric.pfc_overrides.0.alpha",
+            "dynamic only",
+        ),
+        (
+            {"pfc_overrides": [{"switches": ["sw0"], "alpha": 0.5}]},
+            "fabric.pfc_overrides.0.alpha",
+            "dynamic only",
+        ),
+        (
+            {"pfc_overrides": [{"switches": ["sw0"], "mode": "dynamic", "xoff": "10KB"}]},
+            "fabric.pfc_overrides.0.xoff",
+            "static only",
+        ),
+        ({"pfc_overrides": [{"switches": []}]}, "fabric.pfc_overrides.0.switches", "at least 1"),
+        (
+            {"pfc_overrides": [{"switches": ["sw0"], "xof": "1KB"}]},
+            "fabric.pfc_overrides.0.xof",
+            "allowed: alpha, mode",
+        ),
+        (
+            {"pfc": {"enabled": False}, "pfc_overrides": [{"switches": ["sw0"]}]},
+            "fabric.pfc_overrides",
+            "enabled",
+        ),
+        (
+            {"technology": "infiniband", "pfc_overrides": [{"switches": ["sw0"]}]},
+            "fabric.pfc_overrides",
+            "RoCE",
+        ),
+        (
+            {"technology": "infiniband", "pause_storms": [{"node": "sw0", "duration": "1us"}]},
+            "fabric.pause_storms",
+            "no PAUSE",
+        ),
+        (
+            {"pause_storms": [{"node": "sw0", "duration": "1us", "count": 3}]},
+            "fabric.pause_storms.0.period",
+            "required when count > 1",
+        ),
+        (
+            {"pause_storms": [{"node": "sw0", "duration": "10us", "period": "5us", "count": 3}]},
+            "fabric.pause_storms.0.duration",
+            "must not exceed period",
+        ),
+        ({"pause_storms": [{"node": "sw0"}]}, "fabric.pause_storms.0.duration", "required"),
+        (
+            {"pause_storms": [{"node": "sw0", "duration": "0us"}]},
+            "fabric.pause_storms.0.duration",
+            "greater than 0",
+        ),
+        (
+            {"pause_storms": [{"node": "sw0", "duration": "1us", "count": 0}]},
+            "fabric.pause_storms.0.count",
+            "greater than or equal to 1",
+        ),
+    ],
+)
 def test_bad_fields_one_line_each(fabric, field, words):
     lines = _problems(fabric)
     assert len(lines) == 1, lines
@@ -294,30 +418,57 @@ def test_bad_fields_one_line_each(fabric, field, words):
 
 def _yaml(tmp_path, fabric_lines: str) -> Path:
     p = tmp_path / "bad.yaml"
-    p.write_text("name: x\ntopology: {kind: leaf-spine, leaves: 2, spines: 2, hosts_per_leaf: 2}\n"
-                 "workload: {kind: permutation, flow_size: 100KB}\nfabric:\n" + fabric_lines)
+    p.write_text(
+        "name: x\ntopology: {kind: leaf-spine, leaves: 2, spines: 2, hosts_per_leaf: 2}\n"
+        "workload: {kind: permutation, flow_size: 100KB}\nfabric:\n" + fabric_lines
+    )
     return p
 
 
-@pytest.mark.parametrize(("fabric", "field", "words"), [
-    ("  pfc_overrides: [{switches: [leaf0, leaf9], xoff: 30KB}]\n", "fabric.pfc_overrides.0.switches",
-     "no such node (got 'leaf9')"),
-    ("  pfc_overrides: [{switches: [h1], xoff: 30KB}]\n", "fabric.pfc_overrides.0.switches", "is a host"),
-    ("  pfc_overrides: [{switches: [99]}]\n", "fabric.pfc_overrides.0.switches", "no such node (got 99)"),
-    ("  pfc_overrides: [{switches: [leaf0]}, {switches: [4]}]\n", "fabric.pfc_overrides.1.switches",
-     "also listed in fabric.pfc_overrides.0"),
-    ("  pause_storms: [{node: spine7, duration: 1us}]\n", "fabric.pause_storms.0.node", "no such node"),
-    ("  pause_storms: [{node: spine0, peers: [leafx], duration: 1us}]\n", "fabric.pause_storms.0.peers",
-     "no such node"),
-    ("  pause_storms: [{node: spine0, peers: [h0], duration: 1us}]\n", "fabric.pause_storms.0.peers",
-     "not a neighbour of spine0"),
-    ("  pause_storms: [{node: h0, duration: 1us, period: 2us, count: 3}, {node: leaf0, duration: 1us, "
-     "period: 1us, count: 600000}]\n", "fabric.pause_storms.1.count", "injected pauses"),
-    ("  pause_storms: [{node: leaf0, duration: 3us, period: 2us, count: 3}]\n", "fabric.pause_storms.0.duration",
-     "must not exceed period"),
-    ("  technology: infiniband\n  pause_storms: [{node: leaf0, duration: 3us}]\n", "fabric.pause_storms",
-     "InfiniBand has no PAUSE frames"),
-])
+@pytest.mark.parametrize(
+    ("fabric", "field", "words"),
+    [
+        (
+            "  pfc_overrides: [{switches: [leaf0, leaf9], xoff: 30KB}]\n",
+            "fabric.pfc_overrides.0.switches",
+            "no such node (got 'leaf9')",
+        ),
+        ("  pfc_overrides: [{switches: [h1], xoff: 30KB}]\n", "fabric.pfc_overrides.0.switches", "is a host"),
+        ("  pfc_overrides: [{switches: [99]}]\n", "fabric.pfc_overrides.0.switches", "no such node (got 99)"),
+        (
+            "  pfc_overrides: [{switches: [leaf0]}, {switches: [4]}]\n",
+            "fabric.pfc_overrides.1.switches",
+            "also listed in fabric.pfc_overrides.0",
+        ),
+        ("  pause_storms: [{node: spine7, duration: 1us}]\n", "fabric.pause_storms.0.node", "no such node"),
+        (
+            "  pause_storms: [{node: spine0, peers: [leafx], duration: 1us}]\n",
+            "fabric.pause_storms.0.peers",
+            "no such node",
+        ),
+        (
+            "  pause_storms: [{node: spine0, peers: [h0], duration: 1us}]\n",
+            "fabric.pause_storms.0.peers",
+            "not a neighbour of spine0",
+        ),
+        (
+            "  pause_storms: [{node: h0, duration: 1us, period: 2us, count: 3}, {node: leaf0, duration: 1us, "
+            "period: 1us, count: 600000}]\n",
+            "fabric.pause_storms.1.count",
+            "injected pauses",
+        ),
+        (
+            "  pause_storms: [{node: leaf0, duration: 3us, period: 2us, count: 3}]\n",
+            "fabric.pause_storms.0.duration",
+            "must not exceed period",
+        ),
+        (
+            "  technology: infiniband\n  pause_storms: [{node: leaf0, duration: 3us}]\n",
+            "fabric.pause_storms",
+            "InfiniBand has no PAUSE frames",
+        ),
+    ],
+)
 @pytest.mark.parametrize("command", ["validate", "simulate"])
 def test_cli_names_the_field_exit_2(tmp_path, fabric, field, words, command):
     """`aifabric validate` (which builds the topology) and `aifabric simulate`: exit 2, one line
@@ -332,8 +483,11 @@ def test_cli_names_the_field_exit_2(tmp_path, fabric, field, words, command):
 
 
 def test_cli_validate_ok_with_overrides_and_storms(tmp_path):
-    p = _yaml(tmp_path, "  pfc_overrides: [{switches: [leaf1, spine0], xoff: 30KB}]\n"
-                        "  pause_storms: [{node: spine1, peers: [leaf0], duration: 2us, period: 10us, count: 5}]\n")
+    p = _yaml(
+        tmp_path,
+        "  pfc_overrides: [{switches: [leaf1, spine0], xoff: 30KB}]\n"
+        "  pause_storms: [{node: spine1, peers: [leaf0], duration: 2us, period: 10us, count: 5}]\n",
+    )
     r = runner.invoke(app, ["validate", str(p)])
     assert r.exit_code == 0, r.output
     assert "ok" in r.output

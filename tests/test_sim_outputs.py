@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from aifabric.sim.results import SUMMARY_KEYS, load, read_fct_txt, read_pfc_txt
 from aifabric.sim import simulate
+from aifabric.sim.results import SUMMARY_KEYS, load, read_fct_txt, read_pfc_txt
 from test_sim_support import scenario, star
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,13 +18,17 @@ SCENARIOS = sorted(p.stem for p in (ROOT / "scenarios").glob("*.yaml"))
 
 
 def _cli(*args, check=False):
-    return subprocess.run([sys.executable, "-m", "aifabric", *args], capture_output=True, text=True, cwd=ROOT,
-                          check=check)
+    return subprocess.run(
+        [sys.executable, "-m", "aifabric", *args], capture_output=True, text=True, cwd=ROOT, check=check
+    )
 
 
 def _small():
-    return scenario(star(4), {"kind": "incast", "senders": 3, "receiver": 0, "flow_size": "60KB"},
-                    fabric={"pfc": {"enabled": True, "mode": "static", "xoff": "12192B", "xon": "8128B"}})
+    return scenario(
+        star(4),
+        {"kind": "incast", "senders": 3, "receiver": 0, "flow_size": "60KB"},
+        fabric={"pfc": {"enabled": True, "mode": "static", "xoff": "12192B", "xon": "8128B"}},
+    )
 
 
 def test_json_has_exactly_the_interface_keys():
@@ -41,8 +45,10 @@ def test_json_has_exactly_the_interface_keys():
 def test_cli_json_prints_one_object(tmp_path):
     """`simulate --json` writes exactly one JSON object on stdout."""
     f = tmp_path / "s.yaml"
-    f.write_text("name: tiny\ntopology: {kind: star, hosts: 4, link_rate: 100Gbps, link_delay: 1us}\n"
-                 "workload: {kind: incast, senders: 3, receiver: 0, flow_size: 40KB}\n")
+    f.write_text(
+        "name: tiny\ntopology: {kind: star, hosts: 4, link_rate: 100Gbps, link_delay: 1us}\n"
+        "workload: {kind: incast, senders: 3, receiver: 0, flow_size: 40KB}\n"
+    )
     p = _cli("simulate", str(f), "--json", check=True)
     d = json.loads(p.stdout)
     assert d["scenario"] == "tiny" and d["summary"]["completed_flows"] == 3
@@ -73,8 +79,10 @@ def test_cli_bad_scenario_exits_2_with_one_line(tmp_path):
     """A scenario the engine cannot run (a collective over more ranks than the topology's hosts)
     → exit 2, one error line naming the file and the field, no traceback."""
     f = tmp_path / "bad.yaml"
-    f.write_text("topology: {kind: star, hosts: 4}\n"
-                 "workload: {kind: collective, op: all-reduce, size: 1MB, hosts: 8}\n")
+    f.write_text(
+        "topology: {kind: star, hosts: 4}\n"
+        "workload: {kind: collective, op: all-reduce, size: 1MB, hosts: 8}\n"
+    )
     p = _cli("simulate", str(f))
     assert p.returncode == 2
     assert "Traceback" not in p.stderr and str(f) in p.stderr and "workload.hosts" in p.stderr
@@ -94,9 +102,13 @@ def test_hpcc_flow_file_start_offset_round_trips_into_fct_txt(tmp_path):
     assert list(fct["dport"]) == [100, 100]
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.validation]
-                                               + ([pytest.mark.slow] if n == "perm1024" else []))
-                                  for n in SCENARIOS])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=[pytest.mark.validation] + ([pytest.mark.slow] if n == "perm1024" else []))
+        for n in SCENARIOS
+    ],
+)
 def test_shipped_scenario_runs(name):
     """Every scenario in scenarios/ runs losslessly: to completion, or (the deadlock example) to a
     detected deadlock."""

@@ -9,16 +9,28 @@ from aifabric.sim import simulate
 from test_sim_support import scenario
 
 LEAVES = SPINES = HPL = 8
-TOPO = {"kind": "leaf-spine", "leaves": LEAVES, "spines": SPINES, "hosts_per_leaf": HPL,
-        "link_rate": "100Gbps", "link_delay": "1us"}
+TOPO = {
+    "kind": "leaf-spine",
+    "leaves": LEAVES,
+    "spines": SPINES,
+    "hosts_per_leaf": HPL,
+    "link_rate": "100Gbps",
+    "link_delay": "1us",
+}
 PAYLOAD_GBPS = 100 * 4000 / 4064
 
 
 def _mean_cross_leaf_throughput(routing: str, seeds=(1, 2, 3), **fabric) -> float:
     out = []
     for seed in seeds:
-        r = simulate(scenario(TOPO, {"kind": "permutation", "flow_size": "2MB"},
-                              fabric={"routing": routing, **fabric}, seed=seed))
+        r = simulate(
+            scenario(
+                TOPO,
+                {"kind": "permutation", "flow_size": "2MB"},
+                fabric={"routing": routing, **fabric},
+                seed=seed,
+            )
+        )
         f = r.flows
         assert r.summary["drops"] == 0 and r.summary["completed_flows"] == len(f)
         cross = f[(f["src"] // HPL) != (f["dst"] // HPL)]
@@ -57,8 +69,16 @@ def test_adaptive_per_packet_beats_ecmp():
 def test_flowlet_adaptive_ties_follow_ecmp():
     """On an idle fabric flowlet routing breaks ties by the ECMP hash, so flows that start together
     spread over the uplinks instead of all taking the first one."""
-    r = simulate(scenario(TOPO, {"kind": "permutation", "flow_size": "40KB"},
-                          fabric={"routing": "adaptive", "adaptive": {"granularity": "flowlet"}}))
-    up = r.ports[(r.ports["node"] >= LEAVES * HPL) & (r.ports["node"] < LEAVES * HPL + LEAVES)
-                 & (r.ports["peer"] >= LEAVES * HPL + LEAVES)]
+    r = simulate(
+        scenario(
+            TOPO,
+            {"kind": "permutation", "flow_size": "40KB"},
+            fabric={"routing": "adaptive", "adaptive": {"granularity": "flowlet"}},
+        )
+    )
+    up = r.ports[
+        (r.ports["node"] >= LEAVES * HPL)
+        & (r.ports["node"] < LEAVES * HPL + LEAVES)
+        & (r.ports["peer"] >= LEAVES * HPL + LEAVES)
+    ]
     assert (up["tx_packets"] > 0).sum() > LEAVES * 2

@@ -9,11 +9,20 @@ SER_100G_PS = PKT * 8 * 10**12 // (100 * 10**9)  # 325,120 ps
 ACK_100G_PS = 64 * 8 * 10**12 // (100 * 10**9)
 
 
-def scenario(topology: dict, workload: dict, fabric: dict | None = None, until: str = "100ms", seed: int = 1,
-             **sim):
-    fab = {"technology": "roce", "mtu": "4000B", "header": "64B", "switch_latency": "0ns",
-           "switch_buffer": "32MiB", "pfc": {"enabled": True, "mode": "static", "xoff": "60960B", "xon": "48768B"},
-           "ecn": {"enabled": False}, "congestion_control": "none", "routing": "ecmp"}
+def scenario(
+    topology: dict, workload: dict, fabric: dict | None = None, until: str = "100ms", seed: int = 1, **sim
+):
+    fab = {
+        "technology": "roce",
+        "mtu": "4000B",
+        "header": "64B",
+        "switch_latency": "0ns",
+        "switch_buffer": "32MiB",
+        "pfc": {"enabled": True, "mode": "static", "xoff": "60960B", "xon": "48768B"},
+        "ecn": {"enabled": False},
+        "congestion_control": "none",
+        "routing": "ecmp",
+    }
     if fabric:
         for k, v in fabric.items():
             fab[k] = v
@@ -21,8 +30,16 @@ def scenario(topology: dict, workload: dict, fabric: dict | None = None, until: 
         fab.pop("pfc", None)
         fab.pop("ecn", None)
         fab.setdefault("routing", "static")
-    return scenario_from_dict({"name": "test", "seed": seed, "topology": topology, "fabric": fab,
-                               "workload": workload, "sim": {"until": until, **sim}})
+    return scenario_from_dict(
+        {
+            "name": "test",
+            "seed": seed,
+            "topology": topology,
+            "fabric": fab,
+            "workload": workload,
+            "sim": {"until": until, **sim},
+        }
+    )
 
 
 def star(hosts: int = 4, rate: str = "100Gbps", delay: str = "1us") -> dict:
@@ -45,8 +62,14 @@ def run_python(args: list[str], disable_jit: bool, timeout: int = 300) -> str:
     env.pop("NUMBA_DISABLE_JIT", None)
     if disable_jit:
         env["NUMBA_DISABLE_JIT"] = "1"
-    p = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, timeout=timeout,
-                       cwd=Path(__file__).resolve().parents[1])
+    p = subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     return p.stdout
 
@@ -57,4 +80,6 @@ def run_parity_snippet(code: str, disable_jit: bool) -> dict:
     import json
     from pathlib import Path
 
-    return json.loads(run_python(["-c", code.format(tests=str(Path(__file__).resolve().parent))], disable_jit))
+    return json.loads(
+        run_python(["-c", code.format(tests=str(Path(__file__).resolve().parent))], disable_jit)
+    )

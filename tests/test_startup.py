@@ -14,39 +14,66 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from aifabric.sim.results import Results, _records
 from aifabric.sim import simulate
+from aifabric.sim.results import Results, _records
 from aifabric.topology import from_spec
 from aifabric.workload.traffic import FlowColumns, flow_columns, flows_for
 from test_sim_support import fat_tree, scenario, star
 
 ROOT = Path(__file__).resolve().parents[1]
 
-FLOW_DTYPES = {"id": "int64", "src": "int64", "dst": "int64", "size_bytes": "int64", "start_us": "float64",
-               "fct_us": "float64", "rx_fct_us": "float64", "ideal_fct_us": "float64", "slowdown": "float64",
-               "throughput_gbps": "float64", "sport": "int64", "dport": "int64", "hops": "int64", "cnps": "int64",
-               "retransmissions": "int64", "completed": "bool"}
+FLOW_DTYPES = {
+    "id": "int64",
+    "src": "int64",
+    "dst": "int64",
+    "size_bytes": "int64",
+    "start_us": "float64",
+    "fct_us": "float64",
+    "rx_fct_us": "float64",
+    "ideal_fct_us": "float64",
+    "slowdown": "float64",
+    "throughput_gbps": "float64",
+    "sport": "int64",
+    "dport": "int64",
+    "hops": "int64",
+    "cnps": "int64",
+    "retransmissions": "int64",
+    "completed": "bool",
+}
 
 
 def _small(**fabric):
-    return scenario(star(4), {"kind": "incast", "senders": 3, "receiver": 0, "flow_size": "60KB"},
-                    fabric={"pfc": {"enabled": True, "mode": "static", "xoff": "12192B", "xon": "8128B"}, **fabric})
+    return scenario(
+        star(4),
+        {"kind": "incast", "senders": 3, "receiver": 0, "flow_size": "60KB"},
+        fabric={"pfc": {"enabled": True, "mode": "static", "xoff": "12192B", "xon": "8128B"}, **fabric},
+    )
 
 
 def test_simulate_json_does_not_import_pandas(tmp_path):
     """``simulate --json`` and the text summary never import pandas (or pyarrow); ``--out`` does."""
     sc = tmp_path / "s.yaml"
-    sc.write_text("name: s\ntopology: {kind: star, hosts: 3, link_rate: 100Gbps, link_delay: 1us}\n"
-                  "workload: {kind: incast, senders: 2, receiver: 0, flow_size: 8KB}\nsim: {until: 1ms}\n")
-    code = ("import sys\nfrom aifabric.cli import app\n"
-            "for args in (['--json'], [], ['--out', sys.argv[2]]):\n"
-            "    try:\n"
-            "        app(['simulate', sys.argv[1], '--no-progress', *args])\n"
-            "    except SystemExit as e:\n"
-            "        assert not e.code, e.code\n"
-            "    print('LOADED', args[:1], 'pandas' in sys.modules, 'pyarrow' in sys.modules, flush=True)\n")
-    p = subprocess.run([sys.executable, "-c", code, str(sc), str(tmp_path / "out")], capture_output=True, text=True,
-                       cwd=ROOT, env={**os.environ, "NUMBA_DISABLE_JIT": "1"}, check=True)
+    sc.write_text(
+        "name: s\ntopology: {kind: star, hosts: 3, link_rate: 100Gbps, link_delay: 1us}\n"
+        "workload: {kind: incast, senders: 2, receiver: 0, flow_size: 8KB}\nsim: {until: 1ms}\n"
+    )
+    code = (
+        "import sys\nfrom aifabric.cli import app\n"
+        "for args in (['--json'], [], ['--out', sys.argv[2]]):\n"
+        "    try:\n"
+        "        app(['simulate', sys.argv[1], '--no-progress', *args])\n"
+        "    except SystemExit as e:\n"
+        "        assert not e.code, e.code\n"
+        "    print('LOADED', args[:1], 'pandas' in sys.modules, 'pyarrow' in sys.modules, flush=True)\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code, str(sc), str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "NUMBA_DISABLE_JIT": "1"},
+        check=True,
+    )
     loaded = [ln for ln in p.stdout.splitlines() if ln.startswith("LOADED")]
     assert loaded == ["LOADED ['--json'] False False", "LOADED [] False False", "LOADED ['--out'] True True"]
 
@@ -80,18 +107,25 @@ def test_results_still_take_dataframes_and_default_pfc_log():
     assert len(r.flows) == 0 and r.extra == {}
 
 
-@pytest.mark.parametrize("workload,fabric", [
-    ({"kind": "permutation", "flow_size": "100001B"}, {"qp_split": 3}),
-    ({"kind": "all-to-all", "flow_size": "5KB", "start": "2us"}, {}),
-    ({"kind": "incast", "senders": 5, "receiver": 2, "flow_size": "10KB"}, {}),
-    ({"kind": "poisson", "load": 0.4, "cdf": "websearch", "duration": "50us"}, {}),
-    ({"kind": "flows-file", "path": str(ROOT / "scenarios/peer/flow_incast32.txt")}, {"qp_split": 2}),
-])
+@pytest.mark.parametrize(
+    "workload,fabric",
+    [
+        ({"kind": "permutation", "flow_size": "100001B"}, {"qp_split": 3}),
+        ({"kind": "all-to-all", "flow_size": "5KB", "start": "2us"}, {}),
+        ({"kind": "incast", "senders": 5, "receiver": 2, "flow_size": "10KB"}, {}),
+        ({"kind": "poisson", "load": 0.4, "cdf": "websearch", "duration": "50us"}, {}),
+        ({"kind": "flows-file", "path": str(ROOT / "scenarios/peer/flow_incast32.txt")}, {"qp_split": 2}),
+    ],
+)
 def test_flow_columns_equal_flows_for(workload, fabric):
     """:func:`flow_columns` is :func:`flows_for` without pandas: same columns, dtypes, rows, attrs;
     a run on it gives the same tables as a run on the DataFrame."""
-    sc = scenario(fat_tree(4) if workload["kind"] != "flows-file" else fat_tree(8), workload, fabric=fabric,
-                  until="300us")
+    sc = scenario(
+        fat_tree(4) if workload["kind"] != "flows-file" else fat_tree(8),
+        workload,
+        fabric=fabric,
+        until="300us",
+    )
     topo = from_spec(sc.topology)
     cols = flow_columns(sc, topo)
     df = flows_for(sc, topo)

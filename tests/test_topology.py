@@ -52,19 +52,23 @@ def test_hpcc_roundtrip(tmp_path):
     r = read_hpcc_topology(p)
     assert r.num_nodes == t.num_nodes and r.num_links == t.num_links
     assert set(zip(r.link_a.tolist(), r.link_b.tolist(), strict=True)) == set(
-        zip(t.link_a.tolist(), t.link_b.tolist(), strict=True))
+        zip(t.link_a.tolist(), t.link_b.tolist(), strict=True)
+    )
     assert (r.link_rate_bps == 400 * G).all() and (r.link_delay_ps == 500_000).all()
     assert r.switches_per_tier() == {"leaf": 4, "spine": 2}
 
 
-@pytest.mark.parametrize(("text", "field"), [
-    ("", "line 1"),
-    ("3 1 1\n2\n0 2 100Gbps\n", "line 3"),
-    ("3 1 1\n2\n0 2 fastGbps 1us 0\n", "line 3"),
-    ("3 1 2\n2\n0 2 100Gbps 1us 0\n", "line 1"),
-    ("3 1 1\n7\n0 2 100Gbps 1us 0\n", "line 2"),
-    ("x y z\n", "line 1"),
-])
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ("", "line 1"),
+        ("3 1 1\n2\n0 2 100Gbps\n", "line 3"),
+        ("3 1 1\n2\n0 2 fastGbps 1us 0\n", "line 3"),
+        ("3 1 2\n2\n0 2 100Gbps 1us 0\n", "line 1"),
+        ("3 1 1\n7\n0 2 100Gbps 1us 0\n", "line 2"),
+        ("x y z\n", "line 1"),
+    ],
+)
 def test_hpcc_bad_files_name_file_and_line(tmp_path, text, field):
     """A malformed topology.txt raises one InputError naming the file and the line."""
     p = tmp_path / "bad.txt"
@@ -114,15 +118,18 @@ def test_rail_sizing_non_blocking_rail_closed_form(gpus):
     assert rail_sizing(gpus, 8, 64).switches == rail_closed_form(gpus)
 
 
-@pytest.mark.parametrize(("gpus", "expected"), [
-    # 2:1 on 64 ports: leaf 42 down / 21 up. 1024 GPUs = 128 nodes → 4 SUs (42,42,42,2 nodes)
-    # → 32 leaves; uplinks 3·8·21 + 8·1 = 512 → 8 spines.
-    (1024, {"leaf": 32, "spine": 8}),
-    # 4096 GPUs = 512 nodes → 13 SUs (12 full + 8 nodes) → 104 leaves; pods of 4 SUs: 3 full pods
-    # with 32·21 = 672 uplinks → 21 spines each, 1 pod with 8·4 = 32 → 1 spine: 64; core groups:
-    # positions 0..20 carry 3·32 (+32 at position 0) links → 2 cores each (+0) = 42.
-    (4096, {"leaf": 104, "spine": 64, "core": 42}),
-])
+@pytest.mark.parametrize(
+    ("gpus", "expected"),
+    [
+        # 2:1 on 64 ports: leaf 42 down / 21 up. 1024 GPUs = 128 nodes → 4 SUs (42,42,42,2 nodes)
+        # → 32 leaves; uplinks 3·8·21 + 8·1 = 512 → 8 spines.
+        (1024, {"leaf": 32, "spine": 8}),
+        # 4096 GPUs = 512 nodes → 13 SUs (12 full + 8 nodes) → 104 leaves; pods of 4 SUs: 3 full pods
+        # with 32·21 = 672 uplinks → 21 spines each, 1 pod with 8·4 = 32 → 1 spine: 64; core groups:
+        # positions 0..20 carry 3·32 (+32 at position 0) links → 2 cores each (+0) = 42.
+        (4096, {"leaf": 104, "spine": 64, "core": 42}),
+    ],
+)
 def test_rail_sizing_two_to_one(gpus, expected):
     """2:1 leaf oversubscription: fewer spines and cores, per the documented port split."""
     d = rail_sizing(gpus, 8, 64, oversubscription=2)
@@ -259,7 +266,9 @@ def test_ib_static_spreads_one_rail_over_all_uplinks():
 
     t = rail_optimized(1024, 400 * G)
     rank = ib_destination_rank(t)
-    leaf_of = {int(t.link_a[i]): int(t.link_b[i]) for i in range(t.num_links) if t.node_tier[t.link_a[i]] == 0}
+    leaf_of = {
+        int(t.link_a[i]): int(t.link_b[i]) for i in range(t.num_links) if t.node_tier[t.link_a[i]] == 0
+    }
     one_leaf = [h for h, lf in leaf_of.items() if lf == leaf_of[0]]
     assert len(one_leaf) == 32
     assert len({int(rank[h]) % 32 for h in one_leaf}) == 32

@@ -58,11 +58,14 @@ def test_reads_peer_flow_files():
     assert a.attrs["start_offset_ps"] == 2 * 10**12 and (a["start_ps"] == 0).all()
 
 
-@pytest.mark.parametrize("text,where", [
-    ("2\n1 0 3 100 8000 2.0\n", "line 1"),
-    ("1\n1 0 3 100 x 2.0\n", "line 2"),
-    ("1\n1 0 3\n", "line 2"),
-])
+@pytest.mark.parametrize(
+    "text,where",
+    [
+        ("2\n1 0 3 100 8000 2.0\n", "line 1"),
+        ("1\n1 0 3 100 x 2.0\n", "line 2"),
+        ("1\n1 0 3\n", "line 2"),
+    ],
+)
 def test_bad_hpcc_flow_file_names_file_and_line(tmp_path, text, where):
     """A malformed flow.txt raises InputError naming the file and (where possible) the line."""
     f = tmp_path / "flow.txt"
@@ -91,9 +94,14 @@ def test_qp_split_makes_independently_hashed_qps():
     from aifabric.topology import from_spec
     from aifabric.workload.traffic import flows_for
 
-    sc = scenario_from_dict({"topology": {"kind": "leaf-spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 2},
-                             "fabric": {"qp_split": 4},
-                             "workload": {"kind": "permutation", "flow_size": "100001B"}, "sim": {"until": "10ms"}})
+    sc = scenario_from_dict(
+        {
+            "topology": {"kind": "leaf-spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 2},
+            "fabric": {"qp_split": 4},
+            "workload": {"kind": "permutation", "flow_size": "100001B"},
+            "sim": {"until": "10ms"},
+        }
+    )
     topo = from_spec(sc.topology)
     df = flows_for(sc, topo)
     assert len(df) == 16 and df["id"].tolist() == list(range(16))

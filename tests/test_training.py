@@ -76,13 +76,16 @@ def test_moe_has_all_to_all():
     assert any(c[0] == "all-to-all" and c[3] == "network" for c in comm.calls)
 
 
-@pytest.mark.parametrize(("par", "needle"), [
-    (Parallelism(8, 2, 32), "≠ 1024"),
-    (Parallelism(16, 1, 64), "beyond one node"),
-    (Parallelism(3, 1, 341), "≠"),
-    (Parallelism(8, 1, 128, ep=2), "MoE"),
-    (Parallelism(8, 128, 1), "layers"),
-])
+@pytest.mark.parametrize(
+    ("par", "needle"),
+    [
+        (Parallelism(8, 2, 32), "≠ 1024"),
+        (Parallelism(16, 1, 64), "beyond one node"),
+        (Parallelism(3, 1, 341), "≠"),
+        (Parallelism(8, 1, 128, ep=2), "MoE"),
+        (Parallelism(8, 128, 1), "layers"),
+    ],
+)
 def test_impossible_parallelism(par, needle):
     """TP × PP × DP ≠ GPUs, TP beyond a node, EP on a dense model, PP > layers: InputError."""
     with pytest.raises(InputError, match=needle):

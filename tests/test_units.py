@@ -9,26 +9,50 @@ from hypothesis import strategies as st
 from aifabric.units import UnitError, parse_length_m, parse_rate, parse_size, parse_time, serialisation_ps
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("4000B", 4000), ("100KB", 100_000), ("2MB", 2_000_000), ("1GB", 10**9),
-    ("1KiB", 1024), ("32MiB", 32 * 2**20), ("1GiB", 2**30), ("1.5KB", 1500), (4096, 4096),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("4000B", 4000),
+        ("100KB", 100_000),
+        ("2MB", 2_000_000),
+        ("1GB", 10**9),
+        ("1KiB", 1024),
+        ("32MiB", 32 * 2**20),
+        ("1GiB", 2**30),
+        ("1.5KB", 1500),
+        (4096, 4096),
+    ],
+)
 def test_sizes_decimal_and_binary(text, expected):
     """KB/MB/GB are powers of 1000 and KiB/MiB/GiB powers of 1024, as interface.md says."""
     assert parse_size(text) == expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("400Gbps", 400 * 10**9), ("100Gb/s", 100 * 10**9), ("25Mbps", 25 * 10**6), ("1.6Tbps", 1600 * 10**9),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("400Gbps", 400 * 10**9),
+        ("100Gb/s", 100 * 10**9),
+        ("25Mbps", 25 * 10**6),
+        ("1.6Tbps", 1600 * 10**9),
+    ],
+)
 def test_rates(text, expected):
     """Rates parse to bit/s."""
     assert parse_rate(text) == expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("1us", 10**6), ("1.5us", 1_500_000), ("0.001ms", 10**6), ("130ns", 130_000), ("2s", 2 * 10**12), ("7ps", 7),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1us", 10**6),
+        ("1.5us", 1_500_000),
+        ("0.001ms", 10**6),
+        ("130ns", 130_000),
+        ("2s", 2 * 10**12),
+        ("7ps", 7),
+    ],
+)
 def test_times(text, expected):
     """Times parse to integer picoseconds."""
     assert parse_time(text) == expected

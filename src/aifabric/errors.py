@@ -54,8 +54,9 @@ class InputErrors(InputError):
     def __init__(self, errors: list[InputError]) -> None:
         self.errors = list(errors)
         first = self.errors[0] if self.errors else InputError("invalid input")
-        super().__init__(first.problem, file=first.file, field=first.field, value=first.value,
-                         allowed=first.allowed)
+        super().__init__(
+            first.problem, file=first.file, field=first.field, value=first.value, allowed=first.allowed
+        )
 
     def lines(self) -> list[str]:
         return [str(e) for e in self.errors]

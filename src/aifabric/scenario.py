@@ -41,19 +41,33 @@ def _from_defaults(path: str, scale: float = 1.0):
 
     leaf = default_leaf(path)
     value = leaf["value"]
-    return (value * scale if isinstance(value, int | float) else value,
-            f"defaults.yaml {path} ({leaf.get('source') or leaf.get('confidence')}): {leaf.get('note') or ''}".strip())
+    return (
+        value * scale if isinstance(value, int | float) else value,
+        f"defaults.yaml {path} ({leaf.get('source') or leaf.get('confidence')}): {leaf.get('note') or ''}".strip(),
+    )
 
 
 DEFAULTS: dict[str, tuple[Any, str] | tuple[str, float]] = {
-    "roce.header_bytes": (64, "peer scenarios (htsim/ns-3 runs in peer-baselines.md): 64 B per packet; "
-                              "RoCEv2 Eth+IPv4+UDP+BTH+ICRC+FCS is 62 B"),
+    "roce.header_bytes": (
+        64,
+        "peer scenarios (htsim/ns-3 runs in peer-baselines.md): 64 B per packet; "
+        "RoCEv2 Eth+IPv4+UDP+BTH+ICRC+FCS is 62 B",
+    ),
     "infiniband.header_bytes": (26, "IBTA: LRH 8 + BTH 12 + ICRC 4 + VCRC 2 = 26 B"),
     "mtu_bytes": (4000, "peer scenarios: 4000 B payload (ns-3 PACKET_PAYLOAD_SIZE); IB MTU max 4096"),
-    "switch_buffer_bytes": (32 * 2**20, "ns-3 HPCC: 32 MB shared buffer per switch at 100G (hardware-facts E.1)"),
+    "switch_buffer_bytes": (
+        32 * 2**20,
+        "ns-3 HPCC: 32 MB shared buffer per switch at 100G (hardware-facts E.1)",
+    ),
     "ack_bytes": (64, "peer scenarios: ACK/PAUSE frames 64 B"),
-    "pfc.dynamic_alpha": (1 / 8, "ns-3 HPCC: dynamic threshold = free buffer >> 3 at NIC rate (hardware-facts E.1)"),
-    "ib.vl_buffer_bytes": (None, "no public per-VL input buffer size for Quantum-2; the engine chooses and reports it"),
+    "pfc.dynamic_alpha": (
+        1 / 8,
+        "ns-3 HPCC: dynamic threshold = free buffer >> 3 at NIC rate (hardware-facts E.1)",
+    ),
+    "ib.vl_buffer_bytes": (
+        None,
+        "no public per-VL input buffer size for Quantum-2; the engine chooses and reports it",
+    ),
     # read from defaults.yaml: (path, scale)
     "pfc.xoff_bytes": ("pfc.static_xoff", _PEER_PACKET),  # 15 packets of 4064 B (htsim peer runs)
     "pfc.xon_bytes": ("pfc.static_xon", _PEER_PACKET),  # 12 packets of 4064 B
@@ -117,8 +131,9 @@ TOPOLOGY_FIELDS: dict[str, tuple[set[str], set[str]]] = {
 class TopologySpec(_Model):
     """``topology:`` — which builder and its parameters."""
 
-    kind: Literal["fat-tree", "leaf-spine", "rail-optimized", "star", "dumbbell", "ring", "hpcc-file",
-                  "ibnetdiscover"]
+    kind: Literal[
+        "fat-tree", "leaf-spine", "rail-optimized", "star", "dumbbell", "ring", "hpcc-file", "ibnetdiscover"
+    ]
     link_rate: Rate = 100 * 10**9
     link_delay: Time = 10**6
     k: Annotated[int, Field(ge=2)] | None = None
@@ -150,8 +165,10 @@ class TopologySpec(_Model):
         if missing:
             raise ValueError(f"kind {self.kind} needs {', '.join(missing)}")
         if extra:
-            raise ValueError(f"{', '.join(extra)} not used by kind {self.kind}; "
-                             f"allowed: {', '.join(sorted(required | optional | common))}")
+            raise ValueError(
+                f"{', '.join(extra)} not used by kind {self.kind}; "
+                f"allowed: {', '.join(sorted(required | optional | common))}"
+            )
         return self
 
     @field_validator("k")
@@ -301,7 +318,9 @@ class PauseStormSpec(_Model):
         if self.count > 1 and self.period is None:
             raise _at("period", f"period is required when count > 1 (got count {self.count})")
         if self.period is not None and self.duration > self.period:
-            raise _at("duration", f"duration ({_us(self.duration)}) must not exceed period ({_us(self.period)})")
+            raise _at(
+                "duration", f"duration ({_us(self.duration)}) must not exceed period ({_us(self.period)})"
+            )
         return self
 
 
@@ -330,31 +349,45 @@ class FabricSpec(_Model):
     def _technology(self):
         if self.technology == "infiniband":
             if self.congestion_control == "dcqcn":
-                raise ValueError("congestion_control dcqcn is a RoCE mechanism; allowed for infiniband: none, hpcc")
+                raise ValueError(
+                    "congestion_control dcqcn is a RoCE mechanism; allowed for infiniband: none, hpcc"
+                )
             if "pfc" in self.model_fields_set and self.pfc.enabled:
                 raise ValueError("pfc is a RoCE mechanism; InfiniBand uses credit flow control (fabric.ib)")
             if self.pfc_overrides:
-                raise _at("pfc_overrides", "PFC thresholds are a RoCE mechanism; InfiniBand uses credit "
-                                           "flow control (fabric.ib)")
+                raise _at(
+                    "pfc_overrides",
+                    "PFC thresholds are a RoCE mechanism; InfiniBand uses credit flow control (fabric.ib)",
+                )
             if self.pause_storms:
-                raise _at("pause_storms", "InfiniBand has no PAUSE frames (credit flow control); "
-                                          "allowed: technology roce")
+                raise _at(
+                    "pause_storms",
+                    "InfiniBand has no PAUSE frames (credit flow control); allowed: technology roce",
+                )
         elif self.pfc_overrides and not self.pfc.enabled:
             raise _at("pfc_overrides", "PFC thresholds need fabric.pfc.enabled: true")
         for i, o in enumerate(self.pfc_overrides):
             mode = o.mode or self.pfc.mode
             if mode == "static" and o.alpha is not None:
-                raise _at(f"pfc_overrides.{i}.alpha", f"alpha applies to mode: dynamic only (this override's mode "
-                                                      f"is {mode}, the fabric's pfc.mode unless given)")
+                raise _at(
+                    f"pfc_overrides.{i}.alpha",
+                    f"alpha applies to mode: dynamic only (this override's mode "
+                    f"is {mode}, the fabric's pfc.mode unless given)",
+                )
             if mode == "dynamic" and (o.xoff is not None or o.xon is not None):
-                raise _at(f"pfc_overrides.{i}.{'xoff' if o.xoff is not None else 'xon'}",
-                          f"xoff / xon apply to mode: static only (this override's mode is {mode}, the "
-                          f"fabric's pfc.mode unless given)")
+                raise _at(
+                    f"pfc_overrides.{i}.{'xoff' if o.xoff is not None else 'xon'}",
+                    f"xoff / xon apply to mode: static only (this override's mode is {mode}, the "
+                    f"fabric's pfc.mode unless given)",
+                )
             if mode == "static" and o.xon is not None and o.xoff is None:
                 xoff = self.pfc.xoff if self.pfc.xoff is not None else int(default("pfc.xoff_bytes"))
                 if o.xon > xoff:
-                    raise _at(f"pfc_overrides.{i}.xon", f"xon ({o.xon} B) must not exceed xoff ({xoff} B, the "
-                                                        f"fabric's, as the override gives none)")
+                    raise _at(
+                        f"pfc_overrides.{i}.xon",
+                        f"xon ({o.xon} B) must not exceed xoff ({xoff} B, the "
+                        f"fabric's, as the override gives none)",
+                    )
         if self.congestion_control == "dcqcn" and not self.ecn.enabled:
             raise ValueError("congestion_control dcqcn needs ecn.enabled: true (DCQCN reacts to ECN marks)")
         return self
@@ -418,8 +451,10 @@ class WorkloadSpec(_Model):
         if missing:
             raise ValueError(f"kind {self.kind} needs {', '.join(missing)}")
         if extra:
-            raise ValueError(f"{', '.join(extra)} not used by kind {self.kind}; "
-                             f"allowed: {', '.join(sorted(required | optional | {'kind'}))}")
+            raise ValueError(
+                f"{', '.join(extra)} not used by kind {self.kind}; "
+                f"allowed: {', '.join(sorted(required | optional | {'kind'}))}"
+            )
         return self
 
     @property
@@ -503,7 +538,9 @@ def _model_of(annotation):
     return None
 
 
-def _errors_from_validation(exc: ValidationError, file: str | None, model: type[BaseModel]) -> list[InputError]:
+def _errors_from_validation(
+    exc: ValidationError, file: str | None, model: type[BaseModel]
+) -> list[InputError]:
     out = []
     for err in exc.errors():
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
@@ -511,25 +548,35 @@ def _errors_from_validation(exc: ValidationError, file: str | None, model: type[
         etype = err["type"]
         msg = err["msg"]
         if msg.startswith("Value error, "):
-            msg = msg[len("Value error, "):]
+            msg = msg[len("Value error, ") :]
         value = err.get("input")
         m = _AT.search(msg)
         if m:  # a model validator naming one of its fields
-            msg = msg[:m.start()]
+            msg = msg[: m.start()]
             path = f"{path}.{m.group(1)}" if loc else m.group(1)
             value = None
         if etype == "extra_forbidden":
             allowed = _allowed_keys(model, loc[:-1])
-            out.append(InputError("unknown key", file=file, field=path,
-                                  allowed=", ".join(allowed) if allowed else None))
+            out.append(
+                InputError(
+                    "unknown key", file=file, field=path, allowed=", ".join(allowed) if allowed else None
+                )
+            )
             continue
         if etype == "missing":
             out.append(InputError("required key missing", file=file, field=path))
             continue
         if etype == "literal_error":
             expected = err.get("ctx", {}).get("expected", "")
-            out.append(InputError("not an allowed value", file=file, field=path, value=value,
-                                  allowed=expected.replace("'", "")))
+            out.append(
+                InputError(
+                    "not an allowed value",
+                    file=file,
+                    field=path,
+                    value=value,
+                    allowed=expected.replace("'", ""),
+                )
+            )
             continue
         if etype in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
             out.append(InputError(msg.lower(), file=file, field=path, value=value))
@@ -537,8 +584,15 @@ def _errors_from_validation(exc: ValidationError, file: str | None, model: type[
         shown = value if isinstance(value, str | int | float | bool) else None
         if "; allowed: " in msg:
             problem, allowed = msg.split("; allowed: ", 1)
-            out.append(InputError(problem, file=file, field=path, value=None if "cannot read" in problem else shown,
-                                  allowed=allowed))
+            out.append(
+                InputError(
+                    problem,
+                    file=file,
+                    field=path,
+                    value=None if "cannot read" in problem else shown,
+                    allowed=allowed,
+                )
+            )
             continue
         out.append(InputError(msg, file=file, field=path, value=shown))
     return out
@@ -547,8 +601,16 @@ def _errors_from_validation(exc: ValidationError, file: str | None, model: type[
 def scenario_from_dict(data: Any, file: str | None = None) -> Scenario:
     """Validate a parsed YAML mapping; raises :class:`InputErrors` listing every problem."""
     if not isinstance(data, dict):
-        raise InputErrors([InputError("a scenario must be a YAML mapping", file=file, field="(top level)",
-                                      allowed="keys name, seed, topology, fabric, workload, sim, advisor")])
+        raise InputErrors(
+            [
+                InputError(
+                    "a scenario must be a YAML mapping",
+                    file=file,
+                    field="(top level)",
+                    allowed="keys name, seed, topology, fabric, workload, sim, advisor",
+                )
+            ]
+        )
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:
@@ -562,14 +624,18 @@ def load_scenario(path: str | Path) -> Scenario:
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
-        raise InputErrors([InputError(f"cannot read scenario file: {exc.strerror or exc}", file=str(path))]) from None
+        raise InputErrors(
+            [InputError(f"cannot read scenario file: {exc.strerror or exc}", file=str(path))]
+        ) from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else None
         problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise InputErrors([InputError(f"YAML syntax error: {problem}", file=str(path), field=where)]) from None
+        raise InputErrors(
+            [InputError(f"YAML syntax error: {problem}", file=str(path), field=where)]
+        ) from None
     data = _resolve_paths(data, p.parent)
     return scenario_from_dict(data, file=str(path))
 

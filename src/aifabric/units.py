@@ -13,12 +13,27 @@ import re
 from decimal import Decimal, InvalidOperation
 
 SIZE_UNITS = {
-    "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+    "b": 1,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
 }
 RATE_UNITS = {
-    "bps": 1, "kbps": 10**3, "mbps": 10**6, "gbps": 10**9, "tbps": 10**12,
-    "b/s": 1, "kb/s": 10**3, "mb/s": 10**6, "gb/s": 10**9, "tb/s": 10**12,
+    "bps": 1,
+    "kbps": 10**3,
+    "mbps": 10**6,
+    "gbps": 10**9,
+    "tbps": 10**12,
+    "b/s": 1,
+    "kb/s": 10**3,
+    "mb/s": 10**6,
+    "gb/s": 10**9,
+    "tb/s": 10**12,
 }
 TIME_UNITS_PS = {"ps": 1, "ns": 10**3, "us": 10**6, "µs": 10**6, "ms": 10**9, "s": 10**12}
 

@@ -48,9 +48,12 @@ class AuditReport:
         return 1 if self.has_errors else 0
 
     def to_json(self) -> dict:
-        out = {"devices": list(self.devices), "findings": [f.to_dict() for f in self.findings],
-               "summary": self.counts(),
-               "errors": [{"file": e.file, "field": e.field, "message": str(e)} for e in self.errors]}
+        out = {
+            "devices": list(self.devices),
+            "findings": [f.to_dict() for f in self.findings],
+            "summary": self.counts(),
+            "errors": [{"file": e.file, "field": e.field, "message": str(e)} for e in self.errors],
+        }
         if self.deadlock is not None:
             out["deadlock"] = self.deadlock
         return out
@@ -122,15 +125,29 @@ def load_devices(paths, lookups=()) -> tuple[list[Device], list[InputError]]:
     return devices, errors
 
 
-def audit_devices(devices: list[Device], *, nic_dscp: int | None = None, cnp_dscp: int = 48,
-                  only: list[str] | None = None) -> list[Finding]:
-    fab = Fabric(devices, nic_dscp=26 if nic_dscp is None else nic_dscp, nic_dscp_given=nic_dscp is not None,
-                 cnp_dscp=cnp_dscp)
+def audit_devices(
+    devices: list[Device], *, nic_dscp: int | None = None, cnp_dscp: int = 48, only: list[str] | None = None
+) -> list[Finding]:
+    fab = Fabric(
+        devices,
+        nic_dscp=26 if nic_dscp is None else nic_dscp,
+        nic_dscp_given=nic_dscp is not None,
+        cnp_dscp=cnp_dscp,
+    )
     return run_rules(fab, only)
 
 
-def audit_files(paths, topology=None, nic_dscp: int | None = None, failed_link=None, *, routing: str = "ecmp",
-                lookups=(), cnp_dscp: int = 48, only: list[str] | None = None) -> AuditReport:
+def audit_files(
+    paths,
+    topology=None,
+    nic_dscp: int | None = None,
+    failed_link=None,
+    *,
+    routing: str = "ecmp",
+    lookups=(),
+    cnp_dscp: int = 48,
+    only: list[str] | None = None,
+) -> AuditReport:
     """Audit SONiC config files (and, with ``topology``, check PFC deadlock).
 
     ``nic_dscp=None`` assumes the NVIDIA NIC default DSCP 26 and reports a mismatch as a warning;
@@ -152,24 +169,40 @@ def audit_files(paths, topology=None, nic_dscp: int | None = None, failed_link=N
         except InputError as exc:
             errors.append(exc)
         else:
-            deadlock = {"topology": topo.name, "routing": routing, "failed_links": failed,
-                        "priorities": prios, "cycles": [{"priority": c.priority, "buffers": list(c.buffers),
-                                                         "switches": list(c.switches)} for c in cycles],
-                        "deadlock": bool(cycles)}
+            deadlock = {
+                "topology": topo.name,
+                "routing": routing,
+                "failed_links": failed,
+                "priorities": prios,
+                "cycles": [
+                    {"priority": c.priority, "buffers": list(c.buffers), "switches": list(c.switches)}
+                    for c in cycles
+                ],
+                "deadlock": bool(cycles),
+            }
             for c in cycles:
-                findings.append(Finding(
-                    "pfc-deadlock-cycle", "error", c.switches[0], "cycle: " + c.describe(),
-                    f"cyclic buffer dependency on priority {c.priority} through {len(c.buffers)} ingress buffers "
-                    f"({', '.join(c.switches)}) under {routing} routing"
-                    + (f" with {', '.join(failed)} failed" if failed else "")
-                    + ": if all of them fill, PFC pauses each one forever (PFC deadlock)",
-                    {"priority": str(c.priority), "buffers": " → ".join(c.buffers), "routing": routing,
-                     "failed_links": ",".join(failed) or "none"},
-                    "use up-down (valley-free) routing, drop packets that bounce down-up on a lossless class "
-                    "(or give bounced packets a different priority), and keep the PFC watchdog on"))
+                findings.append(
+                    Finding(
+                        "pfc-deadlock-cycle",
+                        "error",
+                        c.switches[0],
+                        "cycle: " + c.describe(),
+                        f"cyclic buffer dependency on priority {c.priority} through {len(c.buffers)} ingress buffers "
+                        f"({', '.join(c.switches)}) under {routing} routing"
+                        + (f" with {', '.join(failed)} failed" if failed else "")
+                        + ": if all of them fill, PFC pauses each one forever (PFC deadlock)",
+                        {
+                            "priority": str(c.priority),
+                            "buffers": " → ".join(c.buffers),
+                            "routing": routing,
+                            "failed_links": ",".join(failed) or "none",
+                        },
+                        "use up-down (valley-free) routing, drop packets that bounce down-up on a lossless class "
+                        "(or give bounced packets a different priority), and keep the PFC watchdog on",
+                    )
+                )
     return AuditReport([d.name for d in devices], findings, errors, deadlock)
 
 
 def format_errors(errors: list[InputError]) -> list[str]:
     return [str(e) for e in errors]
-

@@ -20,7 +20,11 @@ import networkx as nx
 from aifabric.errors import InputError
 from aifabric.topology import Topology, shortest_path_next_hops, up_down_next_hops
 
-ROUTINGS = {"ecmp": shortest_path_next_hops, "shortest-path": shortest_path_next_hops, "up-down": up_down_next_hops}
+ROUTINGS = {
+    "ecmp": shortest_path_next_hops,
+    "shortest-path": shortest_path_next_hops,
+    "up-down": up_down_next_hops,
+}
 
 
 @dataclass(frozen=True)
@@ -40,7 +44,9 @@ def parse_link(topo: Topology, spec: str) -> int:
     s = spec.strip()
     if s.isdigit():
         if int(s) >= topo.num_links:
-            raise InputError("no such link id", field="--fail-link", value=s, allowed=f"0..{topo.num_links - 1}")
+            raise InputError(
+                "no such link id", field="--fail-link", value=s, allowed=f"0..{topo.num_links - 1}"
+            )
         return int(s)
     for sep in (",", "-", ":", " "):
         if sep in s:
@@ -51,8 +57,12 @@ def parse_link(topo: Topology, spec: str) -> int:
                     return topo.find_link(a, b)
                 except KeyError:
                     continue
-    raise InputError("no such link", field="--fail-link", value=spec,
-                     allowed="two node names joined by '-', e.g. agg0-tor1, or a link id")
+    raise InputError(
+        "no such link",
+        field="--fail-link",
+        value=spec,
+        allowed="two node names joined by '-', e.g. agg0-tor1, or a link id",
+    )
 
 
 def dependency_graph(topo: Topology, routing: str = "ecmp", priority: int = 3) -> nx.DiGraph:
@@ -98,8 +108,12 @@ def _buffer_name(topo: Topology, node: tuple[int, int, int]) -> str:
     return f"{topo.node_names[v]}<-{topo.node_names[peer]}"
 
 
-def find_cycles(topo: Topology, routing: str = "ecmp", failed_links: list[str] | tuple = (),
-                priorities: tuple[int, ...] = (3,)) -> tuple[list[Cycle], Topology]:
+def find_cycles(
+    topo: Topology,
+    routing: str = "ecmp",
+    failed_links: list[str] | tuple = (),
+    priorities: tuple[int, ...] = (3,),
+) -> tuple[list[Cycle], Topology]:
     """One cycle per strongly connected component of the dependency graph, per priority.
 
     Returns (cycles, the topology actually routed — with ``failed_links`` removed)."""
@@ -142,8 +156,12 @@ def load_topology(spec: str) -> Topology:
             return fat_tree(nums[0], rate, delay)
         if kind == "leaf-spine" and len(nums) == 3:
             return leaf_spine(nums[0], nums[1], nums[2], rate, delay)
-        raise InputError("bad topology spec", field="--topology", value=spec,
-                         allowed="ring:N[:HOSTS], fat-tree:K, leaf-spine:LEAVES:SPINES:HOSTS, or a file")
+        raise InputError(
+            "bad topology spec",
+            field="--topology",
+            value=spec,
+            allowed="ring:N[:HOSTS], fat-tree:K, leaf-spine:LEAVES:SPINES:HOSTS, or a file",
+        )
     p = Path(spec)
     if not p.is_file():
         raise InputError("no such file", file=spec, field="--topology")
@@ -154,4 +172,3 @@ def load_topology(spec: str) -> Topology:
     if "Switch" in head and ("vendid" in head or "sysimgguid" in head or "switchguid" in head):
         return read_ibnetdiscover(p)
     return read_hpcc_topology(p)
-

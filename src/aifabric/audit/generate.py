@@ -30,13 +30,28 @@ def _ports(spec: str | int, speed_mbps: int) -> list[str]:
         return [f"Ethernet{i * step}" for i in range(n)]
     names = [p.strip() for p in str(spec).split(",") if p.strip()]
     if not names or not all(p.startswith("Ethernet") and p[8:].isdigit() for p in names):
-        raise InputError("bad port list", field="--ports", value=spec, allowed="a count or Ethernet0,Ethernet8,...")
+        raise InputError(
+            "bad port list", field="--ports", value=spec, allowed="a count or Ethernet0,Ethernet8,..."
+        )
     return names
 
 
-def roce_config(switch: str, speed: str = "400G", cable: str = "5m", *, os: str = "sonic", ports: str | int = 32,
-                nic_dscp: int = 26, cnp_dscp: int = 48, lossless_priority: int = 3, asic: str = "spectrum-4",
-                mtu: int = DEFAULT_PORT_MTU, ecn: str = "nvidia", buffer: str = "128MiB", role: str = "LeafRouter") -> dict:
+def roce_config(
+    switch: str,
+    speed: str = "400G",
+    cable: str = "5m",
+    *,
+    os: str = "sonic",
+    ports: str | int = 32,
+    nic_dscp: int = 26,
+    cnp_dscp: int = 48,
+    lossless_priority: int = 3,
+    asic: str = "spectrum-4",
+    mtu: int = DEFAULT_PORT_MTU,
+    ecn: str = "nvidia",
+    buffer: str = "128MiB",
+    role: str = "LeafRouter",
+) -> dict:
     """Return the config_db fragment as a dict (``json.dumps`` it to write config_db.json)."""
     if os not in OSES:
         raise InputError("unsupported switch OS", field="--os", value=os, allowed=", ".join(OSES))
@@ -50,14 +65,21 @@ def roce_config(switch: str, speed: str = "400G", cable: str = "5m", *, os: str 
         cable_m = parse_length_m(cable)
         buffer_bytes = parse_size(buffer)
     except UnitError as exc:
-        raise InputError("cannot read the value", field="--speed/--cable/--buffer", value=exc.value,
-                         allowed=exc.allowed) from None
+        raise InputError(
+            "cannot read the value", field="--speed/--cable/--buffer", value=exc.value, allowed=exc.allowed
+        ) from None
     speed_mbps = rate // 10**6
     if rate % 10**6 or speed_mbps <= 0 or speed_mbps > 1600000:
         raise InputError("speed out of range", field="--speed", value=speed, allowed="10G..1600G")
     if cable_m <= 0 or cable_m != int(cable_m):
-        raise InputError("cable length must be a whole number of metres above 0", field="--cable", value=cable)
-    for name, v, hi in (("--nic-dscp", nic_dscp, 63), ("--cnp-dscp", cnp_dscp, 63), ("--priority", lossless_priority, 7)):
+        raise InputError(
+            "cable length must be a whole number of metres above 0", field="--cable", value=cable
+        )
+    for name, v, hi in (
+        ("--nic-dscp", nic_dscp, 63),
+        ("--cnp-dscp", cnp_dscp, 63),
+        ("--priority", lossless_priority, 7),
+    ):
         if not 0 <= v <= hi:
             raise InputError("out of range", field=name, value=v, allowed=f"0..{hi}")
     if nic_dscp == cnp_dscp:
@@ -69,8 +91,12 @@ def roce_config(switch: str, speed: str = "400G", cable: str = "5m", *, os: str 
     prof = f"pg_lossless_{speed_mbps}_{cable_s}_profile"
     reserved = len(plist) * h.size_bytes
     if reserved * 2 > buffer_bytes:
-        raise InputError(f"lossless headroom for {len(plist)} ports ({reserved} B) leaves too little shared buffer",
-                         field="--buffer", value=buffer, allowed="a larger buffer or fewer ports")
+        raise InputError(
+            f"lossless headroom for {len(plist)} ports ({reserved} B) leaves too little shared buffer",
+            field="--buffer",
+            value=buffer,
+            allowed="a larger buffer or fewer ports",
+        )
     ingress_pool = buffer_bytes - reserved
     kmin, kmax, pmax = ECN_PRESETS[ecn]
     lp = str(lossless_priority)
@@ -81,35 +107,61 @@ def roce_config(switch: str, speed: str = "400G", cable: str = "5m", *, os: str 
     tc_pg = {str(i): "0" for i in range(8)}
     tc_pg[lp] = lp
     cfg: dict = {
-        "DEVICE_METADATA": {"localhost": {"hostname": switch, "type": role, "buffer_model": "traditional",
-                                          "default_pfcwd_status": "enable"}},
+        "DEVICE_METADATA": {
+            "localhost": {
+                "hostname": switch,
+                "type": role,
+                "buffer_model": "traditional",
+                "default_pfcwd_status": "enable",
+            }
+        },
         "PORT": {p: {"speed": str(speed_mbps), "mtu": str(mtu), "admin_status": "up"} for p in plist},
         "CABLE_LENGTH": {"AZURE": {p: cable_s for p in plist}},
         "BUFFER_POOL": {
-            "ingress_lossless_pool": {"type": "ingress", "mode": "dynamic", "size": str(ingress_pool), "xoff": "0"},
+            "ingress_lossless_pool": {
+                "type": "ingress",
+                "mode": "dynamic",
+                "size": str(ingress_pool),
+                "xoff": "0",
+            },
             "egress_lossless_pool": {"type": "egress", "mode": "dynamic", "size": str(buffer_bytes)},
             "egress_lossy_pool": {"type": "egress", "mode": "dynamic", "size": str(ingress_pool)},
         },
         "BUFFER_PROFILE": {
-            prof: {"pool": "ingress_lossless_pool", "xon": str(h.xon_bytes), "xoff": str(h.xoff_bytes),
-                   "size": str(h.size_bytes), "dynamic_th": "0"},
+            prof: {
+                "pool": "ingress_lossless_pool",
+                "xon": str(h.xon_bytes),
+                "xoff": str(h.xoff_bytes),
+                "size": str(h.size_bytes),
+                "dynamic_th": "0",
+            },
             "ingress_lossy_profile": {"pool": "ingress_lossless_pool", "size": "0", "dynamic_th": "3"},
             "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "0", "dynamic_th": "7"},
             "egress_lossy_profile": {"pool": "egress_lossy_pool", "size": "9216", "dynamic_th": "7"},
         },
-        "BUFFER_PG": {}, "BUFFER_QUEUE": {},
+        "BUFFER_PG": {},
+        "BUFFER_QUEUE": {},
         "DSCP_TO_TC_MAP": {"AZURE": dscp},
         "TC_TO_PRIORITY_GROUP_MAP": {"AZURE": tc_pg},
         "TC_TO_QUEUE_MAP": {"AZURE": dict(ident)},
         "MAP_PFC_PRIORITY_TO_QUEUE": {"AZURE": dict(ident)},
         "PORT_QOS_MAP": {},
-        "SCHEDULER": {"scheduler.strict": {"type": "STRICT"}, "scheduler.roce": {"type": "DWRR", "weight": "50"},
-                      "scheduler.other": {"type": "DWRR", "weight": "50"}},
-        "WRED_PROFILE": {"ROCE_LOSSLESS": {
-            "wred_green_enable": "true", "wred_yellow_enable": "true", "wred_red_enable": "true", "ecn": "ecn_all",
-            **{f"{c}_min_threshold": str(kmin) for c in ("green", "yellow", "red")},
-            **{f"{c}_max_threshold": str(kmax) for c in ("green", "yellow", "red")},
-            **{f"{c}_drop_probability": str(pmax) for c in ("green", "yellow", "red")}}},
+        "SCHEDULER": {
+            "scheduler.strict": {"type": "STRICT"},
+            "scheduler.roce": {"type": "DWRR", "weight": "50"},
+            "scheduler.other": {"type": "DWRR", "weight": "50"},
+        },
+        "WRED_PROFILE": {
+            "ROCE_LOSSLESS": {
+                "wred_green_enable": "true",
+                "wred_yellow_enable": "true",
+                "wred_red_enable": "true",
+                "ecn": "ecn_all",
+                **{f"{c}_min_threshold": str(kmin) for c in ("green", "yellow", "red")},
+                **{f"{c}_max_threshold": str(kmax) for c in ("green", "yellow", "red")},
+                **{f"{c}_drop_probability": str(pmax) for c in ("green", "yellow", "red")},
+            }
+        },
         "QUEUE": {},
         "PFC_WD": {"GLOBAL": {"POLL_INTERVAL": str(PFCWD_MS)}},
     }
@@ -117,16 +169,27 @@ def roce_config(switch: str, speed: str = "400G", cable: str = "5m", *, os: str 
         cfg["BUFFER_PG"][f"{p}|0"] = {"profile": "ingress_lossy_profile"}
         cfg["BUFFER_PG"][f"{p}|{lp}"] = {"profile": prof}
         for q in range(8):
-            cfg["BUFFER_QUEUE"][f"{p}|{q}"] = {"profile": "egress_lossless_profile" if q == lossless_priority
-                                                else "egress_lossy_profile"}
+            cfg["BUFFER_QUEUE"][f"{p}|{q}"] = {
+                "profile": "egress_lossless_profile" if q == lossless_priority else "egress_lossy_profile"
+            }
             if q == lossless_priority:
                 cfg["QUEUE"][f"{p}|{q}"] = {"scheduler": "scheduler.roce", "wred_profile": "ROCE_LOSSLESS"}
             elif q == cnp_tc:
                 cfg["QUEUE"][f"{p}|{q}"] = {"scheduler": "scheduler.strict"}
             else:
                 cfg["QUEUE"][f"{p}|{q}"] = {"scheduler": "scheduler.other"}
-        cfg["PORT_QOS_MAP"][p] = {"dscp_to_tc_map": "AZURE", "tc_to_pg_map": "AZURE", "tc_to_queue_map": "AZURE",
-                                  "pfc_to_queue_map": "AZURE", "pfc_enable": lp, "pfcwd_sw_enable": lp}
-        cfg["PFC_WD"][p] = {"action": "drop", "detection_time": str(PFCWD_MS), "restoration_time": str(PFCWD_MS),
-                            "pfc_stat_history": "disable"}
+        cfg["PORT_QOS_MAP"][p] = {
+            "dscp_to_tc_map": "AZURE",
+            "tc_to_pg_map": "AZURE",
+            "tc_to_queue_map": "AZURE",
+            "pfc_to_queue_map": "AZURE",
+            "pfc_enable": lp,
+            "pfcwd_sw_enable": lp,
+        }
+        cfg["PFC_WD"][p] = {
+            "action": "drop",
+            "detection_time": str(PFCWD_MS),
+            "restoration_time": str(PFCWD_MS),
+            "pfc_stat_history": "disable",
+        }
     return cfg

@@ -19,8 +19,16 @@ from dataclasses import dataclass
 # §E.1 step 2: signal speed in the cable, m/s.
 SPEED_OF_LIGHT_M_S = 1.98e8
 # §E.1 step 1: pause quanta the peer may still send after PAUSE (IEEE 802.3 Annex 31B), per Mb/s.
-PAUSE_QUANTA = {10000: 67, 25000: 80, 40000: 118, 50000: 147, 100000: 394, 200000: 453,
-                400000: 905, 800000: 905}
+PAUSE_QUANTA = {
+    10000: 67,
+    25000: 80,
+    40000: 118,
+    50000: 147,
+    100000: 394,
+    200000: 453,
+    400000: 905,
+    800000: 905,
+}
 DEFAULT_PORT_MTU = 9100  # SONiC default PORT.mtu (formats.md §1.1)
 DEFAULT_LOSSLESS_MTU = 1024  # LOSSLESS_TRAFFIC_PATTERN.mtu default (formats.md §1.11)
 
@@ -65,10 +73,18 @@ def cable_bytes(speed_mbps: int, cable_m: float) -> float:
     return 2.0 * cable_m * speed_mbps * 1e6 / SPEED_OF_LIGHT_M_S / 8.0
 
 
-def sonic_headroom(speed_mbps: int, cable_m: float, *, asic: str = "spectrum-4", port_mtu: int = DEFAULT_PORT_MTU,
-                   lossless_mtu: int = DEFAULT_LOSSLESS_MTU, small_packet_percentage: int = 100,
-                   shared_headroom_pool: bool = False, eight_lanes: bool | None = None,
-                   gearbox_delay_ns: float = 0.0) -> Headroom:
+def sonic_headroom(
+    speed_mbps: int,
+    cable_m: float,
+    *,
+    asic: str = "spectrum-4",
+    port_mtu: int = DEFAULT_PORT_MTU,
+    lossless_mtu: int = DEFAULT_LOSSLESS_MTU,
+    small_packet_percentage: int = 100,
+    shared_headroom_pool: bool = False,
+    eight_lanes: bool | None = None,
+    gearbox_delay_ns: float = 0.0,
+) -> Headroom:
     """xon/xoff/size of a lossless PG by the SONiC Mellanox formula (§E.1 steps 1-9).
 
     ``eight_lanes`` defaults to True at 800G (an OSFP 8×100G port). ``small_packet_percentage``
@@ -79,8 +95,9 @@ def sonic_headroom(speed_mbps: int, cable_m: float, *, asic: str = "spectrum-4",
     peer = quanta * 512 / 8 if quanta is not None else c.peer_response_time_kib * 1024
     gearbox = speed_mbps * 1e6 * gearbox_delay_ns * 1e-9 / 8
     tile = speed_mbps / 1000 * c.tile_bytes_per_gbps
-    propagation = (port_mtu + cable_bytes(speed_mbps, cable_m) + 2 * gearbox + c.mac_phy_delay_kib * 1024
-                   + peer + tile)
+    propagation = (
+        port_mtu + cable_bytes(speed_mbps, cable_m) + 2 * gearbox + c.mac_phy_delay_kib * 1024 + peer + tile
+    )
     cell = c.cell_bytes
     worst = math.ceil(cell / 64) if cell > 128 else math.ceil(2 * cell / (1 + cell))
     p = small_packet_percentage

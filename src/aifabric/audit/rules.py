@@ -43,8 +43,15 @@ class Finding:
     fix: str = ""
 
     def to_dict(self) -> dict:
-        return {"rule": self.rule, "severity": self.severity, "device": self.device, "object": self.object,
-                "message": self.message, "evidence": dict(self.evidence), "fix": self.fix}
+        return {
+            "rule": self.rule,
+            "severity": self.severity,
+            "device": self.device,
+            "object": self.object,
+            "message": self.message,
+            "evidence": dict(self.evidence),
+            "fix": self.fix,
+        }
 
 
 @dataclass(frozen=True)
@@ -178,8 +185,13 @@ def _lossless_pg_profiles(dev: Device) -> dict[tuple[str, int], tuple[str, dict[
                 row = dev.lookup.get(speed, cable)
                 if row is not None:
                     name = f"pg_lossless_{speed}_{cable}_profile"
-                    prof = {"pool": "ingress_lossless_pool", "size": str(row.size_bytes), "xon": str(row.xon_bytes),
-                            "xoff": str(row.xoff_bytes), "dynamic_th": str(row.threshold)}
+                    prof = {
+                        "pool": "ingress_lossless_pool",
+                        "size": str(row.size_bytes),
+                        "xon": str(row.xon_bytes),
+                        "xoff": str(row.xoff_bytes),
+                        "dynamic_th": str(row.threshold),
+                    }
                     if row.xon_offset_bytes is not None:
                         prof["xon_offset"] = str(row.xon_offset_bytes)
                     out[(port, pg)] = (name, prof, True)
@@ -213,19 +225,36 @@ def rule_pfc_priority_mismatch(fab: Fabric) -> list[Finding]:
             odd = _group([((v,), p) for p, v in d.lossless_ports().items() if v not in ref])
             ref_txt = " / ".join(sorted(",".join(map(str, v)) for v in ref))
             for (v,), ports in odd.items():
-                out.append(Finding(
-                    "pfc-priority-mismatch", "error", name, f"PORT_QOS_MAP|{_ports_key(ports)}",
-                    f"pfc_enable \"{','.join(map(str, v))}\" on {len(ports)} port(s) differs from the other "
-                    f"{role} switches, which use \"{ref_txt}\"",
-                    {"pfc_enable": ",".join(map(str, v)), "role": role, "peers_pfc_enable": ref_txt,
-                     "ports": str(len(ports))},
-                    f"set pfc_enable to the role's lossless priorities ({ref_txt}) on these ports"))
+                out.append(
+                    Finding(
+                        "pfc-priority-mismatch",
+                        "error",
+                        name,
+                        f"PORT_QOS_MAP|{_ports_key(ports)}",
+                        f'pfc_enable "{",".join(map(str, v))}" on {len(ports)} port(s) differs from the other '
+                        f'{role} switches, which use "{ref_txt}"',
+                        {
+                            "pfc_enable": ",".join(map(str, v)),
+                            "role": role,
+                            "peers_pfc_enable": ref_txt,
+                            "ports": str(len(ports)),
+                        },
+                        f"set pfc_enable to the role's lossless priorities ({ref_txt}) on these ports",
+                    )
+                )
             if not odd:
                 missing = " / ".join(sorted(",".join(map(str, v)) for v in ref - s))
-                out.append(Finding(
-                    "pfc-priority-mismatch", "error", name, "PORT_QOS_MAP",
-                    f"no port uses pfc_enable \"{missing}\", which the other {role} switches use",
-                    {"role": role, "peers_pfc_enable": ref_txt}, "configure the same lossless priorities as the role"))
+                out.append(
+                    Finding(
+                        "pfc-priority-mismatch",
+                        "error",
+                        name,
+                        "PORT_QOS_MAP",
+                        f'no port uses pfc_enable "{missing}", which the other {role} switches use',
+                        {"role": role, "peers_pfc_enable": ref_txt},
+                        "configure the same lossless priorities as the role",
+                    )
+                )
     return out
 
 
@@ -238,14 +267,28 @@ def rule_pfc_priority_link_mismatch(fab: Fabric) -> list[Finding]:
         pa, pb = a.lossless(ln.a_port), b.lossless(ln.b_port)
         if pa != pb:
             sa, sb = ",".join(map(str, pa)) or "none", ",".join(map(str, pb)) or "none"
-            lost = [x for x in range(64) if bool(_dscp_lossless(a, ln.a_port, x)) != bool(_dscp_lossless(b, ln.b_port, x))]
-            out.append(Finding(
-                "pfc-priority-link-mismatch", "error", ln.a, f"PORT_QOS_MAP|{ln.a_port}",
-                f"lossless priorities differ across the link {ln.a}:{ln.a_port} ({sa}) — {ln.b}:{ln.b_port} ({sb}); "
-                "a PAUSE for a priority the peer does not honour is ignored and the packets are dropped",
-                {"pfc_enable": sa, "peer": f"{ln.b}:{ln.b_port}", "peer_pfc_enable": sb,
-                 "dscp_lossless_on_one_end_only": ",".join(map(str, lost)) or "none"},
-                "use the same pfc_enable on both ends of the link"))
+            lost = [
+                x
+                for x in range(64)
+                if bool(_dscp_lossless(a, ln.a_port, x)) != bool(_dscp_lossless(b, ln.b_port, x))
+            ]
+            out.append(
+                Finding(
+                    "pfc-priority-link-mismatch",
+                    "error",
+                    ln.a,
+                    f"PORT_QOS_MAP|{ln.a_port}",
+                    f"lossless priorities differ across the link {ln.a}:{ln.a_port} ({sa}) — {ln.b}:{ln.b_port} ({sb}); "
+                    "a PAUSE for a priority the peer does not honour is ignored and the packets are dropped",
+                    {
+                        "pfc_enable": sa,
+                        "peer": f"{ln.b}:{ln.b_port}",
+                        "peer_pfc_enable": sb,
+                        "dscp_lossless_on_one_end_only": ",".join(map(str, lost)) or "none",
+                    },
+                    "use the same pfc_enable on both ends of the link",
+                )
+            )
     return out
 
 
@@ -264,8 +307,11 @@ def rule_qos_map_inconsistent(fab: Fabric) -> list[Finding]:
     for table in _MAPS:
         names = sorted({n for d in known for n in d.table(table)})
         for mname in names:
-            have = {d.name: tuple(sorted(d.table(table)[mname].items(), key=lambda kv: int(kv[0])))
-                    for d in known if mname in d.table(table)}
+            have = {
+                d.name: tuple(sorted(d.table(table)[mname].items(), key=lambda kv: int(kv[0])))
+                for d in known
+                if mname in d.table(table)
+            }
             if len(have) < 2 or len(set(have.values())) == 1:
                 continue
             ref = dict(_majority(have))
@@ -280,11 +326,17 @@ def rule_qos_map_inconsistent(fab: Fabric) -> list[Finding]:
                     classes |= {int(k) for k in diff}
                 sev = "error" if classes & lossless_tcs else "warning"
                 shown = ", ".join(f"{k}→{mine.get(k, '-')} (others {ref.get(k, '-')})" for k in diff[:8])
-                out.append(Finding(
-                    "qos-map-inconsistent", sev, dev, f"{table}|{mname}",
-                    f"{table} {mname} differs from the rest of the fabric in {len(diff)} entr{'y' if len(diff) == 1 else 'ies'}: {shown}",
-                    {"entries": shown, "lossless_classes": ",".join(map(str, sorted(lossless_tcs)))},
-                    f"make {table}|{mname} identical on every switch"))
+                out.append(
+                    Finding(
+                        "qos-map-inconsistent",
+                        sev,
+                        dev,
+                        f"{table}|{mname}",
+                        f"{table} {mname} differs from the rest of the fabric in {len(diff)} entr{'y' if len(diff) == 1 else 'ies'}: {shown}",
+                        {"entries": shown, "lossless_classes": ",".join(map(str, sorted(lossless_tcs)))},
+                        f"make {table}|{mname} identical on every switch",
+                    )
+                )
     return out
 
 
@@ -300,35 +352,56 @@ def rule_roce_dscp_lossy(fab: Fabric) -> list[Finding]:
                 bad.append(((name, tc, ",".join(map(str, prios))), port))
         for (mname, tc, prios), ports in _group(bad).items():
             assumed = "" if fab.nic_dscp_given else " (NVIDIA NIC default; pass --nic-dscp to state yours)"
-            out.append(Finding(
-                "roce-dscp-lossy", sev, d.name, f"DSCP_TO_TC_MAP|{mname}",
-                f"RoCE DSCP {fab.nic_dscp}{assumed} maps to TC {tc}, which is lossy on {len(ports)} port(s) "
-                f"whose lossless priorities are {prios}",
-                {"dscp": str(fab.nic_dscp), "tc": str(tc), "pfc_enable": prios, "ports": _ports_key(ports)},
-                f"map DSCP {fab.nic_dscp} to a lossless TC ({prios}) in DSCP_TO_TC_MAP|{mname}, or set the NICs' "
-                "RoCE DSCP to one the switch treats as lossless"))
+            out.append(
+                Finding(
+                    "roce-dscp-lossy",
+                    sev,
+                    d.name,
+                    f"DSCP_TO_TC_MAP|{mname}",
+                    f"RoCE DSCP {fab.nic_dscp}{assumed} maps to TC {tc}, which is lossy on {len(ports)} port(s) "
+                    f"whose lossless priorities are {prios}",
+                    {
+                        "dscp": str(fab.nic_dscp),
+                        "tc": str(tc),
+                        "pfc_enable": prios,
+                        "ports": _ports_key(ports),
+                    },
+                    f"map DSCP {fab.nic_dscp} to a lossless TC ({prios}) in DSCP_TO_TC_MAP|{mname}, or set the NICs' "
+                    "RoCE DSCP to one the switch treats as lossless",
+                )
+            )
     return out
 
 
 def rule_lossless_dscp_lossy_at_peer(fab: Fabric) -> list[Finding]:
     out = []
     for ln in fab.links:
-        ends = [(fab.device(ln.a), ln.a_port, fab.device(ln.b), ln.b_port),
-                (fab.device(ln.b), ln.b_port, fab.device(ln.a), ln.a_port)]
+        ends = [
+            (fab.device(ln.a), ln.a_port, fab.device(ln.b), ln.b_port),
+            (fab.device(ln.b), ln.b_port, fab.device(ln.a), ln.a_port),
+        ]
         for here, hp, there, tp in ends:
             if not (here.has("PORT_QOS_MAP") and there.has("PORT_QOS_MAP")):
                 continue
             if here.lossless(hp) != there.lossless(tp):
                 continue  # one root cause: reported by pfc-priority-link-mismatch with the DSCPs
-            lost = [x for x in range(64) if _dscp_lossless(there, tp, x) and _dscp_lossless(here, hp, x) is False]
+            lost = [
+                x for x in range(64) if _dscp_lossless(there, tp, x) and _dscp_lossless(here, hp, x) is False
+            ]
             if lost:
                 mname, _ = _tc_of(here, hp, lost[0])
-                out.append(Finding(
-                    "lossless-dscp-lossy-at-peer", "error", here.name, f"DSCP_TO_TC_MAP|{mname}",
-                    f"DSCP {','.join(map(str, lost))} is lossless at {there.name}:{tp} but lands in a lossy class on "
-                    f"{here.name}:{hp}, the other end of the link",
-                    {"dscp": ",".join(map(str, lost)), "port": hp, "peer": f"{there.name}:{tp}"},
-                    "map these DSCPs to the same lossless TC on both ends of the link"))
+                out.append(
+                    Finding(
+                        "lossless-dscp-lossy-at-peer",
+                        "error",
+                        here.name,
+                        f"DSCP_TO_TC_MAP|{mname}",
+                        f"DSCP {','.join(map(str, lost))} is lossless at {there.name}:{tp} but lands in a lossy class on "
+                        f"{here.name}:{hp}, the other end of the link",
+                        {"dscp": ",".join(map(str, lost)), "port": hp, "peer": f"{there.name}:{tp}"},
+                        "map these DSCPs to the same lossless TC on both ends of the link",
+                    )
+                )
     return out
 
 
@@ -343,12 +416,18 @@ def rule_tc_pg_mismatch(fab: Fabric) -> list[Finding]:
                     name, _ = d.port_map(port, "tc_to_pg_map", "TC_TO_PRIORITY_GROUP_MAP")
                     bad.append(((name, tc, pg, ",".join(map(str, prios))), port))
         for (name, tc, pg, prios), ports in _group(bad).items():
-            out.append(Finding(
-                "tc-pg-mismatch", "error", d.name, f"TC_TO_PRIORITY_GROUP_MAP|{name}",
-                f"lossless TC {tc} goes to PG {pg}, but buffermgrd creates lossless PGs only for pfc_enable {prios} "
-                f"({len(ports)} port(s)); TC {tc} has no headroom and is dropped under pause",
-                {"tc": str(tc), "pg": str(pg), "pfc_enable": prios, "ports": _ports_key(ports)},
-                f"map TC {tc} to PG {tc} in TC_TO_PRIORITY_GROUP_MAP|{name}"))
+            out.append(
+                Finding(
+                    "tc-pg-mismatch",
+                    "error",
+                    d.name,
+                    f"TC_TO_PRIORITY_GROUP_MAP|{name}",
+                    f"lossless TC {tc} goes to PG {pg}, but buffermgrd creates lossless PGs only for pfc_enable {prios} "
+                    f"({len(ports)} port(s)); TC {tc} has no headroom and is dropped under pause",
+                    {"tc": str(tc), "pg": str(pg), "pfc_enable": prios, "ports": _ports_key(ports)},
+                    f"map TC {tc} to PG {tc} in TC_TO_PRIORITY_GROUP_MAP|{name}",
+                )
+            )
     return out
 
 
@@ -369,12 +448,24 @@ def rule_cnp_not_strict(fab: Fabric) -> list[Finding]:
             if typ.upper() != "STRICT":
                 bad.append(((tc, q, sched or "none", typ), port))
         for (tc, q, sched, typ), ports in _group(bad).items():
-            out.append(Finding(
-                "cnp-not-strict", "warning", d.name, f"QUEUE|{_ports_key(ports)}|{q}",
-                f"CNP (DSCP {fab.cnp_dscp}, NVIDIA default) goes to TC {tc} / queue {q} with scheduler {sched} ({typ}), "
-                "not a strict-priority queue: congestion notifications wait behind data",
-                {"dscp": str(fab.cnp_dscp), "tc": str(tc), "queue": str(q), "scheduler": sched, "type": typ},
-                f"give queue {q} a SCHEDULER with type STRICT (or map DSCP {fab.cnp_dscp} to such a queue)"))
+            out.append(
+                Finding(
+                    "cnp-not-strict",
+                    "warning",
+                    d.name,
+                    f"QUEUE|{_ports_key(ports)}|{q}",
+                    f"CNP (DSCP {fab.cnp_dscp}, NVIDIA default) goes to TC {tc} / queue {q} with scheduler {sched} ({typ}), "
+                    "not a strict-priority queue: congestion notifications wait behind data",
+                    {
+                        "dscp": str(fab.cnp_dscp),
+                        "tc": str(tc),
+                        "queue": str(q),
+                        "scheduler": sched,
+                        "type": typ,
+                    },
+                    f"give queue {q} a SCHEDULER with type STRICT (or map DSCP {fab.cnp_dscp} to such a queue)",
+                )
+            )
     return out
 
 
@@ -408,7 +499,9 @@ def rule_pfc_threshold_mismatch(fab: Fabric) -> list[Finding]:
         per = {d.name: _profiles_by_speed_cable(d) for d in devs}
         pairs = sorted({k for v in per.values() for k in v})
         for pair in pairs:
-            have = {n: tuple((f, v[pair][1].get(f)) for f in _THRESH_FIELDS) for n, v in per.items() if pair in v}
+            have = {
+                n: tuple((f, v[pair][1].get(f)) for f in _THRESH_FIELDS) for n, v in per.items() if pair in v
+            }
             if len(have) < 2 or len(set(have.values())) == 1:
                 continue
             ref = _majority(have)
@@ -426,29 +519,51 @@ def rule_pfc_threshold_mismatch(fab: Fabric) -> list[Finding]:
                         ev[f] = f"{mine} here vs {theirs} on {','.join(ref_devs)}{spread}"
                 same_sku = fab.device(name).hwsku in ref_sku
                 pname = per[name][pair][0]
-                out.append(Finding(
-                    "pfc-threshold-mismatch", "error" if same_sku else "warning", name, f"BUFFER_PROFILE|{pname}",
-                    f"{role} switches disagree on the lossless profile for {pair[0]} Mb/s / {pair[1]}: "
-                    + "; ".join(f"{k} {v}" for k, v in ev.items())
-                    + ("" if same_sku else " (different hwsku: check each against its own pg_profile_lookup.ini)"),
-                    ev, f"apply one lossless profile for {pair[0]}/{pair[1]} to every {role} switch "
-                    "(the \"two batches\" mismatch unbalances back-pressure)"))
+                out.append(
+                    Finding(
+                        "pfc-threshold-mismatch",
+                        "error" if same_sku else "warning",
+                        name,
+                        f"BUFFER_PROFILE|{pname}",
+                        f"{role} switches disagree on the lossless profile for {pair[0]} Mb/s / {pair[1]}: "
+                        + "; ".join(f"{k} {v}" for k, v in ev.items())
+                        + (
+                            ""
+                            if same_sku
+                            else " (different hwsku: check each against its own pg_profile_lookup.ini)"
+                        ),
+                        ev,
+                        f"apply one lossless profile for {pair[0]}/{pair[1]} to every {role} switch "
+                        '(the "two batches" mismatch unbalances back-pressure)',
+                    )
+                )
     # ingress_lossless_pool size / shared headroom pool across the role
     for role, devs in roles.items():
-        have = {d.name: (d.table("BUFFER_POOL")["ingress_lossless_pool"].get("size"),
-                         d.table("BUFFER_POOL")["ingress_lossless_pool"].get("xoff"))
-                for d in devs if "ingress_lossless_pool" in d.table("BUFFER_POOL")}
+        have = {
+            d.name: (
+                d.table("BUFFER_POOL")["ingress_lossless_pool"].get("size"),
+                d.table("BUFFER_POOL")["ingress_lossless_pool"].get("xoff"),
+            )
+            for d in devs
+            if "ingress_lossless_pool" in d.table("BUFFER_POOL")
+        }
         if len(have) < 2 or len(set(have.values())) == 1:
             continue
         ref = _majority(have)
         for name, v in sorted(have.items()):
             sku = fab.device(name).hwsku
             if v != ref and sku and sku in {fab.device(n).hwsku for n, x in have.items() if x == ref}:
-                out.append(Finding(
-                    "pfc-threshold-mismatch", "error", name, "BUFFER_POOL|ingress_lossless_pool",
-                    f"ingress_lossless_pool size/xoff {v[0]}/{v[1]} differs from the other {role} switches ({ref[0]}/{ref[1]})",
-                    {"size": f"{v[0]} here vs {ref[0]}", "xoff": f"{v[1]} here vs {ref[1]}"},
-                    "use the same pool sizes on switches of one model and role"))
+                out.append(
+                    Finding(
+                        "pfc-threshold-mismatch",
+                        "error",
+                        name,
+                        "BUFFER_POOL|ingress_lossless_pool",
+                        f"ingress_lossless_pool size/xoff {v[0]}/{v[1]} differs from the other {role} switches ({ref[0]}/{ref[1]})",
+                        {"size": f"{v[0]} here vs {ref[0]}", "xoff": f"{v[1]} here vs {ref[1]}"},
+                        "use the same pool sizes on switches of one model and role",
+                    )
+                )
     return out
 
 
@@ -458,7 +573,11 @@ def rule_headroom_too_small(fab: Fabric) -> list[Finding]:
     out = []
     for d in fab.devices:
         lt = d.table("LOSSLESS_TRAFFIC_PATTERN")
-        lossless_mtu = _int(next(iter(lt.values()), {}).get("mtu"), hr.DEFAULT_LOSSLESS_MTU) if lt else hr.DEFAULT_LOSSLESS_MTU
+        lossless_mtu = (
+            _int(next(iter(lt.values()), {}).get("mtu"), hr.DEFAULT_LOSSLESS_MTU)
+            if lt
+            else hr.DEFAULT_LOSSLESS_MTU
+        )
         groups: dict[tuple, list[str]] = defaultdict(list)
         for (port, _pg), (name, prof, synth) in _lossless_pg_profiles(d).items():
             m = _PG_NAME.match(name)
@@ -472,17 +591,31 @@ def rule_headroom_too_small(fab: Fabric) -> list[Finding]:
         for (name, speed, cable, mtu, xoff, synth), ports in groups.items():
             cable_m = int(cable[:-1])
             floor = hr.minimum_xoff(speed, cable_m, mtu)
-            ev = {"xoff_bytes": str(xoff), "speed_mbps": str(speed), "cable": cable, "port_mtu_bytes": str(mtu),
-                  "ports": _ports_key(ports)}
+            ev = {
+                "xoff_bytes": str(xoff),
+                "speed_mbps": str(speed),
+                "cable": cable,
+                "port_mtu_bytes": str(mtu),
+                "ports": _ports_key(ports),
+            }
             src = " (from pg_profile_lookup.ini)" if synth else ""
             obj = f"BUFFER_PROFILE|{name}"
             fix = f"raise xoff to at least the required value for {speed} Mb/s over {cable} (see evidence)"
             if xoff < floor:
                 ev["required_min_bytes"] = str(floor)
-                out.append(Finding("headroom-too-small", "error", d.name, obj,
-                                   f"xoff {xoff} B{src} is below the physical minimum {floor} B for {speed} Mb/s "
-                                   f"over {cable} with MTU {mtu} (cable round trip + 2 frames): packets are dropped "
-                                   "after PAUSE", ev, fix))
+                out.append(
+                    Finding(
+                        "headroom-too-small",
+                        "error",
+                        d.name,
+                        obj,
+                        f"xoff {xoff} B{src} is below the physical minimum {floor} B for {speed} Mb/s "
+                        f"over {cable} with MTU {mtu} (cable round trip + 2 frames): packets are dropped "
+                        "after PAUSE",
+                        ev,
+                        fix,
+                    )
+                )
                 continue
             asic = d.asic
             if asic in hr.ASICS and asic != "spectrum-1":
@@ -490,20 +623,35 @@ def rule_headroom_too_small(fab: Fabric) -> list[Finding]:
                 if xoff + 1024 < need.xoff_bytes:  # 1 KiB: the formula's own rounding vs the SN5600 table
                     ev["formula_xoff_bytes"] = str(need.xoff_bytes)
                     verified = asic in hr.FORMULA_VERIFIED
-                    out.append(Finding(
-                        "headroom-too-small", "error" if verified else "warning", d.name, obj,
-                        f"xoff {xoff} B{src} is below the SONiC headroom formula for {asic} ({need.xoff_bytes} B at "
-                        f"{speed} Mb/s, {cable}, MTU {mtu})" + ("" if verified else
-                                                                 "; the formula is verified only on Spectrum-4/5 tables"),
-                        ev, fix))
+                    out.append(
+                        Finding(
+                            "headroom-too-small",
+                            "error" if verified else "warning",
+                            d.name,
+                            obj,
+                            f"xoff {xoff} B{src} is below the SONiC headroom formula for {asic} ({need.xoff_bytes} B at "
+                            f"{speed} Mb/s, {cable}, MTU {mtu})"
+                            + ("" if verified else "; the formula is verified only on Spectrum-4/5 tables"),
+                            ev,
+                            fix,
+                        )
+                    )
             if d.lookup and not synth:
                 row = d.lookup.get(str(speed), cable)
                 if row is not None and xoff + 1024 < row.xoff_bytes:  # 1 KiB rounding, as for the formula
                     ev["table_xoff_bytes"] = str(row.xoff_bytes)
-                    out.append(Finding("headroom-too-small", "error", d.name, obj,
-                                       f"xoff {xoff} B is below this SKU's pg_profile_lookup.ini row "
-                                       f"({row.xoff_bytes} B for {speed} {cable})", ev,
-                                       "restore the profile from the lookup table (buffermgrd reuses a stale profile)"))
+                    out.append(
+                        Finding(
+                            "headroom-too-small",
+                            "error",
+                            d.name,
+                            obj,
+                            f"xoff {xoff} B is below this SKU's pg_profile_lookup.ini row "
+                            f"({row.xoff_bytes} B for {speed} {cable})",
+                            ev,
+                            "restore the profile from the lookup table (buffermgrd reuses a stale profile)",
+                        )
+                    )
     return out
 
 
@@ -521,12 +669,23 @@ def rule_pg_lookup_missing(fab: Fabric) -> list[Finding]:
             if speed and cable and cable != "0m" and d.lookup.get(speed, cable) is None:
                 miss.append(((speed, cable), port))
         for (speed, cable), ports in _group(miss).items():
-            out.append(Finding(
-                "pg-lookup-missing", "error", d.name, f"BUFFER_PROFILE|pg_lossless_{speed}_{cable}_profile",
-                f"speed {speed} with cable {cable} is not in {d.lookup.file}: buffermgrd logs \"No PG profile "
-                f"configured\" and creates no lossless PG for {len(ports)} port(s)",
-                {"speed_mbps": speed, "cable": cable, "ports": _ports_key(ports), "lookup": d.lookup.file},
-                "add the row to pg_profile_lookup.ini (or set a cable length the table has)"))
+            out.append(
+                Finding(
+                    "pg-lookup-missing",
+                    "error",
+                    d.name,
+                    f"BUFFER_PROFILE|pg_lossless_{speed}_{cable}_profile",
+                    f'speed {speed} with cable {cable} is not in {d.lookup.file}: buffermgrd logs "No PG profile '
+                    f'configured" and creates no lossless PG for {len(ports)} port(s)',
+                    {
+                        "speed_mbps": speed,
+                        "cable": cable,
+                        "ports": _ports_key(ports),
+                        "lookup": d.lookup.file,
+                    },
+                    "add the row to pg_profile_lookup.ini (or set a cable length the table has)",
+                )
+            )
     return out
 
 
@@ -548,11 +707,18 @@ def rule_cable_length_missing(fab: Fabric) -> list[Finding]:
         key = next(iter(d.table("CABLE_LENGTH")), "AZURE")
         for ports, what in ((miss, "has no cable length"), (zero, "has cable length 0m")):
             if ports:
-                out.append(Finding(
-                    "cable-length-missing", "error", d.name, f"CABLE_LENGTH|{key}",
-                    f"{len(ports)} lossless port(s) {what}: buffermgrd creates no lossless PG, so PFC priorities "
-                    "have no headroom", {"ports": _ports_key(ports)},
-                    f"set CABLE_LENGTH|{key} for these ports (e.g. 5m server–ToR, 40m ToR–leaf, 300m leaf–spine)"))
+                out.append(
+                    Finding(
+                        "cable-length-missing",
+                        "error",
+                        d.name,
+                        f"CABLE_LENGTH|{key}",
+                        f"{len(ports)} lossless port(s) {what}: buffermgrd creates no lossless PG, so PFC priorities "
+                        "have no headroom",
+                        {"ports": _ports_key(ports)},
+                        f"set CABLE_LENGTH|{key} for these ports (e.g. 5m server–ToR, 40m ToR–leaf, 300m leaf–spine)",
+                    )
+                )
     return out
 
 
@@ -563,13 +729,23 @@ def rule_lossless_pg_runtime(fab: Fabric) -> list[Finding]:
         absent = [p for p, prios in d.lossless_ports().items() if not any((p, pg) in pgs for pg in prios)]
         if absent and (d.has("BUFFER_PG") or d.has("BUFFER_PROFILE")):
             synth = sum(1 for (p, _pg), v in _lossless_pg_profiles(d).items() if v[2])
-            how = (f"{synth} PG(s) synthesized from pg_profile_lookup.ini for the checks" if synth else
-                   "their headroom is not checked (give the SKU's pg_profile_lookup.ini and PORT speeds)")
-            out.append(Finding(
-                "lossless-pg-runtime", "info", d.name, "BUFFER_PG",
-                f"{len(absent)} lossless port(s) have no lossless BUFFER_PG in the config: buffermgrd creates them "
-                f"at runtime from pfc_enable + CABLE_LENGTH + speed; {how}",
-                {"ports": _ports_key(absent)}, "audit the running CONFIG_DB (show runningconfiguration all) to see them"))
+            how = (
+                f"{synth} PG(s) synthesized from pg_profile_lookup.ini for the checks"
+                if synth
+                else "their headroom is not checked (give the SKU's pg_profile_lookup.ini and PORT speeds)"
+            )
+            out.append(
+                Finding(
+                    "lossless-pg-runtime",
+                    "info",
+                    d.name,
+                    "BUFFER_PG",
+                    f"{len(absent)} lossless port(s) have no lossless BUFFER_PG in the config: buffermgrd creates them "
+                    f"at runtime from pfc_enable + CABLE_LENGTH + speed; {how}",
+                    {"ports": _ports_key(absent)},
+                    "audit the running CONFIG_DB (show runningconfiguration all) to see them",
+                )
+            )
     return out
 
 
@@ -586,13 +762,23 @@ def rule_pg_profile_table_mismatch(fab: Fabric) -> list[Finding]:
             if row is None:
                 continue
             want = {"xon": row.xon_bytes, "xoff": row.xoff_bytes, "size": row.size_bytes}
-            diff = {k: f"{prof.get(k)} here vs {v} in table" for k, v in want.items() if _int(prof.get(k)) != v}
+            diff = {
+                k: f"{prof.get(k)} here vs {v} in table" for k, v in want.items() if _int(prof.get(k)) != v
+            }
             if diff:
-                out.append(Finding(
-                    "pg-profile-table-mismatch", "warning", d.name, f"BUFFER_PROFILE|{name}",
-                    f"profile differs from {d.lookup.file}: " + "; ".join(f"{k} {v}" for k, v in diff.items())
-                    + " (stale after a cable-length change, or a hand edit)", diff,
-                    "delete the profile and let buffermgrd recreate it, or update the table"))
+                out.append(
+                    Finding(
+                        "pg-profile-table-mismatch",
+                        "warning",
+                        d.name,
+                        f"BUFFER_PROFILE|{name}",
+                        f"profile differs from {d.lookup.file}: "
+                        + "; ".join(f"{k} {v}" for k, v in diff.items())
+                        + " (stale after a cable-length change, or a hand edit)",
+                        diff,
+                        "delete the profile and let buffermgrd recreate it, or update the table",
+                    )
+                )
     return out
 
 
@@ -618,16 +804,33 @@ def rule_ecn_disabled(fab: Fabric) -> list[Finding]:
                     continue
                 prof = d.table("WRED_PROFILE").get(wp, {})
                 if prof.get("ecn", "ecn_none") == "ecn_none":
-                    bad.append(((q, f"WRED_PROFILE {wp} has ecn {prof.get('ecn', 'ecn_none (default)')}", wp), port))
+                    bad.append(
+                        ((q, f"WRED_PROFILE {wp} has ecn {prof.get('ecn', 'ecn_none (default)')}", wp), port)
+                    )
                 elif not _truthy(prof.get("wred_green_enable")):
-                    bad.append(((q, f"WRED_PROFILE {wp} has wred_green_enable {prof.get('wred_green_enable', 'false (default)')}", wp), port))
+                    bad.append(
+                        (
+                            (
+                                q,
+                                f"WRED_PROFILE {wp} has wred_green_enable {prof.get('wred_green_enable', 'false (default)')}",
+                                wp,
+                            ),
+                            port,
+                        )
+                    )
         for (q, why, wp), ports in _group(bad).items():
-            out.append(Finding(
-                "ecn-disabled", "error", d.name, f"QUEUE|{_ports_key(ports)}|{q}",
-                f"lossless queue {q} does not mark ECN ({why}): without ECN/DCQCN, congestion is handled by PFC "
-                "alone (pause storms, head-of-line blocking)",
-                {"queue": str(q), "reason": why, "wred_profile": wp or "none"},
-                f"set QUEUE|<port>|{q} wred_profile to a profile with ecn ecn_all and wred_green_enable true"))
+            out.append(
+                Finding(
+                    "ecn-disabled",
+                    "error",
+                    d.name,
+                    f"QUEUE|{_ports_key(ports)}|{q}",
+                    f"lossless queue {q} does not mark ECN ({why}): without ECN/DCQCN, congestion is handled by PFC "
+                    "alone (pause storms, head-of-line blocking)",
+                    {"queue": str(q), "reason": why, "wred_profile": wp or "none"},
+                    f"set QUEUE|<port>|{q} wred_profile to a profile with ecn ecn_all and wred_green_enable true",
+                )
+            )
     return out
 
 
@@ -637,15 +840,29 @@ def rule_ecn_kmin_ge_kmax(fab: Fabric) -> list[Finding]:
         for name, p in d.table("WRED_PROFILE").items():
             for c in ("green", "yellow", "red"):
                 lo, hi = _int(p.get(f"{c}_min_threshold")), _int(p.get(f"{c}_max_threshold"))
-                if lo is None or hi is None or lo < hi or not _truthy(p.get(f"wred_{c}_enable", "true" if c == "green" else "false")):
+                if (
+                    lo is None
+                    or hi is None
+                    or lo < hi
+                    or not _truthy(p.get(f"wred_{c}_enable", "true" if c == "green" else "false"))
+                ):
                     continue
-                out.append(Finding(
-                    "ecn-kmin-ge-kmax", "error" if lo > hi else "warning", d.name, f"WRED_PROFILE|{name}",
-                    f"{c} Kmin {lo} B {'>' if lo > hi else '='} Kmax {hi} B: " +
-                    ("YANG rejects max < min; marking is undefined" if lo > hi else
-                     "marking jumps from 0 to Pmax at one queue depth (no DCQCN ramp)"),
-                    {f"{c}_min_threshold": str(lo), f"{c}_max_threshold": str(hi)},
-                    f"set {c}_min_threshold below {c}_max_threshold (e.g. 150000 / 1500000 B, NVIDIA RoCE preset)"))
+                out.append(
+                    Finding(
+                        "ecn-kmin-ge-kmax",
+                        "error" if lo > hi else "warning",
+                        d.name,
+                        f"WRED_PROFILE|{name}",
+                        f"{c} Kmin {lo} B {'>' if lo > hi else '='} Kmax {hi} B: "
+                        + (
+                            "YANG rejects max < min; marking is undefined"
+                            if lo > hi
+                            else "marking jumps from 0 to Pmax at one queue depth (no DCQCN ramp)"
+                        ),
+                        {f"{c}_min_threshold": str(lo), f"{c}_max_threshold": str(hi)},
+                        f"set {c}_min_threshold below {c}_max_threshold (e.g. 150000 / 1500000 B, NVIDIA RoCE preset)",
+                    )
+                )
     return out
 
 
@@ -656,10 +873,17 @@ def rule_wred_probability_range(fab: Fabric) -> list[Finding]:
             for c in ("green", "yellow", "red"):
                 v = _int(p.get(f"{c}_drop_probability"))
                 if v is not None and not 0 <= v <= 100:
-                    out.append(Finding(
-                        "wred-probability-range", "error", d.name, f"WRED_PROFILE|{name}",
-                        f"{c}_drop_probability {v} is outside 0..100 (percent, YANG sonic-wred-profile)",
-                        {f"{c}_drop_probability": str(v)}, f"set {c}_drop_probability to 0..100 (SONiC default 5)"))
+                    out.append(
+                        Finding(
+                            "wred-probability-range",
+                            "error",
+                            d.name,
+                            f"WRED_PROFILE|{name}",
+                            f"{c}_drop_probability {v} is outside 0..100 (percent, YANG sonic-wred-profile)",
+                            {f"{c}_drop_probability": str(v)},
+                            f"set {c}_drop_probability to 0..100 (SONiC default 5)",
+                        )
+                    )
     return out
 
 
@@ -676,7 +900,7 @@ def _pfc_trigger_bytes(d: Device, prof: dict[str, str]) -> int | None:
     psize = _int(pool.get("size"))
     if th is None or not psize:
         return None
-    alpha = 2.0 ** th
+    alpha = 2.0**th
     return int(size + alpha / (1 + alpha) * psize)
 
 
@@ -701,14 +925,28 @@ def rule_ecn_above_pfc_threshold(fab: Fabric) -> list[Finding]:
                 groups[(wp, "warning", kmin, kmax, trig, pname)].append(port)
         for (wp, sev, kmin, kmax, trig, pname), ports in groups.items():
             what = f"Kmin {kmin} B" if sev == "error" else f"Kmax {kmax} B"
-            out.append(Finding(
-                "ecn-above-pfc-threshold", sev, d.name, f"WRED_PROFILE|{wp}",
-                f"{what} is above the PFC XOFF point {trig} B of {pname} (reserved size + shared limit): "
-                + ("PFC fires before ECN marks, so DCQCN never slows senders down" if sev == "error"
-                   else "marking never reaches Pmax before PFC fires"),
-                {"green_min_threshold": str(kmin), "green_max_threshold": str(kmax), "pfc_trigger_bytes": str(trig),
-                 "pg_profile": pname, "ports": _ports_key(ports)},
-                "lower the ECN thresholds below the PFC trigger, or raise dynamic_th / the pool size"))
+            out.append(
+                Finding(
+                    "ecn-above-pfc-threshold",
+                    sev,
+                    d.name,
+                    f"WRED_PROFILE|{wp}",
+                    f"{what} is above the PFC XOFF point {trig} B of {pname} (reserved size + shared limit): "
+                    + (
+                        "PFC fires before ECN marks, so DCQCN never slows senders down"
+                        if sev == "error"
+                        else "marking never reaches Pmax before PFC fires"
+                    ),
+                    {
+                        "green_min_threshold": str(kmin),
+                        "green_max_threshold": str(kmax),
+                        "pfc_trigger_bytes": str(trig),
+                        "pg_profile": pname,
+                        "ports": _ports_key(ports),
+                    },
+                    "lower the ECN thresholds below the PFC trigger, or raise dynamic_th / the pool size",
+                )
+            )
     return out
 
 
@@ -727,40 +965,82 @@ def rule_pfcwd_disabled(fab: Fabric) -> list[Finding]:
         wd = _wd_ports(d)
         qos = d.qos_ports()
         status = d.metadata.get("default_pfcwd_status")
-        empty = [p for p in lp if qos[p].get("pfcwd_sw_enable") is not None and not parse_prio_list(qos[p]["pfcwd_sw_enable"])]
+        empty = [
+            p
+            for p in lp
+            if qos[p].get("pfcwd_sw_enable") is not None and not parse_prio_list(qos[p]["pfcwd_sw_enable"])
+        ]
         unwatched = [p for p in lp if wd and p not in wd and p not in empty]
         if empty:
-            out.append(Finding("pfcwd-disabled", "error", d.name, f"PORT_QOS_MAP|{_ports_key(empty)}",
-                               f"pfcwd_sw_enable is empty on {len(empty)} lossless port(s): a PFC storm or deadlock "
-                               "on them is never broken", {"ports": _ports_key(empty)},
-                               "set pfcwd_sw_enable to the port's pfc_enable priorities"))
+            out.append(
+                Finding(
+                    "pfcwd-disabled",
+                    "error",
+                    d.name,
+                    f"PORT_QOS_MAP|{_ports_key(empty)}",
+                    f"pfcwd_sw_enable is empty on {len(empty)} lossless port(s): a PFC storm or deadlock "
+                    "on them is never broken",
+                    {"ports": _ports_key(empty)},
+                    "set pfcwd_sw_enable to the port's pfc_enable priorities",
+                )
+            )
         if unwatched:
-            out.append(Finding("pfcwd-disabled", "error", d.name, f"PFC_WD|{_ports_key(unwatched)}",
-                               f"{len(unwatched)} lossless port(s) have no PFC_WD entry while other ports do",
-                               {"ports": _ports_key(unwatched)},
-                               "config pfcwd start --action drop <ports> 200 --restoration-time 200"))
+            out.append(
+                Finding(
+                    "pfcwd-disabled",
+                    "error",
+                    d.name,
+                    f"PFC_WD|{_ports_key(unwatched)}",
+                    f"{len(unwatched)} lossless port(s) have no PFC_WD entry while other ports do",
+                    {"ports": _ports_key(unwatched)},
+                    "config pfcwd start --action drop <ports> 200 --restoration-time 200",
+                )
+            )
         if not wd and status == "disable":
-            out.append(Finding("pfcwd-disabled", "error", d.name, "DEVICE_METADATA|localhost",
-                               f"default_pfcwd_status is disable and there is no PFC_WD entry: the {len(lp)} lossless "
-                               "ports run without a PFC watchdog", {"default_pfcwd_status": status},
-                               "set default_pfcwd_status enable and run config pfcwd start_default"))
+            out.append(
+                Finding(
+                    "pfcwd-disabled",
+                    "error",
+                    d.name,
+                    "DEVICE_METADATA|localhost",
+                    f"default_pfcwd_status is disable and there is no PFC_WD entry: the {len(lp)} lossless "
+                    "ports run without a PFC watchdog",
+                    {"default_pfcwd_status": status},
+                    "set default_pfcwd_status enable and run config pfcwd start_default",
+                )
+            )
         partial = []
         for p, prios in lp.items():
             sw = qos[p].get("pfcwd_sw_enable")
             if sw is not None and parse_prio_list(sw) and set(prios) - set(parse_prio_list(sw)):
                 partial.append(((",".join(map(str, sorted(set(prios) - set(parse_prio_list(sw))))), sw), p))
         for (missing, sw), ports in _group(partial).items():
-            out.append(Finding("pfcwd-partial", "warning", d.name, f"PORT_QOS_MAP|{_ports_key(ports)}",
-                               f"the PFC watchdog watches priorities {sw} but not lossless priority {missing} on "
-                               f"{len(ports)} port(s)", {"pfcwd_sw_enable": sw, "unwatched": missing},
-                               f"add {missing} to pfcwd_sw_enable if storms on it must be broken"))
+            out.append(
+                Finding(
+                    "pfcwd-partial",
+                    "warning",
+                    d.name,
+                    f"PORT_QOS_MAP|{_ports_key(ports)}",
+                    f"the PFC watchdog watches priorities {sw} but not lossless priority {missing} on "
+                    f"{len(ports)} port(s)",
+                    {"pfcwd_sw_enable": sw, "unwatched": missing},
+                    f"add {missing} to pfcwd_sw_enable if storms on it must be broken",
+                )
+            )
         if not wd and status != "disable":
-            out.append(Finding(
-                "pfcwd-not-configured", "warning" if status != "enable" else "info", d.name, "PFC_WD",
-                "no PFC_WD entries in this config; `config pfcwd start_default` creates them at boot only when "
-                f"DEVICE_METADATA default_pfcwd_status is enable (here: {status or 'not in these files'}) and only for "
-                "ports with a DEVICE_NEIGHBOR", {"default_pfcwd_status": status or "absent", "lossless_ports": str(len(lp))},
-                "check `show pfcwd config` on the switch, or add PFC_WD entries (200 ms detect/restore, action drop)"))
+            out.append(
+                Finding(
+                    "pfcwd-not-configured",
+                    "warning" if status != "enable" else "info",
+                    d.name,
+                    "PFC_WD",
+                    "no PFC_WD entries in this config; `config pfcwd start_default` creates them at boot only when "
+                    f"DEVICE_METADATA default_pfcwd_status is enable (here: {status or 'not in these files'}) and only for "
+                    "ports with a DEVICE_NEIGHBOR",
+                    {"default_pfcwd_status": status or "absent", "lossless_ports": str(len(lp))},
+                    "check `show pfcwd config` on the switch, or add PFC_WD entries (200 ms detect/restore, action drop)",
+                )
+            )
     return out
 
 
@@ -769,15 +1049,26 @@ def rule_pfcwd_invalid(fab: Fabric) -> list[Finding]:
     for d in fab.devices:
         poll = _int(d.table("PFC_WD").get("GLOBAL", {}).get("POLL_INTERVAL"))
         if poll is not None and not PFCWD_POLL_MS[0] <= poll <= PFCWD_POLL_MS[1]:
-            out.append(Finding("pfcwd-invalid", "error", d.name, "PFC_WD|GLOBAL",
-                               f"POLL_INTERVAL {poll} ms is outside {PFCWD_POLL_MS[0]}..{PFCWD_POLL_MS[1]} ms",
-                               {"POLL_INTERVAL": str(poll)}, "set POLL_INTERVAL to 200 ms"))
+            out.append(
+                Finding(
+                    "pfcwd-invalid",
+                    "error",
+                    d.name,
+                    "PFC_WD|GLOBAL",
+                    f"POLL_INTERVAL {poll} ms is outside {PFCWD_POLL_MS[0]}..{PFCWD_POLL_MS[1]} ms",
+                    {"POLL_INTERVAL": str(poll)},
+                    "set POLL_INTERVAL to 200 ms",
+                )
+            )
         for port, f in sorted(_wd_ports(d).items(), key=lambda kv: _port_order(kv[0])):
             act = f.get("action", "drop")
             problems = []
             if act not in PFCWD_ACTIONS:
                 problems.append(f"action '{act}' is not one of {', '.join(PFCWD_ACTIONS)}")
-            for fld, (lo, hi) in (("detection_time", PFCWD_DETECT_MS), ("restoration_time", PFCWD_RESTORE_MS)):
+            for fld, (lo, hi) in (
+                ("detection_time", PFCWD_DETECT_MS),
+                ("restoration_time", PFCWD_RESTORE_MS),
+            ):
                 v = _int(f.get(fld))
                 if v is None:
                     continue
@@ -786,15 +1077,37 @@ def rule_pfcwd_invalid(fab: Fabric) -> list[Finding]:
                 elif poll is not None and v < poll:
                     problems.append(f"{fld} {v} ms is below POLL_INTERVAL {poll} ms")
             if problems:
-                out.append(Finding("pfcwd-invalid", "error", d.name, f"PFC_WD|{port}", "; ".join(problems),
-                                   {k: v for k, v in f.items() if k in ("action", "detection_time", "restoration_time")},
-                                   "use action drop, detection_time 200, restoration_time 200 (config pfcwd start_default)"))
+                out.append(
+                    Finding(
+                        "pfcwd-invalid",
+                        "error",
+                        d.name,
+                        f"PFC_WD|{port}",
+                        "; ".join(problems),
+                        {k: v for k, v in f.items() if k in ("action", "detection_time", "restoration_time")},
+                        "use action drop, detection_time 200, restoration_time 200 (config pfcwd start_default)",
+                    )
+                )
             elif act in ("forward", "alert"):
-                why = ("forward ignores PAUSE on the stormed queue: the lossless class turns lossy and the peer "
-                       "drops the overflow without a storm counter of its own") if act == "forward" else \
-                    "alert only logs the storm: the stuck queue and the deadlock stay"
-                out.append(Finding("pfcwd-action", "warning", d.name, f"PFC_WD|{port}", f"action {act}: {why}",
-                                   {"action": act}, "use action drop (SONiC default) for lossless RoCE queues"))
+                why = (
+                    (
+                        "forward ignores PAUSE on the stormed queue: the lossless class turns lossy and the peer "
+                        "drops the overflow without a storm counter of its own"
+                    )
+                    if act == "forward"
+                    else "alert only logs the storm: the stuck queue and the deadlock stay"
+                )
+                out.append(
+                    Finding(
+                        "pfcwd-action",
+                        "warning",
+                        d.name,
+                        f"PFC_WD|{port}",
+                        f"action {act}: {why}",
+                        {"action": act},
+                        "use action drop (SONiC default) for lossless RoCE queues",
+                    )
+                )
     return out
 
 
@@ -805,18 +1118,33 @@ def rule_mtu_mismatch(fab: Fabric) -> list[Finding]:
     for ln in fab.links:
         ma, mb = fab.device(ln.a).port_mtu(ln.a_port), fab.device(ln.b).port_mtu(ln.b_port)
         if ma is not None and mb is not None and ma != mb:
-            out.append(Finding("mtu-mismatch", "error", ln.a, f"PORT|{ln.a_port}",
-                               f"MTU {ma} here vs {mb} at {ln.b}:{ln.b_port}: frames above {min(ma, mb)} B are dropped "
-                               "on one direction of the link", {"mtu": str(ma), "peer_mtu": str(mb),
-                                                                 "peer": f"{ln.b}:{ln.b_port}"},
-                               "set the same PORT mtu on both ends (SONiC default 9100)"))
+            out.append(
+                Finding(
+                    "mtu-mismatch",
+                    "error",
+                    ln.a,
+                    f"PORT|{ln.a_port}",
+                    f"MTU {ma} here vs {mb} at {ln.b}:{ln.b_port}: frames above {min(ma, mb)} B are dropped "
+                    "on one direction of the link",
+                    {"mtu": str(ma), "peer_mtu": str(mb), "peer": f"{ln.b}:{ln.b_port}"},
+                    "set the same PORT mtu on both ends (SONiC default 9100)",
+                )
+            )
     for d in fab.devices:
         small = [p for p in d.lossless_ports() if (d.port_mtu(p) or hr.DEFAULT_PORT_MTU) < ROCE_MIN_PORT_MTU]
         if small:
-            out.append(Finding("mtu-too-small", "warning", d.name, f"PORT|{_ports_key(small)}",
-                               f"{len(small)} lossless port(s) have MTU below {ROCE_MIN_PORT_MTU} B, too small for "
-                               "4096-byte RoCE frames", {"ports": _ports_key(small)},
-                               f"set PORT mtu ≥ {ROCE_MIN_PORT_MTU} (9100 is the SONiC default)"))
+            out.append(
+                Finding(
+                    "mtu-too-small",
+                    "warning",
+                    d.name,
+                    f"PORT|{_ports_key(small)}",
+                    f"{len(small)} lossless port(s) have MTU below {ROCE_MIN_PORT_MTU} B, too small for "
+                    "4096-byte RoCE frames",
+                    {"ports": _ports_key(small)},
+                    f"set PORT mtu ≥ {ROCE_MIN_PORT_MTU} (9100 is the SONiC default)",
+                )
+            )
     return out
 
 
@@ -837,76 +1165,209 @@ def rule_buffer_pool_oversubscribed(fab: Fabric) -> list[Finding]:
             if size is None or size == 0:
                 continue
             if reserved[name] > size:
-                out.append(Finding("buffer-pool-oversubscribed", "error", d.name, f"BUFFER_POOL|{name}",
-                                   f"{users[name]} PGs/queues reserve {reserved[name]} B in a pool of {size} B",
-                                   {"reserved_bytes": str(reserved[name]), "pool_size_bytes": str(size)},
-                                   "shrink the reserved sizes or enlarge the pool"))
+                out.append(
+                    Finding(
+                        "buffer-pool-oversubscribed",
+                        "error",
+                        d.name,
+                        f"BUFFER_POOL|{name}",
+                        f"{users[name]} PGs/queues reserve {reserved[name]} B in a pool of {size} B",
+                        {"reserved_bytes": str(reserved[name]), "pool_size_bytes": str(size)},
+                        "shrink the reserved sizes or enlarge the pool",
+                    )
+                )
             if xoff >= size:
-                out.append(Finding("buffer-pool-oversubscribed", "error", d.name, f"BUFFER_POOL|{name}",
-                                   f"shared headroom pool xoff {xoff} B is not smaller than the pool ({size} B)",
-                                   {"xoff_bytes": str(xoff), "pool_size_bytes": str(size)},
-                                   "the shared headroom pool is carved from the pool: keep xoff well below size"))
+                out.append(
+                    Finding(
+                        "buffer-pool-oversubscribed",
+                        "error",
+                        d.name,
+                        f"BUFFER_POOL|{name}",
+                        f"shared headroom pool xoff {xoff} B is not smaller than the pool ({size} B)",
+                        {"xoff_bytes": str(xoff), "pool_size_bytes": str(size)},
+                        "the shared headroom pool is carved from the pool: keep xoff well below size",
+                    )
+                )
     return out
 
 
 def rule_checks_skipped(fab: Fabric) -> list[Finding]:
     out = []
     for d in fab.devices:
-        absent = [t for t in ("PORT", "PORT_QOS_MAP", "CABLE_LENGTH", "BUFFER_PROFILE", "BUFFER_PG", "QUEUE",
-                              "WRED_PROFILE", "DEVICE_METADATA") if not d.has(t)]
+        absent = [
+            t
+            for t in (
+                "PORT",
+                "PORT_QOS_MAP",
+                "CABLE_LENGTH",
+                "BUFFER_PROFILE",
+                "BUFFER_PG",
+                "QUEUE",
+                "WRED_PROFILE",
+                "DEVICE_METADATA",
+            )
+            if not d.has(t)
+        ]
         if absent:
-            out.append(Finding("checks-skipped", "info", d.name, "config",
-                               f"tables not in these files: {', '.join(absent)}; checks that need them were skipped"
-                               + (" (no PORT_QOS_MAP, so no port is known to be lossless)" if "PORT_QOS_MAP" in absent else "")
-                               + (" (no DEVICE_METADATA: role unknown, left out of cross-switch comparisons)"
-                                  if "DEVICE_METADATA" in absent else ""),
-                               {"absent": ",".join(absent)},
-                               "audit the full running CONFIG_DB, or give the switch's files together (a.json+b.json)"))
+            out.append(
+                Finding(
+                    "checks-skipped",
+                    "info",
+                    d.name,
+                    "config",
+                    f"tables not in these files: {', '.join(absent)}; checks that need them were skipped"
+                    + (
+                        " (no PORT_QOS_MAP, so no port is known to be lossless)"
+                        if "PORT_QOS_MAP" in absent
+                        else ""
+                    )
+                    + (
+                        " (no DEVICE_METADATA: role unknown, left out of cross-switch comparisons)"
+                        if "DEVICE_METADATA" in absent
+                        else ""
+                    ),
+                    {"absent": ",".join(absent)},
+                    "audit the full running CONFIG_DB, or give the switch's files together (a.json+b.json)",
+                )
+            )
     return out
 
 
-RULES: dict[str, Rule] = {r.id: r for r in [
-    Rule("pfc-priority-mismatch", "error", "pfc_enable differs between switches of one role", rule_pfc_priority_mismatch),
-    Rule("pfc-priority-link-mismatch", "error", "pfc_enable differs between the two ends of a link",
-         rule_pfc_priority_link_mismatch),
-    Rule("qos-map-inconsistent", "error", "a DSCP/TC/PG/queue map of one name differs across the fabric "
-         "(warning when no lossless class is involved)", rule_qos_map_inconsistent),
-    Rule("roce-dscp-lossy", "error", "the RoCE DSCP lands in a lossy class (warning when --nic-dscp is not given "
-         "and the NVIDIA default 26 is assumed)", rule_roce_dscp_lossy),
-    Rule("lossless-dscp-lossy-at-peer", "error", "a DSCP lossless at one end of a link is lossy at the other",
-         rule_lossless_dscp_lossy_at_peer),
-    Rule("tc-pg-mismatch", "error", "a lossless TC maps to a PG without lossless headroom", rule_tc_pg_mismatch),
-    Rule("cnp-not-strict", "warning", "CNP (DSCP 48) is not in a strict-priority queue", rule_cnp_not_strict),
-    Rule("pfc-threshold-mismatch", "error", "xon/xoff/size/dynamic_th differ between switches of one role for the "
-         "same speed and cable (warning across different hwsku)", rule_pfc_threshold_mismatch),
-    Rule("headroom-too-small", "error", "xoff below the physical minimum, the SONiC formula (Spectrum-4/5; "
-         "warning on Spectrum-2/3/6) or the SKU table row", rule_headroom_too_small),
-    Rule("pg-lookup-missing", "error", "the port's speed/cable pair is missing from pg_profile_lookup.ini",
-         rule_pg_lookup_missing),
-    Rule("cable-length-missing", "error", "a lossless port has no CABLE_LENGTH (or 0m)", rule_cable_length_missing),
-    Rule("pg-profile-table-mismatch", "warning", "a pg_lossless profile differs from its lookup-table row",
-         rule_pg_profile_table_mismatch),
-    Rule("lossless-pg-runtime", "info", "lossless PGs are not in the config (buffermgrd creates them)",
-         rule_lossless_pg_runtime),
-    Rule("ecn-disabled", "error", "a lossless queue has no ECN marking", rule_ecn_disabled),
-    Rule("ecn-kmin-ge-kmax", "error", "WRED Kmin > Kmax (warning when equal)", rule_ecn_kmin_ge_kmax),
-    Rule("ecn-above-pfc-threshold", "error", "ECN Kmin above the PFC XOFF point: PFC fires before ECN "
-         "(warning for Kmax)", rule_ecn_above_pfc_threshold),
-    Rule("wred-probability-range", "error", "WRED drop probability outside 0..100", rule_wred_probability_range),
-    Rule("pfcwd-disabled", "error", "PFC watchdog off on lossless ports (pfcwd-partial / pfcwd-not-configured: "
-         "warnings)", rule_pfcwd_disabled),
-    Rule("pfcwd-invalid", "error", "PFC watchdog action/times outside the YANG ranges (pfcwd-action: warning for "
-         "forward/alert)", rule_pfcwd_invalid),
-    Rule("mtu-mismatch", "error", "MTU differs across a link (mtu-too-small: warning below 4200 B on lossless ports)",
-         rule_mtu_mismatch),
-    Rule("buffer-pool-oversubscribed", "error", "reserved buffers exceed a pool, or the shared headroom pool "
-         "fills it", rule_buffer_pool_oversubscribed),
-    Rule("checks-skipped", "info", "tables absent from the given files", rule_checks_skipped),
-]}
+RULES: dict[str, Rule] = {
+    r.id: r
+    for r in [
+        Rule(
+            "pfc-priority-mismatch",
+            "error",
+            "pfc_enable differs between switches of one role",
+            rule_pfc_priority_mismatch,
+        ),
+        Rule(
+            "pfc-priority-link-mismatch",
+            "error",
+            "pfc_enable differs between the two ends of a link",
+            rule_pfc_priority_link_mismatch,
+        ),
+        Rule(
+            "qos-map-inconsistent",
+            "error",
+            "a DSCP/TC/PG/queue map of one name differs across the fabric "
+            "(warning when no lossless class is involved)",
+            rule_qos_map_inconsistent,
+        ),
+        Rule(
+            "roce-dscp-lossy",
+            "error",
+            "the RoCE DSCP lands in a lossy class (warning when --nic-dscp is not given "
+            "and the NVIDIA default 26 is assumed)",
+            rule_roce_dscp_lossy,
+        ),
+        Rule(
+            "lossless-dscp-lossy-at-peer",
+            "error",
+            "a DSCP lossless at one end of a link is lossy at the other",
+            rule_lossless_dscp_lossy_at_peer,
+        ),
+        Rule(
+            "tc-pg-mismatch",
+            "error",
+            "a lossless TC maps to a PG without lossless headroom",
+            rule_tc_pg_mismatch,
+        ),
+        Rule(
+            "cnp-not-strict",
+            "warning",
+            "CNP (DSCP 48) is not in a strict-priority queue",
+            rule_cnp_not_strict,
+        ),
+        Rule(
+            "pfc-threshold-mismatch",
+            "error",
+            "xon/xoff/size/dynamic_th differ between switches of one role for the "
+            "same speed and cable (warning across different hwsku)",
+            rule_pfc_threshold_mismatch,
+        ),
+        Rule(
+            "headroom-too-small",
+            "error",
+            "xoff below the physical minimum, the SONiC formula (Spectrum-4/5; "
+            "warning on Spectrum-2/3/6) or the SKU table row",
+            rule_headroom_too_small,
+        ),
+        Rule(
+            "pg-lookup-missing",
+            "error",
+            "the port's speed/cable pair is missing from pg_profile_lookup.ini",
+            rule_pg_lookup_missing,
+        ),
+        Rule(
+            "cable-length-missing",
+            "error",
+            "a lossless port has no CABLE_LENGTH (or 0m)",
+            rule_cable_length_missing,
+        ),
+        Rule(
+            "pg-profile-table-mismatch",
+            "warning",
+            "a pg_lossless profile differs from its lookup-table row",
+            rule_pg_profile_table_mismatch,
+        ),
+        Rule(
+            "lossless-pg-runtime",
+            "info",
+            "lossless PGs are not in the config (buffermgrd creates them)",
+            rule_lossless_pg_runtime,
+        ),
+        Rule("ecn-disabled", "error", "a lossless queue has no ECN marking", rule_ecn_disabled),
+        Rule("ecn-kmin-ge-kmax", "error", "WRED Kmin > Kmax (warning when equal)", rule_ecn_kmin_ge_kmax),
+        Rule(
+            "ecn-above-pfc-threshold",
+            "error",
+            "ECN Kmin above the PFC XOFF point: PFC fires before ECN (warning for Kmax)",
+            rule_ecn_above_pfc_threshold,
+        ),
+        Rule(
+            "wred-probability-range",
+            "error",
+            "WRED drop probability outside 0..100",
+            rule_wred_probability_range,
+        ),
+        Rule(
+            "pfcwd-disabled",
+            "error",
+            "PFC watchdog off on lossless ports (pfcwd-partial / pfcwd-not-configured: warnings)",
+            rule_pfcwd_disabled,
+        ),
+        Rule(
+            "pfcwd-invalid",
+            "error",
+            "PFC watchdog action/times outside the YANG ranges (pfcwd-action: warning for forward/alert)",
+            rule_pfcwd_invalid,
+        ),
+        Rule(
+            "mtu-mismatch",
+            "error",
+            "MTU differs across a link (mtu-too-small: warning below 4200 B on lossless ports)",
+            rule_mtu_mismatch,
+        ),
+        Rule(
+            "buffer-pool-oversubscribed",
+            "error",
+            "reserved buffers exceed a pool, or the shared headroom pool fills it",
+            rule_buffer_pool_oversubscribed,
+        ),
+        Rule("checks-skipped", "info", "tables absent from the given files", rule_checks_skipped),
+    ]
+}
 
 # Rule ids a rule function may emit besides its own (documented in the README, "aifabric audit").
-EXTRA_IDS = {"pfcwd-partial": "warning", "pfcwd-not-configured": "warning", "pfcwd-action": "warning",
-             "mtu-too-small": "warning", "pfc-deadlock-cycle": "error"}
+EXTRA_IDS = {
+    "pfcwd-partial": "warning",
+    "pfcwd-not-configured": "warning",
+    "pfcwd-action": "warning",
+    "mtu-too-small": "warning",
+    "pfc-deadlock-cycle": "error",
+}
 
 
 def run_rules(fab: Fabric, only: list[str] | None = None) -> list[Finding]:

@@ -37,17 +37,41 @@ _INT_FIELDS: dict[str, tuple[str, ...]] = {
     "PORT": ("speed", "mtu"),
     "BUFFER_POOL": ("size", "xoff"),
     "BUFFER_PROFILE": ("size", "xon", "xoff", "xon_offset", "dynamic_th", "static_th"),
-    "WRED_PROFILE": tuple(f"{c}_{k}" for c in ("green", "yellow", "red")
-                          for k in ("min_threshold", "max_threshold", "drop_probability")),
+    "WRED_PROFILE": tuple(
+        f"{c}_{k}"
+        for c in ("green", "yellow", "red")
+        for k in ("min_threshold", "max_threshold", "drop_probability")
+    ),
     "PFC_WD": ("detection_time", "restoration_time", "POLL_INTERVAL"),
     "SCHEDULER": ("weight", "priority"),
 }
-_MAP_TABLES = ("DSCP_TO_TC_MAP", "TC_TO_PRIORITY_GROUP_MAP", "TC_TO_QUEUE_MAP", "MAP_PFC_PRIORITY_TO_QUEUE",
-               "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP", "DOT1P_TO_TC_MAP")
+_MAP_TABLES = (
+    "DSCP_TO_TC_MAP",
+    "TC_TO_PRIORITY_GROUP_MAP",
+    "TC_TO_QUEUE_MAP",
+    "MAP_PFC_PRIORITY_TO_QUEUE",
+    "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP",
+    "DOT1P_TO_TC_MAP",
+)
 # Tables the audit reads; entries of other tables are kept but not type-checked.
-USED_TABLES = ("PORT", "DEVICE_METADATA", "CABLE_LENGTH", "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_PG",
-               "BUFFER_QUEUE", "PORT_QOS_MAP", "QUEUE", "SCHEDULER", "WRED_PROFILE", "PFC_WD",
-               "DEVICE_NEIGHBOR", "VERSIONS", "LOSSLESS_TRAFFIC_PATTERN", *_MAP_TABLES)
+USED_TABLES = (
+    "PORT",
+    "DEVICE_METADATA",
+    "CABLE_LENGTH",
+    "BUFFER_POOL",
+    "BUFFER_PROFILE",
+    "BUFFER_PG",
+    "BUFFER_QUEUE",
+    "PORT_QOS_MAP",
+    "QUEUE",
+    "SCHEDULER",
+    "WRED_PROFILE",
+    "PFC_WD",
+    "DEVICE_NEIGHBOR",
+    "VERSIONS",
+    "LOSSLESS_TRAFFIC_PATTERN",
+    *_MAP_TABLES,
+)
 
 
 def _norm_ref(value: str) -> str:
@@ -118,27 +142,38 @@ def read_pg_lookup(path: str | Path, text: str | None = None) -> PgLookup:
         cols = s.split()
         allowed = "speed cable size xon xoff threshold [xon_offset], e.g. '100000 5m 1248 1248 96928 0 2496'"
         if len(cols) not in (6, 7):
-            raise InputError(f"expected 6 or 7 columns, found {len(cols)}", file=f, field=f"line {lineno}",
-                             value=s[:60], allowed=allowed)
+            raise InputError(
+                f"expected 6 or 7 columns, found {len(cols)}",
+                file=f,
+                field=f"line {lineno}",
+                value=s[:60],
+                allowed=allowed,
+            )
         speed, cable, *nums = cols
         if not speed.isdigit() or not _CABLE.match(cable) or not all(_INT.match(x) for x in nums):
             raise InputError("bad row", file=f, field=f"line {lineno}", value=s[:60], allowed=allowed)
         vals = [int(x) for x in nums]
         if min(vals[:3]) < 0:
             raise InputError("negative size, xon or xoff", file=f, field=f"line {lineno}", value=s[:60])
-        rows[(speed, cable)] = LookupRow(speed, cable, vals[0], vals[1], vals[2], vals[3],
-                                         vals[4] if len(vals) == 5 else None)
+        rows[(speed, cable)] = LookupRow(
+            speed, cable, vals[0], vals[1], vals[2], vals[3], vals[4] if len(vals) == 5 else None
+        )
     if not rows:
-        raise InputError("no profile rows", file=f,
-                         allowed="lines 'speed cable size xon xoff threshold [xon_offset]'")
+        raise InputError(
+            "no profile rows", file=f, allowed="lines 'speed cable size xon xoff threshold [xon_offset]'"
+        )
     return PgLookup(f, rows)
 
 
 # ---------------------------------------------------------------------------------------------
 # CONFIG_DB JSON
 def _unwrap(entry):
-    if isinstance(entry, dict) and set(entry) >= {"type", "value"} and set(entry) <= {"type", "value", "ttl", "expireat"} \
-            and isinstance(entry["value"], dict):
+    if (
+        isinstance(entry, dict)
+        and set(entry) >= {"type", "value"}
+        and set(entry) <= {"type", "value", "ttl", "expireat"}
+        and isinstance(entry["value"], dict)
+    ):
         return entry["value"]
     return entry
 
@@ -149,27 +184,41 @@ def parse_config_text(text: str, file: str) -> tuple[Tables, list[InputError]]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        return {}, [InputError(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", file=file)]
+        return {}, [
+            InputError(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", file=file)
+        ]
     except RecursionError:
         return {}, [InputError("malformed JSON: nested too deeply", file=file)]
     if not isinstance(data, dict):
-        return {}, [InputError("top level must be a JSON object of tables", file=file,
-                               value=type(data).__name__, allowed='{"TABLE": {"key": {...}}} or {"TABLE|key": {...}}')]
+        return {}, [
+            InputError(
+                "top level must be a JSON object of tables",
+                file=file,
+                value=type(data).__name__,
+                allowed='{"TABLE": {"key": {...}}} or {"TABLE|key": {...}}',
+            )
+        ]
     tables: Tables = {}
     for top, body in data.items():
         body = _unwrap(body)
         if "|" in top:  # flat redis-dump form
             table, key = top.split("|", 1)
             if not isinstance(body, dict):
-                problems.append(InputError("entry must be an object of fields", file=file, field=top,
-                                           value=type(body).__name__))
+                problems.append(
+                    InputError(
+                        "entry must be an object of fields", file=file, field=top, value=type(body).__name__
+                    )
+                )
                 continue
             tables.setdefault(table, {})[key] = body
         else:
             if not isinstance(body, dict):
                 if top in USED_TABLES:
-                    problems.append(InputError("table must be an object of keys", file=file, field=top,
-                                               value=type(body).__name__))
+                    problems.append(
+                        InputError(
+                            "table must be an object of keys", file=file, field=top, value=type(body).__name__
+                        )
+                    )
                 continue
             tab = tables.setdefault(top, {})
             for key, entry in body.items():
@@ -182,20 +231,39 @@ def parse_config_text(text: str, file: str) -> tuple[Tables, list[InputError]]:
             where = f"{table}|{key}"
             if not isinstance(entry, dict):
                 if used:
-                    problems.append(InputError("entry must be an object of fields", file=file, field=where,
-                                               value=type(entry).__name__))
+                    problems.append(
+                        InputError(
+                            "entry must be an object of fields",
+                            file=file,
+                            field=where,
+                            value=type(entry).__name__,
+                        )
+                    )
                 continue
             fields: dict[str, str] = {}
             for name, val in entry.items():
                 if isinstance(val, bool) or not isinstance(val, str | int):
                     if used and table != "CABLE_LENGTH":
-                        problems.append(InputError("field value must be a string", file=file,
-                                                   field=f"{where}|{name}", value=val if not isinstance(val, dict | list) else type(val).__name__,
-                                                   allowed='a string such as "9100"'))
+                        problems.append(
+                            InputError(
+                                "field value must be a string",
+                                file=file,
+                                field=f"{where}|{name}",
+                                value=val if not isinstance(val, dict | list) else type(val).__name__,
+                                allowed='a string such as "9100"',
+                            )
+                        )
                         continue
                     if table == "CABLE_LENGTH":
-                        problems.append(InputError("cable length must be a string", file=file,
-                                                   field=f"{where}|{name}", value=val, allowed='"<metres>m", e.g. "5m"'))
+                        problems.append(
+                            InputError(
+                                "cable length must be a string",
+                                file=file,
+                                field=f"{where}|{name}",
+                                value=val,
+                                allowed='"<metres>m", e.g. "5m"',
+                            )
+                        )
                     continue
                 fields[str(name)] = _norm_ref(str(val))
             clean[str(key)] = fields
@@ -211,26 +279,54 @@ def _check_types(t: Tables, file: str) -> list[InputError]:
             for name in names:
                 v = fields.get(name)
                 if v is not None and not _INT.match(v.strip()):
-                    probs.append(InputError("not an integer", file=file, field=f"{table}|{key}|{name}", value=v,
-                                            allowed="a decimal integer string (bytes, Mb/s, ms or percent)"))
+                    probs.append(
+                        InputError(
+                            "not an integer",
+                            file=file,
+                            field=f"{table}|{key}|{name}",
+                            value=v,
+                            allowed="a decimal integer string (bytes, Mb/s, ms or percent)",
+                        )
+                    )
     for key, fields in t.get("CABLE_LENGTH", {}).items():
         for port, v in fields.items():
             if not _CABLE.match(v.strip()):
-                probs.append(InputError("bad cable length", file=file, field=f"CABLE_LENGTH|{key}|{port}", value=v,
-                                        allowed='"<metres>m", e.g. "5m" or "300m"'))
+                probs.append(
+                    InputError(
+                        "bad cable length",
+                        file=file,
+                        field=f"CABLE_LENGTH|{key}|{port}",
+                        value=v,
+                        allowed='"<metres>m", e.g. "5m" or "300m"',
+                    )
+                )
     for key, fields in t.get("PORT_QOS_MAP", {}).items():
         for name in ("pfc_enable", "pfcwd_sw_enable"):
             v = fields.get(name)
             if v is not None and not _PRIO_LIST.match(v.replace(" ", "")):
-                probs.append(InputError("bad priority list", file=file, field=f"PORT_QOS_MAP|{key}|{name}", value=v,
-                                        allowed="comma-separated priorities 0-7, e.g. \"3,4\""))
+                probs.append(
+                    InputError(
+                        "bad priority list",
+                        file=file,
+                        field=f"PORT_QOS_MAP|{key}|{name}",
+                        value=v,
+                        allowed='comma-separated priorities 0-7, e.g. "3,4"',
+                    )
+                )
     for table in _MAP_TABLES:
         for key, fields in t.get(table, {}).items():
             top = 63 if table == "DSCP_TO_TC_MAP" else 7
             for k, v in fields.items():
                 if not (k.isdigit() and int(k) <= top and v.isdigit() and int(v) <= 15):
-                    probs.append(InputError("bad map entry", file=file, field=f"{table}|{key}|{k}", value=v,
-                                            allowed=f"keys 0..{top} mapped to a class 0..15"))
+                    probs.append(
+                        InputError(
+                            "bad map entry",
+                            file=file,
+                            field=f"{table}|{key}|{k}",
+                            value=v,
+                            allowed=f"keys 0..{top} mapped to a class 0..15",
+                        )
+                    )
     return probs
 
 
@@ -297,8 +393,13 @@ class Device:
         m = re.search(r"(?:mlnx_msn|nvidia_sn|mlnx_sn)(\d)", self.platform.lower())
         if not m:
             return None
-        return {"2": "spectrum-1", "3": "spectrum-2", "4": "spectrum-3", "5": "spectrum-4",
-                "6": "spectrum-6"}.get(m.group(1))
+        return {
+            "2": "spectrum-1",
+            "3": "spectrum-2",
+            "4": "spectrum-3",
+            "5": "spectrum-4",
+            "6": "spectrum-6",
+        }.get(m.group(1))
 
     # ---- ports -----------------------------------------------------------------------------
     def port(self, name: str) -> dict[str, str]:
@@ -332,13 +433,18 @@ class Device:
         return parse_prio_list(v)
 
     def lossless_ports(self) -> dict[str, tuple[int, ...]]:
-        return {p: parse_prio_list(f.get("pfc_enable", "")) for p, f in self.qos_ports().items()
-                if parse_prio_list(f.get("pfc_enable", ""))}
+        return {
+            p: parse_prio_list(f.get("pfc_enable", ""))
+            for p, f in self.qos_ports().items()
+            if parse_prio_list(f.get("pfc_enable", ""))
+        }
 
     def port_map(self, port: str, kind: str, table: str) -> tuple[str | None, dict[str, str] | None]:
         """The map a port uses (its own PORT_QOS_MAP reference, else ``global``, else ``AZURE`` if
         it is the only one), with its entries."""
-        name = self.qos_ports().get(port, {}).get(kind) or self.table("PORT_QOS_MAP").get("global", {}).get(kind)
+        name = self.qos_ports().get(port, {}).get(kind) or self.table("PORT_QOS_MAP").get("global", {}).get(
+            kind
+        )
         maps = self.table(table)
         if name is None and len(maps) == 1:
             name = next(iter(maps))
@@ -389,9 +495,14 @@ def _check_refs(dev: Device) -> list[InputError]:
         for name in names.split(","):
             name = name.strip()
             if name and name != "NULL" and name not in dev.table(target):
-                probs.append(InputError(f"references missing {target} '{name}'", file=dev.file_of(table, key),
-                                        field=f"{table}|{key}|{fld}",
-                                        allowed=", ".join(sorted(dev.table(target))[:6]) or None))
+                probs.append(
+                    InputError(
+                        f"references missing {target} '{name}'",
+                        file=dev.file_of(table, key),
+                        field=f"{table}|{key}|{fld}",
+                        allowed=", ".join(sorted(dev.table(target))[:6]) or None,
+                    )
+                )
 
     for table in ("BUFFER_PG", "BUFFER_QUEUE"):
         for key, f in dev.table(table).items():
@@ -404,9 +515,13 @@ def _check_refs(dev: Device) -> list[InputError]:
     for key, f in dev.table("BUFFER_PROFILE").items():
         if "pool" in f:
             need("BUFFER_PROFILE", key, "pool", "BUFFER_POOL", f["pool"])
-    refs = {"dscp_to_tc_map": "DSCP_TO_TC_MAP", "tc_to_pg_map": "TC_TO_PRIORITY_GROUP_MAP",
-            "tc_to_queue_map": "TC_TO_QUEUE_MAP", "pfc_to_queue_map": "MAP_PFC_PRIORITY_TO_QUEUE",
-            "pfc_to_pg_map": "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"}
+    refs = {
+        "dscp_to_tc_map": "DSCP_TO_TC_MAP",
+        "tc_to_pg_map": "TC_TO_PRIORITY_GROUP_MAP",
+        "tc_to_queue_map": "TC_TO_QUEUE_MAP",
+        "pfc_to_queue_map": "MAP_PFC_PRIORITY_TO_QUEUE",
+        "pfc_to_pg_map": "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP",
+    }
     for key, f in dev.table("PORT_QOS_MAP").items():
         for fld, target in refs.items():
             if fld in f:
@@ -419,7 +534,9 @@ def _check_refs(dev: Device) -> list[InputError]:
     return probs
 
 
-def load_device(paths: list[str | Path], lookup_paths: list[str | Path] = ()) -> tuple[Device | None, list[InputError]]:
+def load_device(
+    paths: list[str | Path], lookup_paths: list[str | Path] = ()
+) -> tuple[Device | None, list[InputError]]:
     """Merge the CONFIG_DB files of one switch (and its pg_profile_lookup.ini) into a Device.
 
     Returns ``(None, problems)`` when any file of the device has a problem: the lines name file,

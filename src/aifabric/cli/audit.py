@@ -17,26 +17,53 @@ def _fail_lines(lines: list[str], code: int = 2) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("audit")
     def audit(
-        configs: list[str] = typer.Argument(..., help="SONiC config_db files (nested, flat TABLE|key, or old "
-                                            "[TABLE|key] syntax). a.json+b.json+lookup.ini or a directory = one switch."),
-        topology: str | None = typer.Option(None, "--topology", help="Topology for the PFC deadlock check: ns-3 "
-                                            "topology.txt, ibnetdiscover output, or ring:N / fat-tree:K / "
-                                            "leaf-spine:L:S:H."),
-        routing: str = typer.Option("ecmp", "--routing", help="Routes for the deadlock check: ecmp | up-down."),
-        fail_link: list[str] = typer.Option([], "--fail-link", help="Fail this link first (A-B); repeatable."),
-        nic_dscp: int | None = typer.Option(None, "--nic-dscp", min=0, max=63,
-                                            help="RoCE DSCP the NICs send (default: assume the NVIDIA default 26 "
-                                            "and report a mismatch as a warning)."),
+        configs: list[str] = typer.Argument(
+            ...,
+            help="SONiC config_db files (nested, flat TABLE|key, or old "
+            "[TABLE|key] syntax). a.json+b.json+lookup.ini or a directory = one switch.",
+        ),
+        topology: str | None = typer.Option(
+            None,
+            "--topology",
+            help="Topology for the PFC deadlock check: ns-3 "
+            "topology.txt, ibnetdiscover output, or ring:N / fat-tree:K / "
+            "leaf-spine:L:S:H.",
+        ),
+        routing: str = typer.Option(
+            "ecmp", "--routing", help="Routes for the deadlock check: ecmp | up-down."
+        ),
+        fail_link: list[str] = typer.Option(
+            [], "--fail-link", help="Fail this link first (A-B); repeatable."
+        ),
+        nic_dscp: int | None = typer.Option(
+            None,
+            "--nic-dscp",
+            min=0,
+            max=63,
+            help="RoCE DSCP the NICs send (default: assume the NVIDIA default 26 "
+            "and report a mismatch as a warning).",
+        ),
         cnp_dscp: int = typer.Option(48, "--cnp-dscp", min=0, max=63, help="CNP DSCP the NICs send."),
-        lookup: list[str] = typer.Option([], "--pg-lookup", help="pg_profile_lookup.ini for the switches "
-                                         "(bound by hwsku in the file name, or to the only switch)."),
+        lookup: list[str] = typer.Option(
+            [],
+            "--pg-lookup",
+            help="pg_profile_lookup.ini for the switches "
+            "(bound by hwsku in the file name, or to the only switch).",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
     ) -> None:
         """Lossless-RoCE findings for SONiC switch configs. Exit 0 clean, 1 error findings or deadlock, 2 bad input."""
         from aifabric.audit import audit_files
 
-        report = audit_files(configs, topology=topology, nic_dscp=nic_dscp, failed_link=fail_link, routing=routing,
-                             lookups=lookup, cnp_dscp=cnp_dscp)
+        report = audit_files(
+            configs,
+            topology=topology,
+            nic_dscp=nic_dscp,
+            failed_link=fail_link,
+            routing=routing,
+            lookups=lookup,
+            cnp_dscp=cnp_dscp,
+        )
         if as_json:
             sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
         else:
@@ -57,7 +84,9 @@ def register(app: typer.Typer) -> None:
         priority: int = typer.Option(3, "--priority", help="Lossless priority (PFC / TC / PG / queue)."),
         asic: str = typer.Option("spectrum-4", "--asic", help="ASIC constants for the headroom formula."),
         mtu: int = typer.Option(9100, "--mtu", help="Port MTU in bytes."),
-        ecn: str = typer.Option("nvidia", "--ecn", help="ECN preset: nvidia (150KB/1.5MB/100%) | sonic (1MiB/2MiB/5%)."),
+        ecn: str = typer.Option(
+            "nvidia", "--ecn", help="ECN preset: nvidia (150KB/1.5MB/100%) | sonic (1MiB/2MiB/5%)."
+        ),
         buffer: str = typer.Option("128MiB", "--buffer", help="Switch shared buffer, e.g. 128MiB."),
     ) -> None:
         """Print a config_db.json fragment with a correct lossless-RoCE profile (it passes `aifabric audit`)."""
@@ -65,8 +94,20 @@ def register(app: typer.Typer) -> None:
         from aifabric.errors import InputError
 
         try:
-            cfg = roce_config(switch, speed, cable, os=os_name, ports=ports, nic_dscp=nic_dscp, cnp_dscp=cnp_dscp,
-                              lossless_priority=priority, asic=asic, mtu=mtu, ecn=ecn, buffer=buffer)
+            cfg = roce_config(
+                switch,
+                speed,
+                cable,
+                os=os_name,
+                ports=ports,
+                nic_dscp=nic_dscp,
+                cnp_dscp=cnp_dscp,
+                lossless_priority=priority,
+                asic=asic,
+                mtu=mtu,
+                ecn=ecn,
+                buffer=buffer,
+            )
         except InputError as exc:
             _fail_lines([str(exc)])
         sys.stdout.write(json.dumps(cfg, indent=4) + "\n")
@@ -79,8 +120,11 @@ def _print_table(report) -> None:
     console = Console()
     counts = report.counts()
     if report.findings:
-        t = Table(title=f"aifabric audit: {len(report.devices)} device(s) — {counts['error']} error, "
-                  f"{counts['warning']} warning, {counts['info']} info", show_lines=False)
+        t = Table(
+            title=f"aifabric audit: {len(report.devices)} device(s) — {counts['error']} error, "
+            f"{counts['warning']} warning, {counts['info']} info",
+            show_lines=False,
+        )
         for col in ("severity", "rule", "device", "object", "message"):
             t.add_column(col, overflow="fold")
         style = {"error": "bold red", "warning": "yellow", "info": "dim"}
@@ -92,5 +136,7 @@ def _print_table(report) -> None:
         console.print(f"aifabric audit: {len(report.devices)} device(s), no findings")
     if report.deadlock is not None:
         d = report.deadlock
-        console.print(f"deadlock check ({d['routing']}, failed: {', '.join(d['failed_links']) or 'none'}): "
-                      f"{len(d['cycles'])} cycle(s)")
+        console.print(
+            f"deadlock check ({d['routing']}, failed: {', '.join(d['failed_links']) or 'none'}): "
+            f"{len(d['cycles'])} cycle(s)"
+        )

@@ -15,8 +15,12 @@ KINDS = ("switch", "nic", "optic", "cable", "gpu")
 def register(app: typer.Typer) -> None:
     @app.command("catalog")
     def catalog_cmd(
-        kind: str | None = typer.Option(None, "--kind", help="switch | nic | optic | cable | gpu (default: all)."),
-        catalog_file: Path | None = typer.Option(None, "--catalog", help="YAML file overriding catalog records."),
+        kind: str | None = typer.Option(
+            None, "--kind", help="switch | nic | optic | cable | gpu (default: all)."
+        ),
+        catalog_file: Path | None = typer.Option(
+            None, "--catalog", help="YAML file overriding catalog records."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     ) -> None:
         """List catalog records: specs, prices, power, and where each number comes from."""
@@ -46,8 +50,12 @@ def register(app: typer.Typer) -> None:
                 for col in df.columns:
                     t.add_column(col, no_wrap=col != "source", overflow="fold")
                 for row in df.itertuples(index=False):
-                    t.add_row(*["" if v is None or v != v else (f"{v:g}" if isinstance(v, float) else str(v))
-                                for v in row])
+                    t.add_row(
+                        *[
+                            "" if v is None or v != v else (f"{v:g}" if isinstance(v, float) else str(v))
+                            for v in row
+                        ]
+                    )
                 con.print(t)
             return 0
 

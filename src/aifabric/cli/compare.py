@@ -35,37 +35,63 @@ def build_advisor(scenario_path: Path | None, flags: dict):
         if value is None:
             continue
         if key in CHOICES and value not in CHOICES[key]:
-            raise InputError("not an allowed value", field=f"--{key.replace('_', '-')}", value=value,
-                             allowed=", ".join(CHOICES[key]))
+            raise InputError(
+                "not an allowed value",
+                field=f"--{key.replace('_', '-')}",
+                value=value,
+                allowed=", ".join(CHOICES[key]),
+            )
         base[key] = value
     if base.get("gpus") is not None and base["gpus"] < 1:
         raise InputError("must be ≥ 1", field="--gpus", value=base["gpus"], allowed="a positive integer")
     if base.get("model") and base.get("workload", "training") != "training":
-        raise InputError("--model applies to --workload training only", field="--model", value=base["model"],
-                         allowed="omit --model, or use --workload training")
+        raise InputError(
+            "--model applies to --workload training only",
+            field="--model",
+            value=base["model"],
+            allowed="omit --model, or use --workload training",
+        )
     return AdvisorSpec(**base), name
 
 
 def register(app: typer.Typer) -> None:
     @app.command("compare")
     def compare_cmd(
-        scenario: Path | None = typer.Argument(None, help="Scenario YAML with an advisor: section (optional)."),
+        scenario: Path | None = typer.Argument(
+            None, help="Scenario YAML with an advisor: section (optional)."
+        ),
         gpus: int | None = typer.Option(None, "--gpus", help="GPU count (default 1024)."),
         gpu: str | None = typer.Option(None, "--gpu", help="h100 | h200 | b200 (default h100)."),
-        workload: str | None = typer.Option(None, "--workload", help="training | inference | storage | trading."),
-        model: str | None = typer.Option(None, "--model", help="Training model: llama3-8b, llama3-70b, llama3-405b, "
-                                                               "gpt3-175b, deepseek-moe (default llama3-70b)."),
+        workload: str | None = typer.Option(
+            None, "--workload", help="training | inference | storage | trading."
+        ),
+        model: str | None = typer.Option(
+            None,
+            "--model",
+            help="Training model: llama3-8b, llama3-70b, llama3-405b, "
+            "gpt3-175b, deepseek-moe (default llama3-70b).",
+        ),
         jitter: str | None = typer.Option(None, "--jitter-sensitivity", help="low | medium | high."),
-        expertise: str | None = typer.Option(None, "--team-expertise", help="none | some | expert (RDMA tuning)."),
+        expertise: str | None = typer.Option(
+            None, "--team-expertise", help="none | some | expert (RDMA tuning)."
+        ),
         budget: str | None = typer.Option(None, "--budget", help="low | medium | high."),
         growth: str | None = typer.Option(None, "--growth", help="none | 2x | 10x expected cluster growth."),
-        roce_routing: str | None = typer.Option(None, "--roce-routing",
-                                                help="ecmp (NCCL's RoCE default) | adaptive (Spectrum-X class)."),
-        mfu: float = typer.Option(0.40, "--mfu", help="Model FLOPs utilisation of compute (default 0.40, S92)."),
-        congestion_share: float = typer.Option(0.25, "--congestion-share",
-                                               help="Share of communication time overlapping congestion in the "
-                                                    "risk model (default 0.25, an assumption)."),
-        catalog_file: Path | None = typer.Option(None, "--catalog", help="YAML file overriding catalog records."),
+        roce_routing: str | None = typer.Option(
+            None, "--roce-routing", help="ecmp (NCCL's RoCE default) | adaptive (Spectrum-X class)."
+        ),
+        mfu: float = typer.Option(
+            0.40, "--mfu", help="Model FLOPs utilisation of compute (default 0.40, S92)."
+        ),
+        congestion_share: float = typer.Option(
+            0.25,
+            "--congestion-share",
+            help="Share of communication time overlapping congestion in the "
+            "risk model (default 0.25, an assumption).",
+        ),
+        catalog_file: Path | None = typer.Option(
+            None, "--catalog", help="YAML file overriding catalog records."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
         report: Path | None = typer.Option(None, "--report", help="Write a self-contained HTML report here."),
     ) -> None:
@@ -75,10 +101,20 @@ def register(app: typer.Typer) -> None:
         def body() -> int:
             from aifabric.hardware.catalog import load_catalog
 
-            adv, name = build_advisor(scenario, {
-                "gpus": gpus, "gpu": gpu.lower() if gpu else None, "workload": workload, "model": model,
-                "jitter_sensitivity": jitter, "team_expertise": expertise, "budget": budget, "growth": growth,
-                "roce_routing": roce_routing})
+            adv, name = build_advisor(
+                scenario,
+                {
+                    "gpus": gpus,
+                    "gpu": gpu.lower() if gpu else None,
+                    "workload": workload,
+                    "model": model,
+                    "jitter_sensitivity": jitter,
+                    "team_expertise": expertise,
+                    "budget": budget,
+                    "growth": growth,
+                    "roce_routing": roce_routing,
+                },
+            )
             if not 0 < mfu <= 1:
                 raise InputError("must be in (0, 1]", field="--mfu", value=mfu, allowed="e.g. 0.4")
             if report is not None and not report.parent.exists():
@@ -92,8 +128,13 @@ def register(app: typer.Typer) -> None:
                 write_report(result, report)
                 result["report"] = str(report)
             if as_json:
-                slim = {**result, "fabrics": [{k: v for k, v in f.items() if k not in ("fct_us", "permutation_fct_us")}
-                                              for f in result["fabrics"]]}
+                slim = {
+                    **result,
+                    "fabrics": [
+                        {k: v for k, v in f.items() if k not in ("fct_us", "permutation_fct_us")}
+                        for f in result["fabrics"]
+                    ],
+                }
                 typer.echo(json.dumps(slim, indent=2, default=float))
             else:
                 _print(result)
@@ -110,11 +151,21 @@ def _run(adv, cat, mfu: float, congestion_share: float, show_progress: bool) -> 
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as prog:
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as prog:
         task = prog.add_task("starting", total=None)
-        return compare(adv, cat, mfu=mfu, congestion_share=congestion_share,
-                       progress=lambda msg: prog.update(task, description=msg))
+        return compare(
+            adv,
+            cat,
+            mfu=mfu,
+            congestion_share=congestion_share,
+            progress=lambda msg: prog.update(task, description=msg),
+        )
 
 
 def _print_risk(con, result: dict) -> None:
@@ -124,17 +175,29 @@ def _print_risk(con, result: dict) -> None:
         detail = f.get("risk_detail") or {}
         if not detail:
             continue
-        t = Table(title=f"misconfiguration risk on {f['fabric']} (packet-level testbed; expected loss = "
-                        "probability x slowdown)")
+        t = Table(
+            title=f"misconfiguration risk on {f['fabric']} (packet-level testbed; expected loss = "
+            "probability x slowdown)"
+        )
         of = next(iter(detail.values()))["slowdown_of"]
-        for col in ("mistake", "ring step quiet / congested", f"{of} slowdown", "probability", "expected loss"):
+        for col in (
+            "mistake",
+            "ring step quiet / congested",
+            f"{of} slowdown",
+            "probability",
+            "expected loss",
+        ):
             t.add_column(col, justify="left" if col == "mistake" else "right")
         for mid, d in detail.items():
             q, c = d.get("comm_slowdown_quiet"), d.get("comm_slowdown_congested")
-            qc = f"{q:+.1%} / {c:+.1%}" if q is not None else (f"{d['comm_slowdown']:+.1%}"
-                                                               if d.get("comm_slowdown") is not None else "-")
-            t.add_row(mid, qc, f"{d['slowdown']:+.1%}", f"{d['probability']:.0%}",
-                      f"{d['expected_loss']:.1%}")
+            qc = (
+                f"{q:+.1%} / {c:+.1%}"
+                if q is not None
+                else (f"{d['comm_slowdown']:+.1%}" if d.get("comm_slowdown") is not None else "-")
+            )
+            t.add_row(
+                mid, qc, f"{d['slowdown']:+.1%}", f"{d['probability']:.0%}", f"{d['expected_loss']:.1%}"
+            )
         t.add_row("total", "", "", "", f"{f['expected_loss']:.1%}")
         con.print(t)
 
@@ -146,10 +209,12 @@ def _print(result: dict) -> None:
     con = Console(width=max(100, Console().width))
     inp = result["inputs"]
     rec = result["recommendation"]
-    con.print(f"[bold]aifabric compare[/bold] — {inp['gpus']:,} × {inp['gpu'].upper()}, {inp['workload']}"
-              + (f" ({result['model']})" if result.get("model") else "")
-              + f"; jitter {inp['jitter_sensitivity']}, expertise {inp['team_expertise']}, budget {inp['budget']}, "
-              f"growth {inp['growth']}")
+    con.print(
+        f"[bold]aifabric compare[/bold] — {inp['gpus']:,} × {inp['gpu'].upper()}, {inp['workload']}"
+        + (f" ({result['model']})" if result.get("model") else "")
+        + f"; jitter {inp['jitter_sensitivity']}, expertise {inp['team_expertise']}, budget {inp['budget']}, "
+        f"growth {inp['growth']}"
+    )
     t = Table(title="fabrics side by side")
     t.add_column("")
     for f in result["fabrics"]:
@@ -163,15 +228,23 @@ def _print(result: dict) -> None:
     row("capex per GPU", lambda f: f"${f['plan']['network_capex_per_gpu_usd']:,.0f}")
     row("power", lambda f: f"{f['power_w'] / 1000:,.1f} kW")
     row("routing / ring-step efficiency", lambda f: f"{f['routing']} / {f['ring_step_efficiency']:.3f}")
-    row("rail permutation FCT p99", lambda f: f"{f['permutation_fct_p99_us']:,.0f} us"
-        if f.get("permutation_fct_p99_us") else "—")
+    row(
+        "rail permutation FCT p99",
+        lambda f: f"{f['permutation_fct_p99_us']:,.0f} us" if f.get("permutation_fct_p99_us") else "—",
+    )
     row("all-reduce busbw, 8 GiB", lambda f: f"{f['busbw_gbps'] / 8:,.0f} GB/s")
-    row("small-message latency", lambda f: f"{f['small_message_latency_us']:.2f} us"
-        if f.get("small_message_latency_us") else "—")
+    row(
+        "small-message latency",
+        lambda f: f"{f['small_message_latency_us']:.2f} us" if f.get("small_message_latency_us") else "—",
+    )
     row("iteration time", lambda f: f"{f['iteration_time_s']:.3f} s" if f.get("iteration_time_s") else "—")
     row("tokens / s", lambda f: f"{f['tokens_per_s']:,.0f}" if f.get("tokens_per_s") else "—")
-    row("cost per 1M tokens", lambda f: f"${f['training_cost']['cost_per_million_tokens_usd']:.3f}"
-        if f.get("training_cost") else "—")
+    row(
+        "cost per 1M tokens",
+        lambda f: (
+            f"${f['training_cost']['cost_per_million_tokens_usd']:.3f}" if f.get("training_cost") else "—"
+        ),
+    )
     con.print(t)
     _print_risk(con, result)
     rate = f" at {rec['nic_rate_gbps']:g}G per GPU" if rec.get("nic_rate_gbps") else ""
@@ -188,5 +261,7 @@ def _print(result: dict) -> None:
     con.print(c)
     if result.get("report"):
         con.print(f"report: {result['report']}")
-    con.print(f"[dim]{len(result['estimates'])} catalog values are estimates (see --report or --json); "
-              f"{result['wall_s']:.1f} s[/dim]")
+    con.print(
+        f"[dim]{len(result['estimates'])} catalog values are estimates (see --report or --json); "
+        f"{result['wall_s']:.1f} s[/dim]"
+    )

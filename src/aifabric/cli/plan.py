@@ -24,8 +24,12 @@ def _parse_lengths(text: str | None) -> dict[str, float]:
         return {}
     parts = [p.strip() for p in text.split(",")]
     if len(parts) != len(LINK_CLASSES):
-        raise InputError("expected three lengths", field="--lengths", value=text,
-                         allowed="host-leaf,leaf-spine,spine-core e.g. 5m,40m,300m")
+        raise InputError(
+            "expected three lengths",
+            field="--lengths",
+            value=text,
+            allowed="host-leaf,leaf-spine,spine-core e.g. 5m,40m,300m",
+        )
     out = {}
     for cls, p in zip(LINK_CLASSES, parts, strict=True):
         try:
@@ -38,8 +42,12 @@ def _parse_lengths(text: str | None) -> dict[str, float]:
     return out
 
 
-TECH_WORDS = {"ib": ("infiniband",), "infiniband": ("infiniband",), "roce": ("roce",),
-              "both": ("infiniband", "roce")}
+TECH_WORDS = {
+    "ib": ("infiniband",),
+    "infiniband": ("infiniband",),
+    "roce": ("roce",),
+    "both": ("infiniband", "roce"),
+}
 
 
 def register(app: typer.Typer) -> None:
@@ -47,16 +55,28 @@ def register(app: typer.Typer) -> None:
     def plan_cmd(
         gpus: int = typer.Option(1024, "--gpus", help="Number of GPUs (one NIC per GPU)."),
         gpu: str = typer.Option("h100", "--gpu", help="GPU catalog id: h100, h200, b200."),
-        nic_rate: str = typer.Option("400Gbps", "--nic-rate", help="Per-GPU NIC rate, e.g. 400Gbps or 800Gbps."),
+        nic_rate: str = typer.Option(
+            "400Gbps", "--nic-rate", help="Per-GPU NIC rate, e.g. 400Gbps or 800Gbps."
+        ),
         technology: str = typer.Option("both", "--technology", help="ib | roce | both."),
-        oversubscription: float = typer.Option(1.0, "--oversubscription",
-                                               help="Leaf down:up ratio R (1 = non-blocking, 2 = 2:1)."),
-        switch: str | None = typer.Option(None, "--switch", help="Switch catalog id (default per technology)."),
-        nic: str | None = typer.Option(None, "--nic", help="NIC catalog id (default per technology and rate)."),
-        planes: int = typer.Option(1, "--planes", help="Independent network planes (NIC rate split over them)."),
-        lengths: str | None = typer.Option(None, "--lengths",
-                                           help="Cable lengths host-leaf,leaf-spine,spine-core (default 5m,40m,300m)."),
-        catalog_file: Path | None = typer.Option(None, "--catalog", help="YAML file overriding catalog records."),
+        oversubscription: float = typer.Option(
+            1.0, "--oversubscription", help="Leaf down:up ratio R (1 = non-blocking, 2 = 2:1)."
+        ),
+        switch: str | None = typer.Option(
+            None, "--switch", help="Switch catalog id (default per technology)."
+        ),
+        nic: str | None = typer.Option(
+            None, "--nic", help="NIC catalog id (default per technology and rate)."
+        ),
+        planes: int = typer.Option(
+            1, "--planes", help="Independent network planes (NIC rate split over them)."
+        ),
+        lengths: str | None = typer.Option(
+            None, "--lengths", help="Cable lengths host-leaf,leaf-spine,spine-core (default 5m,40m,300m)."
+        ),
+        catalog_file: Path | None = typer.Option(
+            None, "--catalog", help="YAML file overriding catalog records."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
         as_csv: bool = typer.Option(False, "--csv", help="Print the bills of materials as CSV."),
         as_md: bool = typer.Option(False, "--markdown", help="Print Markdown tables."),
@@ -65,25 +85,40 @@ def register(app: typer.Typer) -> None:
         from aifabric.cli import run_guarded
 
         def body() -> int:
-            from aifabric.hardware.catalog import load_catalog
             from aifabric.design.plan import plan
+            from aifabric.hardware.catalog import load_catalog
 
             if sum([as_json, as_csv, as_md]) > 1:
-                raise InputError("choose one output format", field="--json/--csv/--markdown",
-                                 allowed="at most one of them")
+                raise InputError(
+                    "choose one output format", field="--json/--csv/--markdown", allowed="at most one of them"
+                )
             techs = TECH_WORDS.get(technology.lower())
             if techs is None:
-                raise InputError("unknown technology", field="--technology", value=technology,
-                                 allowed="ib, roce, both")
+                raise InputError(
+                    "unknown technology", field="--technology", value=technology, allowed="ib, roce, both"
+                )
             if gpus < 1:
                 raise InputError("must be ≥ 1", field="--gpus", value=gpus, allowed="a positive integer")
             if oversubscription < 1:
-                raise InputError("must be ≥ 1", field="--oversubscription", value=oversubscription,
-                                 allowed="1 (non-blocking), 2 (2:1), ...")
+                raise InputError(
+                    "must be ≥ 1",
+                    field="--oversubscription",
+                    value=oversubscription,
+                    allowed="1 (non-blocking), 2 (2:1), ...",
+                )
             cat = load_catalog(catalog_file)
-            plans = plan(gpus, techs, cat, gpu=gpu.lower(), nic_rate_gbps=_parse_rate_gbps(nic_rate),
-                         oversubscription=oversubscription, switch_id=switch, nic_id=nic, planes=planes,
-                         lengths_m=_parse_lengths(lengths))
+            plans = plan(
+                gpus,
+                techs,
+                cat,
+                gpu=gpu.lower(),
+                nic_rate_gbps=_parse_rate_gbps(nic_rate),
+                oversubscription=oversubscription,
+                switch_id=switch,
+                nic_id=nic,
+                planes=planes,
+                lengths_m=_parse_lengths(lengths),
+            )
             out = {"fabrics": [p.to_dict() for p in plans]}
             if len(plans) == 2:
                 ib, roce = plans
@@ -109,8 +144,20 @@ def _print_csv(out: dict) -> None:
     import csv
     import sys
 
-    cols = ["technology", "where", "category", "item", "catalog_id", "count", "unit_price_usd", "total_usd",
-            "unit_power_w", "total_power_w", "estimate", "price_source"]
+    cols = [
+        "technology",
+        "where",
+        "category",
+        "item",
+        "catalog_id",
+        "count",
+        "unit_price_usd",
+        "total_usd",
+        "unit_power_w",
+        "total_power_w",
+        "estimate",
+        "price_source",
+    ]
     w = csv.DictWriter(sys.stdout, fieldnames=cols, lineterminator="\n")
     w.writeheader()
     for f in out["fabrics"]:
@@ -122,7 +169,10 @@ def _summary_rows(f: dict) -> list[tuple[str, str]]:
     sw = ", ".join(f"{k} {v}" for k, v in f["switches"].items())
     return [
         ("switch × radix", f"{f['switch']} × {f['radix']} @ {f['link_rate_gbps']:g}G"),
-        ("NIC", f"{f['nic']} @ {f['nic_rate_gbps']:g}G" + (f", {f['planes']} planes" if f["planes"] > 1 else "")),
+        (
+            "NIC",
+            f"{f['nic']} @ {f['nic_rate_gbps']:g}G" + (f", {f['planes']} planes" if f["planes"] > 1 else ""),
+        ),
         ("tiers", str(f["tiers"])),
         ("switches", f"{f['switch_count']} ({sw})"),
         ("leaf ports down/up", f"{f['leaf_ports_down']}/{f['leaf_ports_up']} ({f['oversubscription']:g}:1)"),
@@ -147,19 +197,33 @@ def _print_rich(out: dict) -> None:
             t.add_row(k, v)
         con.print(t)
         b = Table(title=f"{f['technology']} bill of materials (* = estimated price; --json has each basis)")
-        for col, just in (("where", "left"), ("catalog id", "left"), ("count", "right"),
-                          ("unit USD", "right"), ("total USD", "right"), ("kW", "right"), ("price", "left")):
+        for col, just in (
+            ("where", "left"),
+            ("catalog id", "left"),
+            ("count", "right"),
+            ("unit USD", "right"),
+            ("total USD", "right"),
+            ("kW", "right"),
+            ("price", "left"),
+        ):
             b.add_column(col, justify=just, no_wrap=True)
         for line in f["bom"]:
-            b.add_row(line["where"], line["catalog_id"], f"{line['count']:,}",
-                      f"{line['unit_price_usd']:,.0f}" + ("*" if line["estimate"] else ""),
-                      f"{line['total_usd']:,.0f}", f"{line['total_power_w'] / 1000:,.1f}",
-                      line["price_source"].split(":")[0])
+            b.add_row(
+                line["where"],
+                line["catalog_id"],
+                f"{line['count']:,}",
+                f"{line['unit_price_usd']:,.0f}" + ("*" if line["estimate"] else ""),
+                f"{line['total_usd']:,.0f}",
+                f"{line['total_power_w'] / 1000:,.1f}",
+                line["price_source"].split(":")[0],
+            )
         con.print(b)
     if "comparison" in out:
         c = out["comparison"]
-        con.print(f"RoCE capex is {c['roce_over_ib_capex']:.0%} of InfiniBand "
-                  f"(${c['capex_difference_usd']:,.0f} less); power {c['roce_over_ib_power']:.0%}.")
+        con.print(
+            f"RoCE capex is {c['roce_over_ib_capex']:.0%} of InfiniBand "
+            f"(${c['capex_difference_usd']:,.0f} less); power {c['roce_over_ib_power']:.0%}."
+        )
     con.print("[dim]Not included: " + "; ".join(out["fabrics"][0]["not_included"]) + ".[/dim]")
 
 
@@ -173,11 +237,15 @@ def _markdown(out: dict) -> str:
         lines.append("|---|---|---|--:|--:|--:|---|")
         for x in f["bom"]:
             star = "*" if x["estimate"] else ""
-            lines.append(f"| {x['where']} | {x['item']} | {x['catalog_id']} | {x['count']:,} | "
-                         f"{x['unit_price_usd']:,.0f}{star} | {x['total_usd']:,.0f} | {x['price_source']} |")
+            lines.append(
+                f"| {x['where']} | {x['item']} | {x['catalog_id']} | {x['count']:,} | "
+                f"{x['unit_price_usd']:,.0f}{star} | {x['total_usd']:,.0f} | {x['price_source']} |"
+            )
         lines.append("")
     if "comparison" in out:
         c = out["comparison"]
-        lines.append(f"RoCE capex is {c['roce_over_ib_capex']:.0%} of InfiniBand "
-                     f"(${c['capex_difference_usd']:,.0f} less). `*` = estimated price.")
+        lines.append(
+            f"RoCE capex is {c['roce_over_ib_capex']:.0%} of InfiniBand "
+            f"(${c['capex_difference_usd']:,.0f} less). `*` = estimated price."
+        )
     return "\n".join(lines)

@@ -15,8 +15,18 @@ def _parse(kind: str, text: str, flag: str, example: str) -> int:
     return int(parse_unit_flag(kind, text, flag, example, positive=True))
 
 
-def build_testbed(rate: str, routing: str, buffer: str, hop: str, link_delay: str, step: str,
-                  incast_senders: int, incast_size: str, storm_duty: float, seeds: str):
+def build_testbed(
+    rate: str,
+    routing: str,
+    buffer: str,
+    hop: str,
+    link_delay: str,
+    step: str,
+    incast_senders: int,
+    incast_size: str,
+    storm_duty: float,
+    seeds: str,
+):
     """CLI words → :class:`aifabric.stages.testbed.Testbed` (one-line errors naming the flag)."""
     from aifabric.stages.testbed import Testbed
 
@@ -25,8 +35,12 @@ def build_testbed(rate: str, routing: str, buffer: str, hop: str, link_delay: st
     base = Testbed()
     max_senders = (base.leaves - 1) * base.hosts_per_leaf
     if not 1 <= incast_senders <= max_senders:
-        raise InputError("out of range", field="--incast-senders", value=incast_senders,
-                         allowed=f"1..{max_senders} (hosts on the other leaves)")
+        raise InputError(
+            "out of range",
+            field="--incast-senders",
+            value=incast_senders,
+            allowed=f"1..{max_senders} (hosts on the other leaves)",
+        )
     if not 0 < storm_duty <= 1:
         raise InputError("must be in (0, 1]", field="--storm-duty", value=storm_duty, allowed="e.g. 0.02")
     try:
@@ -34,15 +48,21 @@ def build_testbed(rate: str, routing: str, buffer: str, hop: str, link_delay: st
     except ValueError:
         seed_list = ()
     if not seed_list or any(s < 0 for s in seed_list):
-        raise InputError("expected comma-separated non-negative integers", field="--seeds", value=seeds,
-                         allowed="e.g. 1,2")
-    return Testbed(link_rate_bps=_parse("rate", rate, "--rate", "e.g. 400Gbps"),
-                   switch_latency_ns=_parse("time", hop, "--hop", "e.g. 600ns") / 1000,
-                   link_delay_ns=_parse("time", link_delay, "--link-delay", "e.g. 200ns") / 1000,
-                   buffer_bytes=_parse("size", buffer, "--buffer", "e.g. 128MB"), routing=routing,
-                   step_bytes=_parse("size", step, "--step", "e.g. 4MiB"), incast_senders=incast_senders,
-                   incast_bytes=_parse("size", incast_size, "--incast-size", "e.g. 32MiB"),
-                   storm_pause_us=storm_duty * base.storm_period_us, seeds=seed_list)
+        raise InputError(
+            "expected comma-separated non-negative integers", field="--seeds", value=seeds, allowed="e.g. 1,2"
+        )
+    return Testbed(
+        link_rate_bps=_parse("rate", rate, "--rate", "e.g. 400Gbps"),
+        switch_latency_ns=_parse("time", hop, "--hop", "e.g. 600ns") / 1000,
+        link_delay_ns=_parse("time", link_delay, "--link-delay", "e.g. 200ns") / 1000,
+        buffer_bytes=_parse("size", buffer, "--buffer", "e.g. 128MB"),
+        routing=routing,
+        step_bytes=_parse("size", step, "--step", "e.g. 4MiB"),
+        incast_senders=incast_senders,
+        incast_bytes=_parse("size", incast_size, "--incast-size", "e.g. 32MiB"),
+        storm_pause_us=storm_duty * base.storm_period_us,
+        seeds=seed_list,
+    )
 
 
 def register(app: typer.Typer) -> None:
@@ -52,11 +72,17 @@ def register(app: typer.Typer) -> None:
         routing: str = typer.Option("ecmp", "--routing", help="ecmp | adaptive (per packet)."),
         buffer: str = typer.Option("128MB", "--buffer", help="Switch shared buffer (Spectrum-4: 128 MB)."),
         hop: str = typer.Option("600ns", "--hop", help="Switch hop latency."),
-        link_delay: str = typer.Option("202ns", "--link-delay", help="Propagation delay per link (40 m ≈ 202 ns)."),
+        link_delay: str = typer.Option(
+            "202ns", "--link-delay", help="Propagation delay per link (40 m ≈ 202 ns)."
+        ),
         step: str = typer.Option("4MiB", "--step", help="Bytes per host in the ring step."),
-        incast_senders: int = typer.Option(6, "--incast-senders", help="Senders of the congested mix's incast."),
+        incast_senders: int = typer.Option(
+            6, "--incast-senders", help="Senders of the congested mix's incast."
+        ),
         incast_size: str = typer.Option("32MiB", "--incast-size", help="Bytes per incast sender."),
-        storm_duty: float = typer.Option(0.02, "--storm-duty", help="Share of time spine0 is paused (pfc-storm)."),
+        storm_duty: float = typer.Option(
+            0.02, "--storm-duty", help="Share of time spine0 is paused (pfc-storm)."
+        ),
         seeds: str = typer.Option("1,2", "--seeds", help="Hash seeds to average over, comma-separated."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
     ) -> None:
@@ -66,8 +92,9 @@ def register(app: typer.Typer) -> None:
         def body() -> int:
             from aifabric.stages.testbed import measure
 
-            tb = build_testbed(rate, routing, buffer, hop, link_delay, step, incast_senders, incast_size,
-                               storm_duty, seeds)
+            tb = build_testbed(
+                rate, routing, buffer, hop, link_delay, step, incast_senders, incast_size, storm_duty, seeds
+            )
             rm = measure(tb)
             out = rm.to_dict()
             if as_json:
@@ -99,14 +126,19 @@ def _print(out: dict) -> None:
         for tr, steps in out["step_us"].items():
             slow = out["comm_slowdown"][tr].get(cfg)
             c = out["counters"][tr][cfg]
-            cells += [f"{steps[cfg]:,.1f}", "—" if slow is None else f"{slow:+.1%}",
-                      f"{c['pause_frames']:,} / {c['ecn_marks']:,}"]
+            cells += [
+                f"{steps[cfg]:,.1f}",
+                "—" if slow is None else f"{slow:+.1%}",
+                f"{c['pause_frames']:,} / {c['ecn_marks']:,}",
+            ]
         inc = out["storage_slowdown"].get(cfg)
         cells += [f"{out['incast_us'][cfg]:,.1f}", "—" if inc is None else f"{inc:+.1%}"]
         t.add_row(cfg, *cells)
     con.print(t)
-    con.print("[dim]ring columns: the synchronous step's slowest flow; incast: the congested mix's slowest incast "
-              "flow (the storage transfer itself)[/dim]")
+    con.print(
+        "[dim]ring columns: the synchronous step's slowest flow; incast: the congested mix's slowest incast "
+        "flow (the storage transfer itself)[/dim]"
+    )
     if out["jitter_sweep"]:
         j = Table(title="pfc-storm: ring-step slowdown vs share of time spine0 is paused (quiet traffic)")
         j.add_column("paused", justify="right")
@@ -114,5 +146,7 @@ def _print(out: dict) -> None:
         for r in out["jitter_sweep"]:
             j.add_row(f"{r['duty']:.0%}", f"{r['comm_slowdown']:+.1%}")
         con.print(j)
-    con.print(f"[dim]{out['runs']} packet runs, {out['wall_s']:.1f} s of simulation; drops across all runs: "
-              f"{sum(c['drops'] for per in out['counters'].values() for c in per.values())}[/dim]")
+    con.print(
+        f"[dim]{out['runs']} packet runs, {out['wall_s']:.1f} s of simulation; drops across all runs: "
+        f"{sum(c['drops'] for per in out['counters'].values() for c in per.values())}[/dim]"
+    )

@@ -22,8 +22,12 @@ def register(app: typer.Typer) -> None:
     def simulate_cmd(
         scenario: Path = typer.Argument(..., help="Scenario YAML file."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object (interface.md) on stdout."),
-        out: Path | None = typer.Option(None, "--out", help="Write flows.parquet, ports.parquet, summary.json, "
-                                                            "fct.txt and pfc.txt (ns-3 HPCC formats) here."),
+        out: Path | None = typer.Option(
+            None,
+            "--out",
+            help="Write flows.parquet, ports.parquet, summary.json, "
+            "fct.txt and pfc.txt (ns-3 HPCC formats) here.",
+        ),
         mode: str | None = typer.Option(None, "--mode", help="packet (default) or flow; overrides sim.mode."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
     ) -> None:
@@ -76,7 +80,9 @@ def _flow(sc, as_json: bool, out: Path | None) -> int:
     res = simulate_flow_scenario(sc, flows=flows)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        (out / "summary.json").write_text(json.dumps({k: v for k, v in res.items() if k != "flows"}, indent=2))
+        (out / "summary.json").write_text(
+            json.dumps({k: v for k, v in res.items() if k != "flows"}, indent=2)
+        )
     if as_json:
         sys.stdout.write(json.dumps(res, default=float) + "\n")
     else:
@@ -106,12 +112,21 @@ class _Progress:
             from rich.console import Console
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-            self.bar = Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.fields[sim]}"),
-                                TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+            self.bar = Progress(
+                TextColumn("simulating"),
+                BarColumn(),
+                TextColumn("{task.fields[sim]}"),
+                TimeElapsedColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
             self.bar.start()
             self.task = self.bar.add_task("sim", total=self.until, sim="")
-        self.bar.update(self.task, completed=min(now_ps, self.until),
-                        sim=f"{now_ps / 1e6:,.0f} µs simulated, {events / 1e6:.1f} M events")
+        self.bar.update(
+            self.task,
+            completed=min(now_ps, self.until),
+            sim=f"{now_ps / 1e6:,.0f} µs simulated, {events / 1e6:.1f} M events",
+        )
 
     def __exit__(self, *exc):
         if self.bar is not None:
@@ -136,26 +151,46 @@ def _print(res, out: Path | None) -> None:
             return f"{v:,.2f}{unit}"
         return f"{v:,}{unit}" if not isinstance(v, bool) else str(v).lower()
 
-    rows = [("flows completed", f"{s['completed_flows']:,} / {s['flows']:,}"),
-            ("FCT p50 / p99 / max", f"{fmt(s['fct_p50_us'])} / {fmt(s['fct_p99_us'])} / {fmt(s['fct_max_us'])} µs"),
-            ("slowdown p50 / p99", f"{fmt(s['slowdown_p50'])} / {fmt(s['slowdown_p99'])}"),
-            ("goodput", fmt(s["goodput_gbps"], " Gb/s")), ("Jain fairness", fmt(s["jain_fairness"])),
-            ("drops", fmt(s["drops"])), ("PFC PAUSE frames", fmt(s["pause_frames"])),
-            ("paused time (sum over ports)", fmt(s["pause_time_us"], " µs")), ("ECN marks", fmt(s["ecn_marks"])),
-            ("max queue", fmt(s["max_queue_bytes"], " B")), ("deadlock", fmt(s["deadlock"])),
-            ("engine", f"{e['events']:,} events, {e['packets']:,} data packets, {e['wall_s']:.2f} s wall")]
+    rows = [
+        ("flows completed", f"{s['completed_flows']:,} / {s['flows']:,}"),
+        (
+            "FCT p50 / p99 / max",
+            f"{fmt(s['fct_p50_us'])} / {fmt(s['fct_p99_us'])} / {fmt(s['fct_max_us'])} µs",
+        ),
+        ("slowdown p50 / p99", f"{fmt(s['slowdown_p50'])} / {fmt(s['slowdown_p99'])}"),
+        ("goodput", fmt(s["goodput_gbps"], " Gb/s")),
+        ("Jain fairness", fmt(s["jain_fairness"])),
+        ("drops", fmt(s["drops"])),
+        ("PFC PAUSE frames", fmt(s["pause_frames"])),
+        ("paused time (sum over ports)", fmt(s["pause_time_us"], " µs")),
+        ("ECN marks", fmt(s["ecn_marks"])),
+        ("max queue", fmt(s["max_queue_bytes"], " B")),
+        ("deadlock", fmt(s["deadlock"])),
+        ("engine", f"{e['events']:,} events, {e['packets']:,} data packets, {e['wall_s']:.2f} s wall"),
+    ]
     if "ib_vl_buffer_bytes" in e:
         rows.append(("IB VL buffer", f"{e['ib_vl_buffer_bytes']:,} B"))
     if "injected_pauses" in s:  # fabric.pause_storms (not in the PFC rows above)
-        rows.append(("injected PAUSE (pause_storms)",
-                     f"{s['injected_pauses']:,} pauses, {fmt(s['injected_pause_time_us'], ' µs')}"))
+        rows.append(
+            (
+                "injected PAUSE (pause_storms)",
+                f"{s['injected_pauses']:,} pauses, {fmt(s['injected_pause_time_us'], ' µs')}",
+            )
+        )
     for o in e.get("pfc_overrides", []):
-        what = (f"xoff {o['xoff_bytes']:,} B / xon {o['xon_bytes']:,} B" if o["mode"] == "static"
-                else f"dynamic alpha {o['alpha']:g}")
-        rows.append((f"PFC override: {', '.join(o['switches'][:4])}{' ...' if len(o['switches']) > 4 else ''}", what))
+        what = (
+            f"xoff {o['xoff_bytes']:,} B / xon {o['xon_bytes']:,} B"
+            if o["mode"] == "static"
+            else f"dynamic alpha {o['alpha']:g}"
+        )
+        rows.append(
+            (f"PFC override: {', '.join(o['switches'][:4])}{' ...' if len(o['switches']) > 4 else ''}", what)
+        )
     if getattr(res, "collective", None) is not None:  # network step by network step (aifabric.sim.collective)
         c = res.to_dict(flows=False)["collective"]  # NaN (an unfinished step) → None
-        rows.append((f"collective {c['op']} ({c['algorithm']})", f"{c['ranks']} ranks, {c['size_bytes']:,} B"))
+        rows.append(
+            (f"collective {c['op']} ({c['algorithm']})", f"{c['ranks']} ranks, {c['size_bytes']:,} B")
+        )
         rows.append(("collective time", fmt(c["time_s"] * 1e6 if c["time_s"] is not None else None, " µs")))
         rows.append(("algbw / busbw", f"{fmt(c['algbw_gbps'], ' GB/s')} / {fmt(c['busbw_gbps'], ' GB/s')}"))
         rows.append(("network steps simulated / total", f"{e['steps_simulated']} / {e['steps_total']}"))

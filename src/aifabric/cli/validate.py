@@ -11,8 +11,11 @@ def register(app: typer.Typer) -> None:
     @app.command("validate")
     def validate(
         scenario: Path = typer.Argument(..., help="Scenario YAML file to check."),
-        build: bool = typer.Option(True, "--build/--no-build",
-                                   help="Also build the topology it describes (catches sizes a topology cannot hold)."),
+        build: bool = typer.Option(
+            True,
+            "--build/--no-build",
+            help="Also build the topology it describes (catches sizes a topology cannot hold).",
+        ),
     ) -> None:
         """Check a scenario file: unknown keys, bad units, impossible sizes. Exit 2 on problems."""
         from aifabric.cli import run_guarded
@@ -47,8 +50,10 @@ def register(app: typer.Typer) -> None:
                 wl = sc.workload
                 if wl is not None:
                     _check_workload_fits(wl, hosts, str(scenario))
-                typer.echo(f"{scenario}: ok — {sc.name}: {hosts} hosts, {topo.num_switches} switches, "
-                           f"{topo.num_links} links, {sc.fabric.technology}")
+                typer.echo(
+                    f"{scenario}: ok — {sc.name}: {hosts} hosts, {topo.num_switches} switches, "
+                    f"{topo.num_links} links, {sc.fabric.technology}"
+                )
             else:
                 typer.echo(f"{scenario}: ok — {sc.name}")
             return 0
@@ -60,13 +65,28 @@ def _check_workload_fits(wl, hosts: int, file: str) -> None:
     from aifabric.errors import InputError
 
     if wl.senders is not None and wl.senders > hosts - 1:
-        raise InputError(f"more senders than the topology's other hosts ({hosts - 1})", file=file,
-                         field="workload.senders", value=wl.senders, allowed=f"1..{hosts - 1}")
+        raise InputError(
+            f"more senders than the topology's other hosts ({hosts - 1})",
+            file=file,
+            field="workload.senders",
+            value=wl.senders,
+            allowed=f"1..{hosts - 1}",
+        )
     if wl.receiver is not None and wl.receiver >= hosts:
-        raise InputError("receiver is not a host of the topology", file=file, field="workload.receiver",
-                         value=wl.receiver, allowed=f"0..{hosts - 1}")
+        raise InputError(
+            "receiver is not a host of the topology",
+            file=file,
+            field="workload.receiver",
+            value=wl.receiver,
+            allowed=f"0..{hosts - 1}",
+        )
     if wl.hosts is not None and wl.hosts > hosts:
-        raise InputError("more hosts than the topology has", file=file, field="workload.hosts", value=wl.hosts,
-                         allowed=f"2..{hosts}")
+        raise InputError(
+            "more hosts than the topology has",
+            file=file,
+            field="workload.hosts",
+            value=wl.hosts,
+            allowed=f"2..{hosts}",
+        )
     if wl.path is not None and not Path(wl.path).is_file():
         raise InputError("flow file not found", file=file, field="workload.path", value=wl.path)

@@ -28,8 +28,13 @@ from dataclasses import asdict, dataclass, field
 from aifabric.errors import InputError
 from aifabric.topology import RailDesign
 
-NOT_INCLUDED = ("GPU servers", "management/front-end network", "subnet manager, UFM or switch-OS licences",
-                "support contracts", "racks, PDUs and installation labour")
+NOT_INCLUDED = (
+    "GPU servers",
+    "management/front-end network",
+    "subnet manager, UFM or switch-OS licences",
+    "support contracts",
+    "racks, PDUs and installation labour",
+)
 
 LINK_CLASSES = ("host-leaf", "leaf-spine", "spine-core")
 
@@ -67,21 +72,42 @@ class Media:
 class Bom:
     lines: list[BomLine] = field(default_factory=list)
 
-    def add(self, catalog, record, category: str, count: int, where: str, extra_usd: float = 0.0,
-            item: str | None = None) -> None:
+    def add(
+        self,
+        catalog,
+        record,
+        category: str,
+        count: int,
+        where: str,
+        extra_usd: float = 0.0,
+        item: str | None = None,
+    ) -> None:
         if count <= 0:
             return
         price = record.price_usd
         if price is None:
-            raise InputError("catalog record has no price", field=f"{category}s[{record.id}].price_usd",
-                             allowed="a price in USD (override with --catalog FILE)")
+            raise InputError(
+                "catalog record has no price",
+                field=f"{category}s[{record.id}].price_usd",
+                allowed="a price in USD (override with --catalog FILE)",
+            )
         unit = float(price) + extra_usd
         power = float(record.power_w or 0.0)
-        self.lines.append(BomLine(
-            item=item or record.name, catalog_id=record.id, category=category, count=int(count),
-            unit_price_usd=round(unit, 2), total_usd=round(unit * count, 2), unit_power_w=power,
-            total_power_w=round(power * count, 2), price_source=catalog.provenance(record, "price"),
-            estimate=catalog.is_estimate(record, "price"), where=where))
+        self.lines.append(
+            BomLine(
+                item=item or record.name,
+                catalog_id=record.id,
+                category=category,
+                count=int(count),
+                unit_price_usd=round(unit, 2),
+                total_usd=round(unit * count, 2),
+                unit_power_w=power,
+                total_power_w=round(power * count, 2),
+                price_source=catalog.provenance(record, "price"),
+                estimate=catalog.is_estimate(record, "price"),
+                where=where,
+            )
+        )
 
     def total(self, attr: str, category: str | None = None) -> float:
         return float(sum(getattr(x, attr) for x in self.lines if category is None or x.category == category))
@@ -108,32 +134,65 @@ def _optic_candidates(catalog, side: str, rate_gbps: float, media: str, length_m
     return [x[-1] for x in sorted(out, key=lambda x: x[:3])]
 
 
-def choose_media(catalog, rate_gbps: float, length_m: float, technology: str, host_end: bool,
-                 link_class: str = "") -> Media:
+def choose_media(
+    catalog, rate_gbps: float, length_m: float, technology: str, host_end: bool, link_class: str = ""
+) -> Media:
     """Pick DAC, multimode or single-mode for a link class (see module docstring)."""
-    dacs = sorted((c for c in catalog.cables.values() if c.kind == "dac" and (c.max_reach_m or 0) >= length_m
-                   and (c.rate_gbps is None or c.rate_gbps >= rate_gbps)),
-                  key=lambda c: (c.price_usd + (c.price_usd_per_m or 0) * length_m, c.id))
+    dacs = sorted(
+        (
+            c
+            for c in catalog.cables.values()
+            if c.kind == "dac"
+            and (c.max_reach_m or 0) >= length_m
+            and (c.rate_gbps is None or c.rate_gbps >= rate_gbps)
+        ),
+        key=lambda c: (c.price_usd + (c.price_usd_per_m or 0) * length_m, c.id),
+    )
     if dacs:
         return Media("dac", dacs[0].id, None, None, length_m)
     for media in ("mmf", "smf"):
-        cables = sorted((c for c in catalog.cables.values() if c.kind == media
-                         and (c.max_reach_m is None or c.max_reach_m >= length_m)), key=lambda c: c.id)
+        cables = sorted(
+            (
+                c
+                for c in catalog.cables.values()
+                if c.kind == media and (c.max_reach_m is None or c.max_reach_m >= length_m)
+            ),
+            key=lambda c: c.id,
+        )
         sw = _optic_candidates(catalog, "switch", rate_gbps, media, length_m, technology)
-        far = _optic_candidates(catalog, "nic" if host_end else "switch", rate_gbps, media, length_m, technology)
+        far = _optic_candidates(
+            catalog, "nic" if host_end else "switch", rate_gbps, media, length_m, technology
+        )
         if cables and sw and far:
             return Media(media, cables[0].id, sw[0].id, far[0].id, length_m)
-    reach = [o.reach_m for o in catalog.optics.values() if o.reach_m and
-             (o.port_rate_gbps or o.rate_gbps / max(1, o.ports)) >= rate_gbps]
-    longest = f"longest {rate_gbps:g}G reach in the catalog: {max(reach):g} m" if reach else f"no {rate_gbps:g}G optics"
-    raise InputError(f"no cable/transceiver in the catalog for {rate_gbps:g}G {link_class} links of {length_m:g} m "
-                     f"({longest})", field="--lengths",
-                     allowed="shorter links via --lengths host-leaf,leaf-spine,spine-core, or add a module "
-                             "with enough reach via --catalog FILE")
+    reach = [
+        o.reach_m
+        for o in catalog.optics.values()
+        if o.reach_m and (o.port_rate_gbps or o.rate_gbps / max(1, o.ports)) >= rate_gbps
+    ]
+    longest = (
+        f"longest {rate_gbps:g}G reach in the catalog: {max(reach):g} m"
+        if reach
+        else f"no {rate_gbps:g}G optics"
+    )
+    raise InputError(
+        f"no cable/transceiver in the catalog for {rate_gbps:g}G {link_class} links of {length_m:g} m "
+        f"({longest})",
+        field="--lengths",
+        allowed="shorter links via --lengths host-leaf,leaf-spine,spine-core, or add a module "
+        "with enough reach via --catalog FILE",
+    )
 
 
-def price_rail_fabric(catalog, design: RailDesign, technology: str, switch, nic, link_rate_gbps: float,
-                      lengths_m: dict[str, float]) -> tuple[Bom, dict[str, Media]]:
+def price_rail_fabric(
+    catalog,
+    design: RailDesign,
+    technology: str,
+    switch,
+    nic,
+    link_rate_gbps: float,
+    lengths_m: dict[str, float],
+) -> tuple[Bom, dict[str, Media]]:
     """Build the BOM of a rail-optimised fabric sized by ``design``."""
     bom = Bom()
     tiers = design.switches
@@ -143,7 +202,9 @@ def price_rail_fabric(catalog, design: RailDesign, technology: str, switch, nic,
     media_used: dict[str, Media] = {}
     for cls, links in design.links.items():
         length = float(lengths_m[cls])
-        media = choose_media(catalog, link_rate_gbps, length, technology, host_end=(cls == "host-leaf"), link_class=cls)
+        media = choose_media(
+            catalog, link_rate_gbps, length, technology, host_end=(cls == "host-leaf"), link_class=cls
+        )
         media_used[cls] = media
         cable = catalog.cables[media.cable_id]
         extra = float(cable.price_usd_per_m or 0.0) * length
@@ -153,8 +214,16 @@ def price_rail_fabric(catalog, design: RailDesign, technology: str, switch, nic,
         sw_optic = catalog.optics[media.switch_optic]
         far_optic = catalog.optics[media.nic_optic]
         if cls == "host-leaf":
-            bom.add(catalog, sw_optic, "transceiver", math.ceil(links / max(1, sw_optic.ports)), "host-leaf @leaf")
-            bom.add(catalog, far_optic, "transceiver", math.ceil(links / max(1, far_optic.ports)), "host-leaf @NIC")
+            bom.add(
+                catalog, sw_optic, "transceiver", math.ceil(links / max(1, sw_optic.ports)), "host-leaf @leaf"
+            )
+            bom.add(
+                catalog,
+                far_optic,
+                "transceiver",
+                math.ceil(links / max(1, far_optic.ports)),
+                "host-leaf @NIC",
+            )
         else:
             # both ends on switches: 2 × links logical ports, paired into twin-port modules per tier
             bom.add(catalog, sw_optic, "transceiver", 2 * math.ceil(links / max(1, sw_optic.ports)), cls)

@@ -18,10 +18,22 @@ from aifabric.errors import InputError
 from aifabric.topology import RailDesign, max_rail_gpus, rail_sizing
 
 TECHNOLOGIES = ("infiniband", "roce")
-DEFAULT_SWITCH = {("infiniband", 400): "qm9700", ("infiniband", 800): "q3400", ("infiniband", 200): "qm9700",
-                  ("roce", 400): "sn5600", ("roce", 800): "sn5600", ("roce", 200): "sn5600"}
-DEFAULT_NIC = {("infiniband", 400): "cx7-ib", ("infiniband", 800): "cx8-ib", ("infiniband", 200): "cx7-ib",
-               ("roce", 400): "cx7-eth", ("roce", 800): "cx8-eth", ("roce", 200): "cx7-eth"}
+DEFAULT_SWITCH = {
+    ("infiniband", 400): "qm9700",
+    ("infiniband", 800): "q3400",
+    ("infiniband", 200): "qm9700",
+    ("roce", 400): "sn5600",
+    ("roce", 800): "sn5600",
+    ("roce", 200): "sn5600",
+}
+DEFAULT_NIC = {
+    ("infiniband", 400): "cx7-ib",
+    ("infiniband", 800): "cx8-ib",
+    ("infiniband", 200): "cx7-ib",
+    ("roce", 400): "cx7-eth",
+    ("roce", 800): "cx8-eth",
+    ("roce", 200): "cx7-eth",
+}
 # default cable lengths per link class (hardware-facts "Recommended defaults": 5 m server–leaf,
 # 40 m leaf–spine, 300 m spine–superspine; SONiC buffers_config.j2 role defaults [S9])
 DEFAULT_LENGTHS_M = {"host-leaf": 5.0, "leaf-spine": 40.0, "spine-core": 300.0}
@@ -58,12 +70,24 @@ class FabricPlan:
     def to_dict(self) -> dict:
         d = self.design
         return {
-            "technology": self.technology, "gpus": self.gpus, "gpu": self.gpu, "tiers": d.tiers,
-            "switch": self.switch_id, "nic": self.nic_id, "nic_rate_gbps": self.nic_rate_gbps,
-            "link_rate_gbps": self.nic_rate_gbps / self.planes, "radix": self.radix, "planes": self.planes,
-            "oversubscription": self.oversubscription, "leaf_ports_down": d.leaf_down, "leaf_ports_up": d.leaf_up,
-            "switches": d.switches, "switch_count": d.total_switches, "links": d.links,
-            "nics": self.bom.count("nic"), "transceivers": self.bom.count("transceiver"),
+            "technology": self.technology,
+            "gpus": self.gpus,
+            "gpu": self.gpu,
+            "tiers": d.tiers,
+            "switch": self.switch_id,
+            "nic": self.nic_id,
+            "nic_rate_gbps": self.nic_rate_gbps,
+            "link_rate_gbps": self.nic_rate_gbps / self.planes,
+            "radix": self.radix,
+            "planes": self.planes,
+            "oversubscription": self.oversubscription,
+            "leaf_ports_down": d.leaf_down,
+            "leaf_ports_up": d.leaf_up,
+            "switches": d.switches,
+            "switch_count": d.total_switches,
+            "links": d.links,
+            "nics": self.bom.count("nic"),
+            "transceivers": self.bom.count("transceiver"),
             "cables": self.bom.count("cable"),
             "capex_usd": self.capex_usd,
             "network_capex_per_gpu_usd": round(self.capex_usd / self.gpus, 2),
@@ -98,13 +122,23 @@ def _rates(switch) -> list[float]:
     return sorted(set(rates))
 
 
-def plan_fabric(gpus: int, technology: str, catalog, gpu: str = "h100", nic_rate_gbps: float = 400,
-                oversubscription: float = 1.0, switch_id: str | None = None, nic_id: str | None = None,
-                planes: int = 1, lengths_m: dict[str, float] | None = None) -> FabricPlan:
+def plan_fabric(
+    gpus: int,
+    technology: str,
+    catalog,
+    gpu: str = "h100",
+    nic_rate_gbps: float = 400,
+    oversubscription: float = 1.0,
+    switch_id: str | None = None,
+    nic_id: str | None = None,
+    planes: int = 1,
+    lengths_m: dict[str, float] | None = None,
+) -> FabricPlan:
     """Design and price one fabric. Raises :class:`InputError` on bad input or an impossible size."""
     if technology not in TECHNOLOGIES:
-        raise InputError("unknown technology", field="--technology", value=technology,
-                         allowed="ib, infiniband, roce, both")
+        raise InputError(
+            "unknown technology", field="--technology", value=technology, allowed="ib, infiniband, roce, both"
+        )
     gpu_spec = catalog.get("gpu", gpu)
     if planes < 1:
         raise InputError("must be ≥ 1", field="--planes", value=planes, allowed="1, 2, 4")
@@ -112,47 +146,91 @@ def plan_fabric(gpus: int, technology: str, catalog, gpu: str = "h100", nic_rate
     sw_id = switch_id or DEFAULT_SWITCH.get(key)
     nc_id = nic_id or DEFAULT_NIC.get(key)
     if sw_id is None or nc_id is None:
-        raise InputError("no default parts for this NIC rate", field="--nic-rate", value=f"{nic_rate_gbps:g}Gbps",
-                         allowed="200Gbps, 400Gbps, 800Gbps, or name --switch and --nic")
+        raise InputError(
+            "no default parts for this NIC rate",
+            field="--nic-rate",
+            value=f"{nic_rate_gbps:g}Gbps",
+            allowed="200Gbps, 400Gbps, 800Gbps, or name --switch and --nic",
+        )
     switch = catalog.get("switch", sw_id)
     nic = catalog.get("nic", nc_id)
     if switch.technology != TECH_OF_SWITCH[technology]:
-        raise InputError(f"switch {sw_id} is {switch.technology}, not usable for {technology}", field="--switch",
-                         value=sw_id, allowed=", ".join(sorted(
-                             s.id for s in catalog.switches.values() if s.technology == TECH_OF_SWITCH[technology])))
+        raise InputError(
+            f"switch {sw_id} is {switch.technology}, not usable for {technology}",
+            field="--switch",
+            value=sw_id,
+            allowed=", ".join(
+                sorted(s.id for s in catalog.switches.values() if s.technology == TECH_OF_SWITCH[technology])
+            ),
+        )
     if nic.technology != TECH_OF_SWITCH[technology]:
-        raise InputError(f"NIC {nc_id} is {nic.technology}, not usable for {technology}", field="--nic", value=nc_id,
-                         allowed=", ".join(sorted(n.id for n in catalog.nics.values()
-                                                  if n.technology == TECH_OF_SWITCH[technology])))
+        raise InputError(
+            f"NIC {nc_id} is {nic.technology}, not usable for {technology}",
+            field="--nic",
+            value=nc_id,
+            allowed=", ".join(
+                sorted(n.id for n in catalog.nics.values() if n.technology == TECH_OF_SWITCH[technology])
+            ),
+        )
     link_rate = nic_rate_gbps / planes
     radix = radix_at(switch, link_rate)
     if radix is None:
-        raise InputError(f"switch {sw_id} has no {link_rate:g}G ports", field="--switch", value=sw_id,
-                         allowed=f"a switch with {link_rate:g}G ports (its rates: "
-                                 f"{', '.join(f'{r:g}G' for r in _rates(switch))})")
+        raise InputError(
+            f"switch {sw_id} has no {link_rate:g}G ports",
+            field="--switch",
+            value=sw_id,
+            allowed=f"a switch with {link_rate:g}G ports (its rates: "
+            f"{', '.join(f'{r:g}G' for r in _rates(switch))})",
+        )
     gpn = int(gpu_spec.gpus_per_node or 8)
     try:
         design = rail_sizing(gpus, gpn, radix, oversubscription, planes)
     except InputError as exc:
         if exc.field != "gpus" or "exceed" not in exc.problem:
-            raise InputError(exc.problem, field=f"--{exc.field.replace('_', '-')}", value=exc.value,
-                             allowed=exc.allowed) from None
-        can = [s.id for s in catalog.switches.values() if s.technology == switch.technology
-               and (r := radix_at(s, link_rate)) and max_rail_gpus(r, gpn, oversubscription)[3] >= gpus]
+            raise InputError(
+                exc.problem, field=f"--{exc.field.replace('_', '-')}", value=exc.value, allowed=exc.allowed
+            ) from None
+        can = [
+            s.id
+            for s in catalog.switches.values()
+            if s.technology == switch.technology
+            and (r := radix_at(s, link_rate))
+            and max_rail_gpus(r, gpn, oversubscription)[3] >= gpus
+        ]
         hint = f"switches that reach it: {', '.join(sorted(can))}" if can else "no catalog switch reaches it"
-        raise InputError(f"{gpus} GPUs exceed what {sw_id} ({radix} × {link_rate:g}G) reaches in 3 tiers "
-                         f"({max_rail_gpus(radix, gpn, oversubscription)[3]} GPUs at {oversubscription:g}:1)",
-                         field="--gpus", value=gpus, allowed=f"{hint}; or --planes 2") from None
+        raise InputError(
+            f"{gpus} GPUs exceed what {sw_id} ({radix} × {link_rate:g}G) reaches in 3 tiers "
+            f"({max_rail_gpus(radix, gpn, oversubscription)[3]} GPUs at {oversubscription:g}:1)",
+            field="--gpus",
+            value=gpus,
+            allowed=f"{hint}; or --planes 2",
+        ) from None
     lengths = dict(DEFAULT_LENGTHS_M)
     lengths.update(lengths_m or {})
     bom, media = price_rail_fabric(catalog, design, technology, switch, nic, link_rate, lengths)
     notes = []
     if planes > 1:
-        notes.append(f"{planes} planes: each NIC's {nic_rate_gbps:g}G split into {planes} × {link_rate:g}G legs")
+        notes.append(
+            f"{planes} planes: each NIC's {nic_rate_gbps:g}G split into {planes} × {link_rate:g}G legs"
+        )
     if radix != switch.ports:
         notes.append(f"{sw_id} used in its {radix} × {link_rate:g}G mode")
-    return FabricPlan(technology, gpus, gpu, nic_rate_gbps, planes, float(oversubscription), sw_id, nc_id, radix,
-                      design, bom, media, {c: lengths[c] for c in LINK_CLASSES}, notes)
+    return FabricPlan(
+        technology,
+        gpus,
+        gpu,
+        nic_rate_gbps,
+        planes,
+        float(oversubscription),
+        sw_id,
+        nc_id,
+        radix,
+        design,
+        bom,
+        media,
+        {c: lengths[c] for c in LINK_CLASSES},
+        notes,
+    )
 
 
 def plan(gpus: int, technologies: tuple[str, ...], catalog, **kw) -> list[FabricPlan]:

@@ -13,9 +13,16 @@ as the packet engine.
 
 # Lazy attributes: the packet engine imports aifabric.flow.paths only; importing the package
 # must not pull in pandas and the flow kernels on that path (start-up time counts in benchmarks).
-_LAZY = {"FLOW_COLUMNS": "engine", "simulate_flows": "engine", "summary_of": "engine",
-         "jain_index": "maxmin", "max_min_rates": "maxmin", "ROUTINGS": "paths", "PathModel": "paths",
-         "simulate_flow_scenario": "scenario"}
+_LAZY = {
+    "FLOW_COLUMNS": "engine",
+    "simulate_flows": "engine",
+    "summary_of": "engine",
+    "jain_index": "maxmin",
+    "max_min_rates": "maxmin",
+    "ROUTINGS": "paths",
+    "PathModel": "paths",
+    "simulate_flow_scenario": "scenario",
+}
 
 
 def __getattr__(name: str):
@@ -26,5 +33,13 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'aifabric.flow' has no attribute {name!r}")
 
 
-__all__ = ["FLOW_COLUMNS", "ROUTINGS", "PathModel", "jain_index", "max_min_rates", "simulate_flow_scenario",
-           "simulate_flows", "summary_of"]
+__all__ = [
+    "FLOW_COLUMNS",
+    "ROUTINGS",
+    "PathModel",
+    "jain_index",
+    "max_min_rates",
+    "simulate_flow_scenario",
+    "simulate_flows",
+    "summary_of",
+]

@@ -101,14 +101,50 @@ class Work:
 
     def arrays(self) -> tuple:
         """The scratch arrays in the order the kernels take them (after ``rate`` / ``finish``)."""
-        return (self.c, self.nw, self.npos, self.deg, self.lptr, self.lfill, self.lflow, self.ver, self.touched,
-                self.mark, self.hkey, self.hlink, self.hver, self.frozen, self.stamp)
+        return (
+            self.c,
+            self.nw,
+            self.npos,
+            self.deg,
+            self.lptr,
+            self.lfill,
+            self.lflow,
+            self.ver,
+            self.touched,
+            self.mark,
+            self.hkey,
+            self.hlink,
+            self.hver,
+            self.frozen,
+            self.stamp,
+        )
 
 
 @njit(cache=True)
-def maxmin_active(act, na, fptr, flink, fw, cap, rate,
-                  c, nw, npos, deg, lptr, lfill, lflow, ver, touched, mark,
-                  hkey, hlink, hver, frozen, stamp):
+def maxmin_active(
+    act,
+    na,
+    fptr,
+    flink,
+    fw,
+    cap,
+    rate,
+    c,
+    nw,
+    npos,
+    deg,
+    lptr,
+    lfill,
+    lflow,
+    ver,
+    touched,
+    mark,
+    hkey,
+    hlink,
+    hver,
+    frozen,
+    stamp,
+):
     """Max-min rates of the flows ``act[:na]`` (written to ``rate[flow]``; other entries untouched).
 
     Flow ``i`` crosses links ``flink[fptr[i]:fptr[i+1]]`` with weights ``fw[...]``. A flow with no
@@ -230,8 +266,31 @@ def _link_fill_level(lk, cap, lstart, lcnt, lmem, eflow, fw, rate, isnew, st, bu
 
 
 @njit(cache=True)
-def drain(fptr, flink, fw, cap, drain_bits, start, order, finish,
-          c, nw, npos, deg, lptr, lfill, lflow, ver, touched, mark, hkey, hlink, hver, frozen, stamp):
+def drain(
+    fptr,
+    flink,
+    fw,
+    cap,
+    drain_bits,
+    start,
+    order,
+    finish,
+    c,
+    nw,
+    npos,
+    deg,
+    lptr,
+    lfill,
+    lflow,
+    ver,
+    touched,
+    mark,
+    hkey,
+    hlink,
+    hver,
+    frozen,
+    stamp,
+):
     """The fluid event loop of :func:`aifabric.flow.engine.simulate_drain`; fills ``finish`` and
     returns the number of rate computations. Same arithmetic and tolerances as the reference.
 

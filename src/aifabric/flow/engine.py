@@ -36,8 +36,14 @@ def _path_model(topology: Topology) -> PathModel:
     return pm
 
 
-def path_latency(topology: Topology, paths: np.ndarray, size_bytes: np.ndarray, switch_latency_ps: float,
-                 mtu_bytes: int, header_bytes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def path_latency(
+    topology: Topology,
+    paths: np.ndarray,
+    size_bytes: np.ndarray,
+    switch_latency_ps: float,
+    mtu_bytes: int,
+    header_bytes: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(fixed_s, drain_bits, bottleneck_bps)`` per flow for ``(F, L)`` directed-link paths."""
     rates = directed_rates_bps(topology)
     delays = directed_delays_ps(topology)
@@ -49,8 +55,11 @@ def path_latency(topology: Topology, paths: np.ndarray, size_bytes: np.ndarray, 
     p = np.maximum(paths, 0)
     hop_rate = np.where(valid, rates[p], np.inf)
     hops = valid.sum(axis=1)
-    fixed_ps = (np.where(valid, delays[p], 0).sum(axis=1) + np.maximum(hops - 1, 0) * switch_latency_ps
-                + (first[:, None] * 8e12 / hop_rate).sum(axis=1))
+    fixed_ps = (
+        np.where(valid, delays[p], 0).sum(axis=1)
+        + np.maximum(hops - 1, 0) * switch_latency_ps
+        + (first[:, None] * 8e12 / hop_rate).sum(axis=1)
+    )
     return fixed_ps * 1e-12, (wire - first) * 8.0, hop_rate.min(axis=1)
 
 
@@ -58,20 +67,34 @@ def _as_flows(flows) -> pd.DataFrame:
     df = pd.DataFrame(flows).copy()
     missing = [c for c in ("src", "dst", "size_bytes") if c not in df.columns]
     if missing:
-        raise InputError("flows table lacks columns", field="flows", value=", ".join(missing),
-                         allowed="id, src, dst, size_bytes, start_us, sport")
+        raise InputError(
+            "flows table lacks columns",
+            field="flows",
+            value=", ".join(missing),
+            allowed="id, src, dst, size_bytes, start_us, sport",
+        )
     if "id" not in df.columns:
         df["id"] = np.arange(len(df))
     if "start_us" not in df.columns:
         df["start_us"] = 0.0
     if len(df) and (df["size_bytes"] <= 0).any():
-        raise InputError("flow size must be positive", field="flows.size_bytes",
-                         value=int(df.loc[df["size_bytes"] <= 0, "size_bytes"].iloc[0]))
+        raise InputError(
+            "flow size must be positive",
+            field="flows.size_bytes",
+            value=int(df.loc[df["size_bytes"] <= 0, "size_bytes"].iloc[0]),
+        )
     return df
 
 
-def simulate_flows(topology: Topology, flows, routing: str = "ecmp", seed: int = 1, switch_latency_ps: float = 0,
-                   mtu_bytes: int = 4000, header_bytes: int = 64) -> pd.DataFrame:
+def simulate_flows(
+    topology: Topology,
+    flows,
+    routing: str = "ecmp",
+    seed: int = 1,
+    switch_latency_ps: float = 0,
+    mtu_bytes: int = 4000,
+    header_bytes: int = 64,
+) -> pd.DataFrame:
     """Flow-level simulation. ``flows``: a table (DataFrame or dict of columns) with ``src``,
     ``dst`` (host node ids), ``size_bytes``, optional ``id``, ``start_us``, ``sport`` (UDP source
     port hashed by ECMP; default one per flow id, :func:`aifabric.flow.hashing.flow_sport`).
@@ -88,18 +111,27 @@ def simulate_flows(topology: Topology, flows, routing: str = "ecmp", seed: int =
     sport = df["sport"].to_numpy(np.int64) if "sport" in df.columns else None
     if sport is None:
         from aifabric.flow.hashing import flow_sport
+
         sport = flow_sport(df["id"].to_numpy(np.int64))
     pm = _path_model(topology)
     paths = pm.route(src, dst, routing=routing, seed=seed, sport=sport)
-    fixed_s, drain_bits, bottleneck = path_latency(topology, paths, size, switch_latency_ps, mtu_bytes,
-                                                   header_bytes)
+    fixed_s, drain_bits, bottleneck = path_latency(
+        topology, paths, size, switch_latency_ps, mtu_bytes, header_bytes
+    )
     finish, events = simulate_drain(paths, drain_bits, start, directed_rates_bps(topology))
     fct = finish - start + fixed_s
     ideal = fixed_s + drain_bits / bottleneck
-    out = pd.DataFrame({
-        "id": df["id"].to_numpy(), "src": src, "dst": dst, "size_bytes": df["size_bytes"].to_numpy(np.int64),
-        "start_us": start * 1e6, "fct_us": fct * 1e6, "ideal_fct_us": ideal * 1e6,
-    })
+    out = pd.DataFrame(
+        {
+            "id": df["id"].to_numpy(),
+            "src": src,
+            "dst": dst,
+            "size_bytes": df["size_bytes"].to_numpy(np.int64),
+            "start_us": start * 1e6,
+            "fct_us": fct * 1e6,
+            "ideal_fct_us": ideal * 1e6,
+        }
+    )
     out["slowdown"] = out["fct_us"] / out["ideal_fct_us"]
     out.attrs["events"] = int(events)
     out.attrs["wall_s"] = time.perf_counter() - t0
@@ -107,8 +139,9 @@ def simulate_flows(topology: Topology, flows, routing: str = "ecmp", seed: int =
     return out
 
 
-def simulate_drain(paths: np.ndarray, drain_bits: np.ndarray, start_s: np.ndarray,
-                   capacity_bps: np.ndarray) -> tuple[np.ndarray, int]:
+def simulate_drain(
+    paths: np.ndarray, drain_bits: np.ndarray, start_s: np.ndarray, capacity_bps: np.ndarray
+) -> tuple[np.ndarray, int]:
     """Time (s) each fluid flow finishes draining ``drain_bits`` from ``start_s`` under max-min
     sharing recomputed at each arrival / completion; returns ``(finish_s, events)``.
 
@@ -152,11 +185,19 @@ def summary_of(df: pd.DataFrame) -> dict:
         return float(np.percentile(done[col], p)) if len(done) else 0.0
 
     return {
-        "flows": n, "completed_flows": int(len(done)),
-        "fct_p50_us": q("fct_us", 50), "fct_p99_us": q("fct_us", 99),
+        "flows": n,
+        "completed_flows": int(len(done)),
+        "fct_p50_us": q("fct_us", 50),
+        "fct_p99_us": q("fct_us", 99),
         "fct_max_us": float(done["fct_us"].max()) if len(done) else 0.0,
-        "slowdown_p50": q("slowdown", 50), "slowdown_p99": q("slowdown", 99),
-        "goodput_gbps": goodput, "jain_fairness": jain_index(thr),
-        "drops": 0, "pause_frames": 0, "pause_time_us": 0.0, "ecn_marks": 0,
-        "max_queue_bytes": 0, "deadlock": False,
+        "slowdown_p50": q("slowdown", 50),
+        "slowdown_p99": q("slowdown", 99),
+        "goodput_gbps": goodput,
+        "jain_fairness": jain_index(thr),
+        "drops": 0,
+        "pause_frames": 0,
+        "pause_time_us": 0.0,
+        "ecn_marks": 0,
+        "max_queue_bytes": 0,
+        "deadlock": False,
     }

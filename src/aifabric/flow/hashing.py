@@ -45,9 +45,11 @@ def ecmp_hashes(src, dst, sport, dport, proto, salt) -> np.ndarray:
     dst = np.asarray(dst).astype(np.uint64) & m32
     key = src | (dst << np.uint64(32))
     x = mix64(key ^ np.asarray(salt, dtype=np.uint64))
-    tup = ((np.asarray(sport).astype(np.uint64) & np.uint64(0xFFFF))
-           | ((np.asarray(dport).astype(np.uint64) & np.uint64(0xFFFF)) << np.uint64(16))
-           | ((np.asarray(proto).astype(np.uint64) & np.uint64(0xFF)) << np.uint64(32)))
+    tup = (
+        (np.asarray(sport).astype(np.uint64) & np.uint64(0xFFFF))
+        | ((np.asarray(dport).astype(np.uint64) & np.uint64(0xFFFF)) << np.uint64(16))
+        | ((np.asarray(proto).astype(np.uint64) & np.uint64(0xFF)) << np.uint64(32))
+    )
     return mix64(x ^ tup)
 
 

@@ -64,8 +64,11 @@ class PathModel:
         counts = np.bincount(h_of, minlength=len(self.hosts))
         p = int(counts.max()) if len(counts) else 0
         if len(counts) and counts.min() == 0:
-            raise InputError("host without a link to a switch", field="topology",
-                             value=topo.node_names[int(self.hosts[np.argmin(counts)])])
+            raise InputError(
+                "host without a link to a switch",
+                field="topology",
+                value=topo.node_names[int(self.hosts[np.argmin(counts)])],
+            )
         start = np.concatenate([[0], np.cumsum(counts)[:-1]])
         col = np.arange(len(hl)) - np.repeat(start, counts)
         self.up_link = np.full((len(self.hosts), p), -1, dtype=np.int64)
@@ -124,12 +127,20 @@ class PathModel:
         return np.where(best < _FAR, best + 1, _FAR)
 
     # ---- routing -----------------------------------------------------------------------------
-    def route(self, src: np.ndarray, dst: np.ndarray, routing: str = "ecmp", seed: int = 1,
-              sport: np.ndarray | None = None) -> np.ndarray:
+    def route(
+        self,
+        src: np.ndarray,
+        dst: np.ndarray,
+        routing: str = "ecmp",
+        seed: int = 1,
+        sport: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Directed link ids ``(F, L)`` (-1 padded) of each flow's path. ``src``/``dst`` are node
         ids of hosts; ``sport`` defaults to :func:`flow_sport` of the flow's position."""
         if routing not in ROUTINGS:
-            raise InputError("unknown routing", field="fabric.routing", value=routing, allowed=", ".join(ROUTINGS))
+            raise InputError(
+                "unknown routing", field="fabric.routing", value=routing, allowed=", ".join(ROUTINGS)
+            )
         src = np.asarray(src, dtype=np.int64)
         dst = np.asarray(dst, dtype=np.int64)
         f = len(src)
@@ -139,30 +150,55 @@ class PathModel:
         bad = (self.host_index[src] < 0) | (self.host_index[dst] < 0)
         if f and bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise InputError("flow endpoint is not a host", field="flows.src/dst", value=f"{src[i]}->{dst[i]}")
+            raise InputError(
+                "flow endpoint is not a host", field="flows.src/dst", value=f"{src[i]}->{dst[i]}"
+            )
         if f and (src == dst).any():
-            raise InputError("flow from a host to itself", field="flows.src/dst", value=int(src[src == dst][0]))
-        chunks = [self._route_chunk(src[i:i + _CHUNK], dst[i:i + _CHUNK], sport[i:i + _CHUNK], routing, seed, i)
-                  for i in range(0, f, _CHUNK)]
+            raise InputError(
+                "flow from a host to itself", field="flows.src/dst", value=int(src[src == dst][0])
+            )
+        chunks = [
+            self._route_chunk(
+                src[i : i + _CHUNK], dst[i : i + _CHUNK], sport[i : i + _CHUNK], routing, seed, i
+            )
+            for i in range(0, f, _CHUNK)
+        ]
         if not chunks:
             return np.zeros((0, 1), dtype=np.int64)
         width = max(c.shape[1] for c in chunks)
-        return np.concatenate([np.pad(c, ((0, 0), (0, width - c.shape[1])), constant_values=-1) for c in chunks])
+        return np.concatenate(
+            [np.pad(c, ((0, 0), (0, width - c.shape[1])), constant_values=-1) for c in chunks]
+        )
 
-    def _choose(self, valid: np.ndarray, links: np.ndarray, node: np.ndarray, src, dst, sport, routing, seed,
-                offset: int) -> np.ndarray:
+    def _choose(
+        self,
+        valid: np.ndarray,
+        links: np.ndarray,
+        node: np.ndarray,
+        src,
+        dst,
+        sport,
+        routing,
+        seed,
+        offset: int,
+    ) -> np.ndarray:
         """Pick one valid option per row (options in link-id order) by the routing rule."""
         k = valid.sum(axis=1)
         if (k == 0).any():
             i = int(np.flatnonzero(k == 0)[0])
             t = self.topo
-            raise InputError("no route", field="topology",
-                             value=f"{t.node_names[int(src[i])]} -> {t.node_names[int(dst[i])]}")
+            raise InputError(
+                "no route",
+                field="topology",
+                value=f"{t.node_names[int(src[i])]} -> {t.node_names[int(dst[i])]}",
+            )
         if routing == "ecmp":
             h = ecmp_hashes(src, dst, sport, ROCE_DPORT, UDP_PROTO, switch_salts(seed, node))
             j = (h % k.astype(np.uint64)).astype(np.int64)
         elif routing == "static":
-            j = (self.ib_rank[dst] // self.ib_div[np.minimum(self.topo.node_tier[node], len(self.ib_div) - 1)]) % k
+            j = (
+                self.ib_rank[dst] // self.ib_div[np.minimum(self.topo.node_tier[node], len(self.ib_div) - 1)]
+            ) % k
         else:  # adaptive: even spreading within (node, option set)
             first = links[np.arange(len(k)), np.argmax(valid, axis=1)]
             key = (node * 64 + np.minimum(k, 63)) * (self.topo.num_links + 1) + first
@@ -210,8 +246,9 @@ class PathModel:
                 nb = self.nbr_sw[usw]
                 dn = self.dist_to_host(nb, np.repeat(d_h[r][:, None], nb.shape[1], axis=1))
                 valid = (nb >= 0) & (dn == (here - 1)[:, None])
-                nxt_link[rest] = self._choose(valid, self.nbr_link[usw], cur[r], src[r], dst[r], sport[r],
-                                              routing, seed, offset)
+                nxt_link[rest] = self._choose(
+                    valid, self.nbr_link[usw], cur[r], src[r], dst[r], sport[r], routing, seed, offset
+                )
             step = np.full(f, -1, dtype=np.int64)
             la = topo.link_a[nxt_link].astype(np.int64)
             step[a] = 2 * nxt_link + (la != u)

@@ -36,12 +36,20 @@ def _basic_flows(scenario, topo: Topology) -> pd.DataFrame:
     elif w.kind == "incast":
         recv = int(w.receiver or 0)
         if recv >= len(hosts):
-            raise InputError("receiver is not a host", field="workload.receiver", value=recv,
-                             allowed=f"0..{len(hosts) - 1}")
+            raise InputError(
+                "receiver is not a host",
+                field="workload.receiver",
+                value=recv,
+                allowed=f"0..{len(hosts) - 1}",
+            )
         others = hosts[hosts != hosts[recv]]
         if w.senders > len(others):
-            raise InputError("more senders than hosts", field="workload.senders", value=w.senders,
-                             allowed=f"1..{len(others)}")
+            raise InputError(
+                "more senders than hosts",
+                field="workload.senders",
+                value=w.senders,
+                allowed=f"1..{len(others)}",
+            )
         src = others[: w.senders]
         dst = np.full(len(src), hosts[recv])
     elif w.kind == "all-to-all":
@@ -51,11 +59,15 @@ def _basic_flows(scenario, topo: Topology) -> pd.DataFrame:
         m = s != d
         src, dst = h[s[m]], h[d[m]]
     else:
-        raise InputError("flow mode cannot generate this workload by itself; pass the flows table",
-                         field="workload.kind", value=w.kind,
-                         allowed="permutation, incast, all-to-all, collective (or flows=...)")
-    return pd.DataFrame({"id": np.arange(len(src)), "src": src, "dst": dst, "size_bytes": size,
-                         "start_us": start_us})
+        raise InputError(
+            "flow mode cannot generate this workload by itself; pass the flows table",
+            field="workload.kind",
+            value=w.kind,
+            allowed="permutation, incast, all-to-all, collective (or flows=...)",
+        )
+    return pd.DataFrame(
+        {"id": np.arange(len(src)), "src": src, "dst": dst, "size_bytes": size, "start_us": start_us}
+    )
 
 
 def simulate_flow_scenario(scenario, flows=None, topology: Topology | None = None) -> dict:
@@ -70,32 +82,61 @@ def simulate_flow_scenario(scenario, flows=None, topology: Topology | None = Non
     fab = scenario.fabric
     for name in ("pfc_overrides", "pause_storms", "failures"):
         if getattr(fab, name, None):
-            raise InputError("the flow model has no PFC, PAUSE frames or failures; this needs the packet engine",
-                             field=f"fabric.{name}", allowed="sim.mode: packet (aifabric simulate --mode packet)")
-    kw = dict(routing=fab.routing, seed=scenario.seed, switch_latency_ps=fab.switch_latency_ps,
-              mtu_bytes=fab.mtu_bytes, header_bytes=fab.header_bytes)
+            raise InputError(
+                "the flow model has no PFC, PAUSE frames or failures; this needs the packet engine",
+                field=f"fabric.{name}",
+                allowed="sim.mode: packet (aifabric simulate --mode packet)",
+            )
+    kw = dict(
+        routing=fab.routing,
+        seed=scenario.seed,
+        switch_latency_ps=fab.switch_latency_ps,
+        mtu_bytes=fab.mtu_bytes,
+        header_bytes=fab.header_bytes,
+    )
     extra = {}
     if flows is None and scenario.workload.kind == "collective":
         from aifabric.workload.collectives import collective_flow_schedule
 
         w = scenario.workload
-        df, res = collective_flow_schedule(w.op, w.size, topo, ranks=w.hosts, algorithm=w.algorithm or "ring",
-                                           technology=fab.technology, **kw)
+        df, res = collective_flow_schedule(
+            w.op,
+            w.size,
+            topo,
+            ranks=w.hosts,
+            algorithm=w.algorithm or "ring",
+            technology=fab.technology,
+            **kw,
+        )
         events = int(df.attrs.get("events", 0))
         extra["collective"] = res.as_dict()
     else:
         table = _basic_flows(scenario, topo) if flows is None else flows
         df = simulate_flows(topo, table, **kw)
         events = int(df.attrs.get("events", 0))
-    out_flows = [{"id": int(r.id), "src": int(r.src), "dst": int(r.dst), "size_bytes": int(r.size_bytes),
-                  "start_us": float(r.start_us), "fct_us": float(r.fct_us), "ideal_fct_us": float(r.ideal_fct_us)}
-                 for r in df.itertuples(index=False)]
+    out_flows = [
+        {
+            "id": int(r.id),
+            "src": int(r.src),
+            "dst": int(r.dst),
+            "size_bytes": int(r.size_bytes),
+            "start_us": float(r.start_us),
+            "fct_us": float(r.fct_us),
+            "ideal_fct_us": float(r.ideal_fct_us),
+        }
+        for r in df.itertuples(index=False)
+    ]
     result = {
         "scenario": scenario.name,
         "summary": summary_of(df),
-        "engine": {"events": events, "packets": 0, "wall_s": time.perf_counter() - t0, "mode": "flow",
-                   "note": "flow level: no queues, so drops, pauses, ECN marks and max_queue_bytes are 0 "
-                           "by construction"},
+        "engine": {
+            "events": events,
+            "packets": 0,
+            "wall_s": time.perf_counter() - t0,
+            "mode": "flow",
+            "note": "flow level: no queues, so drops, pauses, ECN marks and max_queue_bytes are 0 "
+            "by construction",
+        },
         "flows": out_flows,
     }
     result.update(extra)

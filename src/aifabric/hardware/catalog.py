@@ -93,7 +93,9 @@ class _Record(BaseModel):
             raise ValueError("confidence 'estimate' needs a basis saying how the numbers were made")
         for prefix in self.PROVENANCE:
             if getattr(self, f"{prefix}_confidence") == "estimate" and not getattr(self, f"{prefix}_basis"):
-                raise ValueError(f"{prefix}_confidence 'estimate' needs {prefix}_basis saying how it was derived")
+                raise ValueError(
+                    f"{prefix}_confidence 'estimate' needs {prefix}_basis saying how it was derived"
+                )
         return self
 
 
@@ -118,8 +120,17 @@ class PortMode(BaseModel):
     rate_gbps: int = Field(gt=0)
 
 
-_SWITCH_PROV = ("ports", "port_modes", "cages", "latency", "buffer", "power", "price",
-                "adaptive_routing", "in_network_reduction")
+_SWITCH_PROV = (
+    "ports",
+    "port_modes",
+    "cages",
+    "latency",
+    "buffer",
+    "power",
+    "price",
+    "adaptive_routing",
+    "in_network_reduction",
+)
 
 
 class SwitchSpec(_with_provenance(*_SWITCH_PROV)):
@@ -192,8 +203,11 @@ class CableSpec(_with_provenance("max_reach", "delay", "power", "price", "price_
         return self.price_usd + self.price_usd_per_m * length_m
 
 
-class GpuSpec(_with_provenance("bf16", "fp8", "hbm", "nvlink", "nvlink_latency", "tdp",
-                               "gpus_per_node", "nics_per_node")):
+class GpuSpec(
+    _with_provenance(
+        "bf16", "fp8", "hbm", "nvlink", "nvlink_latency", "tdp", "gpus_per_node", "nics_per_node"
+    )
+):
     """A GPU: dense TFLOPS, HBM, NVLink bandwidth per direction, and the node it ships in."""
 
     vendor: str | None = None
@@ -221,11 +235,21 @@ _TOP_LEVEL = ("schema_version", "sources", *(_SECTION_KIND))
 
 #: value field → provenance prefix (a prefix also names itself)
 _FIELD_PREFIX = {
-    "price_usd": "price", "price_usd_per_m": "price_per_m", "power_w": "power",
-    "latency_ns": "latency", "buffer_bytes": "buffer", "reach_m": "reach",
-    "max_reach_m": "max_reach", "delay_ns_per_m": "delay", "tdp_w": "tdp",
-    "bf16_tflops": "bf16", "fp8_tflops": "fp8", "hbm_gbytes": "hbm", "hbm_tbytes_per_s": "hbm",
-    "nvlink_gbytes_per_s": "nvlink", "nvlink_latency_us": "nvlink_latency",
+    "price_usd": "price",
+    "price_usd_per_m": "price_per_m",
+    "power_w": "power",
+    "latency_ns": "latency",
+    "buffer_bytes": "buffer",
+    "reach_m": "reach",
+    "max_reach_m": "max_reach",
+    "delay_ns_per_m": "delay",
+    "tdp_w": "tdp",
+    "bf16_tflops": "bf16",
+    "fp8_tflops": "fp8",
+    "hbm_gbytes": "hbm",
+    "hbm_tbytes_per_s": "hbm",
+    "nvlink_gbytes_per_s": "nvlink",
+    "nvlink_latency_us": "nvlink_latency",
 }
 
 
@@ -312,8 +336,14 @@ class Catalog:
         for kind, record in self.records():
             for field in fields:
                 if field in record.PROVENANCE and is_estimate(record, field):
-                    rows.append({"kind": kind, "id": record.id, "field": field,
-                                 "basis": _field_provenance(record, field)[2] or ""})
+                    rows.append(
+                        {
+                            "kind": kind,
+                            "id": record.id,
+                            "field": field,
+                            "basis": _field_provenance(record, field)[2] or "",
+                        }
+                    )
         return rows
 
 
@@ -362,12 +392,20 @@ def load_catalog(override: str | Path | None = None) -> Catalog:
         text = Path(override).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise InputError(f"cannot read catalog file: {reason}", file=file, field="catalog",
-                         allowed="a readable UTF-8 YAML file") from None
+        raise InputError(
+            f"cannot read catalog file: {reason}",
+            file=file,
+            field="catalog",
+            allowed="a readable UTF-8 YAML file",
+        ) from None
     data = _parse_yaml(text, file)
     if data is None:
-        raise InputError("the catalog file is empty", file=file, field="catalog",
-                         allowed="a mapping with sections " + ", ".join(_TOP_LEVEL))
+        raise InputError(
+            "the catalog file is empty",
+            file=file,
+            field="catalog",
+            allowed="a mapping with sections " + ", ".join(_TOP_LEVEL),
+        )
     _check_top_level(data, file)
 
     errors: list[InputError] = []
@@ -379,7 +417,9 @@ def load_catalog(override: str | Path | None = None) -> Catalog:
         seen: set[str] = set()
         for rid, entry in _section_entries(data.get(section) or [], section, file):
             if rid in seen:
-                errors.append(InputError("duplicate id in the catalog file", file=file, field=f"{section}[{rid}]"))
+                errors.append(
+                    InputError("duplicate id in the catalog file", file=file, field=f"{section}[{rid}]")
+                )
                 continue
             seen.add(rid)
             cls = KINDS[kind][1]
@@ -398,9 +438,14 @@ def load_catalog(override: str | Path | None = None) -> Catalog:
     return _freeze(sections, sources, (*base.files, file))
 
 
-def _freeze(sections: dict[str, dict[str, _Record]], sources: dict[str, str], files: tuple[str, ...]) -> Catalog:
-    return Catalog(**{name: MappingProxyType(recs) for name, recs in sections.items()},
-                   sources=MappingProxyType(sources), files=files)
+def _freeze(
+    sections: dict[str, dict[str, _Record]], sources: dict[str, str], files: tuple[str, ...]
+) -> Catalog:
+    return Catalog(
+        **{name: MappingProxyType(recs) for name, recs in sections.items()},
+        sources=MappingProxyType(sources),
+        files=files,
+    )
 
 
 def _merge(record: _Record, entry: dict[str, Any], file: str) -> dict[str, Any]:
@@ -431,8 +476,12 @@ def _parse_yaml(text: str, file: str) -> Any:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "YAML"
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError(f"YAML syntax error: {problem}", file=file, field=where,
-                         allowed="valid YAML (check indentation, colons and quotes)") from None
+        raise InputError(
+            f"YAML syntax error: {problem}",
+            file=file,
+            field=where,
+            allowed="valid YAML (check indentation, colons and quotes)",
+        ) from None
 
 
 def _parse_packaged(text: str, file: str) -> Any:
@@ -450,27 +499,42 @@ def _parse_packaged(text: str, file: str) -> Any:
 
 def _check_top_level(data: Any, file: str) -> None:
     if not isinstance(data, dict):
-        raise InputError("the catalog must be a mapping of sections", file=file, field="(top level)",
-                         value=type(data).__name__, allowed=", ".join(_TOP_LEVEL))
+        raise InputError(
+            "the catalog must be a mapping of sections",
+            file=file,
+            field="(top level)",
+            value=type(data).__name__,
+            allowed=", ".join(_TOP_LEVEL),
+        )
     for key in data:
         if key not in _TOP_LEVEL:
             raise InputError("unknown section", file=file, field=str(key), allowed=", ".join(_TOP_LEVEL))
     version = data.get("schema_version", 1)
     if version != 1 or isinstance(version, bool):
-        raise InputError("unsupported schema_version", file=file, field="schema_version", value=version,
-                         allowed="1")
+        raise InputError(
+            "unsupported schema_version", file=file, field="schema_version", value=version, allowed="1"
+        )
 
 
 def _sources(data: dict[str, Any], file: str) -> dict[str, str]:
     raw = data.get("sources") or {}
     if not isinstance(raw, dict):
-        raise InputError("sources must be a mapping of tag to description", file=file, field="sources",
-                         allowed='e.g. {Q1: "our vendor quote, 2026-11"}')
+        raise InputError(
+            "sources must be a mapping of tag to description",
+            file=file,
+            field="sources",
+            allowed='e.g. {Q1: "our vendor quote, 2026-11"}',
+        )
     out = {}
     for tag, text in raw.items():
         if not isinstance(text, str) or not text:
-            raise InputError("a source must be a non-empty text", file=file, field=f"sources.{tag}", value=text,
-                             allowed="text: URL — what was read")
+            raise InputError(
+                "a source must be a non-empty text",
+                file=file,
+                field=f"sources.{tag}",
+                value=text,
+                allowed="text: URL — what was read",
+            )
         out[str(tag)] = text
     return out
 
@@ -483,23 +547,41 @@ def _section_entries(raw: Any, section: str, file: str) -> Iterator[tuple[str, d
             if fields is None:
                 fields = {}
             if not isinstance(fields, dict):
-                raise InputError("a record must be a mapping of fields", file=file, field=f"{section}[{rid}]",
-                                 allowed="field: value pairs")
+                raise InputError(
+                    "a record must be a mapping of fields",
+                    file=file,
+                    field=f"{section}[{rid}]",
+                    allowed="field: value pairs",
+                )
             items.append((str(rid), {"id": rid, **fields}))
         entries: Iterable[tuple[str, Any]] = items
     elif isinstance(raw, list):
         entries = ((str(i), e) for i, e in enumerate(raw))
     else:
-        raise InputError(f"{section} must be a list of records", file=file, field=section,
-                         value=type(raw).__name__, allowed=f"a list like [{{id: ..., ...}}] under {section}")
+        raise InputError(
+            f"{section} must be a list of records",
+            file=file,
+            field=section,
+            value=type(raw).__name__,
+            allowed=f"a list like [{{id: ..., ...}}] under {section}",
+        )
     for label, entry in entries:
         if not isinstance(entry, dict):
-            raise InputError("a record must be a mapping of fields", file=file, field=f"{section}[{label}]",
-                             allowed="field: value pairs including id")
+            raise InputError(
+                "a record must be a mapping of fields",
+                file=file,
+                field=f"{section}[{label}]",
+                allowed="field: value pairs including id",
+            )
         rid = entry.get("id")
         if not isinstance(rid, str) or not rid:
-            raise InputError("a record needs an id", file=file, field=f"{section}[{label}].id", value=rid,
-                             allowed="a lowercase id such as qm9700")
+            raise InputError(
+                "a record needs an id",
+                file=file,
+                field=f"{section}[{label}].id",
+                value=rid,
+                allowed="a lowercase id such as qm9700",
+            )
         yield rid, entry
 
 
@@ -514,7 +596,8 @@ def _describe(annotation: Any) -> str:
     if args and get_origin(annotation) not in (tuple, list):
         return " or ".join(_describe(a) for a in args)
     return {int: "an integer", float: "a number", str: "text", bool: "true or false"}.get(
-        annotation, "a list of {ports, rate_gbps}" if get_origin(annotation) is tuple else str(annotation))
+        annotation, "a list of {ports, rate_gbps}" if get_origin(annotation) is tuple else str(annotation)
+    )
 
 
 def _allowed_for(cls: type[BaseModel], err: dict[str, Any], new: bool) -> str:
@@ -551,14 +634,23 @@ def _allowed_for(cls: type[BaseModel], err: dict[str, Any], new: bool) -> str:
     return ""
 
 
-def _validate(cls: type[_Record], data: dict[str, Any], section: str, rid: str, file: str,
-              errors: list[InputError], *, new: bool) -> _Record | None:
+def _validate(
+    cls: type[_Record],
+    data: dict[str, Any],
+    section: str,
+    rid: str,
+    file: str,
+    errors: list[InputError],
+    *,
+    new: bool,
+) -> _Record | None:
     try:
         return cls.model_validate(data)
     except ValidationError as exc:
         for err in exc.errors():
             path = f"{section}[{rid}]" + "".join(
-                f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"])
+                f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]
+            )
             value = None if err["type"] in ("missing", "value_error") else err.get("input")
             msg = err["msg"]
             if err["type"] == "value_error":
@@ -567,8 +659,15 @@ def _validate(cls: type[_Record], data: dict[str, Any], section: str, rid: str, 
                 msg = "missing required field"
             elif err["type"] == "extra_forbidden":
                 msg = "unknown field"
-            errors.append(InputError(msg[0].lower() + msg[1:], file=file, field=path, value=value,
-                                     allowed=_allowed_for(cls, err, new) or None))
+            errors.append(
+                InputError(
+                    msg[0].lower() + msg[1:],
+                    file=file,
+                    field=path,
+                    value=value,
+                    allowed=_allowed_for(cls, err, new) or None,
+                )
+            )
         return None
 
 
@@ -624,8 +723,11 @@ def default_leaf(path: str) -> dict[str, Any]:
     """The whole leaf ``{value, unit, source, confidence, ...}`` at a dotted ``path``."""
     node, inside_value = _walk_defaults(path)
     if inside_value or not _is_leaf(node):
-        raise InputError("not a default leaf", field=path,
-                         allowed="a path ending at a {value, unit, source, confidence} entry")
+        raise InputError(
+            "not a default leaf",
+            field=path,
+            allowed="a path ending at a {value, unit, source, confidence} entry",
+        )
     return copy.deepcopy(node)
 
 
@@ -639,24 +741,40 @@ def default_value(path: str) -> Any:
     if not inside_value and _is_leaf(node):
         return copy.deepcopy(node["value"])
     if not inside_value and isinstance(node, dict) and path.split(".")[0] != "sources":
-        raise InputError("not a single default (a section)", field=path,
-                         allowed=", ".join(f"{path}.{k}" for k in node))
+        raise InputError(
+            "not a single default (a section)", field=path, allowed=", ".join(f"{path}.{k}" for k in node)
+        )
     return copy.deepcopy(node)
 
 
 # --------------------------------------------------------------------------------------------
 # Tables
 # --------------------------------------------------------------------------------------------
-_NET_COLUMNS = ["id", "kind", "name", "technology", "ports", "rate_gbps", "price_usd", "price_usd_per_m",
-                "price_confidence", "power_w", "source"]
+_NET_COLUMNS = [
+    "id",
+    "kind",
+    "name",
+    "technology",
+    "ports",
+    "rate_gbps",
+    "price_usd",
+    "price_usd_per_m",
+    "price_confidence",
+    "power_w",
+    "source",
+]
 _GPU_COLUMNS = ["id", "kind", "name", "bf16_tflops", "nvlink_gbytes_per_s", "hbm_gbytes", "power_w", "source"]
 
 
 def _row(kind: str, record: _Record) -> dict[str, Any]:
     row: dict[str, Any] = {"id": record.id, "kind": kind, "name": record.name, "source": record.source}
     if isinstance(record, GpuSpec):
-        row.update(bf16_tflops=record.bf16_tflops, nvlink_gbytes_per_s=record.nvlink_gbytes_per_s,
-                   hbm_gbytes=record.hbm_gbytes, power_w=record.tdp_w)
+        row.update(
+            bf16_tflops=record.bf16_tflops,
+            nvlink_gbytes_per_s=record.nvlink_gbytes_per_s,
+            hbm_gbytes=record.hbm_gbytes,
+            power_w=record.tdp_w,
+        )
         return row
     technology = getattr(record, "technology", None)
     if isinstance(record, CableSpec):

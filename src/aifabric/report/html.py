@@ -36,8 +36,11 @@ def _fig_capex(fabrics: list[dict]):
     cats = ["switch", "nic", "transceiver", "cable"]
     fig = go.Figure()
     for cat in cats:
-        fig.add_bar(name=cat, x=[f["label"] for f in fabrics],
-                    y=[sum(x["total_usd"] for x in f["plan"]["bom"] if x["category"] == cat) for f in fabrics])
+        fig.add_bar(
+            name=cat,
+            x=[f["label"] for f in fabrics],
+            y=[sum(x["total_usd"] for x in f["plan"]["bom"] if x["category"] == cat) for f in fabrics],
+        )
     fig.update_layout(barmode="stack", title="Network capex by part (USD)", yaxis_title="USD", height=380)
     return fig
 
@@ -45,14 +48,24 @@ def _fig_capex(fabrics: list[dict]):
 def _fig_iteration(fabrics: list[dict]):
     import plotly.graph_objects as go
 
-    parts = [("compute_s", "compute"), ("pp_bubble_s", "pipeline bubble"), ("tp_comm_s", "TP (NVLink)"),
-             ("pp_comm_s", "PP sends"), ("dp_exposed_s", "DP all-reduce (exposed)"), ("ep_comm_s", "EP all-to-all")]
+    parts = [
+        ("compute_s", "compute"),
+        ("pp_bubble_s", "pipeline bubble"),
+        ("tp_comm_s", "TP (NVLink)"),
+        ("pp_comm_s", "PP sends"),
+        ("dp_exposed_s", "DP all-reduce (exposed)"),
+        ("ep_comm_s", "EP all-to-all"),
+    ]
     fig = go.Figure()
     with_it = [f for f in fabrics if f.get("iteration")]
     for key, name in parts:
         fig.add_bar(name=name, x=[f["label"] for f in with_it], y=[f["iteration"][key] for f in with_it])
-    fig.update_layout(barmode="stack", title="Training iteration time (s): compute and exposed communication",
-                      yaxis_title="seconds", height=380)
+    fig.update_layout(
+        barmode="stack",
+        title="Training iteration time (s): compute and exposed communication",
+        yaxis_title="seconds",
+        height=380,
+    )
     return fig
 
 
@@ -62,10 +75,19 @@ def _fig_busbw(fabrics: list[dict]):
     fig = go.Figure()
     for f in fabrics:
         sweep = f.get("busbw_sweep") or []
-        fig.add_scatter(x=[r["size_bytes"] for r in sweep], y=[r["busbw_gbps"] / 8 for r in sweep],
-                        mode="lines+markers", name=f["label"])
-    fig.update_layout(title="All-reduce bus bandwidth vs message size (nccl-tests busbw, GB/s)", xaxis_type="log",
-                      xaxis_title="message size (bytes)", yaxis_title="busbw (GB/s)", height=380)
+        fig.add_scatter(
+            x=[r["size_bytes"] for r in sweep],
+            y=[r["busbw_gbps"] / 8 for r in sweep],
+            mode="lines+markers",
+            name=f["label"],
+        )
+    fig.update_layout(
+        title="All-reduce bus bandwidth vs message size (nccl-tests busbw, GB/s)",
+        xaxis_type="log",
+        xaxis_title="message size (bytes)",
+        yaxis_title="busbw (GB/s)",
+        height=380,
+    )
     return fig
 
 
@@ -75,11 +97,19 @@ def _fig_fct(fabrics: list[dict]):
 
     fig = go.Figure()
     for f in fabrics:
-        for key, what, dash in (("fct_us", "ring step", "solid"), ("permutation_fct_us", "rail permutation", "dash")):
+        for key, what, dash in (
+            ("fct_us", "ring step", "solid"),
+            ("permutation_fct_us", "rail permutation", "dash"),
+        ):
             fct = np.sort(np.asarray(f.get(key) or [], dtype=float))
             if len(fct):
-                fig.add_scatter(x=fct, y=np.arange(1, len(fct) + 1) / len(fct), mode="lines",
-                                name=f"{f['label']} — {what}", line={"dash": dash})
+                fig.add_scatter(
+                    x=fct,
+                    y=np.arange(1, len(fct) + 1) / len(fct),
+                    mode="lines",
+                    name=f"{f['label']} — {what}",
+                    line={"dash": dash},
+                )
     title = fabrics[0].get("fct_title", "Flow completion times") if fabrics else "Flow completion times"
     fig.update_layout(title=title, xaxis_title="FCT (µs)", xaxis_type="log", yaxis_title="CDF", height=420)
     return fig
@@ -92,12 +122,22 @@ def _fig_risk(fabrics: list[dict]):
     for f in fabrics:
         detail = f.get("risk_detail") or {}
         if detail:
-            fig.add_bar(name=f"{f['label']}: slowdown if present", x=list(detail),
-                        y=[100 * d["slowdown"] for d in detail.values()])
-            fig.add_bar(name=f"{f['label']}: expected loss (x probability)", x=list(detail),
-                        y=[100 * d["expected_loss"] for d in detail.values()])
-    fig.update_layout(barmode="group", title="Lossless misconfigurations: slowdown and expected loss (%)",
-                      yaxis_title="%", height=380)
+            fig.add_bar(
+                name=f"{f['label']}: slowdown if present",
+                x=list(detail),
+                y=[100 * d["slowdown"] for d in detail.values()],
+            )
+            fig.add_bar(
+                name=f"{f['label']}: expected loss (x probability)",
+                x=list(detail),
+                y=[100 * d["expected_loss"] for d in detail.values()],
+            )
+    fig.update_layout(
+        barmode="group",
+        title="Lossless misconfigurations: slowdown and expected loss (%)",
+        yaxis_title="%",
+        height=380,
+    )
     return fig
 
 
@@ -109,13 +149,28 @@ def _fig_jitter(result: dict):
     sweep = j.get("sweep") or []
     if sweep:
         x = [100 * r["duty"] for r in sweep]
-        fig.add_scatter(x=x, y=[100 * r["comm_slowdown"] for r in sweep], mode="lines+markers",
-                        name="ring step (packet testbed)")
-        fig.add_scatter(x=x, y=[100 * r["slowdown"] for r in sweep], mode="lines+markers",
-                        name=j.get("slowdown_of", "iteration"))
-        fig.add_scatter(x=[x[0], x[-1]], y=[20, 20], mode="lines", name="the ~20 % claim", line={"dash": "dot"})
-    fig.update_layout(title="Spurious PAUSE from one spine: slowdown vs share of time paused", xaxis_type="log",
-                      xaxis_title="time paused (%)", yaxis_title="slowdown (%)", height=380)
+        fig.add_scatter(
+            x=x,
+            y=[100 * r["comm_slowdown"] for r in sweep],
+            mode="lines+markers",
+            name="ring step (packet testbed)",
+        )
+        fig.add_scatter(
+            x=x,
+            y=[100 * r["slowdown"] for r in sweep],
+            mode="lines+markers",
+            name=j.get("slowdown_of", "iteration"),
+        )
+        fig.add_scatter(
+            x=[x[0], x[-1]], y=[20, 20], mode="lines", name="the ~20 % claim", line={"dash": "dot"}
+        )
+    fig.update_layout(
+        title="Spurious PAUSE from one spine: slowdown vs share of time paused",
+        xaxis_type="log",
+        xaxis_title="time paused (%)",
+        yaxis_title="slowdown (%)",
+        height=380,
+    )
     return fig
 
 
@@ -125,29 +180,51 @@ def _risk_section(result: dict) -> list[str]:
         detail = f.get("risk_detail") or {}
         if not detail:
             continue
-        out.append(f"<h3>{_e(f['label'])}</h3><table><tr><th>mistake</th><th>what</th><th>ring step slowdown "
-                   "quiet / congested</th><th>slowdown if present</th><th>probability</th><th>expected loss</th></tr>")
+        out.append(
+            f"<h3>{_e(f['label'])}</h3><table><tr><th>mistake</th><th>what</th><th>ring step slowdown "
+            "quiet / congested</th><th>slowdown if present</th><th>probability</th><th>expected loss</th></tr>"
+        )
         for mid, d in detail.items():
             q, c = d.get("comm_slowdown_quiet"), d.get("comm_slowdown_congested")
-            qc = f"{q:+.1%} / {c:+.1%}" if q is not None else (f"{d['comm_slowdown']:+.1%} (flow model)"
-                                                               if d.get("comm_slowdown") is not None else "-")
-            out.append(f"<tr><td>{_e(mid)}</td><td>{_e(d['what'])}</td><td class='n'>{_e(qc)}</td>"
-                       f"<td class='n'>{d['slowdown']:+.1%} of the {_e(d['slowdown_of'])}</td>"
-                       f"<td class='n'>{d['probability']:.0%}</td><td class='n'>{d['expected_loss']:.2%}</td></tr>")
-        out.append(f"<tr><th colspan=5>total expected loss</th><td class='n'>{f['expected_loss']:.2%}</td></tr>"
-                   "</table>")
+            qc = (
+                f"{q:+.1%} / {c:+.1%}"
+                if q is not None
+                else (
+                    f"{d['comm_slowdown']:+.1%} (flow model)" if d.get("comm_slowdown") is not None else "-"
+                )
+            )
+            out.append(
+                f"<tr><td>{_e(mid)}</td><td>{_e(d['what'])}</td><td class='n'>{_e(qc)}</td>"
+                f"<td class='n'>{d['slowdown']:+.1%} of the {_e(d['slowdown_of'])}</td>"
+                f"<td class='n'>{d['probability']:.0%}</td><td class='n'>{d['expected_loss']:.2%}</td></tr>"
+            )
+        out.append(
+            f"<tr><th colspan=5>total expected loss</th><td class='n'>{f['expected_loss']:.2%}</td></tr>"
+            "</table>"
+        )
         tb = f.get("risk_testbed")
         if tb:
-            out.append("<p><small>Packet-level testbed: " + _e("; ".join(f"{k}: {v}" for k, v in tb["testbed"].items()))
-                       + f" — {tb['runs']} runs, {tb['wall_s']:.1f} s of simulation. Counters (pause frames / drops "
-                       "/ ECN marks, mean per run): " + _e("; ".join(
-                           f"{tr} {cfg} {c['pause_frames']}/{c['drops']}/{c['ecn_marks']}"
-                           for tr, per in tb["counters"].items() for cfg, c in per.items())) + "</small></p>")
+            out.append(
+                "<p><small>Packet-level testbed: "
+                + _e("; ".join(f"{k}: {v}" for k, v in tb["testbed"].items()))
+                + f" — {tb['runs']} runs, {tb['wall_s']:.1f} s of simulation. Counters (pause frames / drops "
+                "/ ECN marks, mean per run): "
+                + _e(
+                    "; ".join(
+                        f"{tr} {cfg} {c['pause_frames']}/{c['drops']}/{c['ecn_marks']}"
+                        for tr, per in tb["counters"].items()
+                        for cfg, c in per.items()
+                    )
+                )
+                + "</small></p>"
+            )
     ib = [f for f in result["fabrics"] if f["technology"] == "infiniband"]
     if ib:
-        out.append("<p><small>InfiniBand: credit-based flow control has no PFC thresholds, ECN marking or PAUSE "
-                   "frames, so none of these mistakes exist there; subnet-manager and routing-engine mistakes are "
-                   "not modelled.</small></p>")
+        out.append(
+            "<p><small>InfiniBand: credit-based flow control has no PFC thresholds, ECN marking or PAUSE "
+            "frames, so none of these mistakes exist there; subnet-manager and routing-engine mistakes are "
+            "not modelled.</small></p>"
+        )
     return out
 
 
@@ -156,8 +233,12 @@ def render_report(result: dict) -> str:
     from plotly.offline import get_plotlyjs
 
     fabrics = result["fabrics"]
-    figs = {"chart-capex": _fig_capex(fabrics), "chart-iteration": _fig_iteration(fabrics),
-            "chart-busbw": _fig_busbw(fabrics), "chart-fct": _fig_fct(fabrics)}
+    figs = {
+        "chart-capex": _fig_capex(fabrics),
+        "chart-iteration": _fig_iteration(fabrics),
+        "chart-busbw": _fig_busbw(fabrics),
+        "chart-fct": _fig_fct(fabrics),
+    }
     if any(f.get("risk_detail") for f in fabrics):
         figs["chart-risk"] = _fig_risk(fabrics)
     if (result.get("jitter") or {}).get("sweep"):
@@ -165,69 +246,125 @@ def render_report(result: dict) -> str:
     divs = {k: f'<div class="chart" id="{k}"></div>' for k in figs}
     scripts = "\n".join(
         f"Plotly.newPlot({json.dumps(k)}, {fig.to_json()}.data, {fig.to_json()}.layout, {{responsive: true}});"
-        for k, fig in figs.items())
+        for k, fig in figs.items()
+    )
     rec = result["recommendation"]
     inputs = result.get("inputs", {})
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>aifabric — {_e(result.get('scenario', ''))}"
-             f"</title><style>{_CSS}</style><script>{get_plotlyjs()}</script></head><body>",
-             f"<h1>IB or RoCE for {_e(inputs.get('gpus'))} × {_e(str(inputs.get('gpu', '')).upper())} — "
-             f"{_e(inputs.get('workload', ''))}</h1>",
-             f"<p><small>aifabric {_e(result.get('version', ''))} · scenario {_e(result.get('scenario', ''))} · "
-             f"inputs: {_e(', '.join(f'{k}={v}' for k, v in inputs.items()))}</small></p>",
-             "<h2>Recommendation</h2>",
-             f"<div class='rec' id='recommendation'>{_e(rec['fabric'])}"
-             + (f" · {rec['nic_rate_gbps']:g}G per GPU" if rec.get("nic_rate_gbps") else "") + "</div>",
-             "<ol>"]
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>aifabric — {_e(result.get('scenario', ''))}"
+        f"</title><style>{_CSS}</style><script>{get_plotlyjs()}</script></head><body>",
+        f"<h1>IB or RoCE for {_e(inputs.get('gpus'))} × {_e(str(inputs.get('gpu', '')).upper())} — "
+        f"{_e(inputs.get('workload', ''))}</h1>",
+        f"<p><small>aifabric {_e(result.get('version', ''))} · scenario {_e(result.get('scenario', ''))} · "
+        f"inputs: {_e(', '.join(f'{k}={v}' for k, v in inputs.items()))}</small></p>",
+        "<h2>Recommendation</h2>",
+        f"<div class='rec' id='recommendation'>{_e(rec['fabric'])}"
+        + (f" · {rec['nic_rate_gbps']:g}G per GPU" if rec.get("nic_rate_gbps") else "")
+        + "</div>",
+        "<ol>",
+    ]
     for r in rec["reasons"]:
         ev = "; ".join(f"{k}: {v}" for k, v in r["evidence"].items())
-        parts.append(f"<li>{_e(r['text'])} <span class='ev'>[{_e(ev)}] (rule {_e(r.get('rule', ''))})</span></li>")
+        parts.append(
+            f"<li>{_e(r['text'])} <span class='ev'>[{_e(ev)}] (rule {_e(r.get('rule', ''))})</span></li>"
+        )
     parts.append("</ol>")
-    parts.append("<h2>Fabrics side by side</h2><table><tr><th></th>"
-                 + "".join(f"<th>{_e(f['label'])}</th>" for f in fabrics) + "</tr>")
-    rows = [("switch × radix", lambda f: f"{f['plan']['switch']} × {f['plan']['radix']}"),
-            ("tiers / switches", lambda f: f"{f['plan']['tiers']} / {f['plan']['switch_count']:,}"),
-            ("capex", lambda f: f"{f['capex_usd']:,.0f} USD"),
-            ("capex per GPU", lambda f: f"{f['plan']['network_capex_per_gpu_usd']:,.0f} USD"),
-            ("power", lambda f: f"{f['plan']['power_w'] / 1000:,.1f} kW"),
-            ("iteration time", lambda f: f"{f['iteration_time_s']:.3f} s" if f.get("iteration_time_s") else "—"),
-            ("tokens / s", lambda f: f"{f['tokens_per_s']:,.0f}" if f.get("tokens_per_s") else "—"),
-            ("all-reduce busbw, 8 GiB", lambda f: f"{f['busbw_gbps'] / 8:.0f} GB/s ({f['busbw_gbps']:,.0f} Gb/s)"
-             if f.get("busbw_gbps") else "—"),
-            ("expected slowdown from misconfiguration",
-             lambda f: f"{100 * sum(f['risk'].values()):.1f} %" if f.get("risk") else
-             ("none of the simulated mistakes apply" if f["technology"] == "infiniband" else "—"))]
+    parts.append(
+        "<h2>Fabrics side by side</h2><table><tr><th></th>"
+        + "".join(f"<th>{_e(f['label'])}</th>" for f in fabrics)
+        + "</tr>"
+    )
+    rows = [
+        ("switch × radix", lambda f: f"{f['plan']['switch']} × {f['plan']['radix']}"),
+        ("tiers / switches", lambda f: f"{f['plan']['tiers']} / {f['plan']['switch_count']:,}"),
+        ("capex", lambda f: f"{f['capex_usd']:,.0f} USD"),
+        ("capex per GPU", lambda f: f"{f['plan']['network_capex_per_gpu_usd']:,.0f} USD"),
+        ("power", lambda f: f"{f['plan']['power_w'] / 1000:,.1f} kW"),
+        ("iteration time", lambda f: f"{f['iteration_time_s']:.3f} s" if f.get("iteration_time_s") else "—"),
+        ("tokens / s", lambda f: f"{f['tokens_per_s']:,.0f}" if f.get("tokens_per_s") else "—"),
+        (
+            "all-reduce busbw, 8 GiB",
+            lambda f: (
+                f"{f['busbw_gbps'] / 8:.0f} GB/s ({f['busbw_gbps']:,.0f} Gb/s)"
+                if f.get("busbw_gbps")
+                else "—"
+            ),
+        ),
+        (
+            "expected slowdown from misconfiguration",
+            lambda f: (
+                f"{100 * sum(f['risk'].values()):.1f} %"
+                if f.get("risk")
+                else ("none of the simulated mistakes apply" if f["technology"] == "infiniband" else "—")
+            ),
+        ),
+    ]
     for name, fn in rows:
-        parts.append(f"<tr><th>{_e(name)}</th>" + "".join(f"<td class='n'>{_e(fn(f))}</td>" for f in fabrics) + "</tr>")
+        parts.append(
+            f"<tr><th>{_e(name)}</th>" + "".join(f"<td class='n'>{_e(fn(f))}</td>" for f in fabrics) + "</tr>"
+        )
     parts.append("</table>")
-    parts += ["<h2>Capex</h2>", divs["chart-capex"], "<h2>Iteration time</h2>", divs["chart-iteration"],
-              "<h2>Bus bandwidth</h2>", divs["chart-busbw"], "<h2>Flow completion times</h2>", divs["chart-fct"]]
+    parts += [
+        "<h2>Capex</h2>",
+        divs["chart-capex"],
+        "<h2>Iteration time</h2>",
+        divs["chart-iteration"],
+        "<h2>Bus bandwidth</h2>",
+        divs["chart-busbw"],
+        "<h2>Flow completion times</h2>",
+        divs["chart-fct"],
+    ]
     if "chart-risk" in divs:
         parts += ["<h2>Misconfiguration risk</h2>", divs["chart-risk"]] + _risk_section(result)
     if "chart-jitter" in divs:
         parts += ["<h2>Jitter: spurious PAUSE frames</h2>", divs["chart-jitter"]]
-    parts.append("<h2>Brochure claims tested on this cluster</h2><table><tr><th>claim</th><th>holds</th>"
-                 "<th>evidence</th></tr>")
+    parts.append(
+        "<h2>Brochure claims tested on this cluster</h2><table><tr><th>claim</th><th>holds</th>"
+        "<th>evidence</th></tr>"
+    )
     for c in result.get("claims", []):
-        cls, word = ("hold", "yes") if c["holds"] is True else (("fail", "no") if c["holds"] is False else ("na", "not tested"))
-        parts.append(f"<tr><td>{_e(c['claim'])}</td><td class='{cls}'>{word}</td><td>{_e(c['evidence'])}</td></tr>")
+        cls, word = (
+            ("hold", "yes")
+            if c["holds"] is True
+            else (("fail", "no") if c["holds"] is False else ("na", "not tested"))
+        )
+        parts.append(
+            f"<tr><td>{_e(c['claim'])}</td><td class='{cls}'>{word}</td><td>{_e(c['evidence'])}</td></tr>"
+        )
     parts.append("</table>")
     for f in fabrics:
-        parts.append(f"<h2>Bill of materials — {_e(f['label'])}</h2><table><tr><th>where</th><th>item</th>"
-                     "<th>catalog id</th><th>count</th><th>unit USD</th><th>total USD</th><th>price source</th></tr>")
+        parts.append(
+            f"<h2>Bill of materials — {_e(f['label'])}</h2><table><tr><th>where</th><th>item</th>"
+            "<th>catalog id</th><th>count</th><th>unit USD</th><th>total USD</th><th>price source</th></tr>"
+        )
         for x in f["plan"]["bom"]:
             star = "*" if x["estimate"] else ""
-            parts.append(f"<tr><td>{_e(x['where'])}</td><td>{_e(x['item'])}</td><td>{_e(x['catalog_id'])}</td>"
-                         f"<td class='n'>{x['count']:,}</td><td class='n'>{x['unit_price_usd']:,.0f}{star}</td>"
-                         f"<td class='n'>{x['total_usd']:,.0f}</td><td>{_e(x['price_source'])}</td></tr>")
+            parts.append(
+                f"<tr><td>{_e(x['where'])}</td><td>{_e(x['item'])}</td><td>{_e(x['catalog_id'])}</td>"
+                f"<td class='n'>{x['count']:,}</td><td class='n'>{x['unit_price_usd']:,.0f}{star}</td>"
+                f"<td class='n'>{x['total_usd']:,.0f}</td><td>{_e(x['price_source'])}</td></tr>"
+            )
         parts.append("</table>")
-    parts.append("<h2>Assumptions</h2><ul>" + "".join(f"<li>{_e(a)}</li>" for a in result.get("assumptions", []))
-                 + "</ul>")
-    parts.append("<h2>Estimated catalog values used</h2><table><tr><th>kind</th><th>id</th><th>field</th>"
-                 "<th>basis</th></tr>" + "".join(
-                     f"<tr><td>{_e(x['kind'])}</td><td>{_e(x['id'])}</td><td>{_e(x['field'])}</td><td>{_e(x['basis'])}"
-                     "</td></tr>" for x in result.get("estimates", [])) + "</table>")
-    parts.append("<h2>Sources</h2><ul>" + "".join(
-        f"<li><b>{_e(k)}</b> {_e(v)}</li>" for k, v in sorted(result.get("sources", {}).items())) + "</ul>")
+    parts.append(
+        "<h2>Assumptions</h2><ul>"
+        + "".join(f"<li>{_e(a)}</li>" for a in result.get("assumptions", []))
+        + "</ul>"
+    )
+    parts.append(
+        "<h2>Estimated catalog values used</h2><table><tr><th>kind</th><th>id</th><th>field</th>"
+        "<th>basis</th></tr>"
+        + "".join(
+            f"<tr><td>{_e(x['kind'])}</td><td>{_e(x['id'])}</td><td>{_e(x['field'])}</td><td>{_e(x['basis'])}"
+            "</td></tr>"
+            for x in result.get("estimates", [])
+        )
+        + "</table>"
+    )
+    parts.append(
+        "<h2>Sources</h2><ul>"
+        + "".join(f"<li><b>{_e(k)}</b> {_e(v)}</li>" for k, v in sorted(result.get("sources", {}).items()))
+        + "</ul>"
+    )
     parts.append(f"<script>{scripts}</script></body></html>")
     return "\n".join(parts)
 

@@ -71,9 +71,9 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
     DataFrames when first read; views of the state arrays are copied, as the DataFrames would)."""
     import numpy as np
 
-    from aifabric.sim.results import Results
     from aifabric.sim import engine
     from aifabric.sim import kernel as K
+    from aifabric.sim.results import Results
 
     fl, pt, g = st.fl, st.pt, st.g
     now = int(g[K.G_NOW])
@@ -91,13 +91,26 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
         thr = size * 8 / (fct * 1e3)
     hops = (st.fpath[:nf] >= 0).sum(axis=1) if nf else np.zeros(0, np.int64)
     col = engine.int_column
-    flows_df = _own({
-        "id": col(flows, "id"), "src": col(flows, "src"),
-        "dst": col(flows, "dst"), "size_bytes": size, "start_us": start / 1e6,
-        "fct_us": fct, "rx_fct_us": rx_fct, "ideal_fct_us": ideal, "slowdown": slowdown,
-        "throughput_gbps": thr, "sport": st.info["sport"], "dport": col(flows, "dport"),
-        "hops": hops, "cnps": fl[:, K.FL_CNP_RX], "retransmissions": fl[:, K.FL_RETX], "completed": completed,
-    })
+    flows_df = _own(
+        {
+            "id": col(flows, "id"),
+            "src": col(flows, "src"),
+            "dst": col(flows, "dst"),
+            "size_bytes": size,
+            "start_us": start / 1e6,
+            "fct_us": fct,
+            "rx_fct_us": rx_fct,
+            "ideal_fct_us": ideal,
+            "slowdown": slowdown,
+            "throughput_gbps": thr,
+            "sport": st.info["sport"],
+            "dport": col(flows, "dport"),
+            "hops": hops,
+            "cnps": fl[:, K.FL_CNP_RX],
+            "retransmissions": fl[:, K.FL_RETX],
+            "completed": completed,
+        }
+    )
     if "parent_id" in flows.columns:  # fabric.qp_split: the original flow of each QP
         flows_df["parent_id"] = np.array(col(flows, "parent_id"))
 
@@ -111,17 +124,29 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
     xpaused = pt[:, K.PT_XPAUSED_PS] + np.where(pt[:, K.PT_XPAUSED] > 0, now - pt[:, K.PT_XPAUSE_T0], 0)
     node = pt[:, K.PT_NODE]
     if_index = _if_index(topo, node, p // 2)
-    ports_df = _own({
-        "node": node, "node_name": np.asarray(topo.node_names, dtype=object)[node], "peer": pt[:, K.PT_PEER],
-        "link": p // 2, "if_index": if_index, "rate_gbps": pt[:, K.PT_RATE] / 1e9,
-        "max_queue_bytes": pt[:, K.PT_MAXQ],
-        "mean_queue_bytes": (pt[:, K.PT_QINT] + pt[:, K.PT_QBYTES] * (now - pt[:, K.PT_QLAST])) / max(now, 1),
-        "max_ingress_bytes": pt[rev, K.PT_MAXIN],
-        "pause_sent": pt[rev, K.PT_PAUSE_GEN], "pause_received": pt[:, K.PT_PAUSE_RX],
-        "paused_time_us": paused / 1e6, "ecn_marks": pt[:, K.PT_ECN], "drops": pt[:, K.PT_DROPS],
-        "credit_stall_us": stall / 1e6, "tx_bytes": pt[:, K.PT_TX_BYTES], "tx_packets": pt[:, K.PT_TX_PKTS],
-        "injected_pause_us": xpaused / 1e6,
-    })
+    ports_df = _own(
+        {
+            "node": node,
+            "node_name": np.asarray(topo.node_names, dtype=object)[node],
+            "peer": pt[:, K.PT_PEER],
+            "link": p // 2,
+            "if_index": if_index,
+            "rate_gbps": pt[:, K.PT_RATE] / 1e9,
+            "max_queue_bytes": pt[:, K.PT_MAXQ],
+            "mean_queue_bytes": (pt[:, K.PT_QINT] + pt[:, K.PT_QBYTES] * (now - pt[:, K.PT_QLAST]))
+            / max(now, 1),
+            "max_ingress_bytes": pt[rev, K.PT_MAXIN],
+            "pause_sent": pt[rev, K.PT_PAUSE_GEN],
+            "pause_received": pt[:, K.PT_PAUSE_RX],
+            "paused_time_us": paused / 1e6,
+            "ecn_marks": pt[:, K.PT_ECN],
+            "drops": pt[:, K.PT_DROPS],
+            "credit_stall_us": stall / 1e6,
+            "tx_bytes": pt[:, K.PT_TX_BYTES],
+            "tx_packets": pt[:, K.PT_TX_PKTS],
+            "injected_pause_us": xpaused / 1e6,
+        }
+    )
 
     # ---- summary
     fc = fct[completed]
@@ -134,14 +159,21 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
         return float(np.percentile(x, pct)) if len(x) else None
 
     thr_c = thr[completed]
-    jain = float(thr_c.sum() ** 2 / (len(thr_c) * (thr_c ** 2).sum())) if len(thr_c) else None
+    jain = float(thr_c.sum() ** 2 / (len(thr_c) * (thr_c**2).sum())) if len(thr_c) else None
     summary = {
-        "flows": int(nf), "completed_flows": int(completed.sum()),
-        "fct_p50_us": q(fc, 50), "fct_p99_us": q(fc, 99), "fct_max_us": float(fc.max()) if len(fc) else None,
-        "slowdown_p50": q(sd, 50), "slowdown_p99": q(sd, 99),
+        "flows": int(nf),
+        "completed_flows": int(completed.sum()),
+        "fct_p50_us": q(fc, 50),
+        "fct_p99_us": q(fc, 99),
+        "fct_max_us": float(fc.max()) if len(fc) else None,
+        "slowdown_p50": q(sd, 50),
+        "slowdown_p99": q(sd, 99),
         "goodput_gbps": float(g[K.G_DELIV_BYTES] * 8 / (span / 1e12) / 1e9),
-        "jain_fairness": jain, "drops": int(g[K.G_DROPS]), "pause_frames": int(g[K.G_PAUSES]),
-        "pause_time_us": float(paused.sum() / 1e6), "ecn_marks": int(g[K.G_ECN]),
+        "jain_fairness": jain,
+        "drops": int(g[K.G_DROPS]),
+        "pause_frames": int(g[K.G_PAUSES]),
+        "pause_time_us": float(paused.sum() / 1e6),
+        "ecn_marks": int(g[K.G_ECN]),
         "max_queue_bytes": int(pt[:, K.PT_MAXQ].max()) if npt else 0,
         "deadlock": bool(status == K.ST_STALL),
     }
@@ -149,12 +181,21 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
         summary["injected_pauses"] = int(g[K.G_XPAUSES])
         summary["injected_pause_time_us"] = float(xpaused.sum() / 1e6)
     engine_stats = {
-        "events": int(g[K.G_EVENTS]), "packets": int(g[K.G_DATA_PKTS]), "wall_s": round(wall_s, 4),
-        "sim_time_us": now / 1e6, "status": _STATUS.get(int(status), str(status)),
-        "acks": int(g[K.G_ACKS]), "cnps": int(g[K.G_CNPS]), "resume_frames": int(g[K.G_RESUMES]),
-        "injected_bytes": int(g[K.G_INJ_BYTES]), "delivered_bytes": int(g[K.G_DELIV_BYTES]),
-        "dropped_bytes": int(g[K.G_DROP_BYTES]), "discarded_bytes": int(g[K.G_DISCARD_BYTES]),
-        "retransmissions": int(g[K.G_RETX]), "nacks": int(g[K.G_NACKS]), "in_flight_bytes": engine.in_flight_payload(st),
+        "events": int(g[K.G_EVENTS]),
+        "packets": int(g[K.G_DATA_PKTS]),
+        "wall_s": round(wall_s, 4),
+        "sim_time_us": now / 1e6,
+        "status": _STATUS.get(int(status), str(status)),
+        "acks": int(g[K.G_ACKS]),
+        "cnps": int(g[K.G_CNPS]),
+        "resume_frames": int(g[K.G_RESUMES]),
+        "injected_bytes": int(g[K.G_INJ_BYTES]),
+        "delivered_bytes": int(g[K.G_DELIV_BYTES]),
+        "dropped_bytes": int(g[K.G_DROP_BYTES]),
+        "discarded_bytes": int(g[K.G_DISCARD_BYTES]),
+        "retransmissions": int(g[K.G_RETX]),
+        "nacks": int(g[K.G_NACKS]),
+        "in_flight_bytes": engine.in_flight_payload(st),
         "routing": st.info["routing"],
     }
     if status == K.ST_STALL:
@@ -163,10 +204,12 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
     if st.cfg[K.C_PFC] == 1 and buf_drops:
         # PFC is on, so the fabric is meant to be lossless: a full shared buffer means the
         # configured buffer cannot hold the PFC headroom (xoff + in-flight bytes per ingress)
-        msg = (f"lossless fabric dropped {buf_drops} packets on a full shared buffer "
-               f"({int(st.cfg[K.C_BUFFER])} B): the buffer does not cover the PFC thresholds plus "
-               f"headroom of every ingress port; flows that lost packets do not complete (no recovery "
-               f"with PFC on)")
+        msg = (
+            f"lossless fabric dropped {buf_drops} packets on a full shared buffer "
+            f"({int(st.cfg[K.C_BUFFER])} B): the buffer does not cover the PFC thresholds plus "
+            f"headroom of every ingress port; flows that lost packets do not complete (no recovery "
+            f"with PFC on)"
+        )
         engine_stats["lossless_violation"] = msg
         import warnings
 
@@ -178,22 +221,41 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
         engine_stats["pfc_overrides"] = [dict(o) for o in st.info["pfc_overrides"]]
     if "pause_storms" in st.info:
         engine_stats["pause_storms"] = [
-            {"node": s["node"], "peers": list(s["peers"]), "ports": len(s["ports"]), "start_us": s["start_ps"] / 1e6,
-             "duration_us": s["duration_ps"] / 1e6,
-             "period_us": s["period_ps"] / 1e6 if s["period_ps"] is not None else None,
-             "count": s["count"], "scheduled_pauses": s["pauses"]} for s in st.info["pause_storms"]]
+            {
+                "node": s["node"],
+                "peers": list(s["peers"]),
+                "ports": len(s["ports"]),
+                "start_us": s["start_ps"] / 1e6,
+                "duration_us": s["duration_ps"] / 1e6,
+                "period_us": s["period_ps"] / 1e6 if s["period_ps"] is not None else None,
+                "count": s["count"],
+                "scheduled_pauses": s["pauses"],
+            }
+            for s in st.info["pause_storms"]
+        ]
     n = int(g[K.G_LOGN])
     log = st.log[:n]
     lp = log[:, 1]
     recv_node = pt[lp, K.PT_NODE] if n else np.zeros(0, np.int64)
-    pfc_log = _own({
-        "time_ns": log[:, 0] // 1000, "node": recv_node,
-        "node_type": (topo.node_tier[recv_node] != 0).astype(np.int64) if n else np.zeros(0, np.int64),
-        "if_index": if_index[lp] if n else np.zeros(0, np.int64), "type": log[:, 2],
-    })
+    pfc_log = _own(
+        {
+            "time_ns": log[:, 0] // 1000,
+            "node": recv_node,
+            "node_type": (topo.node_tier[recv_node] != 0).astype(np.int64) if n else np.zeros(0, np.int64),
+            "if_index": if_index[lp] if n else np.zeros(0, np.int64),
+            "type": log[:, 2],
+        }
+    )
     offset_ns = int(flows.attrs.get("start_offset_ps", 0)) // 1000
-    return Results(scenario=scenario.name, flows=flows_df, ports=ports_df, summary=summary, engine=engine_stats,
-                   pfc_log=pfc_log, extra={"start_offset_ns": offset_ns, "state": st})
+    return Results(
+        scenario=scenario.name,
+        flows=flows_df,
+        ports=ports_df,
+        summary=summary,
+        engine=engine_stats,
+        pfc_log=pfc_log,
+        extra={"start_offset_ns": offset_ns, "state": st},
+    )
 
 
 _STATUS = {0: "done", 1: "time limit", 6: "deadlock"}
@@ -229,7 +291,7 @@ def deadlock_cycle(topo, pt) -> list[str]:
         stack.append(p)
         for q in by_node.get(int(pt[p, K.PT_PEER]), []):
             if color.get(q) == 1:
-                return stack[stack.index(q):]
+                return stack[stack.index(q) :]
             if q not in color:
                 cyc = dfs(q)
                 if cyc:

@@ -35,18 +35,38 @@ from aifabric.errors import InputError
 from aifabric.sim.results import Results, _jsonable
 
 #: summary counters that are summed over the network steps × repeat (the whole collective)
-COUNTED_X_REPEAT = ("drops", "pause_frames", "pause_time_us", "ecn_marks", "injected_pauses",
-                    "injected_pause_time_us")
+COUNTED_X_REPEAT = (
+    "drops",
+    "pause_frames",
+    "pause_time_us",
+    "ecn_marks",
+    "injected_pauses",
+    "injected_pause_time_us",
+)
 #: engine counters summed over the simulated steps (the simulation's own work, once per step)
-_ENGINE_SUMS = ("events", "packets", "acks", "cnps", "resume_frames", "injected_bytes", "delivered_bytes",
-                "dropped_bytes", "discarded_bytes", "retransmissions", "nacks", "in_flight_bytes")
+_ENGINE_SUMS = (
+    "events",
+    "packets",
+    "acks",
+    "cnps",
+    "resume_frames",
+    "injected_bytes",
+    "delivered_bytes",
+    "dropped_bytes",
+    "discarded_bytes",
+    "retransmissions",
+    "nacks",
+    "in_flight_bytes",
+)
 _COPY_FIRST = ("routing", "ib_vl_buffer_bytes", "pfc_default", "pfc_overrides", "pause_storms")
-_NOTE = ("packet level, one run per distinct network step (barrier per step, repeated steps simulated once); "
-         "summary flows / completed_flows / FCT and slowdown percentiles / jain_fairness: the simulated flows "
-         "(the flows list); drops, pause_frames, pause_time_us, ecn_marks, injected_pauses, "
-         "injected_pause_time_us: summed over network steps x repeat (the whole collective); max_queue_bytes: "
-         "the largest of any step; goodput_gbps: the collective's network payload / its network time; "
-         "engine counters (events, packets, ...): what was simulated")
+_NOTE = (
+    "packet level, one run per distinct network step (barrier per step, repeated steps simulated once); "
+    "summary flows / completed_flows / FCT and slowdown percentiles / jain_fairness: the simulated flows "
+    "(the flows list); drops, pause_frames, pause_time_us, ecn_marks, injected_pauses, "
+    "injected_pause_time_us: summed over network steps x repeat (the whole collective); max_queue_bytes: "
+    "the largest of any step; goodput_gbps: the collective's network payload / its network time; "
+    "engine counters (events, packets, ...): what was simulated"
+)
 
 
 class CollectiveResults(Results):
@@ -91,9 +111,13 @@ def _clean(d: dict) -> dict:
 def _check_fabric(fab) -> None:
     for i, f in enumerate(fab.failures):
         if int(f.at) != 0:
-            raise InputError("a collective's network steps are each simulated from t = 0, so a failure time inside "
-                             "the collective is not modelled", field=f"fabric.failures.{i}.at",
-                             value=f"{int(f.at) / 1e6:g}us", allowed="0us (the link is down for the whole collective)")
+            raise InputError(
+                "a collective's network steps are each simulated from t = 0, so a failure time inside "
+                "the collective is not modelled",
+                field=f"fabric.failures.{i}.at",
+                value=f"{int(f.at) / 1e6:g}us",
+                allowed="0us (the link is down for the whole collective)",
+            )
 
 
 def step_table(step):
@@ -106,9 +130,16 @@ def step_table(step):
     fl = step.flows
     n = len(fl)
     # ids 0..F-1 per step: the same RoCEv2 source ports (ECMP choices) as the flow model's step timing
-    return pd.DataFrame({"id": np.arange(n, dtype=np.int64), "src": fl[:, 0].astype(np.int64),
-                         "dst": fl[:, 1].astype(np.int64), "size_bytes": fl[:, 2].astype(np.int64),
-                         "start_ps": np.zeros(n, dtype=np.int64), "dport": np.full(n, ROCE_DPORT, dtype=np.int64)})
+    return pd.DataFrame(
+        {
+            "id": np.arange(n, dtype=np.int64),
+            "src": fl[:, 0].astype(np.int64),
+            "dst": fl[:, 1].astype(np.int64),
+            "size_bytes": fl[:, 2].astype(np.int64),
+            "start_ps": np.zeros(n, dtype=np.int64),
+            "dport": np.full(n, ROCE_DPORT, dtype=np.int64),
+        }
+    )
 
 
 def simulate_collective(scenario, topology=None, progress=None) -> CollectiveResults:
@@ -144,8 +175,14 @@ def simulate_collective(scenario, topology=None, progress=None) -> CollectiveRes
     sim_us = 0.0
     fid = pid = 0  # running flow id / original (pre-qp_split) flow id
     for i, st in enumerate(steps):
-        row = {"step": i, "domain": st.domain, "label": st.label, "repeat": int(st.repeat),
-               "flows": int(st.num_flows), "simulated": False}
+        row = {
+            "step": i,
+            "domain": st.domain,
+            "label": st.label,
+            "repeat": int(st.repeat),
+            "flows": int(st.num_flows),
+            "simulated": False,
+        }
         step_rows.append(row)
         if st.domain != "network":
             row["note"] = "not on the fabric: timed by the NVLink model (collective.nvlink_time_s)"
@@ -167,17 +204,35 @@ def simulate_collective(scenario, topology=None, progress=None) -> CollectiveRes
         rx_end = float((f["start_us"] + f["rx_fct_us"]).max()) if len(f) else 0.0
         t_ps = round(rx_end * 1e6) if done else None
         nf = len(f)
-        fixed, _, _ = path_latency(topo, state.fpath[:nf], f["size_bytes"].to_numpy(np.float64),
-                                   fab.switch_latency_ps, fab.mtu_bytes, fab.header_bytes)
+        fixed, _, _ = path_latency(
+            topo,
+            state.fpath[:nf],
+            f["size_bytes"].to_numpy(np.float64),
+            fab.switch_latency_ps,
+            fab.mtu_bytes,
+            fab.header_bytes,
+        )
         phys = float(fixed.max()) if nf else 0.0
-        row.update({"simulated": True, "flows": nf, "status": e["status"],
-                    "start_us": net_time_ps / 1e6, "time_us": rx_end if done else None,
-                    "latency_us": phys * 1e6, "bandwidth_us": max(rx_end * 1e-6 - phys, 0.0) * 1e6 if done else None,
-                    "completed_flows": int(s["completed_flows"]), "drops": int(s["drops"]),
-                    "pause_frames": int(s["pause_frames"]), "ecn_marks": int(s["ecn_marks"]),
-                    "max_queue_bytes": int(s["max_queue_bytes"]), "events": int(e["events"]),
-                    "packets": int(e["packets"]), "delivered_bytes": int(e["delivered_bytes"]),
-                    "wall_s": e["wall_s"]})
+        row.update(
+            {
+                "simulated": True,
+                "flows": nf,
+                "status": e["status"],
+                "start_us": net_time_ps / 1e6,
+                "time_us": rx_end if done else None,
+                "latency_us": phys * 1e6,
+                "bandwidth_us": max(rx_end * 1e-6 - phys, 0.0) * 1e6 if done else None,
+                "completed_flows": int(s["completed_flows"]),
+                "drops": int(s["drops"]),
+                "pause_frames": int(s["pause_frames"]),
+                "ecn_marks": int(s["ecn_marks"]),
+                "max_queue_bytes": int(s["max_queue_bytes"]),
+                "events": int(e["events"]),
+                "packets": int(e["packets"]),
+                "delivered_bytes": int(e["delivered_bytes"]),
+                "wall_s": e["wall_s"],
+            }
+        )
         for k in _ENGINE_SUMS:
             agg[k] += int(e.get(k, 0))
         for k in COUNTED_X_REPEAT:
@@ -207,8 +262,12 @@ def simulate_collective(scenario, topology=None, progress=None) -> CollectiveRes
 
         if not done:
             times[id(st)] = (math.nan, math.nan, "packet")
-            stop = {"step": i, "status": e["status"], "deadlock": bool(s["deadlock"]),
-                    "deadlock_cycle": e.get("deadlock_cycle")}
+            stop = {
+                "step": i,
+                "status": e["status"],
+                "deadlock": bool(s["deadlock"]),
+                "deadlock_cycle": e.get("deadlock_cycle"),
+            }
             continue
         times[id(st)] = (max(t_ps * 1e-12 - phys, 0.0), phys, "packet")
         net_time_ps += st.repeat * t_ps
@@ -216,10 +275,24 @@ def simulate_collective(scenario, topology=None, progress=None) -> CollectiveRes
     def packet_timer(step, proto_eff):  # the packet step times above (protocol Simple: proto_eff 1)
         return times[id(step)]
 
-    coll = C.run_collective(w.op, w.size, topo, engine="flow", ranks=w.hosts, algorithm=algorithm,
-                            routing=fab.routing, seed=scenario.seed, switch_latency_ps=fab.switch_latency_ps,
-                            mtu_bytes=fab.mtu_bytes, header_bytes=fab.header_bytes, protocol="simple",
-                            nccl_latency=False, steps=steps, technology=fab.technology, network_timer=packet_timer)
+    coll = C.run_collective(
+        w.op,
+        w.size,
+        topo,
+        engine="flow",
+        ranks=w.hosts,
+        algorithm=algorithm,
+        routing=fab.routing,
+        seed=scenario.seed,
+        switch_latency_ps=fab.switch_latency_ps,
+        mtu_bytes=fab.mtu_bytes,
+        header_bytes=fab.header_bytes,
+        protocol="simple",
+        nccl_latency=False,
+        steps=steps,
+        technology=fab.technology,
+        network_timer=packet_timer,
+    )
     coll.engine = "packet"
     if coll.model == "packet":
         coll.model = "packet (barrier per step)"
@@ -229,13 +302,26 @@ def simulate_collective(scenario, topology=None, progress=None) -> CollectiveRes
 
     net_steps = [s for s in steps if s.domain == "network"]
     flows_df = pd.concat(flow_frames, ignore_index=True) if flow_frames else _empty_flows()
-    summary = _summary(flows_df, counted, max_queue, payload_x_repeat, net_time_ps, stop,
-                       storms=bool(first_engine and "pause_storms" in first_engine))
-    engine = {**agg, "wall_s": round(time.perf_counter() - t0, 4), "sim_time_us": sim_us,
-              "status": stop["status"] if stop else (last.engine["status"] if last else "done"), "mode": "packet",
-              "steps_simulated": sum(r["simulated"] for r in step_rows),
-              "steps_total": int(sum(s.repeat for s in net_steps)),
-              "network_payload_bytes": int(payload_x_repeat), "note": _NOTE}
+    summary = _summary(
+        flows_df,
+        counted,
+        max_queue,
+        payload_x_repeat,
+        net_time_ps,
+        stop,
+        storms=bool(first_engine and "pause_storms" in first_engine),
+    )
+    engine = {
+        **agg,
+        "wall_s": round(time.perf_counter() - t0, 4),
+        "sim_time_us": sim_us,
+        "status": stop["status"] if stop else (last.engine["status"] if last else "done"),
+        "mode": "packet",
+        "steps_simulated": sum(r["simulated"] for r in step_rows),
+        "steps_total": int(sum(s.repeat for s in net_steps)),
+        "network_payload_bytes": int(payload_x_repeat),
+        "note": _NOTE,
+    }
     for k in _COPY_FIRST:
         if first_engine and k in first_engine:
             engine[k] = first_engine[k]
@@ -249,22 +335,52 @@ def simulate_collective(scenario, topology=None, progress=None) -> CollectiveRes
     pfc = pd.concat(pfc_frames, ignore_index=True) if pfc_frames else None
     if ports is None:  # no network step (one server): empty tables
         ports = pd.DataFrame({"step": pd.Series(dtype=np.int64)})
-    return CollectiveResults(scenario=scenario.name, flows=flows_df, ports=ports, summary=summary, engine=engine,
-                             pfc_log=pfc, extra={"start_offset_ns": 0, "steps": steps}, collective=coll.as_dict())
+    return CollectiveResults(
+        scenario=scenario.name,
+        flows=flows_df,
+        ports=ports,
+        summary=summary,
+        engine=engine,
+        pfc_log=pfc,
+        extra={"start_offset_ns": 0, "steps": steps},
+        collective=coll.as_dict(),
+    )
 
 
 def _empty_flows():
     import pandas as pd
 
-    cols = ["step", "id", "src", "dst", "size_bytes", "start_us", "fct_us", "rx_fct_us", "ideal_fct_us", "slowdown",
-            "throughput_gbps", "sport", "dport", "hops", "cnps", "retransmissions"]
-    df = pd.DataFrame({c: pd.Series(dtype=np.float64 if c.endswith(("_us", "slowdown", "gbps")) else np.int64)
-                       for c in cols})
+    cols = [
+        "step",
+        "id",
+        "src",
+        "dst",
+        "size_bytes",
+        "start_us",
+        "fct_us",
+        "rx_fct_us",
+        "ideal_fct_us",
+        "slowdown",
+        "throughput_gbps",
+        "sport",
+        "dport",
+        "hops",
+        "cnps",
+        "retransmissions",
+    ]
+    df = pd.DataFrame(
+        {
+            c: pd.Series(dtype=np.float64 if c.endswith(("_us", "slowdown", "gbps")) else np.int64)
+            for c in cols
+        }
+    )
     df["completed"] = pd.Series(dtype=bool)
     return df
 
 
-def _summary(f, counted: dict, max_queue: int, payload_x_repeat: int, net_time_ps: int, stop, storms: bool) -> dict:
+def _summary(
+    f, counted: dict, max_queue: int, payload_x_repeat: int, net_time_ps: int, stop, storms: bool
+) -> dict:
     done = f["completed"].to_numpy(bool)
     fc = f["fct_us"].to_numpy(np.float64)[done]
     sd = f["slowdown"].to_numpy(np.float64)[done]
@@ -273,15 +389,24 @@ def _summary(f, counted: dict, max_queue: int, payload_x_repeat: int, net_time_p
     def q(x, pct):
         return float(np.percentile(x, pct)) if len(x) else None
 
-    jain = float(thr.sum() ** 2 / (len(thr) * (thr ** 2).sum())) if len(thr) else None
+    jain = float(thr.sum() ** 2 / (len(thr) * (thr**2).sum())) if len(thr) else None
     goodput = payload_x_repeat * 8 / (net_time_ps * 1e-12) / 1e9 if net_time_ps and stop is None else None
     out = {
-        "flows": int(len(f)), "completed_flows": int(done.sum()),
-        "fct_p50_us": q(fc, 50), "fct_p99_us": q(fc, 99), "fct_max_us": float(fc.max()) if len(fc) else None,
-        "slowdown_p50": q(sd, 50), "slowdown_p99": q(sd, 99), "goodput_gbps": goodput, "jain_fairness": jain,
-        "drops": int(counted["drops"]), "pause_frames": int(counted["pause_frames"]),
-        "pause_time_us": float(counted["pause_time_us"]), "ecn_marks": int(counted["ecn_marks"]),
-        "max_queue_bytes": int(max_queue), "deadlock": bool(stop and stop["deadlock"]),
+        "flows": int(len(f)),
+        "completed_flows": int(done.sum()),
+        "fct_p50_us": q(fc, 50),
+        "fct_p99_us": q(fc, 99),
+        "fct_max_us": float(fc.max()) if len(fc) else None,
+        "slowdown_p50": q(sd, 50),
+        "slowdown_p99": q(sd, 99),
+        "goodput_gbps": goodput,
+        "jain_fairness": jain,
+        "drops": int(counted["drops"]),
+        "pause_frames": int(counted["pause_frames"]),
+        "pause_time_us": float(counted["pause_time_us"]),
+        "ecn_marks": int(counted["ecn_marks"]),
+        "max_queue_bytes": int(max_queue),
+        "deadlock": bool(stop and stop["deadlock"]),
     }
     if storms:
         out["injected_pauses"] = int(counted["injected_pauses"])

@@ -45,9 +45,24 @@ class State:
     info: dict = field(default_factory=dict)
 
     def kernel_args(self):
-        return (self.g, self.cfg, self.cf, self.h, self.pk, self.pt, self.fl, self.fr,
-                self.swused, self.fpath, self.apath, self.nh_off, self.nh_links, self.link_a, self.flowlet,
-                self.log)
+        return (
+            self.g,
+            self.cfg,
+            self.cf,
+            self.h,
+            self.pk,
+            self.pt,
+            self.fl,
+            self.fr,
+            self.swused,
+            self.fpath,
+            self.apath,
+            self.nh_off,
+            self.nh_links,
+            self.link_a,
+            self.flowlet,
+            self.log,
+        )
 
 
 def _grow_rows(a: np.ndarray, fill) -> np.ndarray:
@@ -156,7 +171,15 @@ def compile_scenario(scenario, topo, flows) -> State:
     fl[:, K.FL_SIZE] = size
     fl[:, K.FL_START] = start
     fl[:, K.FL_PORT] = fpath[:, 0] if nf else 0
-    for col in (K.FL_DONE_T, K.FL_RX_T, K.FL_NEXT, K.FL_LAST_CNP, K.FL_NACK_T, K.FL_NACK_SEQ, K.FL_REWIND_SEQ):
+    for col in (
+        K.FL_DONE_T,
+        K.FL_RX_T,
+        K.FL_NEXT,
+        K.FL_LAST_CNP,
+        K.FL_NACK_T,
+        K.FL_NACK_SEQ,
+        K.FL_REWIND_SEQ,
+    ):
         fl[:, col] = -1
     fl[:, K.FL_ROW] = np.arange(nf)
     fl[:, K.FL_AROW] = np.arange(nf)
@@ -260,7 +283,9 @@ def compile_scenario(scenario, topo, flows) -> State:
         fr[:, K.FR_ALPHA] = dc["alpha0"]
     hp = None
     if fab.congestion_control == "hpcc":
-        hp = hpcc_params(fab, st_base_rtt_ps(pt, fpath[:nf], apath[:nf], fab, cfg), int(topo.link_rate_bps.max()))
+        hp = hpcc_params(
+            fab, st_base_rtt_ps(pt, fpath[:nf], apath[:nf], fab, cfg), int(topo.link_rate_bps.max())
+        )
         cfg[K.C_INT_MAX] = maxhop
         cfg[K.C_HP_T] = hp["base_rtt_ps"]
         cfg[K.C_HP_MAX_STAGE] = hp["max_stage"]
@@ -297,11 +322,33 @@ def compile_scenario(scenario, topo, flows) -> State:
     g = np.zeros(K.G_NUM, dtype=np.int64)
     g[K.G_FREE] = 0
     g[K.G_RNG] = (scenario.seed % (K.PARK_MILLER_M - 1)) + 1
-    st = State(g=g, cfg=cfg, cf=cf, h=h, pk=pk, pt=pt, fl=fl, fr=fr,
-               swused=np.zeros(n_nodes, np.int64), fpath=fpath, apath=apath, nh_off=nh_off,
-               nh_links=nh_links, link_a=la, flowlet=flowlet, log=np.zeros((1024, 3), np.int64))
-    st.info.update(vl_buffer_bytes=vl_buffer, routing=routing, dcqcn=dc, hpcc=hp, sport=sport,
-                   xoff_bytes=xoff, xon_bytes=xon)
+    st = State(
+        g=g,
+        cfg=cfg,
+        cf=cf,
+        h=h,
+        pk=pk,
+        pt=pt,
+        fl=fl,
+        fr=fr,
+        swused=np.zeros(n_nodes, np.int64),
+        fpath=fpath,
+        apath=apath,
+        nh_off=nh_off,
+        nh_links=nh_links,
+        link_a=la,
+        flowlet=flowlet,
+        log=np.zeros((1024, 3), np.int64),
+    )
+    st.info.update(
+        vl_buffer_bytes=vl_buffer,
+        routing=routing,
+        dcqcn=dc,
+        hpcc=hp,
+        sport=sport,
+        xoff_bytes=xoff,
+        xon_bytes=xon,
+    )
     if overrides:
         st.info["pfc_overrides"] = [{k: v for k, v in o.items() if k != "node_ids"} for o in overrides]
         st.info["pfc_default"] = misconfig.fabric_pfc(fab)
@@ -311,9 +358,13 @@ def compile_scenario(scenario, topo, flows) -> State:
     # it here spares loading a compiled heap_push into the interpreter); then link failures and
     # injected pauses (fabric.pause_storms) at their times
     times = np.concatenate([start, np.array([t for t, _ in failures], dtype=np.int64), x_times])
-    vals = np.concatenate([np.arange(nf, dtype=np.int64) * 16 + K.EV_FLOW_START,
-                           np.array([lk * 16 + K.EV_LINK_DOWN for _, lk in failures], dtype=np.int64),
-                           x_args * 16 + K.EV_XPAUSE])
+    vals = np.concatenate(
+        [
+            np.arange(nf, dtype=np.int64) * 16 + K.EV_FLOW_START,
+            np.array([lk * 16 + K.EV_LINK_DOWN for _, lk in failures], dtype=np.int64),
+            x_args * 16 + K.EV_XPAUSE,
+        ]
+    )
     order = np.lexsort((np.arange(len(times)), times))
     n0 = len(times)
     h[:n0, 0] = times[order]
@@ -321,8 +372,14 @@ def compile_scenario(scenario, topo, flows) -> State:
     h[:n0, 2] = vals[order]
     g[K.G_HEAPN] = n0
     g[K.G_SEQ] = n0
-    st.info.update(topo=topo, seed=scenario.seed, base_routing=base_routing, src=src, dst=dst,
-                   failed_links=[lk for _, lk in failures])
+    st.info.update(
+        topo=topo,
+        seed=scenario.seed,
+        base_routing=base_routing,
+        src=src,
+        dst=dst,
+        failed_links=[lk for _, lk in failures],
+    )
     return st
 
 
@@ -356,10 +413,15 @@ def hpcc_params(fab, base_rtt_ps: int, line_bps: int) -> dict:
     else:
         w_ai = float(default_value("hpcc.w_ai")) * fab.mtu_bytes
         w_ai_src = "hpcc.w_ai (1 MSS, htsim)"
-    return {"eta": float(spec.eta), "max_stage": int(spec.max_stage), "base_rtt_ps": int(base_rtt_ps),
-            "w_ai_bytes": w_ai, "w_ai_source": w_ai_src,
-            "w_min_bytes": 100e6 * base_rtt_ps / (8.0 * K.PS_PER_S),
-            "w_init_bytes": line_bps * base_rtt_ps / (8.0 * K.PS_PER_S)}
+    return {
+        "eta": float(spec.eta),
+        "max_stage": int(spec.max_stage),
+        "base_rtt_ps": int(base_rtt_ps),
+        "w_ai_bytes": w_ai,
+        "w_ai_source": w_ai_src,
+        "w_min_bytes": 100e6 * base_rtt_ps / (8.0 * K.PS_PER_S),
+        "w_init_bytes": line_bps * base_rtt_ps / (8.0 * K.PS_PER_S),
+    }
 
 
 def _failure_events(fab, topo) -> list[tuple[int, int]]:
@@ -376,8 +438,12 @@ def _failure_events(fab, topo) -> list[tuple[int, int]]:
             except (KeyError, IndexError):
                 continue
         if found is None:
-            raise InputError("no such link", field=f"fabric.failures.{i}.link", value=f.link,
-                             allowed="'nodeA-nodeB' by node name (e.g. leaf0-spine1) or id")
+            raise InputError(
+                "no such link",
+                field=f"fabric.failures.{i}.link",
+                value=f.link,
+                allowed="'nodeA-nodeB' by node name (e.g. leaf0-spine1) or id",
+            )
         out.append((int(f.at), int(found)))
     return out
 

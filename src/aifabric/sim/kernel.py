@@ -123,7 +123,9 @@ C_DC_T_INC = 26
 C_DC_BYTES = 27
 C_DC_F = 28
 C_MAXHOP = 29
-C_DC_CLAMP = 30  # 1: every cut sets target = rate (paper); 0: only after an increase (ns-3 CLAMP_TARGET_RATE 0)
+C_DC_CLAMP = (
+    30  # 1: every cut sets target = rate (paper); 0: only after an increase (ns-3 CLAMP_TARGET_RATE 0)
+)
 C_DC_TIMER_ONLY = 31  # 1: stages counted by the timer alone (ns-3 Mellanox model, no byte counter)
 C_LOSSY = 32  # 1: no PFC/credits; drops on a full buffer, go-back-N recovery
 C_NACK_GAP = 33  # at most one NACK / rewind per expected byte within this time
@@ -674,8 +676,11 @@ def leave_switch(pt, pk, cfg, cf, swused, h, g, log, q, i):
         if cfg[C_IB] == 1:
             n = (size + cfg[C_CREDIT_BYTES] - 1) // cfg[C_CREDIT_BYTES]
             heap_push(h, g, g[G_NOW] + pt[inp, PT_DELAY], EV_CREDIT, n * cfg[C_NPORTS] + inp)
-        elif (cfg[C_PFC] == 1 and pt[inp, PT_PAUSE_SENT] == 1
-              and pt[inp, PT_INBYTES] < resume_threshold(pt, cfg, cf, swused, inp, node)):
+        elif (
+            cfg[C_PFC] == 1
+            and pt[inp, PT_PAUSE_SENT] == 1
+            and pt[inp, PT_INBYTES] < resume_threshold(pt, cfg, cf, swused, inp, node)
+        ):
             send_pfc(pt, h, g, inp, 0, log)
     if cfg[C_ECN] == 1 and pk[i, PK_ECN] == 0:
         qb = pt[q, PT_QBYTES]
@@ -898,8 +903,13 @@ def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i
     if cfg[C_ROUTING] == 2:
         last_t = flowlet[f, 2 * hop + 1]
         cached = flowlet[f, 2 * hop]
-        if (last_t >= 0 and g[G_NOW] - last_t < cfg[C_FLOWLET_GAP] and cached >= 0
-                and pt[cached, PT_NODE] == node and pt[cached, PT_DOWN] == 0):
+        if (
+            last_t >= 0
+            and g[G_NOW] - last_t < cfg[C_FLOWLET_GAP]
+            and cached >= 0
+            and pt[cached, PT_NODE] == node
+            and pt[cached, PT_DOWN] == 0
+        ):
             flowlet[f, 2 * hop + 1] = g[G_NOW]
             return cached
     d = fl[f, FL_DST]
@@ -931,8 +941,10 @@ def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i
         for jj in range(n):
             lk = nh_links[j0 + (c + jj) % n]
             q = 2 * lk + (1 if link_a[lk] != node else 0)
-            if pt[q, PT_DOWN] == 0 and (pt[q, PT_QBYTES] // qb
-                                        + (cfg[C_BUFFER] if egress_paused(pt, q) else 0)) == best_q:
+            if (
+                pt[q, PT_DOWN] == 0
+                and (pt[q, PT_QBYTES] // qb + (cfg[C_BUFFER] if egress_paused(pt, q) else 0)) == best_q
+            ):
                 return q
         return -1
     # flowlet: ties keep the ECMP choice (so flows starting on an idle fabric spread by hash, not
@@ -1024,7 +1036,11 @@ def host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, apath, i, node):
         else:
             pkt_free(pk, g, i)
             i = -1
-        if cfg[C_CC] == 1 and ecn == 1 and (fl[f, FL_LAST_CNP] < 0 or now - fl[f, FL_LAST_CNP] >= cfg[C_CNP_INTERVAL]):
+        if (
+            cfg[C_CC] == 1
+            and ecn == 1
+            and (fl[f, FL_LAST_CNP] < 0 or now - fl[f, FL_LAST_CNP] >= cfg[C_CNP_INTERVAL])
+        ):
             fl[f, FL_LAST_CNP] = now
             c = pkt_alloc(pk, g)
             pk[c, PK_FLOW] = f
@@ -1062,8 +1078,9 @@ def host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, apath, i, node):
 
 # =================================================================================================
 @njit(cache=True)
-def run(g, cfg, cf, h, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh_links, link_a,
-        flowlet, log, until, quota):
+def run(
+    g, cfg, cf, h, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh_links, link_a, flowlet, log, until, quota
+):
     """Process events until a status (``ST_*``) says why it stopped. Re-entrant."""
     nflows = fl.shape[0]
     npk = pk.shape[0]
@@ -1139,8 +1156,11 @@ def run(g, cfg, cf, h, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh_links, l
                 pt[q, PT_MAXQ] = pt[q, PT_QBYTES]
             g[G_QUEUED] += 1
             fifo_push(pt, pk, q, PT_DH, PT_DT, i)
-            if (cfg[C_PFC] == 1 and pt[p, PT_PAUSE_SENT] == 0
-                    and pt[p, PT_INBYTES] > pfc_threshold(pt, cfg, cf, swused, p, node)):
+            if (
+                cfg[C_PFC] == 1
+                and pt[p, PT_PAUSE_SENT] == 0
+                and pt[p, PT_INBYTES] > pfc_threshold(pt, cfg, cf, swused, p, node)
+            ):
                 send_pfc(pt, h, g, p, 1, log)
             try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, q)
         elif kind == EV_PFC:

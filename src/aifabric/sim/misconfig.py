@@ -43,7 +43,9 @@ def node_of(topo, ref, field: str, switches_only: bool = False) -> int:
     try:
         return int(topo.node_id(ref))
     except (KeyError, TypeError):
-        raise InputError("no such node", field=field, value=value, allowed=_examples(topo, switches_only)) from None
+        raise InputError(
+            "no such node", field=field, value=value, allowed=_examples(topo, switches_only)
+        ) from None
 
 
 def fabric_xoff(fab) -> int:
@@ -88,22 +90,38 @@ def pfc_overrides(fab, topo) -> list[dict]:
         for ref in o.switches:
             n = node_of(topo, ref, field, switches_only=True)
             if tier[n] == 0:
-                raise InputError(f"{topo.node_names[n]} is a host; PFC thresholds are set on switches", field=field,
-                                 value=ref, allowed=_examples(topo, True))
+                raise InputError(
+                    f"{topo.node_names[n]} is a host; PFC thresholds are set on switches",
+                    field=field,
+                    value=ref,
+                    allowed=_examples(topo, True),
+                )
             if n in seen and seen[n] != i:
-                raise InputError(f"{topo.node_names[n]} is also listed in fabric.pfc_overrides.{seen[n]}", field=field,
-                                 value=ref, allowed="each switch in one override at most")
+                raise InputError(
+                    f"{topo.node_names[n]} is also listed in fabric.pfc_overrides.{seen[n]}",
+                    field=field,
+                    value=ref,
+                    allowed="each switch in one override at most",
+                )
             if n not in seen:
                 seen[n] = i
                 ids.append(n)
         mode = o.mode or fab.pfc.mode
-        entry = {"switches": [topo.node_names[n] for n in ids], "node_ids": ids, "mode": mode,
-                 "xoff_bytes": None, "xon_bytes": None, "alpha": None}
+        entry = {
+            "switches": [topo.node_names[n] for n in ids],
+            "node_ids": ids,
+            "mode": mode,
+            "xoff_bytes": None,
+            "xon_bytes": None,
+            "alpha": None,
+        }
         if mode == "static":
             xoff = o.xoff if o.xoff is not None else fabric_xoff(fab)
             xon = o.xon if o.xon is not None else min(fabric_xon(fab), xoff)
             if xon > xoff:
-                raise InputError(f"xon ({xon} B) must not exceed xoff ({xoff} B)", field=f"fabric.pfc_overrides.{i}.xon")
+                raise InputError(
+                    f"xon ({xon} B) must not exceed xoff ({xoff} B)", field=f"fabric.pfc_overrides.{i}.xon"
+                )
             entry.update(xoff_bytes=int(xoff), xon_bytes=int(xon))
         else:
             entry["alpha"] = float(o.alpha if o.alpha is not None else fabric_alpha(fab))
@@ -154,23 +172,39 @@ def pause_storms(fab, topo, until_ps: int | None = None) -> list[dict]:
                 if n not in nbrs:
                     names = sorted(topo.node_names[j] for j in nbrs)
                     shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
-                    raise InputError(f"{topo.node_names[n]} is not a neighbour of {topo.node_names[node]}",
-                                     field=f"fabric.pause_storms.{i}.peers", value=ref,
-                                     allowed=f"neighbours of {topo.node_names[node]}: {shown}")
+                    raise InputError(
+                        f"{topo.node_names[n]} is not a neighbour of {topo.node_names[node]}",
+                        field=f"fabric.pause_storms.{i}.peers",
+                        value=ref,
+                        allowed=f"neighbours of {topo.node_names[node]}: {shown}",
+                    )
                 peers.add(n)
         ports = _egress_toward(topo, node, peers)
         n_pauses = storm_pauses(s, until_ps)
         total += n_pauses * len(ports)
         if total > MAX_INJECTED_PAUSES:
-            raise InputError(f"more than {MAX_INJECTED_PAUSES:,} injected pauses (ports x count) to schedule",
-                             field=f"fabric.pause_storms.{i}.count", value=s.count,
-                             allowed="fewer pauses, fewer peers, or a shorter sim.until")
-        pnames = sorted({topo.node_names[int(topo.link_a[p // 2] if p % 2 == 0 else topo.link_b[p // 2])]
-                         for p in ports})
-        out.append({"node": topo.node_names[node], "node_id": node, "peers": pnames, "ports": ports,
-                    "start_ps": int(s.start), "duration_ps": int(s.duration),
-                    "period_ps": int(s.period) if s.period is not None else None, "count": int(s.count),
-                    "pauses": n_pauses})
+            raise InputError(
+                f"more than {MAX_INJECTED_PAUSES:,} injected pauses (ports x count) to schedule",
+                field=f"fabric.pause_storms.{i}.count",
+                value=s.count,
+                allowed="fewer pauses, fewer peers, or a shorter sim.until",
+            )
+        pnames = sorted(
+            {topo.node_names[int(topo.link_a[p // 2] if p % 2 == 0 else topo.link_b[p // 2])] for p in ports}
+        )
+        out.append(
+            {
+                "node": topo.node_names[node],
+                "node_id": node,
+                "peers": pnames,
+                "ports": ports,
+                "start_ps": int(s.start),
+                "duration_ps": int(s.duration),
+                "period_ps": int(s.period) if s.period is not None else None,
+                "count": int(s.count),
+                "pauses": n_pauses,
+            }
+        )
     return out
 
 

@@ -26,9 +26,23 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-SUMMARY_KEYS = ("flows", "completed_flows", "fct_p50_us", "fct_p99_us", "fct_max_us", "slowdown_p50",
-                "slowdown_p99", "goodput_gbps", "jain_fairness", "drops", "pause_frames", "pause_time_us",
-                "ecn_marks", "max_queue_bytes", "deadlock")
+SUMMARY_KEYS = (
+    "flows",
+    "completed_flows",
+    "fct_p50_us",
+    "fct_p99_us",
+    "fct_max_us",
+    "slowdown_p50",
+    "slowdown_p99",
+    "goodput_gbps",
+    "jain_fairness",
+    "drops",
+    "pause_frames",
+    "pause_time_us",
+    "ecn_marks",
+    "max_queue_bytes",
+    "deadlock",
+)
 
 COLUMNS: dict[str, dict[str, str]] = {
     "flows": {
@@ -129,11 +143,22 @@ class Results:
     ports = _Table()
     pfc_log = _Table()
 
-    def __init__(self, scenario: str, flows, ports, summary: dict, engine: dict, pfc_log=None,
-                 extra: dict | None = None):
+    def __init__(
+        self,
+        scenario: str,
+        flows,
+        ports,
+        summary: dict,
+        engine: dict,
+        pfc_log=None,
+        extra: dict | None = None,
+    ):
         self.scenario = scenario
-        self._tables = {"flows": flows, "ports": ports,
-                        "pfc_log": {c: [] for c in PFC_LOG_COLUMNS} if pfc_log is None else pfc_log}
+        self._tables = {
+            "flows": flows,
+            "ports": ports,
+            "pfc_log": {c: [] for c in PFC_LOG_COLUMNS} if pfc_log is None else pfc_log,
+        }
         self.summary = summary
         self.engine = engine
         self.extra = {} if extra is None else extra
@@ -143,7 +168,11 @@ class Results:
 
     def to_dict(self, flows: bool = True) -> dict:
         """The ``simulate --json`` object of interface.md."""
-        out = {"scenario": self.scenario, "summary": _jsonable(self.summary), "engine": _jsonable(self.engine)}
+        out = {
+            "scenario": self.scenario,
+            "summary": _jsonable(self.summary),
+            "engine": _jsonable(self.engine),
+        }
         if flows:
             t = self._tables["flows"]
             out["flows"] = _column_records(t) if isinstance(t, dict) else _records(t)
@@ -156,8 +185,18 @@ class Results:
         paths = [d / "flows.parquet", d / "ports.parquet", d / "summary.json", d / "fct.txt", d / "pfc.txt"]
         _parquet(self.flows, paths[0], "flows")
         _parquet(self.ports, paths[1], "ports")
-        paths[2].write_text(json.dumps({"scenario": self.scenario, "summary": _jsonable(self.summary),
-                                        "engine": _jsonable(self.engine), "columns": COLUMNS}, indent=2) + "\n")
+        paths[2].write_text(
+            json.dumps(
+                {
+                    "scenario": self.scenario,
+                    "summary": _jsonable(self.summary),
+                    "engine": _jsonable(self.engine),
+                    "columns": COLUMNS,
+                },
+                indent=2,
+            )
+            + "\n"
+        )
         write_fct_txt(self.flows, paths[3], offset_ns=int(self.extra.get("start_offset_ns", 0)))
         write_pfc_txt(self.pfc_log, paths[4])
         return paths
@@ -180,9 +219,14 @@ def load(folder: str | Path) -> Results:
 
     d = Path(folder)
     meta = json.loads((d / "summary.json").read_text())
-    return Results(scenario=meta["scenario"], flows=pd.read_parquet(d / "flows.parquet"),
-                   ports=pd.read_parquet(d / "ports.parquet"), summary=meta["summary"], engine=meta["engine"],
-                   pfc_log=read_pfc_txt(d / "pfc.txt"))
+    return Results(
+        scenario=meta["scenario"],
+        flows=pd.read_parquet(d / "flows.parquet"),
+        ports=pd.read_parquet(d / "ports.parquet"),
+        summary=meta["summary"],
+        engine=meta["engine"],
+        pfc_log=read_pfc_txt(d / "pfc.txt"),
+    )
 
 
 def _jsonable(d: dict) -> dict:
@@ -220,8 +264,10 @@ def write_fct_txt(flows: pd.DataFrame, path: str | Path, offset_ns: int = 0) -> 
     lines = []
     for r in done.itertuples(index=False):
         start_ns = round(r.start_us * 1000) + offset_ns
-        lines.append(f"{int(ns3_ip(r.src)):08x} {int(ns3_ip(r.dst)):08x} {int(r.sport)} {int(r.dport)} "
-                     f"{int(r.size_bytes)} {start_ns} {round(r.fct_us * 1000)} {round(r.ideal_fct_us * 1000)}")
+        lines.append(
+            f"{int(ns3_ip(r.src)):08x} {int(ns3_ip(r.dst)):08x} {int(r.sport)} {int(r.dport)} "
+            f"{int(r.size_bytes)} {start_ns} {round(r.fct_us * 1000)} {round(r.ideal_fct_us * 1000)}"
+        )
     Path(path).write_text("".join(line + "\n" for line in lines))
 
 
@@ -239,8 +285,10 @@ def read_fct_txt(path: str | Path) -> pd.DataFrame:
 
 
 def write_pfc_txt(log: pd.DataFrame, path: str | Path) -> None:
-    lines = [f"{int(r.time_ns)} {int(r.node)} {int(r.node_type)} {int(r.if_index)} {int(r.type)}"
-             for r in log.itertuples(index=False)]
+    lines = [
+        f"{int(r.time_ns)} {int(r.node)} {int(r.node_type)} {int(r.if_index)} {int(r.type)}"
+        for r in log.itertuples(index=False)
+    ]
     Path(path).write_text("".join(line + "\n" for line in lines))
 
 
@@ -248,6 +296,10 @@ def read_pfc_txt(path: str | Path) -> pd.DataFrame:
     import pandas as pd
 
     rows = [[int(x) for x in ln.split()] for ln in Path(path).read_text().splitlines() if ln.strip()]
-    return pd.DataFrame(rows, columns=["time_ns", "node", "node_type", "if_index", "type"], dtype=np.int64) \
-        if rows else pd.DataFrame({c: pd.Series(dtype=np.int64) for c in
-                                   ["time_ns", "node", "node_type", "if_index", "type"]})
+    return (
+        pd.DataFrame(rows, columns=["time_ns", "node", "node_type", "if_index", "type"], dtype=np.int64)
+        if rows
+        else pd.DataFrame(
+            {c: pd.Series(dtype=np.int64) for c in ["time_ns", "node", "node_type", "if_index", "type"]}
+        )
+    )

@@ -35,9 +35,11 @@ FABRICS = ("none", "roce-400g", "roce-800g", "infiniband", "hybrid")
 # Probability that a team mis-tunes one lossless-Ethernet setting (PFC thresholds, ECN, DCQCN,
 # hashing) somewhere in the fabric. ASSUMPTION, no public source: stated in every report.
 MISCONFIG_PROBABILITY = {"none": 0.5, "some": 0.2, "expert": 0.05}
-MISCONFIG_PROBABILITY_BASIS = ("assumption (no public source): none 50 %, some 20 %, expert 5 % chance that a given "
-                               "lossless setting (ECN, PFC thresholds, pause-storm protection, adaptive routing) is "
-                               "wrong in production; expected losses of the mistakes add")
+MISCONFIG_PROBABILITY_BASIS = (
+    "assumption (no public source): none 50 %, some 20 %, expert 5 % chance that a given "
+    "lossless setting (ECN, PFC thresholds, pause-storm protection, adaptive routing) is "
+    "wrong in production; expected losses of the mistakes add"
+)
 
 
 @dataclass
@@ -92,8 +94,11 @@ class Recommendation:
     reasons: list[Reason]
 
     def to_dict(self) -> dict:
-        return {"fabric": self.fabric, "nic_rate_gbps": self.nic_rate_gbps,
-                "reasons": [r.to_dict() for r in self.reasons]}
+        return {
+            "fabric": self.fabric,
+            "nic_rate_gbps": self.nic_rate_gbps,
+            "reasons": [r.to_dict() for r in self.reasons],
+        }
 
 
 def _usd(x: float) -> str:
@@ -113,11 +118,14 @@ def nic_rate_for(gpu, catalog=None) -> tuple[float, Reason]:
     return rate, Reason(
         f"{gpu.id.upper()} has {nvl:g} GB/s NVLink per direction, so one {rate:g}G NIC per GPU "
         f"({rate / 8:g} GB/s) keeps the network at {rate / 8 / nvl:.0%} of the NVLink rate, as HGX reference designs do",
-        {"nvlink_gbytes_per_s": f"{nvl:g} GB/s", "nic_rate": f"{rate:g} Gb/s"}, "7")
+        {"nvlink_gbytes_per_s": f"{nvl:g} GB/s", "nic_rate": f"{rate:g} Gb/s"},
+        "7",
+    )
 
 
-def recommend(adv, gpus_per_node: int, evidence: dict[str, FabricEvidence], nic_rate: float,
-              rate_reason: Reason) -> Recommendation:
+def recommend(
+    adv, gpus_per_node: int, evidence: dict[str, FabricEvidence], nic_rate: float, rate_reason: Reason
+) -> Recommendation:
     """Apply the rules to the computed evidence (``evidence`` keyed by fabric name)."""
     reasons: list[Reason] = []
     nodes = -(-adv.gpus // gpus_per_node)
@@ -126,16 +134,38 @@ def recommend(adv, gpus_per_node: int, evidence: dict[str, FabricEvidence], nic_
 
     # Rule 1
     if adv.gpus <= gpus_per_node:
-        return Recommendation("none", None, [Reason(
-            f"All {adv.gpus} GPUs fit one {gpus_per_node}-GPU node: collectives stay on NVLink, no inter-node "
-            "lossless fabric is needed", {"gpus": str(adv.gpus), "gpus_per_node": str(gpus_per_node)}, "1")])
+        return Recommendation(
+            "none",
+            None,
+            [
+                Reason(
+                    f"All {adv.gpus} GPUs fit one {gpus_per_node}-GPU node: collectives stay on NVLink, no inter-node "
+                    "lossless fabric is needed",
+                    {"gpus": str(adv.gpus), "gpus_per_node": str(gpus_per_node)},
+                    "1",
+                )
+            ],
+        )
     if nodes <= 4 and adv.workload in ("inference", "storage"):
-        return Recommendation("none", None, [Reason(
-            f"{nodes} nodes running {adv.workload} move little data between nodes; an ordinary Ethernet network "
-            "suffices (plan a lossless fabric from 8 nodes or when training is network-bound)",
-            {"nodes": str(nodes), "workload": adv.workload}, "1")])
-    reasons.append(Reason(f"{nodes} nodes need an inter-node fabric for {adv.workload}",
-                          {"nodes": str(nodes), "gpus": str(adv.gpus)}, "1"))
+        return Recommendation(
+            "none",
+            None,
+            [
+                Reason(
+                    f"{nodes} nodes running {adv.workload} move little data between nodes; an ordinary Ethernet network "
+                    "suffices (plan a lossless fabric from 8 nodes or when training is network-bound)",
+                    {"nodes": str(nodes), "workload": adv.workload},
+                    "1",
+                )
+            ],
+        )
+    reasons.append(
+        Reason(
+            f"{nodes} nodes need an inter-node fabric for {adv.workload}",
+            {"nodes": str(nodes), "gpus": str(adv.gpus)},
+            "1",
+        )
+    )
     reasons.append(rate_reason)
 
     cap = _capex_reason(ib, roce)
@@ -153,10 +183,14 @@ def recommend(adv, gpus_per_node: int, evidence: dict[str, FabricEvidence], nic_
     for ev in (ib, roce):
         if ev is not None and growth > 1:
             ok = ev.max_gpus >= target
-            grow_reasons.append(Reason(
-                f"{ev.fabric} reaches {ev.max_gpus:,} GPUs in three tiers, {'enough' if ok else 'not enough'} for "
-                f"{adv.growth} growth to {target:,}", {"max_gpus": f"{ev.max_gpus:,}", "growth_target": f"{target:,}"},
-                "5"))
+            grow_reasons.append(
+                Reason(
+                    f"{ev.fabric} reaches {ev.max_gpus:,} GPUs in three tiers, {'enough' if ok else 'not enough'} for "
+                    f"{adv.growth} growth to {target:,}",
+                    {"max_gpus": f"{ev.max_gpus:,}", "growth_target": f"{target:,}"},
+                    "5",
+                )
+            )
     reasons.extend(grow_reasons)
     ib_too_small = ib is not None and growth > 1 and ib.max_gpus < target
     roce_too_small = roce is not None and growth > 1 and roce.max_gpus < target
@@ -166,10 +200,17 @@ def recommend(adv, gpus_per_node: int, evidence: dict[str, FabricEvidence], nic_
         why = "high-frequency trading" if adv.workload == "trading" else "high jitter sensitivity"
         ev = {"jitter_sensitivity": adv.jitter_sensitivity, "workload": adv.workload}
         if ib and roce and ib.small_msg_latency_us and roce.small_msg_latency_us:
-            ev["small_message_latency"] = (f"IB {ib.small_msg_latency_us:.2f} us vs RoCE "
-                                           f"{roce.small_msg_latency_us:.2f} us")
-        reasons.append(Reason(f"{why}: InfiniBand's credit flow control cannot pause-storm or drop, and its "
-                              "latency is lower", ev, "4"))
+            ev["small_message_latency"] = (
+                f"IB {ib.small_msg_latency_us:.2f} us vs RoCE {roce.small_msg_latency_us:.2f} us"
+            )
+        reasons.append(
+            Reason(
+                f"{why}: InfiniBand's credit flow control cannot pause-storm or drop, and its "
+                "latency is lower",
+                ev,
+                "4",
+            )
+        )
         return Recommendation("infiniband", nic_rate, reasons)
 
     # Rule 2: budget
@@ -185,9 +226,15 @@ def recommend(adv, gpus_per_node: int, evidence: dict[str, FabricEvidence], nic_
             ev["roce_expected_loss"] = _loss(roce)
         if ib is not None and roce is not None:
             ev["roce_over_ib_capex"] = f"{roce.capex_usd / ib.capex_usd:.2f}"
-        reasons.append(Reason(f"{adv.workload} traffic goes on RoCE (the brief's hybrid rule: IB only for a training "
-                              "core); budget the lossless tuning behind the expected loss and audit the switch "
-                              "configs (aifabric audit)", ev, "6"))
+        reasons.append(
+            Reason(
+                f"{adv.workload} traffic goes on RoCE (the brief's hybrid rule: IB only for a training "
+                "core); budget the lossless tuning behind the expected loss and audit the switch "
+                "configs (aifabric audit)",
+                ev,
+                "6",
+            )
+        )
         return Recommendation(roce_key, nic_rate, reasons)
 
     # Rule 3/5: numbers decide
@@ -200,31 +247,60 @@ def recommend(adv, gpus_per_node: int, evidence: dict[str, FabricEvidence], nic_
         ev = {"budget": adv.budget, "team_expertise": adv.team_expertise}
         if ib and roce:
             ev["ib_premium"] = _usd(ib.capex_usd - roce.capex_usd)
-            ev["roce_expected_loss"] = _loss(roce) + " (simulated mistakes only; outages, deadlocks and debugging time "\
-                                                     "are not in it)"
-        reasons.append(Reason("the team has no lossless-Ethernet tuning expertise and the budget allows it: "
-                              "InfiniBand's predictability is worth its premium for the training core", ev, "5"))
+            ev["roce_expected_loss"] = (
+                _loss(roce) + " (simulated mistakes only; outages, deadlocks and debugging time "
+                "are not in it)"
+            )
+        reasons.append(
+            Reason(
+                "the team has no lossless-Ethernet tuning expertise and the budget allows it: "
+                "InfiniBand's predictability is worth its premium for the training core",
+                ev,
+                "5",
+            )
+        )
         choice = "infiniband"
     elif ib is not None and roce is not None and ib.risk_adjusted_cost and roce.risk_adjusted_cost:
         better = "infiniband" if ib.risk_adjusted_cost < roce.risk_adjusted_cost else roce_key
-        reasons.append(Reason(
-            f"risk-adjusted cost per million trained tokens: IB {ib.risk_adjusted_cost:.3f} USD vs RoCE "
-            f"{roce.risk_adjusted_cost:.3f} USD — {better} is cheaper per useful token",
-            {"ib_cost_per_million_tokens": f"{ib.cost_per_million_tokens_usd:.3f} USD",
-             "roce_cost_per_million_tokens": f"{roce.cost_per_million_tokens_usd:.3f} USD",
-             "roce_expected_loss": _loss(roce), "ib_expected_loss": _loss(ib)}, "3"))
+        reasons.append(
+            Reason(
+                f"risk-adjusted cost per million trained tokens: IB {ib.risk_adjusted_cost:.3f} USD vs RoCE "
+                f"{roce.risk_adjusted_cost:.3f} USD — {better} is cheaper per useful token",
+                {
+                    "ib_cost_per_million_tokens": f"{ib.cost_per_million_tokens_usd:.3f} USD",
+                    "roce_cost_per_million_tokens": f"{roce.cost_per_million_tokens_usd:.3f} USD",
+                    "roce_expected_loss": _loss(roce),
+                    "ib_expected_loss": _loss(ib),
+                },
+                "3",
+            )
+        )
         choice = better
     elif ib is not None and roce is not None:
         choice = "infiniband" if ib.capex_usd * (1) < roce.capex_usd * (1 + roce.expected_loss) else roce_key
-        reasons.append(Reason("capex adjusted for expected misconfiguration loss decides",
-                              {"ib_capex": _usd(ib.capex_usd), "roce_capex": _usd(roce.capex_usd),
-                               "roce_expected_loss": _loss(roce)}, "3"))
+        reasons.append(
+            Reason(
+                "capex adjusted for expected misconfiguration loss decides",
+                {
+                    "ib_capex": _usd(ib.capex_usd),
+                    "roce_capex": _usd(roce.capex_usd),
+                    "roce_expected_loss": _loss(roce),
+                },
+                "3",
+            )
+        )
     if choice == "infiniband" and adv.budget != "high" and adv.workload == "training":
         ev = {"budget": adv.budget}
         if roce and ib:
             ev["roce_over_ib_capex"] = f"{roce.capex_usd / ib.capex_usd:.2f}"
-        reasons.append(Reason("IB for the training core; put storage and front-end traffic on RoCE, which costs "
-                              "less per port for traffic that needs no lossless tuning", ev, "6"))
+        reasons.append(
+            Reason(
+                "IB for the training core; put storage and front-end traffic on RoCE, which costs "
+                "less per port for traffic that needs no lossless tuning",
+                ev,
+                "6",
+            )
+        )
         return Recommendation("hybrid", nic_rate, reasons)
     return Recommendation(choice, nic_rate, reasons)
 
@@ -241,18 +317,27 @@ def _capex_reason(ib: FabricEvidence | None, roce: FabricEvidence | None) -> Rea
     if not ib or not roce:
         return None
     ratio = roce.capex_usd / ib.capex_usd
-    return Reason(f"RoCE network capex is {ratio:.0%} of InfiniBand's ({_usd(ib.capex_usd - roce.capex_usd)} less)",
-                  {"ib_capex": _usd(ib.capex_usd), "roce_capex": _usd(roce.capex_usd), "ratio": f"{ratio:.3f}"}, "2")
+    return Reason(
+        f"RoCE network capex is {ratio:.0%} of InfiniBand's ({_usd(ib.capex_usd - roce.capex_usd)} less)",
+        {"ib_capex": _usd(ib.capex_usd), "roce_capex": _usd(roce.capex_usd), "ratio": f"{ratio:.3f}"},
+        "2",
+    )
 
 
 def _iteration_reason(ib: FabricEvidence | None, roce: FabricEvidence | None) -> Reason | None:
     if not ib or not roce or not ib.iteration_time_s or not roce.iteration_time_s:
         return None
     d = roce.iteration_time_s / ib.iteration_time_s - 1
-    return Reason(f"a training iteration takes {ib.iteration_time_s:.3f} s on IB and {roce.iteration_time_s:.3f} s "
-                  f"on well-tuned RoCE ({d:+.1%})",
-                  {"ib_iteration": f"{ib.iteration_time_s:.4f} s", "roce_iteration": f"{roce.iteration_time_s:.4f} s",
-                   "difference": f"{d:+.2%}"}, "3")
+    return Reason(
+        f"a training iteration takes {ib.iteration_time_s:.3f} s on IB and {roce.iteration_time_s:.3f} s "
+        f"on well-tuned RoCE ({d:+.1%})",
+        {
+            "ib_iteration": f"{ib.iteration_time_s:.4f} s",
+            "roce_iteration": f"{roce.iteration_time_s:.4f} s",
+            "difference": f"{d:+.2%}",
+        },
+        "3",
+    )
 
 
 def _risk_reason(adv, roce: FabricEvidence | None) -> Reason | None:
@@ -262,5 +347,9 @@ def _risk_reason(adv, roce: FabricEvidence | None) -> Reason | None:
     parts = {k: _pct(v) for k, v in roce.risk.items()}
     parts["misconfiguration_probability"] = f"{p:.0%} per setting (assumption, no public source)"
     words = {"none": "no", "some": "some", "expert": "expert"}[adv.team_expertise]
-    return Reason(f"with {words} RDMA tuning expertise the expected RoCE slowdown from mistakes the "
-                  f"models reproduce is {_pct(roce.expected_loss)}", parts, "5")
+    return Reason(
+        f"with {words} RDMA tuning expertise the expected RoCE slowdown from mistakes the "
+        f"models reproduce is {_pct(roce.expected_loss)}",
+        parts,
+        "5",
+    )

@@ -36,6 +36,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from aifabric.design.plan import plan_fabric
+from aifabric.errors import InputError
 from aifabric.stages.decide import (
     MISCONFIG_PROBABILITY,
     MISCONFIG_PROBABILITY_BASIS,
@@ -43,8 +45,6 @@ from aifabric.stages.decide import (
     nic_rate_for,
     recommend,
 )
-from aifabric.errors import InputError
-from aifabric.design.plan import plan_fabric
 from aifabric.stages.testbed import (
     CONGESTION_SHARE,
     CONGESTION_SHARE_BASIS,
@@ -112,9 +112,12 @@ class FabricComm:
             return (n - 1) * alpha + size_bytes * (n - 1) / n / beta
         if op in ("send-recv", "broadcast"):
             return alpha + size_bytes / beta
-        raise InputError("unknown collective", field="op", value=op,
-                         allowed="all-reduce, all-gather, reduce-scatter, all-to-all, send-recv, broadcast")
-
+        raise InputError(
+            "unknown collective",
+            field="op",
+            value=op,
+            allowed="all-reduce, all-gather, reduce-scatter, all-to-all, send-recv, broadcast",
+        )
 
 
 @lru_cache(maxsize=64)
@@ -137,7 +140,9 @@ def _nvls_allreduce_s(gpu: str, n: int, size_bytes: float) -> float | None:
     return float(nccl_constants()["nvlink"]["nvls"]["simple"]) * 1e-6 + size_bytes * 2 * (n - 1) / n / bw
 
 
-def busbw_sweep(topo, technology: str, gpu: str, hop_ns: float, seed: int, gpus: int, routing: str) -> list[dict]:
+def busbw_sweep(
+    topo, technology: str, gpu: str, hop_ns: float, seed: int, gpus: int, routing: str
+) -> list[dict]:
     """All-reduce over every GPU, nccl-tests sizes 8 B … 8 GiB, with NCCL's tuner choice per size
     (``algorithm="auto"``: ring, tree, and NVLSTree on NVSwitch GPUs; protocol too), flow engine
     with the fabric's routing. busbw in Gb/s."""
@@ -145,11 +150,30 @@ def busbw_sweep(topo, technology: str, gpu: str, hop_ns: float, seed: int, gpus:
         return []
     from aifabric.workload.collectives import nccl_sweep
 
-    df = nccl_sweep("all-reduce", SWEEP_SIZES, topo, algorithm="auto", engine="flow", routing=routing,
-                    technology=technology, gpu=gpu, seed=seed, switch_latency_ps=hop_ns * 1000,
-                    header_bytes=HEADER_BYTES[technology], mtu_bytes=MTU_BYTES[technology])
-    return [{"size_bytes": int(r.size_bytes), "time_us": float(r.time_us), "busbw_gbps": float(r.busbw_gbps) * 8,
-             "algorithm": str(r.algorithm), "protocol": r.protocol} for r in df.itertuples(index=False)]
+    df = nccl_sweep(
+        "all-reduce",
+        SWEEP_SIZES,
+        topo,
+        algorithm="auto",
+        engine="flow",
+        routing=routing,
+        technology=technology,
+        gpu=gpu,
+        seed=seed,
+        switch_latency_ps=hop_ns * 1000,
+        header_bytes=HEADER_BYTES[technology],
+        mtu_bytes=MTU_BYTES[technology],
+    )
+    return [
+        {
+            "size_bytes": int(r.size_bytes),
+            "time_us": float(r.time_us),
+            "busbw_gbps": float(r.busbw_gbps) * 8,
+            "algorithm": str(r.algorithm),
+            "protocol": r.protocol,
+        }
+        for r in df.itertuples(index=False)
+    ]
 
 
 def ring_step_flows(gpus: int, gpus_per_node: int, group_nodes: int, size_bytes: int) -> dict:
@@ -186,14 +210,28 @@ def measure_step(topo, technology: str, flows: dict, seed: int, switch_latency_p
     alone-on-the-fabric FCT over the slowest flow's FCT (a ring step ends with its slowest flow)."""
     from aifabric.flow import simulate_flows
 
-    df = simulate_flows(topo, flows, routing=routing, seed=seed, switch_latency_ps=switch_latency_ps,
-                        mtu_bytes=MTU_BYTES[technology], header_bytes=HEADER_BYTES[technology])
+    df = simulate_flows(
+        topo,
+        flows,
+        routing=routing,
+        seed=seed,
+        switch_latency_ps=switch_latency_ps,
+        mtu_bytes=MTU_BYTES[technology],
+        header_bytes=HEADER_BYTES[technology],
+    )
     eff = float(df["ideal_fct_us"].max() / df["fct_us"].max())
     return min(1.0, eff), df["fct_us"].to_numpy()
 
 
-def measure_fabric(topo, technology: str, ring_flows: dict, perm_flows: dict | None, seed: int,
-                   switch_latency_ps: float, routing: str) -> tuple[float, np.ndarray, float, np.ndarray]:
+def measure_fabric(
+    topo,
+    technology: str,
+    ring_flows: dict,
+    perm_flows: dict | None,
+    seed: int,
+    switch_latency_ps: float,
+    routing: str,
+) -> tuple[float, np.ndarray, float, np.ndarray]:
     """Ring-step efficiency (mean over three hash seeds: the expected collision cost, not one
     draw) with the first seed's FCTs, and the permutation's efficiency and FCTs (1.0 / empty when
     there is no permutation)."""
@@ -209,39 +247,69 @@ def measure_fabric(topo, technology: str, ring_flows: dict, perm_flows: dict | N
     return float(np.mean(effs)), ring_fct, a2a_eff, perm_fct
 
 
-def _iteration_slowdown(model, par, gpus, gpu, comm, it, mfu, gpn, factor: float = 1.0,
-                        changed: FabricComm | None = None) -> float:
+def _iteration_slowdown(
+    model, par, gpus, gpu, comm, it, mfu, gpn, factor: float = 1.0, changed: FabricComm | None = None
+) -> float:
     """Iteration slowdown when every network collective's bandwidth term is ``factor``× slower
     (or, with ``changed``, on that collective model instead of ``comm``); without a training
     iteration (inference, storage, trading), the communication slowdown ``factor − 1``."""
     if it is None:
         return factor - 1
-    slow = iteration_time(model, par, gpus, float(gpu.bf16_tflops), changed or slowed_comm(comm, factor), mfu=mfu,
-                          gpus_per_node=gpn)
+    slow = iteration_time(
+        model,
+        par,
+        gpus,
+        float(gpu.bf16_tflops),
+        changed or slowed_comm(comm, factor),
+        mfu=mfu,
+        gpus_per_node=gpn,
+    )
     return slow.iteration_s / it.iteration_s - 1
 
 
 def _jitter_evidence(rm, model, par, gpus, gpu, comm, it, mfu, gpn) -> dict:
     """The jitter claim's numbers: the storm sweep (quiet traffic) mapped to the iteration."""
-    sweep = [{"duty": r["duty"], "comm_slowdown": r["comm_slowdown"],
-              "slowdown": _iteration_slowdown(model, par, gpus, gpu, comm, it, mfu, gpn,
-                                              1 + max(0.0, r["comm_slowdown"]))} for r in rm.jitter_sweep]
+    sweep = [
+        {
+            "duty": r["duty"],
+            "comm_slowdown": r["comm_slowdown"],
+            "slowdown": _iteration_slowdown(
+                model, par, gpus, gpu, comm, it, mfu, gpn, 1 + max(0.0, r["comm_slowdown"])
+            ),
+        }
+        for r in rm.jitter_sweep
+    ]
     small = next((r for r in sweep if r["duty"] == SMALL_JITTER_DUTY), None)
     need = next((r["duty"] for r in sweep if r["slowdown"] >= 0.2), None)
-    return {"sweep": sweep, "small": small, "duty_for_20pct": need,
-            "slowdown_of": "training iteration" if it is not None else "network communication"}
+    return {
+        "sweep": sweep,
+        "small": small,
+        "duty_for_20pct": need,
+        "slowdown_of": "training iteration" if it is not None else "network communication",
+    }
 
 
-def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: float = 0.40,
-            progress=None, congestion_share: float = CONGESTION_SHARE) -> dict:
+def compare(
+    adv,
+    catalog,
+    model_name: str | None = None,
+    seed: int = 1,
+    mfu: float = 0.40,
+    progress=None,
+    congestion_share: float = CONGESTION_SHARE,
+) -> dict:
     """Run the comparison; returns the JSON-ready result (interface.md keys + report data).
 
     ``adv.roce_routing`` picks ECMP (NCCL's RoCE default) or adaptive routing (Spectrum-X class
     switches) for the RoCE fabric; InfiniBand always routes adaptively. ``congestion_share`` is
     the share of communication time the risk model spends congested (:mod:`aifabric.stages.testbed`)."""
     if not 0 <= congestion_share <= 1:
-        raise InputError("must be between 0 and 1", field="--congestion-share", value=congestion_share,
-                         allowed="a fraction in [0, 1]")
+        raise InputError(
+            "must be between 0 and 1",
+            field="--congestion-share",
+            value=congestion_share,
+            allowed="a fraction in [0, 1]",
+        )
     jitter = None
     t0 = time.perf_counter()
     tick = progress or (lambda msg: None)
@@ -255,7 +323,11 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
         model = get_model(model_name or adv.model or "llama3-70b")
         if adv.gpus > gpn:
             par = default_parallelism(model, adv.gpus, gpn, float(gpu.hbm_gbytes or 80))
-    nvl_busbw = H100_NVLINK_RING_BUSBW_GBPS * float(gpu.nvlink_gbytes_per_s or H100_NVLINK_GBYTES) / H100_NVLINK_GBYTES
+    nvl_busbw = (
+        H100_NVLINK_RING_BUSBW_GBPS
+        * float(gpu.nvlink_gbytes_per_s or H100_NVLINK_GBYTES)
+        / H100_NVLINK_GBYTES
+    )
     from aifabric.workload.collectives import NVLS_GPUS
 
     nvls_gpu = adv.gpu if adv.gpu in NVLS_GPUS else None
@@ -263,7 +335,10 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
     fabrics_out = []
     if adv.gpus > gpn and adv.gpus % gpn:
         raise InputError(f"must be a multiple of {gpn} GPUs per node", field="--gpus", value=adv.gpus)
-    routing_of = {"infiniband": ROUTING["infiniband"], "roce": getattr(adv, "roce_routing", None) or ROUTING["roce"]}
+    routing_of = {
+        "infiniband": ROUTING["infiniband"],
+        "roce": getattr(adv, "roce_routing", None) or ROUTING["roce"],
+    }
     for tech, key in (("infiniband", "infiniband"), ("roce", roce_key)):
         tick(f"planning {key}")
         route = routing_of[tech]
@@ -272,8 +347,11 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
         sw = catalog.switches[p.switch_id]
         hop_ns = float(sw.latency_ns) if sw.latency_ns else SWITCH_HOP_NS[tech]
         hops = {1: 2, 2: 4, 3: 6}[d.tiers] if adv.gpus > gpn else 0  # links on the longest host-host path
-        prop_ns = 2 * 5.05 * p.lengths_m["host-leaf"] + (2 * 5.05 * p.lengths_m["leaf-spine"] if d.tiers >= 2 else 0) \
+        prop_ns = (
+            2 * 5.05 * p.lengths_m["host-leaf"]
+            + (2 * 5.05 * p.lengths_m["leaf-spine"] if d.tiers >= 2 else 0)
             + (2 * 5.05 * p.lengths_m["spine-core"] if d.tiers >= 3 else 0)
+        )
         path_us = (max(0, hops - 1) * hop_ns + prop_ns) / 1000
         eff, a2a_eff, fct, topo, perm_fct = 1.0, 1.0, np.zeros(0), None, np.zeros(0)
         fct_title = "FCT of one data-parallel ring step"
@@ -281,21 +359,30 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
             tick(f"flow model of a ring step on {key}")
             from aifabric.topology import rail_optimized
 
-            topo = rail_optimized(adv.gpus, int(p.nic_rate_gbps * 1e9), gpus_per_node=gpn, radix=p.radix,
-                                  lengths_m=tuple(p.lengths_m[c] for c in ("host-leaf", "leaf-spine", "spine-core")))
+            topo = rail_optimized(
+                adv.gpus,
+                int(p.nic_rate_gbps * 1e9),
+                gpus_per_node=gpn,
+                radix=p.radix,
+                lengths_m=tuple(p.lengths_m[c] for c in ("host-leaf", "leaf-spine", "spine-core")),
+            )
             group = par.dp if par else adv.gpus // gpn
             group = max(2, min(group, adv.gpus // gpn))
             flows = ring_step_flows(adv.gpus, gpn, group, 16 * 2**20)
             perm = rail_permutation_flows(adv.gpus, gpn, 16 * 2**20, seed) if adv.gpus // gpn > 1 else None
             eff, fct, a2a_eff, perm_fct = measure_fabric(topo, tech, flows, perm, seed, hop_ns * 1000, route)
-            fct_title = (f"FCT: one DP ring step and a same-rail random permutation ({len(fct):,} flows of 16 MiB "
-                         f"each; adaptive on IB, {routing_of['roce']} on RoCE)")
+            fct_title = (
+                f"FCT: one DP ring step and a same-rail random permutation ({len(fct):,} flows of 16 MiB "
+                f"each; adaptive on IB, {routing_of['roce']} on RoCE)"
+            )
         comm = FabricComm(tech, p.nic_rate_gbps * 1e9, eff, path_us, nvl_busbw, a2a_eff, gpu=nvls_gpu)
         it = None
         cost = None
         if model is not None and par is not None:
             tick(f"training iteration on {key}")
-            it = iteration_time(model, par, adv.gpus, float(gpu.bf16_tflops), comm, mfu=mfu, gpus_per_node=gpn)
+            it = iteration_time(
+                model, par, adv.gpus, float(gpu.bf16_tflops), comm, mfu=mfu, gpus_per_node=gpn
+            )
             cost = training_cost(TRAIN_TOKENS, it.tokens_per_s, adv.gpus, p.capex_usd, SERVER_USD_PER_GPU)
         risk: dict[str, float] = {}
         risk_detail: dict[str, dict] = {}
@@ -310,48 +397,89 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
                 it_slow = _iteration_slowdown(model, par, adv.gpus, gpu, comm, it, mfu, gpn, 1 + comm_slow)
                 risk[mid] = prob * it_slow
                 risk_detail[mid] = {
-                    "what": what, "probability": prob,
+                    "what": what,
+                    "probability": prob,
                     "comm_slowdown_quiet": rm.comm_slowdown["quiet"][mid],
                     "comm_slowdown_congested": rm.comm_slowdown["congested"][mid],
-                    "comm_slowdown": comm_slow, "slowdown": it_slow, "expected_loss": risk[mid],
-                    "slowdown_of": "training iteration" if it is not None else "network communication"}
+                    "comm_slowdown": comm_slow,
+                    "slowdown": it_slow,
+                    "expected_loss": risk[mid],
+                    "slowdown_of": "training iteration" if it is not None else "network communication",
+                }
             jitter = _jitter_evidence(rm, model, par, adv.gpus, gpu, comm, it, mfu, gpn)
         if tech == "roce" and route == "adaptive" and it is not None and topo is not None:
             # The plan relies on adaptive routing; a team that cannot enable or keep it working runs
             # ECMP: same flow-model measurement with ECMP, weighted by the misconfiguration chance.
             tick("flow model of the same steps with ECMP (adaptive routing off)")
             e_ecmp, _, a_ecmp, _ = measure_fabric(topo, tech, flows, perm, seed, hop_ns * 1000, "ecmp")
-            impact = _iteration_slowdown(model, par, adv.gpus, gpu, comm, it, mfu, gpn,
-                                         changed=replace(comm, step_efficiency=e_ecmp, a2a_efficiency=a_ecmp))
+            impact = _iteration_slowdown(
+                model,
+                par,
+                adv.gpus,
+                gpu,
+                comm,
+                it,
+                mfu,
+                gpn,
+                changed=replace(comm, step_efficiency=e_ecmp, a2a_efficiency=a_ecmp),
+            )
             prob = MISCONFIG_PROBABILITY[adv.team_expertise]
             risk["adaptive-routing-off"] = prob * impact
             risk_detail["adaptive-routing-off"] = {
                 "what": "adaptive routing off: ECMP hash collisions (flow model, ring step and permutation)",
-                "probability": prob, "comm_slowdown": eff / e_ecmp - 1 if e_ecmp else None, "slowdown": impact,
-                "expected_loss": risk["adaptive-routing-off"], "slowdown_of": "training iteration"}
+                "probability": prob,
+                "comm_slowdown": eff / e_ecmp - 1 if e_ecmp else None,
+                "slowdown": impact,
+                "expected_loss": risk["adaptive-routing-off"],
+                "slowdown_of": "training iteration",
+            }
         sweep = busbw_sweep(topo if adv.gpus > gpn else None, tech, adv.gpu, hop_ns, seed, adv.gpus, route)
         big = sweep[-1]["busbw_gbps"] if sweep else None
         small_lat = (NIC_PATH_NS + max(0, hops - 1) * hop_ns + prop_ns) / 1000 if hops else None
-        ev = FabricEvidence(key, tech, p.nic_rate_gbps, p.capex_usd, p.power_w, d.max_gpus,
-                            iteration_time_s=it.iteration_s if it else None,
-                            tokens_per_s=it.tokens_per_s if it else None,
-                            cost_per_million_tokens_usd=cost["cost_per_million_tokens_usd"] if cost else None,
-                            busbw_gbps=big, small_msg_latency_us=small_lat, risk=risk)
+        ev = FabricEvidence(
+            key,
+            tech,
+            p.nic_rate_gbps,
+            p.capex_usd,
+            p.power_w,
+            d.max_gpus,
+            iteration_time_s=it.iteration_s if it else None,
+            tokens_per_s=it.tokens_per_s if it else None,
+            cost_per_million_tokens_usd=cost["cost_per_million_tokens_usd"] if cost else None,
+            busbw_gbps=big,
+            small_msg_latency_us=small_lat,
+            risk=risk,
+        )
         evidence[key] = ev
-        fabrics_out.append({
-            "technology": tech, "fabric": key, "label": f"{key} ({p.switch_id})",
-            "capex_usd": p.capex_usd, "power_w": p.power_w,
-            "iteration_time_s": ev.iteration_time_s, "tokens_per_s": ev.tokens_per_s,
-            "busbw_gbps": big, "risk": dict(ev.risk), "expected_loss": ev.expected_loss,
-            "risk_detail": risk_detail, "risk_testbed": testbed,
-            "small_message_latency_us": small_lat, "routing": route, "ring_step_efficiency": eff,
-            "permutation_efficiency": a2a_eff,
-            "switch_hop_ns": hop_ns, "plan": p.to_dict(), "iteration": it.to_dict() if it else None,
-            "training_cost": cost, "busbw_sweep": sweep,
-            "fct_us": [float(x) for x in fct[:20000]], "fct_title": fct_title,
-            "permutation_fct_us": [float(x) for x in perm_fct[:20000]],
-            "permutation_fct_p99_us": float(np.percentile(perm_fct, 99)) if len(perm_fct) else None,
-        })
+        fabrics_out.append(
+            {
+                "technology": tech,
+                "fabric": key,
+                "label": f"{key} ({p.switch_id})",
+                "capex_usd": p.capex_usd,
+                "power_w": p.power_w,
+                "iteration_time_s": ev.iteration_time_s,
+                "tokens_per_s": ev.tokens_per_s,
+                "busbw_gbps": big,
+                "risk": dict(ev.risk),
+                "expected_loss": ev.expected_loss,
+                "risk_detail": risk_detail,
+                "risk_testbed": testbed,
+                "small_message_latency_us": small_lat,
+                "routing": route,
+                "ring_step_efficiency": eff,
+                "permutation_efficiency": a2a_eff,
+                "switch_hop_ns": hop_ns,
+                "plan": p.to_dict(),
+                "iteration": it.to_dict() if it else None,
+                "training_cost": cost,
+                "busbw_sweep": sweep,
+                "fct_us": [float(x) for x in fct[:20000]],
+                "fct_title": fct_title,
+                "permutation_fct_us": [float(x) for x in perm_fct[:20000]],
+                "permutation_fct_p99_us": float(np.percentile(perm_fct, 99)) if len(perm_fct) else None,
+            }
+        )
     tick("advising")
     rec = recommend(adv, gpn, evidence, nic_rate, rate_reason)
     claims = evaluate_claims(evidence, roce_key, jitter)
@@ -359,8 +487,11 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
         f"MFU {mfu:.0%} for compute (planning default, hardware-facts §H, S92); published MFUs include the "
         "exposed communication of their own cluster, so iteration times are conservative",
         "InfiniBand routes adaptively (NCCL default on IB, S15); RoCE "
-        + ("hashes with ECMP (NCCL default on RoCE, S15)" if routing_of["roce"] == "ecmp"
-           else "routes adaptively (Spectrum-X class switches; NCCL leaves AR off on RoCE by default, S15)"),
+        + (
+            "hashes with ECMP (NCCL default on RoCE, S15)"
+            if routing_of["roce"] == "ecmp"
+            else "routes adaptively (Spectrum-X class switches; NCCL leaves AR off on RoCE by default, S15)"
+        ),
         "switch hop latency from the catalog (low confidence: no primary figure for QM9700 or SN5600)",
         f"training cost = (servers at {SERVER_USD_PER_GPU:,.0f} USD per GPU (S60, low) + network) amortised over 4 "
         f"years, for {TRAIN_TOKENS:.3g} tokens; energy and operations excluded",
@@ -369,20 +500,28 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
         "from a packet-level "
         "leaf-spine testbed at the RoCE fabric's NIC rate, tuned = PFC dynamic thresholds + HPCC "
         "(aifabric.stages.testbed); expected loss per mistake = probability x the iteration slowdown it causes",
-        f"congestion share {congestion_share:.0%}: " + (CONGESTION_SHARE_BASIS if congestion_share == CONGESTION_SHARE
-                                                       else "set by the user (--congestion-share)"),
-        f"\"small network jitter\" = one spine emitting spurious PAUSE {SMALL_JITTER_DUTY:.0%} of the time "
+        f"congestion share {congestion_share:.0%}: "
+        + (
+            CONGESTION_SHARE_BASIS
+            if congestion_share == CONGESTION_SHARE
+            else "set by the user (--congestion-share)"
+        ),
+        f'"small network jitter" = one spine emitting spurious PAUSE {SMALL_JITTER_DUTY:.0%} of the time '
         "(assumption, no public source)",
         "switch shared buffer for the risk testbed: the catalog's, else 128 MB (Spectrum-4, the conservative of "
         "two conflicting public figures, hardware-facts)",
     ]
     if par is not None:
-        assumptions.append(f"parallelism TP {par.tp} × PP {par.pp} × DP {par.dp}"
-                           + (f", EP {par.ep}" if par.ep > 1 else "") + f" for {model.name}")
+        assumptions.append(
+            f"parallelism TP {par.tp} × PP {par.pp} × DP {par.dp}"
+            + (f", EP {par.ep}" if par.ep > 1 else "")
+            + f" for {model.name}"
+        )
     from aifabric import __version__
 
     return {
-        "version": __version__, "scenario": "built-in default" if adv.model is None else adv.model,
+        "version": __version__,
+        "scenario": "built-in default" if adv.model is None else adv.model,
         "inputs": adv.model_dump() if hasattr(adv, "model_dump") else dict(adv.__dict__),
         "model": model.name if model else None,
         "parallelism": par.to_dict() if par else None,
@@ -398,47 +537,87 @@ def compare(adv, catalog, model_name: str | None = None, seed: int = 1, mfu: flo
     }
 
 
-def evaluate_claims(evidence: dict[str, FabricEvidence], roce_key: str, jitter: dict | None = None) -> list[dict]:
+def evaluate_claims(
+    evidence: dict[str, FabricEvidence], roce_key: str, jitter: dict | None = None
+) -> list[dict]:
     """The brochure claims of mission.md, tested on this cluster's numbers."""
     ib, roce = evidence.get("infiniband"), evidence.get(roce_key)
     out = []
     if ib and roce:
         r = roce.capex_usd / ib.capex_usd
-        out.append({"claim": "RoCE hardware costs 30–50 % of InfiniBand", "holds": 0.3 <= r <= 0.5,
-                    "evidence": f"network capex ratio RoCE/IB = {r:.2f} ({roce.capex_usd:,.0f} vs {ib.capex_usd:,.0f} USD; "
-                                "Ethernet switch prices are catalog estimates)"})
-        out.append({"claim": "RoCE is about 30 % cheaper than InfiniBand", "holds": 0.6 <= r <= 0.8,
-                    "evidence": f"RoCE is {1 - r:.0%} cheaper on this cluster (held if 20–40 %)"})
+        out.append(
+            {
+                "claim": "RoCE hardware costs 30–50 % of InfiniBand",
+                "holds": 0.3 <= r <= 0.5,
+                "evidence": f"network capex ratio RoCE/IB = {r:.2f} ({roce.capex_usd:,.0f} vs {ib.capex_usd:,.0f} USD; "
+                "Ethernet switch prices are catalog estimates)",
+            }
+        )
+        out.append(
+            {
+                "claim": "RoCE is about 30 % cheaper than InfiniBand",
+                "holds": 0.6 <= r <= 0.8,
+                "evidence": f"RoCE is {1 - r:.0%} cheaper on this cluster (held if 20–40 %)",
+            }
+        )
         if ib.small_msg_latency_us and roce.small_msg_latency_us:
             gap = roce.small_msg_latency_us / ib.small_msg_latency_us - 1
-            out.append({"claim": "HPCC-era RoCE latency is within 10 % of InfiniBand", "holds": gap <= 0.10,
-                        "evidence": f"small-message one-way latency across the fabric: IB {ib.small_msg_latency_us:.2f} us, "
-                                    f"RoCE {roce.small_msg_latency_us:.2f} us ({gap:+.0%}); switch hops from the "
-                                    "catalog (low confidence)"})
+            out.append(
+                {
+                    "claim": "HPCC-era RoCE latency is within 10 % of InfiniBand",
+                    "holds": gap <= 0.10,
+                    "evidence": f"small-message one-way latency across the fabric: IB {ib.small_msg_latency_us:.2f} us, "
+                    f"RoCE {roce.small_msg_latency_us:.2f} us ({gap:+.0%}); switch hops from the "
+                    "catalog (low confidence)",
+                }
+            )
         if ib.iteration_time_s and roce.iteration_time_s:
             d = roce.iteration_time_s / ib.iteration_time_s - 1
-            out.append({"claim": "RoCE training performance is within 10 % of InfiniBand", "holds": d <= 0.10,
-                        "evidence": f"iteration time IB {ib.iteration_time_s:.3f} s vs RoCE {roce.iteration_time_s:.3f} s "
-                                    f"({d:+.1%}), well-tuned RoCE with ECMP"})
+            out.append(
+                {
+                    "claim": "RoCE training performance is within 10 % of InfiniBand",
+                    "holds": d <= 0.10,
+                    "evidence": f"iteration time IB {ib.iteration_time_s:.3f} s vs RoCE {roce.iteration_time_s:.3f} s "
+                    f"({d:+.1%}), well-tuned RoCE with ECMP",
+                }
+            )
         elif ib.busbw_gbps and roce.busbw_gbps:
             d = 1 - roce.busbw_gbps / ib.busbw_gbps
-            out.append({"claim": "RoCE performance is within 10 % of InfiniBand", "holds": d <= 0.10,
-                        "evidence": f"8 GiB all-reduce busbw IB {ib.busbw_gbps:.0f} vs RoCE {roce.busbw_gbps:.0f} Gb/s"})
+            out.append(
+                {
+                    "claim": "RoCE performance is within 10 % of InfiniBand",
+                    "holds": d <= 0.10,
+                    "evidence": f"8 GiB all-reduce busbw IB {ib.busbw_gbps:.0f} vs RoCE {roce.busbw_gbps:.0f} Gb/s",
+                }
+            )
     claim = "Small network jitter from a flow-control bug costs ~20 % cluster efficiency"
     if jitter and jitter.get("small"):
         sm = jitter["small"]
         loss = sm["slowdown"]
         need = jitter["duty_for_20pct"]
-        need_txt = (f"a 20 % loss needs spurious pauses {need:.0%} of the time" if need is not None else
-                    f"even {jitter['sweep'][-1]['duty']:.0%} of the time costs "
-                    f"{jitter['sweep'][-1]['slowdown']:.1%}")
-        out.append({"claim": claim, "holds": bool(0.10 <= loss <= 0.30),
-                    "evidence": f"one spine pausing its ports {sm['duty']:.0%} of the time slows a ring step by "
-                                f"{sm['comm_slowdown']:+.1%} on the packet testbed and the {jitter['slowdown_of']} "
-                                f"by {loss:+.1%} (held if 10-30 %); {need_txt}"})
+        need_txt = (
+            f"a 20 % loss needs spurious pauses {need:.0%} of the time"
+            if need is not None
+            else f"even {jitter['sweep'][-1]['duty']:.0%} of the time costs "
+            f"{jitter['sweep'][-1]['slowdown']:.1%}"
+        )
+        out.append(
+            {
+                "claim": claim,
+                "holds": bool(0.10 <= loss <= 0.30),
+                "evidence": f"one spine pausing its ports {sm['duty']:.0%} of the time slows a ring step by "
+                f"{sm['comm_slowdown']:+.1%} on the packet testbed and the {jitter['slowdown_of']} "
+                f"by {loss:+.1%} (held if 10-30 %); {need_txt}",
+            }
+        )
     else:
-        out.append({"claim": claim, "holds": None,
-                    "evidence": "not tested: the cluster has no inter-node RoCE fabric to jitter"})
+        out.append(
+            {
+                "claim": claim,
+                "holds": None,
+                "evidence": "not tested: the cluster has no inter-node RoCE fabric to jitter",
+            }
+        )
     return out
 
 

@@ -62,19 +62,25 @@ import numpy as np
 MISCONFIGS = {
     "ecn-off": "ECN marking off: no end-to-end congestion control reacts, PFC alone holds the fabric lossless",
     "dcqcn-defaults": "DCQCN left at the ConnectX firmware defaults (S12) instead of a congestion control tuned "
-                      "to reach fair shares",
+    "to reach fair shares",
     "pfc-threshold-mismatch": "two switch batches with different PFC thresholds (half pause at a static 75 KB)",
     "pfc-storm": "spurious PAUSE frames from one spine (flow-control firmware bug)",
 }
-SMALL_JITTER_DUTY = 0.02  # ASSUMPTION: "small network jitter" = one switch paused 2 % of the time (2 µs every 100 µs)
+SMALL_JITTER_DUTY = (
+    0.02  # ASSUMPTION: "small network jitter" = one switch paused 2 % of the time (2 µs every 100 µs)
+)
 JITTER_SWEEP_DUTY = (0.01, 0.02, 0.05, 0.10, 0.20)
 CONGESTION_SHARE = 0.25  # ASSUMPTION (no public source): share of communication time that overlaps congestion
-CONGESTION_SHARE_BASIS = ("assumption (no public source): 25 % of communication time overlaps a congestion event "
-                          "(storage / checkpoint incast, all-to-all hot spot); the rest runs on a quiet fabric")
+CONGESTION_SHARE_BASIS = (
+    "assumption (no public source): 25 % of communication time overlaps a congestion event "
+    "(storage / checkpoint incast, all-to-all hot spot); the rest runs on a quiet fabric"
+)
 TUNED_ALPHA = 1 / 8  # ns-3 HPCC dynamic threshold (hardware-facts E.1)
 ECN_CUMULUS = {"kmin": 150_000, "kmax": 1_500_000, "pmax": 1.0}  # NVIDIA Cumulus 'nv set qos roce' (S11)
 ECN_CUMULUS_KMIN = ECN_CUMULUS["kmin"]
-SPECTRUM4_BUFFER_BYTES = 128 * 10**6  # hardware-facts: 128 MB vs 160 MB conflicting; conservative 128 MB (S31)
+SPECTRUM4_BUFFER_BYTES = (
+    128 * 10**6
+)  # hardware-facts: 128 MB vs 160 MB conflicting; conservative 128 MB (S31)
 MISMATCH_XOFF_BYTES = ECN_CUMULUS_KMIN // 2  # the second batch pauses below the ECN marking point
 TRAFFIC = ("quiet", "congested")
 
@@ -94,7 +100,9 @@ class Testbed:
     step_bytes: int = 4 * 2**20
     incast_senders: int = 6
     incast_bytes: int = 32 * 2**20
-    ring_start_us: float = 1000.0  # congested traffic: the ring step starts once the incast is in steady state
+    ring_start_us: float = (
+        1000.0  # congested traffic: the ring step starts once the incast is in steady state
+    )
     storm_pause_us: float = 2.0
     storm_period_us: float = 100.0
     seeds: tuple[int, ...] = (1, 2)
@@ -102,32 +110,36 @@ class Testbed:
     def describe(self) -> dict[str, str]:
         return {
             "topology": f"leaf-spine {self.leaves} leaves x {self.hosts_per_leaf} hosts, {self.spines} spines, "
-                        f"{self.link_rate_bps / 1e9:g}G links, {self.link_delay_ns:g} ns per link",
+            f"{self.link_rate_bps / 1e9:g}G links, {self.link_delay_ns:g} ns per link",
             "switch": f"{self.switch_latency_ns:g} ns hop, {self.buffer_bytes / 1e6:g} MB shared buffer",
             "routing": self.routing,
             "quiet traffic": f"one ring step: every host sends {self.step_bytes / 2**20:g} MiB to the same-index "
-                             "host of the next leaf",
+            "host of the next leaf",
             "congested traffic": f"the same ring step {self.ring_start_us:g} us into a {self.incast_senders}-to-1 "
-                                 f"incast of {self.incast_bytes / 2**20:g} MiB per sender (target outside the ring)",
+            f"incast of {self.incast_bytes / 2**20:g} MiB per sender (target outside the ring)",
             "tuned": "PFC dynamic threshold alpha 1/8 (hardware-facts E.1), HPCC congestion control (S13, S74) - "
-                     "reaches the flow model's max-min sharing that compare's RoCE numbers assume",
+            "reaches the flow model's max-min sharing that compare's RoCE numbers assume",
             "dcqcn-defaults": "ECN Kmin 150 KB / Kmax 1.5 MB / Pmax 100 % (Cumulus RoCE, S11) + DCQCN at the "
-                              "ConnectX firmware defaults (S12: AI 5 Mb/s, HAI 50 Mb/s, 300 us timer, 32 KB byte "
-                              "counter, cuts at most every 4 us)",
+            "ConnectX firmware defaults (S12: AI 5 Mb/s, HAI 50 Mb/s, 300 us timer, 32 KB byte "
+            "counter, cuts at most every 4 us)",
             "pfc-threshold-mismatch": f"leaves {self.leaves // 2}-{self.leaves - 1} and spines "
-                                      f"{self.spines // 2}-{self.spines - 1}: static xoff {MISMATCH_XOFF_BYTES} B",
+            f"{self.spines // 2}-{self.spines - 1}: static xoff {MISMATCH_XOFF_BYTES} B",
             "pfc-storm": f"{self.storm_pause_us:g} us pause every {self.storm_period_us:g} us on every port of spine0 "
-                         f"({self.storm_pause_us / self.storm_period_us:.0%} of the time)",
+            f"({self.storm_pause_us / self.storm_period_us:.0%} of the time)",
             "seeds": ", ".join(str(s) for s in self.seeds),
         }
 
 
 def _fabric(tb: Testbed, misconfig: str | None, duty: float | None = None) -> dict:
     fab: dict = {
-        "technology": "roce", "mtu": "4096B", "header": "64B",
-        "switch_latency": f"{tb.switch_latency_ns:g}ns", "switch_buffer": f"{tb.buffer_bytes}B",
+        "technology": "roce",
+        "mtu": "4096B",
+        "header": "64B",
+        "switch_latency": f"{tb.switch_latency_ns:g}ns",
+        "switch_buffer": f"{tb.buffer_bytes}B",
         "pfc": {"enabled": True, "mode": "dynamic", "alpha": TUNED_ALPHA},
-        "ecn": {"enabled": False}, "congestion_control": "hpcc",
+        "ecn": {"enabled": False},
+        "congestion_control": "hpcc",
         "routing": "adaptive" if tb.routing == "adaptive" else "ecmp",
     }
     if tb.routing == "adaptive":
@@ -135,21 +147,39 @@ def _fabric(tb: Testbed, misconfig: str | None, duty: float | None = None) -> di
     if misconfig == "ecn-off":
         fab["congestion_control"] = "none"
     elif misconfig == "dcqcn-defaults":
-        fab["ecn"] = {"enabled": True, "kmin": f"{ECN_CUMULUS['kmin']}B", "kmax": f"{ECN_CUMULUS['kmax']}B",
-                      "pmax": ECN_CUMULUS["pmax"]}
+        fab["ecn"] = {
+            "enabled": True,
+            "kmin": f"{ECN_CUMULUS['kmin']}B",
+            "kmax": f"{ECN_CUMULUS['kmax']}B",
+            "pmax": ECN_CUMULUS["pmax"],
+        }
         fab["congestion_control"] = "dcqcn"
         fab["dcqcn"] = {"preset": "nvidia-firmware"}
     elif misconfig == "pfc-threshold-mismatch":
-        batch2 = [f"leaf{i}" for i in range(tb.leaves // 2, tb.leaves)] + \
-                 [f"spine{i}" for i in range(tb.spines // 2, tb.spines)]
-        fab["pfc_overrides"] = [{"switches": batch2, "mode": "static", "xoff": f"{MISMATCH_XOFF_BYTES}B",
-                                 "xon": f"{MISMATCH_XOFF_BYTES - 2 * (4096 + 64)}B"}]
+        batch2 = [f"leaf{i}" for i in range(tb.leaves // 2, tb.leaves)] + [
+            f"spine{i}" for i in range(tb.spines // 2, tb.spines)
+        ]
+        fab["pfc_overrides"] = [
+            {
+                "switches": batch2,
+                "mode": "static",
+                "xoff": f"{MISMATCH_XOFF_BYTES}B",
+                "xon": f"{MISMATCH_XOFF_BYTES - 2 * (4096 + 64)}B",
+            }
+        ]
     elif misconfig == "pfc-storm":
         period = tb.storm_period_us
         pause = tb.storm_pause_us if duty is None else duty * period
         horizon_us = 20_000.0
-        fab["pause_storms"] = [{"node": "spine0", "start": f"{period / 2:g}us", "duration": f"{pause:g}us",
-                                "period": f"{period:g}us", "count": int(horizon_us // period)}]
+        fab["pause_storms"] = [
+            {
+                "node": "spine0",
+                "start": f"{period / 2:g}us",
+                "duration": f"{pause:g}us",
+                "period": f"{period:g}us",
+                "count": int(horizon_us // period),
+            }
+        ]
     return fab
 
 
@@ -179,10 +209,23 @@ def _flows(tb: Testbed, traffic: str):
 def _scenario(tb: Testbed, misconfig: str | None, seed: int, duty: float | None = None):
     from aifabric.scenario import scenario_from_dict
 
-    topo = {"kind": "leaf-spine", "leaves": tb.leaves, "spines": tb.spines, "hosts_per_leaf": tb.hosts_per_leaf,
-            "link_rate": f"{tb.link_rate_bps}bps", "link_delay": f"{tb.link_delay_ns:g}ns"}
-    return scenario_from_dict({"name": f"risk-{misconfig or 'tuned'}", "seed": seed, "topology": topo,
-                               "fabric": _fabric(tb, misconfig, duty), "sim": {"until": "1s"}})
+    topo = {
+        "kind": "leaf-spine",
+        "leaves": tb.leaves,
+        "spines": tb.spines,
+        "hosts_per_leaf": tb.hosts_per_leaf,
+        "link_rate": f"{tb.link_rate_bps}bps",
+        "link_delay": f"{tb.link_delay_ns:g}ns",
+    }
+    return scenario_from_dict(
+        {
+            "name": f"risk-{misconfig or 'tuned'}",
+            "seed": seed,
+            "topology": topo,
+            "fabric": _fabric(tb, misconfig, duty),
+            "sim": {"until": "1s"},
+        }
+    )
 
 
 @dataclass
@@ -195,7 +238,9 @@ class RunStats:
     incast_us: float = float("nan")  # congested mix: the slowest incast flow (the storage transfer)
 
 
-def run_testbed(tb: Testbed, misconfig: str | None, traffic: str, seed: int, duty: float | None = None) -> RunStats:
+def run_testbed(
+    tb: Testbed, misconfig: str | None, traffic: str, seed: int, duty: float | None = None
+) -> RunStats:
     """One packet-level run: the ring step's completion time (slowest ring flow) and counters."""
     import warnings
 
@@ -213,9 +258,14 @@ def run_testbed(tb: Testbed, misconfig: str | None, traffic: str, seed: int, dut
         raise RuntimeError(f"risk testbed {misconfig or 'tuned'} / {traffic}: {why}")
     s = res.summary
     fct = f["fct_us"].to_numpy()
-    return RunStats(float(fct[:n_ring].max()), int(s["pause_frames"]), int(s["drops"]),
-                    int(s["ecn_marks"]), float(res.engine["wall_s"]),
-                    float(fct[n_ring:].max()) if len(fct) > n_ring else float("nan"))
+    return RunStats(
+        float(fct[:n_ring].max()),
+        int(s["pause_frames"]),
+        int(s["drops"]),
+        int(s["ecn_marks"]),
+        float(res.engine["wall_s"]),
+        float(fct[n_ring:].max()) if len(fct) > n_ring else float("nan"),
+    )
 
 
 @dataclass
@@ -239,9 +289,17 @@ class RiskMeasurement:
         return congestion_share * c + (1 - congestion_share) * q
 
     def to_dict(self) -> dict:
-        return {"testbed": self.testbed.describe(), "step_us": self.step_us, "comm_slowdown": self.comm_slowdown,
-                "counters": self.counters, "jitter_sweep": self.jitter_sweep, "runs": self.runs,
-                "wall_s": self.wall_s, "incast_us": self.incast_us, "storage_slowdown": self.storage_slowdown}
+        return {
+            "testbed": self.testbed.describe(),
+            "step_us": self.step_us,
+            "comm_slowdown": self.comm_slowdown,
+            "counters": self.counters,
+            "jitter_sweep": self.jitter_sweep,
+            "runs": self.runs,
+            "wall_s": self.wall_s,
+            "incast_us": self.incast_us,
+            "storage_slowdown": self.storage_slowdown,
+        }
 
 
 def _rel(t: np.ndarray, base: np.ndarray) -> float:
@@ -272,9 +330,11 @@ def measure(tb: Testbed, jitter_sweep: bool = True) -> RiskMeasurement:
             t = np.array([r.step_us for r in rs])
             key = m or "tuned"
             step[traffic][key] = float(t.mean())
-            counters[traffic][key] = {"pause_frames": int(round(np.mean([r.pause_frames for r in rs]))),
-                                      "drops": int(sum(r.drops for r in rs)),
-                                      "ecn_marks": int(round(np.mean([r.ecn_marks for r in rs])))}
+            counters[traffic][key] = {
+                "pause_frames": int(round(np.mean([r.pause_frames for r in rs]))),
+                "drops": int(sum(r.drops for r in rs)),
+                "ecn_marks": int(round(np.mean([r.ecn_marks for r in rs]))),
+            }
             if m is None:
                 base_of[traffic] = t
             else:
@@ -295,16 +355,22 @@ def measure(tb: Testbed, jitter_sweep: bool = True) -> RiskMeasurement:
                 continue
             t = np.array([r.step_us for r in over_seeds("pfc-storm", "quiet", duty)])
             sweep.append({"duty": duty, "comm_slowdown": _rel(t, base_of["quiet"])})
-    return RiskMeasurement(tb, step, slow, counters, sweep, len(done), sum(r.wall_s for r in done), incast, storage)
+    return RiskMeasurement(
+        tb, step, slow, counters, sweep, len(done), sum(r.wall_s for r in done), incast, storage
+    )
 
 
 def testbed_for(link_rate_gbps: float, switch, hop_ns: float, leaf_spine_m: float, routing: str) -> Testbed:
     """The testbed for one planned RoCE fabric: its NIC rate, switch hop latency and buffer (the
     catalog's, else Spectrum-4's conservative 128 MB), leaf-spine fibre length, routing."""
     buf = getattr(switch, "buffer_bytes", None) or SPECTRUM4_BUFFER_BYTES
-    return Testbed(link_rate_bps=int(link_rate_gbps * 1e9), switch_latency_ns=float(hop_ns),
-                   link_delay_ns=round(5.05 * float(leaf_spine_m), 3), buffer_bytes=int(buf),
-                   routing="adaptive" if routing == "adaptive" else "ecmp")
+    return Testbed(
+        link_rate_bps=int(link_rate_gbps * 1e9),
+        switch_latency_ns=float(hop_ns),
+        link_delay_ns=round(5.05 * float(leaf_spine_m), 3),
+        buffer_bytes=int(buf),
+        routing="adaptive" if routing == "adaptive" else "ecmp",
+    )
 
 
 def slowed_comm(comm, factor: float):
@@ -314,5 +380,15 @@ def slowed_comm(comm, factor: float):
     return replace(comm, step_efficiency=comm.step_efficiency / f, a2a_efficiency=comm.a2a_efficiency / f)
 
 
-__all__ = ["CONGESTION_SHARE", "JITTER_SWEEP_DUTY", "MISCONFIGS", "SMALL_JITTER_DUTY", "RiskMeasurement", "Testbed", "measure",
-           "run_testbed", "slowed_comm", "testbed_for"]
+__all__ = [
+    "CONGESTION_SHARE",
+    "JITTER_SWEEP_DUTY",
+    "MISCONFIGS",
+    "SMALL_JITTER_DUTY",
+    "RiskMeasurement",
+    "Testbed",
+    "measure",
+    "run_testbed",
+    "slowed_comm",
+    "testbed_for",
+]

@@ -27,25 +27,44 @@ def _need_int(value, field: str, minimum: int = 1) -> int:
 
 def _need_rate(value, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value <= 0:
-        raise InputError("must be a positive rate", field=field, value=value, allowed="a rate > 0, e.g. 400Gbps")
+        raise InputError(
+            "must be a positive rate", field=field, value=value, allowed="a rate > 0, e.g. 400Gbps"
+        )
     return int(value)
 
 
 def _need_delay(value, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-        raise InputError("must be a non-negative time", field=field, value=value, allowed="a time ≥ 0, e.g. 1us")
+        raise InputError(
+            "must be a non-negative time", field=field, value=value, allowed="a time ≥ 0, e.g. 1us"
+        )
     return int(value)
 
 
-def _assemble(name, kind, tier_counts, tier_names, names, a, b, rate, delay, length=None, **extra) -> Topology:
+def _assemble(
+    name, kind, tier_counts, tier_names, names, a, b, rate, delay, length=None, **extra
+) -> Topology:
     tier = np.concatenate([np.full(c, t, dtype=np.int8) for t, c in enumerate(tier_counts)])
     a = np.asarray(a, dtype=np.int32)
     m = len(a)
     rate = np.broadcast_to(np.asarray(rate, dtype=np.int64), (m,))
     delay = np.broadcast_to(np.asarray(delay, dtype=np.int64), (m,))
-    length = np.full(m, np.nan) if length is None else np.broadcast_to(np.asarray(length, dtype=np.float64), (m,))
-    return Topology(name=name, kind=kind, node_names=tuple(names), node_tier=tier, tier_names=tier_names,
-                    link_a=a, link_b=b, link_rate_bps=rate, link_delay_ps=delay, link_length_m=length, **extra)
+    length = (
+        np.full(m, np.nan) if length is None else np.broadcast_to(np.asarray(length, dtype=np.float64), (m,))
+    )
+    return Topology(
+        name=name,
+        kind=kind,
+        node_names=tuple(names),
+        node_tier=tier,
+        tier_names=tier_names,
+        link_a=a,
+        link_b=b,
+        link_rate_bps=rate,
+        link_delay_ps=delay,
+        link_length_m=length,
+        **extra,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -56,8 +75,13 @@ def fat_tree(k: int, link_rate_bps: int, link_delay_ps: int, name: str | None = 
     """
     k = _need_int(k, "topology.k", 2)
     if k % 2:
-        raise InputError("fat-tree arity must be even", field="topology.k", value=k, allowed="an even integer ≥ 2")
-    rate, delay = _need_rate(link_rate_bps, "topology.link_rate"), _need_delay(link_delay_ps, "topology.link_delay")
+        raise InputError(
+            "fat-tree arity must be even", field="topology.k", value=k, allowed="an even integer ≥ 2"
+        )
+    rate, delay = (
+        _need_rate(link_rate_bps, "topology.link_rate"),
+        _need_delay(link_delay_ps, "topology.link_delay"),
+    )
     h = k // 2
     hosts, tors, aggs, cores = k * h * h, k * h, k * h, h * h
     t0, a0, c0 = hosts, hosts + tors, hosts + tors + aggs
@@ -74,18 +98,38 @@ def fat_tree(k: int, link_rate_bps: int, link_delay_ps: int, name: str | None = 
     j = agg % h
     la.append(a0 + agg)
     lb.append(c0 + j * h + np.tile(np.arange(h), aggs))
-    names = ([f"h{i}" for i in range(hosts)] + [f"tor{i}" for i in range(tors)]
-             + [f"agg{i}" for i in range(aggs)] + [f"core{i}" for i in range(cores)])
+    names = (
+        [f"h{i}" for i in range(hosts)]
+        + [f"tor{i}" for i in range(tors)]
+        + [f"agg{i}" for i in range(aggs)]
+        + [f"core{i}" for i in range(cores)]
+    )
     group = np.concatenate([host // (h * h), np.arange(tors) // h, np.arange(aggs) // h, np.full(cores, -1)])
     return _assemble(
-        name or f"fat-tree-k{k}", "fat-tree", (hosts, tors, aggs, cores), ("host", "tor", "agg", "core"), names,
-        np.concatenate(la), np.concatenate(lb), rate, delay, node_group=group,
+        name or f"fat-tree-k{k}",
+        "fat-tree",
+        (hosts, tors, aggs, cores),
+        ("host", "tor", "agg", "core"),
+        names,
+        np.concatenate(la),
+        np.concatenate(lb),
+        rate,
+        delay,
+        node_group=group,
         meta={"k": k, "bisection_bps": hosts / 2 * rate},
     )
 
 
-def leaf_spine(leaves: int, spines: int, hosts_per_leaf: int, link_rate_bps: int, link_delay_ps: int,
-               uplink_rate_bps: int | None = None, links_per_spine: int = 1, name: str | None = None) -> Topology:
+def leaf_spine(
+    leaves: int,
+    spines: int,
+    hosts_per_leaf: int,
+    link_rate_bps: int,
+    link_delay_ps: int,
+    uplink_rate_bps: int | None = None,
+    links_per_spine: int = 1,
+    name: str | None = None,
+) -> Topology:
     """2-tier leaf-spine: every leaf connects to every spine with ``links_per_spine`` links.
     Oversubscription at the leaf = hosts_per_leaf·host_rate / (spines·links_per_spine·uplink_rate).
     """
@@ -104,57 +148,120 @@ def leaf_spine(leaves: int, spines: int, hosts_per_leaf: int, link_rate_bps: int
     a = np.concatenate([host, l0 + leaf])
     b = np.concatenate([l0 + host // hpl, s0 + spine])
     r = np.concatenate([np.full(hosts, rate), np.full(len(leaf), up)])
-    names = [f"h{i}" for i in range(hosts)] + [f"leaf{i}" for i in range(leaves)] + [f"spine{i}" for i in range(spines)]
+    names = (
+        [f"h{i}" for i in range(hosts)]
+        + [f"leaf{i}" for i in range(leaves)]
+        + [f"spine{i}" for i in range(spines)]
+    )
     down_bw, up_bw = hpl * rate, spines * lps * up
     bis = min(hosts / 2 * rate, leaves * up_bw / 2) if leaves > 1 else 0.0
     return _assemble(
-        name or f"leaf-spine-{leaves}x{spines}", "leaf-spine", (hosts, leaves, spines), ("host", "leaf", "spine"),
-        names, a, b, r, delay,
-        meta={"leaves": leaves, "spines": spines, "hosts_per_leaf": hpl, "oversubscription": down_bw / up_bw,
-              "bisection_bps": bis},
+        name or f"leaf-spine-{leaves}x{spines}",
+        "leaf-spine",
+        (hosts, leaves, spines),
+        ("host", "leaf", "spine"),
+        names,
+        a,
+        b,
+        r,
+        delay,
+        meta={
+            "leaves": leaves,
+            "spines": spines,
+            "hosts_per_leaf": hpl,
+            "oversubscription": down_bw / up_bw,
+            "bisection_bps": bis,
+        },
     )
 
 
 def star(hosts: int, link_rate_bps: int, link_delay_ps: int, name: str | None = None) -> Topology:
     """One switch with ``hosts`` hosts."""
     hosts = _need_int(hosts, "topology.hosts")
-    rate, delay = _need_rate(link_rate_bps, "topology.link_rate"), _need_delay(link_delay_ps, "topology.link_delay")
-    return _assemble(name or f"star-{hosts}", "star", (hosts, 1), ("host", "switch"),
-                     [f"h{i}" for i in range(hosts)] + ["sw0"], np.arange(hosts), np.full(hosts, hosts), rate, delay,
-                     meta={"bisection_bps": hosts // 2 * rate})
+    rate, delay = (
+        _need_rate(link_rate_bps, "topology.link_rate"),
+        _need_delay(link_delay_ps, "topology.link_delay"),
+    )
+    return _assemble(
+        name or f"star-{hosts}",
+        "star",
+        (hosts, 1),
+        ("host", "switch"),
+        [f"h{i}" for i in range(hosts)] + ["sw0"],
+        np.arange(hosts),
+        np.full(hosts, hosts),
+        rate,
+        delay,
+        meta={"bisection_bps": hosts // 2 * rate},
+    )
 
 
-def dumbbell(hosts_left: int, hosts_right: int, link_rate_bps: int, link_delay_ps: int,
-             bottleneck_rate_bps: int | None = None, name: str | None = None) -> Topology:
+def dumbbell(
+    hosts_left: int,
+    hosts_right: int,
+    link_rate_bps: int,
+    link_delay_ps: int,
+    bottleneck_rate_bps: int | None = None,
+    name: str | None = None,
+) -> Topology:
     """Two switches joined by one bottleneck link; hosts 0..L-1 on ``sw0``, L..L+R-1 on ``sw1``."""
     left = _need_int(hosts_left, "topology.hosts_left")
     right = _need_int(hosts_right, "topology.hosts_right")
-    rate, delay = _need_rate(link_rate_bps, "topology.link_rate"), _need_delay(link_delay_ps, "topology.link_delay")
-    bott = rate if bottleneck_rate_bps is None else _need_rate(bottleneck_rate_bps, "topology.bottleneck_rate")
+    rate, delay = (
+        _need_rate(link_rate_bps, "topology.link_rate"),
+        _need_delay(link_delay_ps, "topology.link_delay"),
+    )
+    bott = (
+        rate if bottleneck_rate_bps is None else _need_rate(bottleneck_rate_bps, "topology.bottleneck_rate")
+    )
     n = left + right
     host = np.arange(n)
     a = np.concatenate([host, [n]])
     b = np.concatenate([np.where(host < left, n, n + 1), [n + 1]])
     r = np.concatenate([np.full(n, rate), [bott]])
-    return _assemble(name or f"dumbbell-{left}x{right}", "dumbbell", (n, 2), ("host", "switch"),
-                     [f"h{i}" for i in range(n)] + ["sw0", "sw1"], a, b, r, delay, meta={"bisection_bps": bott})
+    return _assemble(
+        name or f"dumbbell-{left}x{right}",
+        "dumbbell",
+        (n, 2),
+        ("host", "switch"),
+        [f"h{i}" for i in range(n)] + ["sw0", "sw1"],
+        a,
+        b,
+        r,
+        delay,
+        meta={"bisection_bps": bott},
+    )
 
 
-def ring(switches: int, hosts_per_switch: int, link_rate_bps: int, link_delay_ps: int,
-         name: str | None = None) -> Topology:
+def ring(
+    switches: int, hosts_per_switch: int, link_rate_bps: int, link_delay_ps: int, name: str | None = None
+) -> Topology:
     """``switches`` switches in a ring, each with ``hosts_per_switch`` hosts (the classic PFC
     deadlock topology under shortest-path routing)."""
     s = _need_int(switches, "topology.switches", 3)
     hps = _need_int(hosts_per_switch, "topology.hosts_per_switch")
-    rate, delay = _need_rate(link_rate_bps, "topology.link_rate"), _need_delay(link_delay_ps, "topology.link_delay")
+    rate, delay = (
+        _need_rate(link_rate_bps, "topology.link_rate"),
+        _need_delay(link_delay_ps, "topology.link_delay"),
+    )
     hosts = s * hps
     host = np.arange(hosts)
     sw = np.arange(s)
     a = np.concatenate([host, hosts + sw])
     b = np.concatenate([hosts + host // hps, hosts + (sw + 1) % s])
     names = [f"h{i}" for i in range(hosts)] + [f"sw{i}" for i in range(s)]
-    return _assemble(name or f"ring-{s}", "ring", (hosts, s), ("host", "switch"), names, a, b, rate, delay,
-                     meta={"bisection_bps": 2 * rate})
+    return _assemble(
+        name or f"ring-{s}",
+        "ring",
+        (hosts, s),
+        ("host", "switch"),
+        names,
+        a,
+        b,
+        rate,
+        delay,
+        meta={"bisection_bps": 2 * rate},
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -225,34 +332,60 @@ def max_rail_gpus(radix: int, gpus_per_node: int, oversubscription: float = 1.0)
     """Largest GPU count reachable with 1, 2 and 3 tiers."""
     down, _ = leaf_ports(radix, oversubscription)
     sus_per_pod = max(1, (radix // 2) // gpus_per_node)
-    return {1: radix, 2: (radix // gpus_per_node) * down * gpus_per_node,
-            3: radix * sus_per_pod * down * gpus_per_node}
+    return {
+        1: radix,
+        2: (radix // gpus_per_node) * down * gpus_per_node,
+        3: radix * sus_per_pod * down * gpus_per_node,
+    }
 
 
-def rail_sizing(gpus: int, gpus_per_node: int = 8, radix: int = 64, oversubscription: float = 1.0,
-                planes: int = 1, max_tiers: int = 3) -> RailDesign:
+def rail_sizing(
+    gpus: int,
+    gpus_per_node: int = 8,
+    radix: int = 64,
+    oversubscription: float = 1.0,
+    planes: int = 1,
+    max_tiers: int = 3,
+) -> RailDesign:
     """Size a rail-optimised fabric; raises :class:`InputError` when ``radix`` cannot reach
     ``gpus`` in ``max_tiers`` tiers (the message gives the largest size it can reach)."""
     gpus = _need_int(gpus, "gpus")
     g = _need_int(gpus_per_node, "gpus_per_node")
     radix = _need_int(radix, "radix", 2)
     planes = _need_int(planes, "planes")
-    if isinstance(oversubscription, bool) or not isinstance(oversubscription, int | float) or oversubscription < 1:
-        raise InputError("must be a number ≥ 1", field="oversubscription", value=oversubscription,
-                         allowed="a ratio ≥ 1, e.g. 1 (non-blocking) or 2 (2:1)")
+    if (
+        isinstance(oversubscription, bool)
+        or not isinstance(oversubscription, int | float)
+        or oversubscription < 1
+    ):
+        raise InputError(
+            "must be a number ≥ 1",
+            field="oversubscription",
+            value=oversubscription,
+            allowed="a ratio ≥ 1, e.g. 1 (non-blocking) or 2 (2:1)",
+        )
     if gpus > g and gpus % g:
-        raise InputError(f"must be a multiple of gpus_per_node ({g})", field="gpus", value=gpus,
-                         allowed=f"1..{g} or a multiple of {g}")
+        raise InputError(
+            f"must be a multiple of gpus_per_node ({g})",
+            field="gpus",
+            value=gpus,
+            allowed=f"1..{g} or a multiple of {g}",
+        )
     r = float(oversubscription)
     nodes = max(1, math.ceil(gpus / g))
     caps = max_rail_gpus(radix, g, r)
     if gpus <= radix:
-        return RailDesign(gpus, g, radix, r, planes, 1, nodes, radix, 0, nodes, 1, 1, 1, 1, 0, 0, gpus, 0, 0,
-                          caps[3])
+        return RailDesign(
+            gpus, g, radix, r, planes, 1, nodes, radix, 0, nodes, 1, 1, 1, 1, 0, 0, gpus, 0, 0, caps[3]
+        )
     down, up = leaf_ports(radix, r)
     if g > radix // 2:
-        raise InputError("a rail leaf must hold at least one scalable unit", field="gpus_per_node", value=g,
-                         allowed=f"≤ {radix // 2} for radix {radix}")
+        raise InputError(
+            "a rail leaf must hold at least one scalable unit",
+            field="gpus_per_node",
+            value=g,
+            allowed=f"≤ {radix // 2} for radix {radix}",
+        )
     nodes_per_su = min(down, nodes)
     sus = math.ceil(nodes / nodes_per_su)
     leaves = sus * g
@@ -265,18 +398,61 @@ def rail_sizing(gpus: int, gpus_per_node: int = 8, radix: int = 64, oversubscrip
     if tiers_needed > max_tiers or gpus > caps[3]:
         raise InputError(
             f"{gpus} GPUs exceed what radix-{radix} switches reach in {max_tiers} tiers "
-            f"({caps[min(max_tiers, 3)]} GPUs at {r:g}:1)", field="gpus", value=gpus,
-            allowed=f"≤ {caps[min(max_tiers, 3)]}, or a switch with a larger radix, or more planes")
+            f"({caps[min(max_tiers, 3)]} GPUs at {r:g}:1)",
+            field="gpus",
+            value=gpus,
+            allowed=f"≤ {caps[min(max_tiers, 3)]}, or a switch with a larger radix, or more planes",
+        )
     if tiers_needed == 2:
         spines = math.ceil(leaf_spine / radix)
-        return RailDesign(gpus, g, radix, r, planes, 2, nodes, down, up, nodes_per_su, sus, sus, 1, leaves,
-                          spines, 0, host_leaf, leaf_spine, 0, caps[3])
+        return RailDesign(
+            gpus,
+            g,
+            radix,
+            r,
+            planes,
+            2,
+            nodes,
+            down,
+            up,
+            nodes_per_su,
+            sus,
+            sus,
+            1,
+            leaves,
+            spines,
+            0,
+            host_leaf,
+            leaf_spine,
+            0,
+            caps[3],
+        )
     sus_per_pod = max(1, (radix // 2) // g)
     pods, pod_plans, group_size = _three_tier_wiring(per_leaf_up, g, sus_per_pod, radix)
     spines = sum(pp[2] for pp in pod_plans)
     cores = int(group_size.sum())
-    return RailDesign(gpus, g, radix, r, planes, 3, nodes, down, up, nodes_per_su, sus, sus_per_pod, pods, leaves,
-                      spines, cores, host_leaf, leaf_spine, leaf_spine, caps[3])
+    return RailDesign(
+        gpus,
+        g,
+        radix,
+        r,
+        planes,
+        3,
+        nodes,
+        down,
+        up,
+        nodes_per_su,
+        sus,
+        sus_per_pod,
+        pods,
+        leaves,
+        spines,
+        cores,
+        host_leaf,
+        leaf_spine,
+        leaf_spine,
+        caps[3],
+    )
 
 
 def _three_tier_wiring(per_su_leaf_up: np.ndarray, g: int, sus_per_pod: int, radix: int):
@@ -308,9 +484,17 @@ def _three_tier_wiring(per_su_leaf_up: np.ndarray, g: int, sus_per_pod: int, rad
     return pods, plans, group_size
 
 
-def rail_optimized(gpus: int, link_rate_bps: int, gpus_per_node: int = 8, radix: int = 64,
-                   oversubscription: float = 1.0, planes: int = 1, link_delay_ps: int | None = None,
-                   lengths_m: tuple[float, float, float] = (5.0, 40.0, 300.0), name: str | None = None) -> Topology:
+def rail_optimized(
+    gpus: int,
+    link_rate_bps: int,
+    gpus_per_node: int = 8,
+    radix: int = 64,
+    oversubscription: float = 1.0,
+    planes: int = 1,
+    link_delay_ps: int | None = None,
+    lengths_m: tuple[float, float, float] = (5.0, 40.0, 300.0),
+    name: str | None = None,
+) -> Topology:
     """Rail-optimised GPU fabric: one NIC per GPU, GPU g of every server on rail g; a leaf per rail
     per scalable unit; spines (and a core tier when the radix demands it); optional planes (each
     NIC port to its own plane, at ``link_rate_bps`` per plane).
@@ -403,11 +587,19 @@ def rail_optimized(gpus: int, link_rate_bps: int, gpus_per_node: int = 8, radix:
     b = np.concatenate(lb)
     cls = np.concatenate(lc)
     delay = np.asarray(delays, dtype=np.int64)[cls]
-    length = np.asarray(lengths_m, dtype=np.float64)[cls] if link_delay_ps is None else np.full(len(a), np.nan)
+    length = (
+        np.asarray(lengths_m, dtype=np.float64)[cls] if link_delay_ps is None else np.full(len(a), np.nan)
+    )
     all_names = names + leaf_names + spine_names + core_names
     n_sw = len(all_names) - d.gpus
-    node_group = np.concatenate([group[0], np.asarray(leaf_group), np.asarray(spine_group, dtype=np.int64),
-                                 np.full(len(core_names), -1)]).astype(np.int32)
+    node_group = np.concatenate(
+        [
+            group[0],
+            np.asarray(leaf_group),
+            np.asarray(spine_group, dtype=np.int64),
+            np.full(len(core_names), -1),
+        ]
+    ).astype(np.int32)
     node_rail = np.concatenate([rails[0], np.asarray(leaf_rail), np.full(n_sw - len(leaf_rail), -1)])
     per_plane = [d.leaves if d.tiers > 1 else 1, d.spines, d.cores]
     plane_arr = [plane_ids[0]]
@@ -416,8 +608,19 @@ def rail_optimized(gpus: int, link_rate_bps: int, gpus_per_node: int = 8, radix:
     tier_names = ("host", "leaf", "spine", "core")[: d.tiers + 1]
     host_bw = d.gpus * rate * d.planes
     return _assemble(
-        name or f"rail-optimized-{d.gpus}", "rail-optimized", tier_counts, tier_names, all_names, a, b, rate, delay,
-        length, node_group=node_group, node_rail=node_rail, node_plane=np.concatenate(plane_arr),
+        name or f"rail-optimized-{d.gpus}",
+        "rail-optimized",
+        tier_counts,
+        tier_names,
+        all_names,
+        a,
+        b,
+        rate,
+        delay,
+        length,
+        node_group=node_group,
+        node_rail=node_rail,
+        node_plane=np.concatenate(plane_arr),
         meta={"design": d, "bisection_bps": host_bw / 2 / d.oversubscription},
     )
 
@@ -441,20 +644,37 @@ def from_spec(spec) -> Topology:
     if kind == "fat-tree":
         return fat_tree(spec.k, rate, delay)
     if kind == "leaf-spine":
-        return leaf_spine(spec.leaves, spec.spines, spec.hosts_per_leaf, rate, delay,
-                          uplink_rate_bps=spec.uplink_rate, links_per_spine=spec.links_per_spine or 1)
+        return leaf_spine(
+            spec.leaves,
+            spec.spines,
+            spec.hosts_per_leaf,
+            rate,
+            delay,
+            uplink_rate_bps=spec.uplink_rate,
+            links_per_spine=spec.links_per_spine or 1,
+        )
     if kind == "rail-optimized":
-        return rail_optimized(spec.gpus, rate, gpus_per_node=spec.gpus_per_node or 8, radix=spec.radix or 64,
-                              oversubscription=spec.oversubscription or 1.0, planes=spec.planes or 1,
-                              link_delay_ps=delay)
+        return rail_optimized(
+            spec.gpus,
+            rate,
+            gpus_per_node=spec.gpus_per_node or 8,
+            radix=spec.radix or 64,
+            oversubscription=spec.oversubscription or 1.0,
+            planes=spec.planes or 1,
+            link_delay_ps=delay,
+        )
     if kind == "star":
         return star(spec.hosts, rate, delay)
     if kind == "dumbbell":
-        return dumbbell(spec.hosts_left, spec.hosts_right, rate, delay, bottleneck_rate_bps=spec.bottleneck_rate)
+        return dumbbell(
+            spec.hosts_left, spec.hosts_right, rate, delay, bottleneck_rate_bps=spec.bottleneck_rate
+        )
     if kind == "ring":
         return ring(spec.switches, spec.hosts_per_switch, rate, delay)
     if kind == "hpcc-file":
         return read_hpcc_topology(spec.path)
     if kind == "ibnetdiscover":
         return read_ibnetdiscover(spec.path, link_delay_ps=delay)
-    raise InputError("unknown topology kind", field="topology.kind", value=kind, allowed=", ".join(TOPOLOGIES))
+    raise InputError(
+        "unknown topology kind", field="topology.kind", value=kind, allowed=", ".join(TOPOLOGIES)
+    )

@@ -53,8 +53,13 @@ class Topology:
     def __post_init__(self) -> None:
         n = len(self.node_names)
         object.__setattr__(self, "node_tier", _frozen(self.node_tier, np.int8))
-        for name, dtype in (("link_a", np.int32), ("link_b", np.int32), ("link_rate_bps", np.int64),
-                            ("link_delay_ps", np.int64), ("link_length_m", np.float64)):
+        for name, dtype in (
+            ("link_a", np.int32),
+            ("link_b", np.int32),
+            ("link_rate_bps", np.int64),
+            ("link_delay_ps", np.int64),
+            ("link_length_m", np.float64),
+        ):
             object.__setattr__(self, name, _frozen(getattr(self, name), dtype))
         for name, dtype in (("node_group", np.int32), ("node_rail", np.int16), ("node_plane", np.int16)):
             val = getattr(self, name)
@@ -67,7 +72,9 @@ class Topology:
         for name in ("link_b", "link_rate_bps", "link_delay_ps", "link_length_m"):
             if len(getattr(self, name)) != m:
                 raise ValueError(f"{name} length differs from link_a")
-        if m and (self.link_a.min() < 0 or self.link_b.min() < 0 or max(self.link_a.max(), self.link_b.max()) >= n):
+        if m and (
+            self.link_a.min() < 0 or self.link_b.min() < 0 or max(self.link_a.max(), self.link_b.max()) >= n
+        ):
             raise ValueError("link endpoint out of range")
 
     # ---- sizes -------------------------------------------------------------------------------
@@ -119,8 +126,10 @@ class Topology:
         lo, hi = np.minimum(ta, tb), np.maximum(ta, tb)
         key = lo * 16 + hi
         vals, counts = np.unique(key, return_counts=True)
-        return {f"{self.tier_name(int(v) // 16)}-{self.tier_name(int(v) % 16)}": int(c)
-                for v, c in zip(vals, counts, strict=True)}
+        return {
+            f"{self.tier_name(int(v) // 16)}-{self.tier_name(int(v) % 16)}": int(c)
+            for v, c in zip(vals, counts, strict=True)
+        }
 
     @property
     def tiers(self) -> int:
@@ -167,7 +176,7 @@ class Topology:
             v = q.popleft()
             if v != source and self.node_tier[v] == HOST_TIER:
                 continue
-            for p in peers[off[v]:off[v + 1]]:
+            for p in peers[off[v] : off[v + 1]]:
                 if dist[p] < 0:
                     dist[p] = dist[v] + 1
                     q.append(int(p))
@@ -201,7 +210,9 @@ class Topology:
         import networkx as nx
 
         g = nx.DiGraph()
-        for a, b, r in zip(self.link_a.tolist(), self.link_b.tolist(), self.link_rate_bps.tolist(), strict=True):
+        for a, b, r in zip(
+            self.link_a.tolist(), self.link_b.tolist(), self.link_rate_bps.tolist(), strict=True
+        ):
             for u, v in ((a, b), (b, a)):
                 if g.has_edge(u, v):
                     g[u][v]["capacity"] += r
@@ -213,7 +224,7 @@ class Topology:
             return 0.0
         for h in hosts[:half]:
             g.add_edge("S", h, capacity=float("inf"))
-        for h in hosts[half:2 * half]:
+        for h in hosts[half : 2 * half]:
             g.add_edge(h, "T", capacity=float("inf"))
         value, _ = nx.maximum_flow(g, "S", "T")
         return float(value)
@@ -227,8 +238,13 @@ class Topology:
         for i, (nm, t) in enumerate(zip(self.node_names, self.node_tier.tolist(), strict=True)):
             g.add_node(i, name=nm, tier=t)
         for i in range(self.num_links):
-            g.add_edge(int(self.link_a[i]), int(self.link_b[i]), key=i,
-                       rate_bps=int(self.link_rate_bps[i]), delay_ps=int(self.link_delay_ps[i]))
+            g.add_edge(
+                int(self.link_a[i]),
+                int(self.link_b[i]),
+                key=i,
+                rate_bps=int(self.link_rate_bps[i]),
+                delay_ps=int(self.link_delay_ps[i]),
+            )
         return g
 
     def without_links(self, links) -> Topology:
@@ -238,18 +254,29 @@ class Topology:
         meta = {k: v for k, v in self.meta.items() if k != "bisection_bps"}
         meta["failed_links"] = tuple(int(x) for x in np.flatnonzero(~keep))
         return Topology(
-            name=self.name, kind=self.kind, node_names=self.node_names, node_tier=self.node_tier,
-            tier_names=self.tier_names, link_a=self.link_a[keep], link_b=self.link_b[keep],
-            link_rate_bps=self.link_rate_bps[keep], link_delay_ps=self.link_delay_ps[keep],
-            link_length_m=self.link_length_m[keep], node_group=self.node_group,
-            node_rail=self.node_rail, node_plane=self.node_plane, meta=meta,
+            name=self.name,
+            kind=self.kind,
+            node_names=self.node_names,
+            node_tier=self.node_tier,
+            tier_names=self.tier_names,
+            link_a=self.link_a[keep],
+            link_b=self.link_b[keep],
+            link_rate_bps=self.link_rate_bps[keep],
+            link_delay_ps=self.link_delay_ps[keep],
+            link_length_m=self.link_length_m[keep],
+            node_group=self.node_group,
+            node_rail=self.node_rail,
+            node_plane=self.node_plane,
+            meta=meta,
         )
 
     def find_link(self, a: int | str, b: int | str) -> int:
         """Id of a link between two nodes (given by id or name); raises KeyError if none."""
         ia = self.node_id(a)
         ib = self.node_id(b)
-        hit = np.flatnonzero(((self.link_a == ia) & (self.link_b == ib)) | ((self.link_a == ib) & (self.link_b == ia)))
+        hit = np.flatnonzero(
+            ((self.link_a == ia) & (self.link_b == ib)) | ((self.link_a == ib) & (self.link_b == ia))
+        )
         if not len(hit):
             raise KeyError(f"no link between {a} and {b}")
         return int(hit[0])
@@ -266,7 +293,10 @@ class Topology:
     def summary(self) -> dict:
         """Counts for display: hosts, switches per tier, links per class."""
         return {
-            "name": self.name, "kind": self.kind, "hosts": self.num_hosts,
-            "switches": self.switches_per_tier(), "links": self.links_per_class(),
+            "name": self.name,
+            "kind": self.kind,
+            "hosts": self.num_hosts,
+            "switches": self.switches_per_tier(),
+            "links": self.links_per_class(),
             "tiers": self.tiers,
         }

@@ -36,8 +36,9 @@ def _read_text(path: str | Path) -> str:
         raise InputError(f"cannot read topology file: {exc.strerror or exc}", file=str(path)) from None
 
 
-def _infer_tiers(n: int, is_switch: np.ndarray, a: np.ndarray, b: np.ndarray,
-                 not_seeds: tuple[int, ...] = ()) -> np.ndarray:
+def _infer_tiers(
+    n: int, is_switch: np.ndarray, a: np.ndarray, b: np.ndarray, not_seeds: tuple[int, ...] = ()
+) -> np.ndarray:
     tier = np.where(is_switch, -1, 0).astype(np.int64)
     seeds = ~is_switch
     seeds[list(not_seeds)] = False
@@ -73,27 +74,45 @@ def read_hpcc_topology(path: str | Path) -> Topology:
     lines = [ln.strip() for ln in text.splitlines()]
     lines = [ln for ln in lines if ln and not ln.startswith("#")]
     if len(lines) < 2:
-        raise InputError("expected a header line and a switch-id line", file=f, field="line 1",
-                         allowed="'<nodes> <switches> <links>' then the switch ids")
+        raise InputError(
+            "expected a header line and a switch-id line",
+            file=f,
+            field="line 1",
+            allowed="'<nodes> <switches> <links>' then the switch ids",
+        )
     head = lines[0].split()
     try:
         n, ns, nl = (int(x) for x in head[:3])
         if len(head) < 3 or min(n, nl) < 0 or ns < 0 or ns > n:
             raise ValueError
     except ValueError:
-        raise InputError("bad header", file=f, field="line 1", value=lines[0],
-                         allowed="three non-negative integers: <nodes> <switches> <links>") from None
+        raise InputError(
+            "bad header",
+            file=f,
+            field="line 1",
+            value=lines[0],
+            allowed="three non-negative integers: <nodes> <switches> <links>",
+        ) from None
     try:
         sw = [int(x) for x in lines[1].split()] if ns else []
     except ValueError:
-        raise InputError("bad switch id list", file=f, field="line 2", value=lines[1][:60],
-                         allowed="space-separated integer node ids") from None
+        raise InputError(
+            "bad switch id list",
+            file=f,
+            field="line 2",
+            value=lines[1][:60],
+            allowed="space-separated integer node ids",
+        ) from None
     if len(sw) != ns or any(not 0 <= s < n for s in sw):
         raise InputError(f"expected {ns} switch ids in 0..{n - 1}", file=f, field="line 2", value=len(sw))
     body = lines[2:] if ns else lines[1:]
     if len(body) != nl:
-        raise InputError(f"header says {nl} links but the file has {len(body)} link lines", file=f,
-                         field="line 1", allowed="the link count of the header")
+        raise InputError(
+            f"header says {nl} links but the file has {len(body)} link lines",
+            file=f,
+            field="line 1",
+            allowed="the link count of the header",
+        )
     a = np.empty(nl, dtype=np.int64)
     b = np.empty(nl, dtype=np.int64)
     rate = np.empty(nl, dtype=np.int64)
@@ -103,19 +122,24 @@ def read_hpcc_topology(path: str | Path) -> Topology:
         parts = ln.split()
         where = f"line {first + i}"
         if len(parts) < 4:
-            raise InputError("expected '<a> <b> <rate> <delay> [error_rate]'", file=f, field=where, value=ln[:60])
+            raise InputError(
+                "expected '<a> <b> <rate> <delay> [error_rate]'", file=f, field=where, value=ln[:60]
+            )
         try:
             a[i], b[i] = int(parts[0]), int(parts[1])
         except ValueError:
             raise InputError("node ids must be integers", file=f, field=where, value=ln[:60]) from None
         if not (0 <= a[i] < n and 0 <= b[i] < n) or a[i] == b[i]:
-            raise InputError(f"link endpoints must be two different ids in 0..{n - 1}", file=f, field=where,
-                             value=ln[:60])
+            raise InputError(
+                f"link endpoints must be two different ids in 0..{n - 1}", file=f, field=where, value=ln[:60]
+            )
         try:
             rate[i] = parse_rate(parts[2])
             delay[i] = parse_time(parts[3])
         except UnitError as exc:
-            raise InputError("bad rate or delay", file=f, field=where, value=exc.value, allowed=exc.allowed) from None
+            raise InputError(
+                "bad rate or delay", file=f, field=where, value=exc.value, allowed=exc.allowed
+            ) from None
         if rate[i] <= 0:
             raise InputError("link rate must be > 0", file=f, field=where, value=parts[2])
     is_switch = np.zeros(n, dtype=bool)
@@ -123,10 +147,19 @@ def read_hpcc_topology(path: str | Path) -> Topology:
     tier = _infer_tiers(n, is_switch, a, b)
     a, b = _orient(tier, a, b)
     names = [(f"sw{i}" if is_switch[i] else f"h{i}") for i in range(n)]
-    return Topology(name=Path(path).stem, kind="hpcc-file", node_names=tuple(names), node_tier=tier,
-                    tier_names=_tier_names(int(tier.max()) if n else 0), link_a=a, link_b=b,
-                    link_rate_bps=rate, link_delay_ps=delay, link_length_m=np.full(nl, np.nan),
-                    meta={"source_file": str(path)})
+    return Topology(
+        name=Path(path).stem,
+        kind="hpcc-file",
+        node_names=tuple(names),
+        node_tier=tier,
+        tier_names=_tier_names(int(tier.max()) if n else 0),
+        link_a=a,
+        link_b=b,
+        link_rate_bps=rate,
+        link_delay_ps=delay,
+        link_length_m=np.full(nl, np.nan),
+        meta={"source_file": str(path)},
+    )
 
 
 def _fmt_rate_ns3(rate_bps: int) -> str:
@@ -146,8 +179,13 @@ def write_hpcc_topology(topo: Topology, path: str | Path | None = None, error_ra
     """Serialise to ns-3 HPCC ``topology.txt`` (returns the text; writes it when ``path`` is given)."""
     sw = topo.switches
     out = [f"{topo.num_nodes} {len(sw)} {topo.num_links}", " ".join(str(int(s)) for s in sw)]
-    for a, b, r, d in zip(topo.link_a.tolist(), topo.link_b.tolist(), topo.link_rate_bps.tolist(),
-                          topo.link_delay_ps.tolist(), strict=True):
+    for a, b, r, d in zip(
+        topo.link_a.tolist(),
+        topo.link_b.tolist(),
+        topo.link_rate_bps.tolist(),
+        topo.link_delay_ps.tolist(),
+        strict=True,
+    ):
         out.append(f"{a} {b} {_fmt_rate_ns3(r)} {_fmt_delay_ns3(d)} {error_rate:g}")
     text = "\n".join(out) + "\n"
     if path is not None:
@@ -156,8 +194,17 @@ def write_hpcc_topology(topo: Topology, path: str | Path | None = None, error_ra
 
 
 # ---- ibnetdiscover --------------------------------------------------------------------------
-_IB_SPEED_GBPS_PER_LANE = {"SDR": 2.5, "DDR": 5, "QDR": 10, "FDR10": 10, "FDR": 14, "EDR": 25, "HDR": 50,
-                           "NDR": 100, "XDR": 200}
+_IB_SPEED_GBPS_PER_LANE = {
+    "SDR": 2.5,
+    "DDR": 5,
+    "QDR": 10,
+    "FDR10": 10,
+    "FDR": 14,
+    "EDR": 25,
+    "HDR": 50,
+    "NDR": 100,
+    "XDR": 200,
+}
 _HEADER = re.compile(r'^(Switch|Ca|Rt)\s+(\d+)\s+"([^"]+)"\s*(?:#\s*"([^"]*)")?')
 _PORT = re.compile(r'^\[(\d+)\](?:\[ext \d+\])?(?:\([0-9a-fA-Fx]+\))?\s+"([^"]+)"\[(\d+)\]')
 _WIDTH_SPEED = re.compile(r"\b(\d+)x(SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR|XDR)\b")
@@ -196,11 +243,18 @@ def read_ibnetdiscover(path: str | Path, link_delay_ps: int = 0) -> Topology:
             continue
         if s.startswith("["):
             if current is None:
-                raise InputError("port line outside a node block", file=f, field=f"line {lineno}", value=s[:60])
+                raise InputError(
+                    "port line outside a node block", file=f, field=f"line {lineno}", value=s[:60]
+                )
             pm = _PORT.match(s)
             if not pm:
-                raise InputError("unreadable port line", file=f, field=f"line {lineno}", value=s[:60],
-                                 allowed='[port] "<peer id>"[peer port] ... # ... <width><speed>')
+                raise InputError(
+                    "unreadable port line",
+                    file=f,
+                    field=f"line {lineno}",
+                    value=s[:60],
+                    allowed='[port] "<peer id>"[peer port] ... # ... <width><speed>',
+                )
             lport, peer, pport = int(pm.group(1)), pm.group(2), int(pm.group(3))
             ws = _WIDTH_SPEED.findall(s)
             rate = int(int(ws[-1][0]) * _IB_SPEED_GBPS_PER_LANE[ws[-1][1]] * 10**9) if ws else 0
@@ -237,8 +291,16 @@ def read_ibnetdiscover(path: str | Path, link_delay_ps: int = 0) -> Topology:
         c = seen.get(nm, 0)
         seen[nm] = c + 1
         uniq.append(nm if c == 0 else f"{nm}#{c}")
-    return Topology(name=Path(path).stem, kind="ibnetdiscover", node_names=tuple(uniq), node_tier=tier,
-                    tier_names=_tier_names(int(tier.max()) if n else 0), link_a=a, link_b=b,
-                    link_rate_bps=rate, link_delay_ps=np.full(len(a), link_delay_ps),
-                    link_length_m=np.full(len(a), np.nan),
-                    meta={"source_file": str(path), "guids": tuple(ids), "aggregation_nodes": agg})
+    return Topology(
+        name=Path(path).stem,
+        kind="ibnetdiscover",
+        node_names=tuple(uniq),
+        node_tier=tier,
+        tier_names=_tier_names(int(tier.max()) if n else 0),
+        link_a=a,
+        link_b=b,
+        link_rate_bps=rate,
+        link_delay_ps=np.full(len(a), link_delay_ps),
+        link_length_m=np.full(len(a), np.nan),
+        meta={"source_file": str(path), "guids": tuple(ids), "aggregation_nodes": agg},
+    )

@@ -37,7 +37,7 @@ class NextHops:
     def get(self, node: int, dst_host: int) -> np.ndarray:
         h = len(self.hosts)
         k = node * h + int(self.host_index[dst_host])
-        return self.links[self.offsets[k]:self.offsets[k + 1]]
+        return self.links[self.offsets[k] : self.offsets[k + 1]]
 
 
 def _peer(topo: Topology, link: int, node: int) -> int:
@@ -64,8 +64,13 @@ def _csr(topo: Topology, hosts: np.ndarray, dist: np.ndarray, mask: np.ndarray, 
     offsets[1:] = np.cumsum(np.bincount(key, minlength=n * h))
     host_index = np.full(n, -1, dtype=np.int32)
     host_index[hosts] = np.arange(h, dtype=np.int32)
-    return NextHops(hosts=hosts, host_index=host_index, offsets=offsets, links=links.astype(np.int32),
-                    dist=dist.astype(np.int32))
+    return NextHops(
+        hosts=hosts,
+        host_index=host_index,
+        offsets=offsets,
+        links=links.astype(np.int32),
+        dist=dist.astype(np.int32),
+    )
 
 
 def shortest_path_next_hops(topo: Topology) -> NextHops:

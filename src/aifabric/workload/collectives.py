@@ -125,12 +125,26 @@ COLLECTIVES = {op: (lambda n, _op=op: busbw_factor(_op, n)) for op in OPS}
 # NCCL tuner constants (hardware-facts §D, NVIDIA/nccl src/graph/tuning.cc [S16]); used when the
 # catalog's defaults are not available.
 _NCCL_FALLBACK = {
-    "net": {"ring": {"ll": 2.7, "ll128": 4.0, "simple": 14.0}, "tree": {"ll": 5.0, "ll128": 8.5, "simple": 14.0},
-            "collnet-direct": {"simple": 31.0}, "nvls": {"simple": 18.0}, "nvls-tree": {"simple": 20.9}},
-    "nvlink": {"ring": {"ll": 0.6, "ll128": 1.9, "simple": 3.4}, "tree": {"ll": 0.6, "ll128": 1.25, "simple": 4.0},
-               "collnet-direct": {"simple": 3.7}, "nvls": {"simple": 25.0}, "nvls-tree": {"simple": 25.0}},
-    "base": {"ring": {"ll": 6.6, "ll128": 14.0, "simple": 8.4}, "tree": {"ll": 6.8, "ll128": 14.0, "simple": 8.4},
-             "nvls": {"simple": 0.0}, "nvls-tree": {"simple": 0.0}},
+    "net": {
+        "ring": {"ll": 2.7, "ll128": 4.0, "simple": 14.0},
+        "tree": {"ll": 5.0, "ll128": 8.5, "simple": 14.0},
+        "collnet-direct": {"simple": 31.0},
+        "nvls": {"simple": 18.0},
+        "nvls-tree": {"simple": 20.9},
+    },
+    "nvlink": {
+        "ring": {"ll": 0.6, "ll128": 1.9, "simple": 3.4},
+        "tree": {"ll": 0.6, "ll128": 1.25, "simple": 4.0},
+        "collnet-direct": {"simple": 3.7},
+        "nvls": {"simple": 25.0},
+        "nvls-tree": {"simple": 25.0},
+    },
+    "base": {
+        "ring": {"ll": 6.6, "ll128": 14.0, "simple": 8.4},
+        "tree": {"ll": 6.8, "ll128": 14.0, "simple": 8.4},
+        "nvls": {"simple": 0.0},
+        "nvls-tree": {"simple": 0.0},
+    },
     "eff": {"ll": 0.5, "ll128": 0.92, "simple": 1.0},
 }
 
@@ -213,8 +227,12 @@ class NvlsDomain:
         architecture / Hopper's (0.74 / 0.85 for Blackwell, defaults ``nccl.nvls_efficiency``):
         H200 308.6, B200 537.3 GB/s."""
         if gpu not in NVLS_GPUS:
-            raise InputError("NVLS needs an NVSwitch GPU of Hopper or later", field="gpu", value=gpu,
-                             allowed=", ".join(NVLS_GPUS))
+            raise InputError(
+                "NVLS needs an NVSwitch GPU of Hopper or later",
+                field="gpu",
+                value=gpu,
+                allowed=", ".join(NVLS_GPUS),
+            )
         arch = NVLS_GPUS[gpu]
         c = dict(_NVLS_FALLBACK)
         line = c["h100_line"]
@@ -235,9 +253,12 @@ class NvlsDomain:
         if gpu == "h100":
             return cls(h100, False, f"{c['busbw']:g} GB/s 8 × H100 NVLS busbw [S3][S80] × 9/14 ({src})")
         scale = line / c["h100_line"] * c["eff"][arch] / c["eff"]["hopper"]
-        return cls(h100 * scale, True,
-                   f"estimate: H100 {h100:.1f} GB/s × NVLink {line:g}/{c['h100_line']:g} × NVLS efficiency "
-                   f"{c['eff'][arch]:g}/{c['eff']['hopper']:g} [S16] ({src})")
+        return cls(
+            h100 * scale,
+            True,
+            f"estimate: H100 {h100:.1f} GB/s × NVLink {line:g}/{c['h100_line']:g} × NVLS efficiency "
+            f"{c['eff'][arch]:g}/{c['eff']['hopper']:g} [S16] ({src})",
+        )
 
 
 def nvlink_busbw_gbps(op: str = "all-reduce", gpu: str = "h100", gpus: int = 8) -> tuple[float, str]:
@@ -300,7 +321,11 @@ class Step:
         """Bytes each host sends and receives in one repetition of this step."""
         if self.pairs is not None:
             tx = np.bincount(host_index[self.pairs[:, 0]], weights=self.pairs[:, 2], minlength=hosts_count)
-            rw = self.pairs[:, 2] if self.recv_bytes is None else np.full(len(self.pairs), float(self.recv_bytes))
+            rw = (
+                self.pairs[:, 2]
+                if self.recv_bytes is None
+                else np.full(len(self.pairs), float(self.recv_bytes))
+            )
             rx = np.bincount(host_index[self.pairs[:, 1]], weights=rw, minlength=hosts_count)
             return tx, rx
         tx = np.zeros(hosts_count)
@@ -387,8 +412,12 @@ def rank_layout(topology: Topology, ranks=None, gpus_per_node: int | None = None
         sel = hosts
     elif isinstance(ranks, int | np.integer):
         if not 1 <= int(ranks) <= len(hosts):
-            raise InputError("rank count out of range", field="workload.hosts", value=int(ranks),
-                             allowed=f"1..{len(hosts)}")
+            raise InputError(
+                "rank count out of range",
+                field="workload.hosts",
+                value=int(ranks),
+                allowed=f"1..{len(hosts)}",
+            )
         sel = hosts[: int(ranks)]
     else:
         sel = np.asarray(ranks, dtype=np.int64)
@@ -405,8 +434,12 @@ def rank_layout(topology: Topology, ranks=None, gpus_per_node: int | None = None
     server = np.asarray(sel) // g  # builders number GPU NICs server by server
     uniq, counts = np.unique(server, return_counts=True)
     if (counts != counts[0]).any():
-        raise InputError("ranks must cover the same number of GPUs in every server", field="workload.hosts",
-                         value=len(sel), allowed=f"a multiple of {g} (whole servers)")
+        raise InputError(
+            "ranks must cover the same number of GPUs in every server",
+            field="workload.hosts",
+            value=len(sel),
+            allowed=f"a multiple of {g} (whole servers)",
+        )
     order = np.lexsort((np.asarray(sel), server))
     return Layout(np.asarray(sel, dtype=np.int64)[order].reshape(len(uniq), counts[0]))
 
@@ -478,17 +511,33 @@ def _double_binary_tree(n: int) -> tuple[list[tuple[int, int]], list[tuple[int, 
     return edges[0], edges[1], max(level, default=0)
 
 
-def collective_flows(op: str, size_bytes: int, topology: Topology, ranks=None, algorithm: str = "ring",
-                     gpus_per_node: int | None = None, sharp: bool = False, root: int = 0) -> list[Step]:
+def collective_flows(
+    op: str,
+    size_bytes: int,
+    topology: Topology,
+    ranks=None,
+    algorithm: str = "ring",
+    gpus_per_node: int | None = None,
+    sharp: bool = False,
+    root: int = 0,
+) -> list[Step]:
     """The steps of ``op`` on ``size_bytes`` (nccl-tests' S, see the module docstring)."""
     if op not in OPS:
         raise InputError("unknown collective", field="workload.op", value=op, allowed=", ".join(OPS))
     if algorithm == "auto":
-        raise InputError("algorithm auto is chosen by run_collective / nccl_sweep (it needs the GPU)",
-                         field="workload.algorithm", value=algorithm, allowed=", ".join(ALGORITHMS))
+        raise InputError(
+            "algorithm auto is chosen by run_collective / nccl_sweep (it needs the GPU)",
+            field="workload.algorithm",
+            value=algorithm,
+            allowed=", ".join(ALGORITHMS),
+        )
     if algorithm not in ALGORITHMS:
-        raise InputError("unknown algorithm", field="workload.algorithm", value=algorithm,
-                         allowed=", ".join((*ALGORITHMS, "auto")))
+        raise InputError(
+            "unknown algorithm",
+            field="workload.algorithm",
+            value=algorithm,
+            allowed=", ".join((*ALGORITHMS, "auto")),
+        )
     size = int(size_bytes)
     if size <= 0:
         raise InputError("collective size must be positive", field="workload.size", value=size)
@@ -505,26 +554,54 @@ def check_algorithm(op: str, algorithm: str, lay: Layout, sharp: bool = False) -
         return
     field_ = "workload.algorithm"
     if op not in ("all-reduce", "reduce-scatter", "all-gather"):
-        raise InputError(f"NCCL runs NVLS for all-reduce, reduce-scatter and all-gather only, not {op}",
-                         field=field_, value=algorithm, allowed="ring")
+        raise InputError(
+            f"NCCL runs NVLS for all-reduce, reduce-scatter and all-gather only, not {op}",
+            field=field_,
+            value=algorithm,
+            allowed="ring",
+        )
     if algorithm == "nvls-tree" and op != "all-reduce":
-        raise InputError(f"NCCL's NVLSTree is all-reduce only, not {op}", field=field_, value=algorithm,
-                         allowed="ring, nvls (one server)")
+        raise InputError(
+            f"NCCL's NVLSTree is all-reduce only, not {op}",
+            field=field_,
+            value=algorithm,
+            allowed="ring, nvls (one server)",
+        )
     if lay.local < 2:
-        raise InputError("NVLS needs ≥ 2 GPUs per server on one NVSwitch", field=field_, value=algorithm,
-                         allowed="ring, tree")
+        raise InputError(
+            "NVLS needs ≥ 2 GPUs per server on one NVSwitch",
+            field=field_,
+            value=algorithm,
+            allowed="ring, tree",
+        )
     if algorithm == "nvls-tree" and sharp:
-        raise InputError("NVLSTree does not use SHARP (NCCL's NVLS+SHARP is algorithm nvls with sharp)",
-                         field=field_, value=algorithm, allowed="nvls (with sharp), nvls-tree (without)")
+        raise InputError(
+            "NVLSTree does not use SHARP (NCCL's NVLS+SHARP is algorithm nvls with sharp)",
+            field=field_,
+            value=algorithm,
+            allowed="nvls (with sharp), nvls-tree (without)",
+        )
     if algorithm == "nvls-tree" and lay.servers < 2:
-        raise InputError("NVLSTree needs ≥ 2 servers (NCCL disables it on one node)", field=field_,
-                         value=algorithm, allowed="nvls, ring, tree")
+        raise InputError(
+            "NVLSTree needs ≥ 2 servers (NCCL disables it on one node)",
+            field=field_,
+            value=algorithm,
+            allowed="nvls, ring, tree",
+        )
     if algorithm == "nvls" and lay.servers > 1 and op != "all-reduce":
-        raise InputError(f"multi-server NVLS {op} needs NCCL's CollNet (not modelled)", field=field_,
-                         value=algorithm, allowed="ring")
+        raise InputError(
+            f"multi-server NVLS {op} needs NCCL's CollNet (not modelled)",
+            field=field_,
+            value=algorithm,
+            allowed="ring",
+        )
     if algorithm == "nvls" and lay.servers > 1 and not sharp:
-        raise InputError("multi-server NVLS all-reduce needs SHARP (NCCL's NVLS+CollNet)", field=field_,
-                         value=algorithm, allowed="nvls-tree, or nvls with sharp on InfiniBand")
+        raise InputError(
+            "multi-server NVLS all-reduce needs SHARP (NCCL's NVLS+CollNet)",
+            field=field_,
+            value=algorithm,
+            allowed="nvls-tree, or nvls with sharp on InfiniBand",
+        )
 
 
 def _rail_tree(lay: Layout, shard: int) -> Step:
@@ -537,22 +614,36 @@ def _rail_tree(lay: Layout, shard: int) -> Step:
             rows.append(np.stack([lay.hosts[c], lay.hosts[p]], axis=1))  # reduce: up
             rows.append(np.stack([lay.hosts[p], lay.hosts[c]], axis=1))  # broadcast: down
     pr = np.concatenate(rows)
-    return Step("network", "double binary tree reduce+broadcast (pipelined)", latency_hops=2 * max(depth - 1, 1),
-                pairs=np.concatenate([pr, np.full((len(pr), 1), half)], axis=1))
+    return Step(
+        "network",
+        "double binary tree reduce+broadcast (pipelined)",
+        latency_hops=2 * max(depth - 1, 1),
+        pairs=np.concatenate([pr, np.full((len(pr), 1), half)], axis=1),
+    )
 
 
 def _nvls_step(lay: Layout, sent: int, received: int, label: str, latency_hops: int = 1) -> Step:
     hosts = lay.hosts.ravel()
-    return Step("nvls", label, latency_hops=latency_hops, recv_bytes=int(received),
-                pairs=np.stack([hosts, hosts, np.full(len(hosts), int(sent))], axis=1))
+    return Step(
+        "nvls",
+        label,
+        latency_hops=latency_hops,
+        recv_bytes=int(received),
+        pairs=np.stack([hosts, hosts, np.full(len(hosts), int(sent))], axis=1),
+    )
 
 
 def _decompose_nvls(op, size, lay: Layout, algorithm: str, sharp: bool) -> list[Step]:
     """NVLS (one server, or with SHARP between servers) and NVLSTree, see the module docstring."""
     shard = math.ceil(size / lay.local)
     reduce = _nvls_step(lay, size, shard, "NVLS reduce-scatter (multimem.ld_reduce in the NVSwitch)")
-    mcast = _nvls_step(lay, shard, size, "NVLS all-gather (multimem.st multicast)",
-                       latency_hops=0 if op == "all-reduce" else 1)
+    mcast = _nvls_step(
+        lay,
+        shard,
+        size,
+        "NVLS all-gather (multimem.st multicast)",
+        latency_hops=0 if op == "all-reduce" else 1,
+    )
     if op == "reduce-scatter":
         return [reduce]
     if op == "all-gather":
@@ -562,8 +653,13 @@ def _decompose_nvls(op, size, lay: Layout, algorithm: str, sharp: bool) -> list[
         steps.append(_rail_tree(lay, shard))
     elif lay.servers > 1:  # NVLS + SHARP: the heads' shards through the switch reduction once
         hosts = lay.hosts.ravel()
-        steps.append(Step("sharp", "SHARP in-network all-reduce of the NVLS shard",
-                          pairs=np.stack([hosts, hosts, np.full(len(hosts), shard)], axis=1)))
+        steps.append(
+            Step(
+                "sharp",
+                "SHARP in-network all-reduce of the NVLS shard",
+                pairs=np.stack([hosts, hosts, np.full(len(hosts), shard)], axis=1),
+            )
+        )
     return steps + [mcast]
 
 
@@ -578,8 +674,13 @@ def _decompose(op, size, lay: Layout, algorithm: str, sharp: bool, root: int) ->
         if nsrv > 1:
             if sharp:
                 hosts = lay.hosts.ravel()
-                steps.append(Step("sharp", "SHARP in-network all-reduce",
-                                  pairs=np.stack([hosts, hosts, np.full(len(hosts), shard)], axis=1)))
+                steps.append(
+                    Step(
+                        "sharp",
+                        "SHARP in-network all-reduce",
+                        pairs=np.stack([hosts, hosts, np.full(len(hosts), shard)], axis=1),
+                    )
+                )
             elif algorithm == "tree":
                 steps.append(_rail_tree(lay, shard))
             else:
@@ -594,8 +695,14 @@ def _decompose(op, size, lay: Layout, algorithm: str, sharp: bool, root: int) ->
     elif op == "all-to-all":
         per_pair = math.ceil(size / n)  # each rank sends S/n to every rank (S = count × n × type)
         if g > 1:
-            steps.append(Step("nvlink", "PXN: NVLink gather to the destination rail",
-                              groups=lay.hosts, pair_bytes=nsrv * per_pair))
+            steps.append(
+                Step(
+                    "nvlink",
+                    "PXN: NVLink gather to the destination rail",
+                    groups=lay.hosts,
+                    pair_bytes=nsrv * per_pair,
+                )
+            )
         if nsrv > 1:
             steps.append(Step("network", "per-rail all-pairs", groups=lay.hosts.T, pair_bytes=g * per_pair))
     else:  # broadcast
@@ -603,8 +710,13 @@ def _decompose(op, size, lay: Layout, algorithm: str, sharp: bool, root: int) ->
         if g > 1:
             rh = lay.hosts[r_srv, int(root) % g]
             peers = lay.hosts[r_srv][lay.hosts[r_srv] != rh]
-            steps.append(Step("nvlink", "nvlink scatter from the root",
-                              pairs=np.stack([np.full(len(peers), rh), peers, np.full(len(peers), shard)], axis=1)))
+            steps.append(
+                Step(
+                    "nvlink",
+                    "nvlink scatter from the root",
+                    pairs=np.stack([np.full(len(peers), rh), peers, np.full(len(peers), shard)], axis=1),
+                )
+            )
         if nsrv > 1:
             order = np.roll(np.arange(nsrv), -r_srv)
             chain = lay.hosts[order]  # (N, G)
@@ -668,7 +780,9 @@ def _network_step(ctx: _Ctx, step: Step, proto_eff: float) -> tuple[float, float
         return ctx.cache[key]
     from aifabric.flow.hashing import flow_sport
 
-    paths = pm.route(fl[:, 0], fl[:, 1], routing=ctx.routing, seed=ctx.seed, sport=flow_sport(np.arange(len(fl))))
+    paths = pm.route(
+        fl[:, 0], fl[:, 1], routing=ctx.routing, seed=ctx.seed, sport=flow_sport(np.arange(len(fl)))
+    )
     size = fl[:, 2].astype(np.float64) / proto_eff
     fixed, drain, _ = path_latency(topo, paths, size, ctx.switch_latency_ps, ctx.mtu_bytes, ctx.header_bytes)
     finish, _ = simulate_drain(paths, drain, np.zeros(len(fl)), directed_rates_bps(topo))
@@ -691,8 +805,8 @@ def _group_even_loads(pm, step: Step) -> np.ndarray:
         share = step.pair_bytes * (m - 1) / p
         lk = pm.up_link[h.ravel(), q]
         host = grp.ravel()
-        np.add.at(loads, 2 * lk + (topo.link_a[lk] != host), share)   # up from each host
-        np.add.at(loads, 2 * lk + (topo.link_a[lk] == host), share)   # down to each host
+        np.add.at(loads, 2 * lk + (topo.link_a[lk] != host), share)  # up from each host
+        np.add.at(loads, 2 * lk + (topo.link_a[lk] == host), share)  # down to each host
         att = pm.up_att[h, q]  # (g, m)
         for row in att:
             c = np.bincount(row, minlength=na).astype(np.float64)
@@ -704,7 +818,7 @@ def _group_even_loads(pm, step: Step) -> np.ndarray:
 
 def _propagate(pm, mass: np.ndarray, loads: np.ndarray) -> np.ndarray:
     topo = pm.topo
-    far = (1 << 20)
+    far = 1 << 20
     level = int(pm.dist[pm.dist < far].max()) if pm.dist.size else 0
     for lev in range(level, 0, -1):
         s_i, a_i = np.nonzero((pm.dist == lev) & (mass > 0))
@@ -727,8 +841,16 @@ def _nvlink_step(ctx: _Ctx, step: Step, proto_eff: float) -> float:
     return max(float(tx.max()), float(rx.max())) / proto_eff / (ctx.nvlink.gbytes_per_s * 1e9)
 
 
-def _time_steps(ctx: _Ctx, op: str, steps: list[Step], algorithm: str, protocol: str, sharp: bool,
-                pipelined: bool, nccl_latency: bool) -> dict:
+def _time_steps(
+    ctx: _Ctx,
+    op: str,
+    steps: list[Step],
+    algorithm: str,
+    protocol: str,
+    sharp: bool,
+    pipelined: bool,
+    nccl_latency: bool,
+) -> dict:
     c = ctx.consts
     lay = ctx.lay
     nvls = algorithm in NVLS_ALGORITHMS
@@ -768,12 +890,18 @@ def _time_steps(ctx: _Ctx, op: str, steps: list[Step], algorithm: str, protocol:
             raise InputError("NVLS steps need an NVLS-capable GPU", field="gpu", allowed=", ".join(NVLS_GPUS))
         bw_nvl += max(float(nvls_tx.max()), float(nvls_rx.max())) / (ctx.nvls.gbytes_per_s * 1e9)
     bw = max(bw_net, bw_nvl) if pipelined else bw_net + bw_nvl
-    return {"time": lat + bw, "lat": lat, "net": bw_net, "nvl": bw_nvl,
-            "model": ", ".join(sorted(models)) or "nvlink only"}
+    return {
+        "time": lat + bw,
+        "lat": lat,
+        "net": bw_net,
+        "nvl": bw_nvl,
+        "model": ", ".join(sorted(models)) or "nvlink only",
+    }
 
 
-def candidate_algorithms(op: str, lay: Layout, gpu: str = "h100", sharp: bool = False,
-                         protocol: str = "auto") -> tuple[str, ...]:
+def candidate_algorithms(
+    op: str, lay: Layout, gpu: str = "h100", sharp: bool = False, protocol: str = "auto"
+) -> tuple[str, ...]:
     """The algorithms NCCL's tuner weighs for ``op`` on this layout: ring always; the double
     binary tree for multi-server all-reduce; NVLS (one server; multi-server with SHARP) and
     NVLSTree (multi-server all-reduce) on NVSwitch GPUs of Hopper or later with ≥ 2 GPUs per
@@ -789,14 +917,32 @@ def candidate_algorithms(op: str, lay: Layout, gpu: str = "h100", sharp: bool = 
     return tuple(out)
 
 
-def run_collective(op: str, size_bytes: int, topology: Topology, engine: str = "flow", ranks=None,
-                   algorithm: str = "ring", gpus_per_node: int | None = None, routing: str = "ecmp", seed: int = 1,
-                   switch_latency_ps: float = 0, mtu_bytes: int = 4000, header_bytes: int = 64,
-                   protocol: str = "auto", sharp: bool = False, technology: str | None = None,
-                   gpu: str = "h100", nvlink_gbytes_per_s: float | None = None, pipelined: bool = True,
-                   nccl_latency: bool = True, max_flows: int = 1_000_000, steps: list[Step] | None = None,
-                   nvls_gbytes_per_s: float | None = None, network_timer: NetworkTimer | None = None,
-                   _ctx_cache: dict | None = None) -> CollectiveResult:
+def run_collective(
+    op: str,
+    size_bytes: int,
+    topology: Topology,
+    engine: str = "flow",
+    ranks=None,
+    algorithm: str = "ring",
+    gpus_per_node: int | None = None,
+    routing: str = "ecmp",
+    seed: int = 1,
+    switch_latency_ps: float = 0,
+    mtu_bytes: int = 4000,
+    header_bytes: int = 64,
+    protocol: str = "auto",
+    sharp: bool = False,
+    technology: str | None = None,
+    gpu: str = "h100",
+    nvlink_gbytes_per_s: float | None = None,
+    pipelined: bool = True,
+    nccl_latency: bool = True,
+    max_flows: int = 1_000_000,
+    steps: list[Step] | None = None,
+    nvls_gbytes_per_s: float | None = None,
+    network_timer: NetworkTimer | None = None,
+    _ctx_cache: dict | None = None,
+) -> CollectiveResult:
     """Time one collective. ``engine``: "flow" (routed flows, max-min) or "analytic" (α-β).
     ``algorithm``: ring, tree, nvls, nvls-tree, or auto (NCCL-style: the fastest of
     :func:`candidate_algorithms` by the α-β model, then timed by ``engine``).
@@ -811,24 +957,40 @@ def run_collective(op: str, size_bytes: int, topology: Topology, engine: str = "
     if engine not in ENGINES:
         raise InputError("unknown engine", field="engine", value=engine, allowed=", ".join(ENGINES))
     if protocol != "auto" and protocol not in PROTOCOLS:
-        raise InputError("unknown protocol", field="protocol", value=protocol, allowed="auto, ll, ll128, simple")
+        raise InputError(
+            "unknown protocol", field="protocol", value=protocol, allowed="auto, ll, ll128, simple"
+        )
     if algorithm != "auto" and algorithm not in ALGORITHMS:
-        raise InputError("unknown algorithm", field="workload.algorithm", value=algorithm,
-                         allowed=", ".join((*ALGORITHMS, "auto")))
+        raise InputError(
+            "unknown algorithm",
+            field="workload.algorithm",
+            value=algorithm,
+            allowed=", ".join((*ALGORITHMS, "auto")),
+        )
     if algorithm in NVLS_ALGORITHMS and protocol not in ("auto", "simple"):
-        raise InputError("NCCL runs NVLS / NVLSTree with the Simple protocol only", field="protocol",
-                         value=protocol, allowed="auto, simple")
+        raise InputError(
+            "NCCL runs NVLS / NVLSTree with the Simple protocol only",
+            field="protocol",
+            value=protocol,
+            allowed="auto, simple",
+        )
     if sharp and technology not in (None, "infiniband"):
-        raise InputError("SHARP is an InfiniBand switch feature", field="sharp", value=technology,
-                         allowed="infiniband")
+        raise InputError(
+            "SHARP is an InfiniBand switch feature", field="sharp", value=technology, allowed="infiniband"
+        )
     if sharp and op != "all-reduce":
-        raise InputError("SHARP is modelled for all-reduce only", field="workload.op", value=op,
-                         allowed="all-reduce")
+        raise InputError(
+            "SHARP is modelled for all-reduce only", field="workload.op", value=op, allowed="all-reduce"
+        )
     lay = rank_layout(topology, ranks, gpus_per_node)
     if algorithm == "auto":
         if steps is not None:
-            raise InputError("algorithm auto builds its own steps; pass a concrete algorithm with steps",
-                             field="workload.algorithm", value=algorithm, allowed=", ".join(ALGORITHMS))
+            raise InputError(
+                "algorithm auto builds its own steps; pass a concrete algorithm with steps",
+                field="workload.algorithm",
+                value=algorithm,
+                allowed=", ".join(ALGORITHMS),
+            )
         algos = candidate_algorithms(op, lay, gpu, sharp, protocol)
     else:
         algos = (algorithm,)
@@ -836,21 +998,53 @@ def run_collective(op: str, size_bytes: int, topology: Topology, engine: str = "
     nvls_dom = None
     if any(a in NVLS_ALGORITHMS for a in algos):
         if gpu not in NVLS_GPUS:  # also with an explicit rate: NVLS is a Hopper+ NVSwitch feature
-            raise InputError("NVLS needs an NVSwitch GPU of Hopper or later", field="gpu", value=gpu,
-                             allowed=", ".join(NVLS_GPUS))
-        nvls_dom = (NvlsDomain(float(nvls_gbytes_per_s), False, "given") if nvls_gbytes_per_s
-                    else NvlsDomain.for_gpu(gpu))
-    step_sets = {a: steps if steps is not None else
-                 collective_flows(op, size_bytes, topology, ranks=ranks, algorithm=a, gpus_per_node=gpus_per_node,
-                                  sharp=sharp) for a in algos}
+            raise InputError(
+                "NVLS needs an NVSwitch GPU of Hopper or later",
+                field="gpu",
+                value=gpu,
+                allowed=", ".join(NVLS_GPUS),
+            )
+        nvls_dom = (
+            NvlsDomain(float(nvls_gbytes_per_s), False, "given")
+            if nvls_gbytes_per_s
+            else NvlsDomain.for_gpu(gpu)
+        )
+    step_sets = {
+        a: steps
+        if steps is not None
+        else collective_flows(
+            op, size_bytes, topology, ranks=ranks, algorithm=a, gpus_per_node=gpus_per_node, sharp=sharp
+        )
+        for a in algos
+    }
     host_index = np.full(topology.num_nodes, -1, dtype=np.int64)
     host_index[topology.hosts] = np.arange(len(topology.hosts))
-    nic = float(np.min(topology.link_rate_bps[np.isin(topology.link_a, lay.hosts.ravel())
-                                              | np.isin(topology.link_b, lay.hosts.ravel())]))
+    nic = float(
+        np.min(
+            topology.link_rate_bps[
+                np.isin(topology.link_a, lay.hosts.ravel()) | np.isin(topology.link_b, lay.hosts.ravel())
+            ]
+        )
+    )
     nvl = NvlinkDomain(nvlink_gbytes_per_s) if nvlink_gbytes_per_s else NvlinkDomain.for_gpu(gpu)
-    ctx = _Ctx(topology, lay, routing, seed, switch_latency_ps, mtu_bytes, header_bytes, nvl, nccl_constants(),
-               engine, max_flows, nic, host_index, cache=_ctx_cache if _ctx_cache is not None else {},
-               nvls=nvls_dom, network_timer=network_timer)
+    ctx = _Ctx(
+        topology,
+        lay,
+        routing,
+        seed,
+        switch_latency_ps,
+        mtu_bytes,
+        header_bytes,
+        nvl,
+        nccl_constants(),
+        engine,
+        max_flows,
+        nic,
+        host_index,
+        cache=_ctx_cache if _ctx_cache is not None else {},
+        nvls=nvls_dom,
+        network_timer=network_timer,
+    )
 
     def protos_of(a: str) -> tuple[str, ...]:
         if sharp or a in NVLS_ALGORITHMS:
@@ -860,7 +1054,10 @@ def run_collective(op: str, size_bytes: int, topology: Topology, engine: str = "
     combos = [(a, p) for a in algos for p in protos_of(a)]
     if len(combos) > 1:  # NCCL's tuner: pick by the α-β model, then time with the chosen engine
         actx = _Ctx(**{**ctx.__dict__, "engine": "analytic", "cache": {}, "network_timer": None})
-        est = {(a, p): _time_steps(actx, op, step_sets[a], a, p, sharp, pipelined, True)["time"] for a, p in combos}
+        est = {
+            (a, p): _time_steps(actx, op, step_sets[a], a, p, sharp, pipelined, True)["time"]
+            for a, p in combos
+        }
         algo, proto = min(est, key=est.get)
     else:
         algo, proto = combos[0]
@@ -882,27 +1079,49 @@ def run_collective(op: str, size_bytes: int, topology: Topology, engine: str = "
     eff = ctx.consts["eff"][proto] if not (sharp or nvls) else 1.0
     notes = []
     if "link-load" in r["model"]:
-        notes.append("a step above max_flows was timed by the even-split link-load bound (no ECMP collision tail)")
+        notes.append(
+            "a step above max_flows was timed by the even-split link-load bound (no ECMP collision tail)"
+        )
     if algorithm == "auto":
         notes.append(f"algorithm auto: {algo} is the fastest by the α-β model of {', '.join(algos)}")
     if nvls:
         notes.append(f"NVLS rate {nvls_dom.gbytes_per_s:.1f} GB/s per GPU per direction: {nvls_dom.source}")
     label = ("nvls+sharp" if sharp and lay.servers > 1 else algo) if nvls else "sharp" if sharp else algo
     return CollectiveResult(
-        op=op, size_bytes=int(size_bytes), ranks=n, servers=lay.servers, gpus_per_node=lay.local,
-        algorithm=label, protocol=proto, engine=engine,
-        model=r["model"] if engine == "flow" or network_timer is not None else "alpha-beta", time_s=r["time"],
+        op=op,
+        size_bytes=int(size_bytes),
+        ranks=n,
+        servers=lay.servers,
+        gpus_per_node=lay.local,
+        algorithm=label,
+        protocol=proto,
+        engine=engine,
+        model=r["model"] if engine == "flow" or network_timer is not None else "alpha-beta",
+        time_s=r["time"],
         algbw_gbps=algbw,
-        busbw_gbps=algbw * busbw_factor(op, n), latency_s=r["lat"], network_time_s=r["net"],
-        nvlink_time_s=r["nvl"], network_bytes_per_rank=per_rank, network_bytes_total=total,
-        nvlink_bytes_per_gpu=nvl_per_gpu, wire_bytes_total=total * _wire_factor(ctx) / eff,
-        sharp=sharp, steps=sum(s.repeat for s in steps), wall_s=time.perf_counter() - t0, notes=notes,
+        busbw_gbps=algbw * busbw_factor(op, n),
+        latency_s=r["lat"],
+        network_time_s=r["net"],
+        nvlink_time_s=r["nvl"],
+        network_bytes_per_rank=per_rank,
+        network_bytes_total=total,
+        nvlink_bytes_per_gpu=nvl_per_gpu,
+        wire_bytes_total=total * _wire_factor(ctx) / eff,
+        sharp=sharp,
+        steps=sum(s.repeat for s in steps),
+        wall_s=time.perf_counter() - t0,
+        notes=notes,
     )
 
 
 # ---- nccl-tests style sweep ------------------------------------------------------------------
-_TEST_NAME = {"all-reduce": "all_reduce_perf", "reduce-scatter": "reduce_scatter_perf",
-              "all-gather": "all_gather_perf", "all-to-all": "alltoall_perf", "broadcast": "broadcast_perf"}
+_TEST_NAME = {
+    "all-reduce": "all_reduce_perf",
+    "reduce-scatter": "reduce_scatter_perf",
+    "all-gather": "all_gather_perf",
+    "all-to-all": "alltoall_perf",
+    "broadcast": "broadcast_perf",
+}
 
 
 def default_sizes(min_bytes: int = 8, max_bytes: int = 8 * 2**30) -> list[int]:
@@ -924,22 +1143,49 @@ def nccl_sweep(op: str, sizes, topology: Topology, dtype_bytes: int = 4, **kw) -
     algorithm = kw.get("algorithm", "ring")
     r = None
     for s in sizes:
-        steps = None if algorithm == "auto" else collective_flows(
-            op, s, topology, ranks=kw.get("ranks"), algorithm=algorithm, gpus_per_node=kw.get("gpus_per_node"),
-            sharp=kw.get("sharp", False))
+        steps = (
+            None
+            if algorithm == "auto"
+            else collective_flows(
+                op,
+                s,
+                topology,
+                ranks=kw.get("ranks"),
+                algorithm=algorithm,
+                gpus_per_node=kw.get("gpus_per_node"),
+                sharp=kw.get("sharp", False),
+            )
+        )
         r = run_collective(op, s, topology, steps=steps, _ctx_cache=cache, **kw)
         cache.clear()
         count = max(int(s) // dtype_bytes, 1)
         if op in ("reduce-scatter", "all-gather", "all-to-all"):
             count = max(int(s) // dtype_bytes // r.ranks, 1)  # nccl-tests prints the per-rank count
-        rows.append({"size_bytes": int(s), "count": count, "type": {4: "float", 2: "half", 1: "int8"}.get(dtype_bytes,
-                     "float"), "redop": "sum" if op in ("all-reduce", "reduce-scatter") else "none",
-                     "root": 0 if op == "broadcast" else -1, "time_us": r.time_s * 1e6, "algbw_gbps": r.algbw_gbps,
-                     "busbw_gbps": r.busbw_gbps, "wrong": "N/A", "protocol": r.protocol, "model": r.model,
-                     "algorithm": r.algorithm})
+        rows.append(
+            {
+                "size_bytes": int(s),
+                "count": count,
+                "type": {4: "float", 2: "half", 1: "int8"}.get(dtype_bytes, "float"),
+                "redop": "sum" if op in ("all-reduce", "reduce-scatter") else "none",
+                "root": 0 if op == "broadcast" else -1,
+                "time_us": r.time_s * 1e6,
+                "algbw_gbps": r.algbw_gbps,
+                "busbw_gbps": r.busbw_gbps,
+                "wrong": "N/A",
+                "protocol": r.protocol,
+                "model": r.model,
+                "algorithm": r.algorithm,
+            }
+        )
     df = pd.DataFrame(rows)
-    df.attrs.update({"op": op, "ranks": r.ranks if rows else 0, "engine": kw.get("engine", "flow"),
-                     "algorithm": algorithm})
+    df.attrs.update(
+        {
+            "op": op,
+            "ranks": r.ranks if rows else 0,
+            "engine": kw.get("engine", "flow"),
+            "algorithm": algorithm,
+        }
+    )
     return df
 
 
@@ -965,25 +1211,40 @@ def format_nccl_table(df: pd.DataFrame) -> str:
                 start = i
         chosen = ", ".join(runs) if len(runs) > 1 else col[0]
         algo = f"auto: {chosen}" if algo == "auto" else chosen
-    lines = [f"# aifabric estimate: {_TEST_NAME.get(op, op)}  nranks {df.attrs.get('ranks', '?')}  "
-             f"engine {df.attrs.get('engine', 'flow')}  algorithm {algo}",
-             "#",
-             "#                                                              out-of-place",
-             "#       size         count      type   redop    root     time   algbw   busbw #wrong",
-             "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)"]
+    lines = [
+        f"# aifabric estimate: {_TEST_NAME.get(op, op)}  nranks {df.attrs.get('ranks', '?')}  "
+        f"engine {df.attrs.get('engine', 'flow')}  algorithm {algo}",
+        "#",
+        "#                                                              out-of-place",
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong",
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)",
+    ]
     for r in df.itertuples(index=False):
-        lines.append(f"{r.size_bytes:12d}  {r.count:12d}  {r.type:>8s}  {r.redop:>6s}  {r.root:6d}  "
-                     f"{_num(r.time_us, 7)} {_num(r.algbw_gbps, 7)} {_num(r.busbw_gbps, 7)}  {r.wrong:>5s}")
+        lines.append(
+            f"{r.size_bytes:12d}  {r.count:12d}  {r.type:>8s}  {r.redop:>6s}  {r.root:6d}  "
+            f"{_num(r.time_us, 7)} {_num(r.algbw_gbps, 7)} {_num(r.busbw_gbps, 7)}  {r.wrong:>5s}"
+        )
     avg = float(df["busbw_gbps"].mean()) if len(df) else 0.0
     lines += ["# Out of bounds values : 0 OK", f"# Avg bus bandwidth    : {avg:.6g}", "#"]
     return "\n".join(lines)
 
 
 # ---- flows with a schedule (for simulate --mode flow) ------------------------------------------
-def collective_flow_schedule(op: str, size_bytes: int, topology: Topology, ranks=None, algorithm: str = "ring",
-                             technology: str | None = None, routing: str = "ecmp", seed: int = 1,
-                             switch_latency_ps: float = 0, mtu_bytes: int = 4000, header_bytes: int = 64,
-                             gpus_per_node: int | None = None, max_expanded: int = 200_000):
+def collective_flow_schedule(
+    op: str,
+    size_bytes: int,
+    topology: Topology,
+    ranks=None,
+    algorithm: str = "ring",
+    technology: str | None = None,
+    routing: str = "ecmp",
+    seed: int = 1,
+    switch_latency_ps: float = 0,
+    mtu_bytes: int = 4000,
+    header_bytes: int = 64,
+    gpus_per_node: int | None = None,
+    max_expanded: int = 200_000,
+):
     """The collective's network flows, each step's flows started when the previous step ends
     (barrier per step), simulated by the flow engine with *physical* latency only (no NCCL
     software terms), as a packet engine would see them. Returns ``(flows_df, CollectiveResult)``;
@@ -991,17 +1252,38 @@ def collective_flow_schedule(op: str, size_bytes: int, topology: Topology, ranks
     for all (its flows carry the step's total bytes)."""
     from aifabric.flow.engine import simulate_flows
 
-    steps = collective_flows(op, size_bytes, topology, ranks=ranks, algorithm=algorithm, gpus_per_node=gpus_per_node)
-    res = run_collective(op, size_bytes, topology, engine="flow", ranks=ranks, algorithm=algorithm, routing=routing,
-                         seed=seed, switch_latency_ps=switch_latency_ps, mtu_bytes=mtu_bytes,
-                         header_bytes=header_bytes, gpus_per_node=gpus_per_node, protocol="simple",
-                         nccl_latency=False, steps=steps, technology=technology)
+    steps = collective_flows(
+        op, size_bytes, topology, ranks=ranks, algorithm=algorithm, gpus_per_node=gpus_per_node
+    )
+    res = run_collective(
+        op,
+        size_bytes,
+        topology,
+        engine="flow",
+        ranks=ranks,
+        algorithm=algorithm,
+        routing=routing,
+        seed=seed,
+        switch_latency_ps=switch_latency_ps,
+        mtu_bytes=mtu_bytes,
+        header_bytes=header_bytes,
+        gpus_per_node=gpus_per_node,
+        protocol="simple",
+        nccl_latency=False,
+        steps=steps,
+        technology=technology,
+    )
     frames = []
     t_us = 0.0
     fid = 0
     events = 0
-    kw = dict(routing=routing, seed=seed, switch_latency_ps=switch_latency_ps, mtu_bytes=mtu_bytes,
-              header_bytes=header_bytes)
+    kw = dict(
+        routing=routing,
+        seed=seed,
+        switch_latency_ps=switch_latency_ps,
+        mtu_bytes=mtu_bytes,
+        header_bytes=header_bytes,
+    )
     for st in steps:
         if st.domain != "network":
             continue
@@ -1009,14 +1291,28 @@ def collective_flow_schedule(op: str, size_bytes: int, topology: Topology, ranks
         reps = st.repeat if st.repeat * len(fl) <= max_expanded else 1
         size = fl[:, 2] * (st.repeat // reps)
         for _ in range(reps):
-            df = simulate_flows(topology, {"id": np.arange(fid, fid + len(fl)), "src": fl[:, 0], "dst": fl[:, 1],
-                                           "size_bytes": size, "start_us": t_us,
-                                           "sport": 49152 + np.arange(len(fl)) % 16384}, **kw)
+            df = simulate_flows(
+                topology,
+                {
+                    "id": np.arange(fid, fid + len(fl)),
+                    "src": fl[:, 0],
+                    "dst": fl[:, 1],
+                    "size_bytes": size,
+                    "start_us": t_us,
+                    "sport": 49152 + np.arange(len(fl)) % 16384,
+                },
+                **kw,
+            )
             events += df.attrs["events"]
             fid += len(fl)
             t_us = float((df["start_us"] + df["fct_us"]).max())
             frames.append(df)
-    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-        columns=["id", "src", "dst", "size_bytes", "start_us", "fct_us", "ideal_fct_us", "slowdown"])
+    out = (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(
+            columns=["id", "src", "dst", "size_bytes", "start_us", "fct_us", "ideal_fct_us", "slowdown"]
+        )
+    )
     out.attrs["events"] = events
     return out, res

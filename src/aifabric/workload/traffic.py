@@ -67,14 +67,17 @@ class FlowColumns:
 
 def _columns(src, dst, size, start_ps, dport=ROCE_DPORT, offset_ps: int = 0) -> FlowColumns:
     src = np.asarray(src, dtype=np.int64)
-    return FlowColumns({
-        "id": np.arange(len(src), dtype=np.int64),
-        "src": src,
-        "dst": np.asarray(dst, dtype=np.int64),
-        "size_bytes": np.broadcast_to(np.asarray(size, dtype=np.int64), src.shape).copy(),
-        "start_ps": np.broadcast_to(np.asarray(start_ps, dtype=np.int64), src.shape).copy(),
-        "dport": np.broadcast_to(np.asarray(dport, dtype=np.int64), src.shape).copy(),
-    }, {"start_offset_ps": int(offset_ps)})
+    return FlowColumns(
+        {
+            "id": np.arange(len(src), dtype=np.int64),
+            "src": src,
+            "dst": np.asarray(dst, dtype=np.int64),
+            "size_bytes": np.broadcast_to(np.asarray(size, dtype=np.int64), src.shape).copy(),
+            "start_ps": np.broadcast_to(np.asarray(start_ps, dtype=np.int64), src.shape).copy(),
+            "dport": np.broadcast_to(np.asarray(dport, dtype=np.int64), src.shape).copy(),
+        },
+        {"start_offset_ps": int(offset_ps)},
+    )
 
 
 def _table(src, dst, size, start_ps, dport=ROCE_DPORT, offset_ps: int = 0) -> pd.DataFrame:
@@ -97,19 +100,28 @@ def _permutation(hosts: np.ndarray, size_bytes: int, seed: int, start_ps: int = 
     return _columns(hosts, hosts[perm], size_bytes, start_ps)
 
 
-def incast(hosts: np.ndarray, senders: int, receiver: int, size_bytes: int, start_ps: int = 0) -> pd.DataFrame:
+def incast(
+    hosts: np.ndarray, senders: int, receiver: int, size_bytes: int, start_ps: int = 0
+) -> pd.DataFrame:
     """``senders`` hosts (the first ones other than host index ``receiver``) → ``hosts[receiver]``."""
     return _incast(hosts, senders, receiver, size_bytes, start_ps).to_frame()
 
 
-def _incast(hosts: np.ndarray, senders: int, receiver: int, size_bytes: int, start_ps: int = 0) -> FlowColumns:
+def _incast(
+    hosts: np.ndarray, senders: int, receiver: int, size_bytes: int, start_ps: int = 0
+) -> FlowColumns:
     if receiver >= len(hosts):
-        raise InputError("receiver is not a host", field="workload.receiver", value=receiver,
-                         allowed=f"0..{len(hosts) - 1}")
+        raise InputError(
+            "receiver is not a host",
+            field="workload.receiver",
+            value=receiver,
+            allowed=f"0..{len(hosts) - 1}",
+        )
     others = hosts[hosts != hosts[receiver]]
     if senders > len(others):
-        raise InputError("more senders than hosts", field="workload.senders", value=senders,
-                         allowed=f"1..{len(others)}")
+        raise InputError(
+            "more senders than hosts", field="workload.senders", value=senders, allowed=f"1..{len(others)}"
+        )
     src = others[:senders]
     return _columns(src, np.full(len(src), hosts[receiver]), size_bytes, start_ps)
 
@@ -137,8 +149,12 @@ def read_cdf(name_or_path: str) -> np.ndarray:
         try:
             text = p.read_text()
         except OSError as exc:
-            raise InputError(f"cannot read flow-size CDF: {exc.strerror or exc}", field="workload.cdf",
-                             value=name_or_path, allowed=", ".join(CDFS) + " or a file path") from None
+            raise InputError(
+                f"cannot read flow-size CDF: {exc.strerror or exc}",
+                field="workload.cdf",
+                value=name_or_path,
+                allowed=", ".join(CDFS) + " or a file path",
+            ) from None
         where = str(p)
     rows = []
     for n, line in enumerate(text.splitlines(), 1):
@@ -149,8 +165,9 @@ def read_cdf(name_or_path: str) -> np.ndarray:
         try:
             size, pct = float(parts[0]), float(parts[1])
         except (ValueError, IndexError):
-            raise InputError("expected 'size_bytes cumulative_percent'", file=where, field=f"line {n}",
-                             value=line) from None
+            raise InputError(
+                "expected 'size_bytes cumulative_percent'", file=where, field=f"line {n}", value=line
+            ) from None
         rows.append((size, pct / 100.0))
     cdf = np.asarray(rows, dtype=np.float64)
     if len(cdf) < 2 or np.any(np.diff(cdf[:, 1]) < 0) or np.any(np.diff(cdf[:, 0]) < 0) or cdf[-1, 1] != 1.0:
@@ -165,14 +182,16 @@ def cdf_mean(cdf: np.ndarray) -> float:
     return float((dp * mid).sum())
 
 
-def poisson(hosts: np.ndarray, load: float, cdf: np.ndarray, duration_ps: int, host_rate_bps: float,
-            seed: int) -> pd.DataFrame:
+def poisson(
+    hosts: np.ndarray, load: float, cdf: np.ndarray, duration_ps: int, host_rate_bps: float, seed: int
+) -> pd.DataFrame:
     """Per-host Poisson flow arrivals so each host offers ``load`` × its link rate on average."""
     return _poisson(hosts, load, cdf, duration_ps, host_rate_bps, seed).to_frame()
 
 
-def _poisson(hosts: np.ndarray, load: float, cdf: np.ndarray, duration_ps: int, host_rate_bps: float,
-             seed: int) -> FlowColumns:
+def _poisson(
+    hosts: np.ndarray, load: float, cdf: np.ndarray, duration_ps: int, host_rate_bps: float, seed: int
+) -> FlowColumns:
     rng = np.random.default_rng(seed)
     mean = cdf_mean(cdf)
     lam_per_ps = load * host_rate_bps / (mean * 8) / 1e12
@@ -196,7 +215,9 @@ def _poisson(hosts: np.ndarray, load: float, cdf: np.ndarray, duration_ps: int, 
         size.append(sz)
         start.append(times.astype(np.int64))
         del t
-    src_a, dst_a, size_a, start_a = (np.concatenate(x) if x else np.zeros(0, np.int64) for x in (src, dst, size, start))
+    src_a, dst_a, size_a, start_a = (
+        np.concatenate(x) if x else np.zeros(0, np.int64) for x in (src, dst, size, start)
+    )
     order = np.lexsort((src_a, start_a))
     return _columns(src_a[order], dst_a[order], size_a[order], start_a[order])
 
@@ -229,7 +250,9 @@ def _read_hpcc_flows(path: str | Path, shift_to_zero: bool = True) -> FlowColumn
         raise _bad(path, n0, "first line must be the number of flows", first) from None
     rows = body[1:]
     if len(rows) != count:
-        raise InputError(f"header says {count} flows, file has {len(rows)}", file=str(path), field=f"line {n0}")
+        raise InputError(
+            f"header says {count} flows, file has {len(rows)}", file=str(path), field=f"line {n0}"
+        )
     src, dst, dport, size, start = [], [], [], [], []
     for n, ln in rows:
         parts = ln.split()
@@ -239,8 +262,9 @@ def _read_hpcc_flows(path: str | Path, shift_to_zero: bool = True) -> FlowColumn
             s, d, dp, sz = int(parts[0]), int(parts[1]), int(parts[3]), int(parts[4])
             t = float(parts[5])
         except ValueError:
-            raise _bad(path, n, "expected integers src dst priority dport size_bytes and a start time in s",
-                       ln) from None
+            raise _bad(
+                path, n, "expected integers src dst priority dport size_bytes and a start time in s", ln
+            ) from None
         if sz <= 0 or t < 0 or s < 0 or d < 0:
             raise _bad(path, n, "size must be > 0, ids and start ≥ 0", ln)
         src.append(s)
@@ -340,13 +364,18 @@ def flow_columns(scenario, topo) -> FlowColumns:
         df = _all_to_all(hosts[: (w.hosts or len(hosts))], w.flow_size_bytes, start)
     elif w.kind == "poisson":
         rate = float(topo.link_rate_bps[0]) if topo.num_links else 1.0
-        df = _poisson(hosts[: (w.hosts or len(hosts))], w.load, read_cdf(w.cdf), w.duration, rate, scenario.seed)
+        df = _poisson(
+            hosts[: (w.hosts or len(hosts))], w.load, read_cdf(w.cdf), w.duration, rate, scenario.seed
+        )
     elif w.kind == "flows-file":
         df = _read_flow_file(w.path, w.format)
     else:
-        raise InputError("no single flows table for this workload (a collective runs step by step: "
-                         "aifabric.sim.simulate)", field="workload.kind", value=w.kind,
-                         allowed="permutation, incast, all-to-all, poisson, flows-file")
+        raise InputError(
+            "no single flows table for this workload (a collective runs step by step: aifabric.sim.simulate)",
+            field="workload.kind",
+            value=w.kind,
+            allowed="permutation, incast, all-to-all, poisson, flows-file",
+        )
     is_host = np.zeros(topo.num_nodes + 1, dtype=bool)
     is_host[hosts] = True
     for col in ("src", "dst"):
@@ -354,12 +383,18 @@ def flow_columns(scenario, topo) -> FlowColumns:
         bad = (ids < 0) | (ids >= topo.num_nodes) | ~is_host[np.clip(ids, 0, topo.num_nodes)]
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise InputError(f"flow {i}: {col} {int(ids[i])} is not a host of the topology",
-                             file=w.path, field="workload", allowed=f"host ids {hosts.min()}..{hosts.max()}")
+            raise InputError(
+                f"flow {i}: {col} {int(ids[i])} is not a host of the topology",
+                file=w.path,
+                field="workload",
+                allowed=f"host ids {hosts.min()}..{hosts.max()}",
+            )
     same = df["src"] == df["dst"]
     if same.any():
         i = int(np.flatnonzero(same)[0])
-        raise InputError(f"flow {i} sends from host {int(df['src'][i])} to itself", file=w.path, field="workload")
+        raise InputError(
+            f"flow {i} sends from host {int(df['src'][i])} to itself", file=w.path, field="workload"
+        )
     k = int(getattr(scenario.fabric, "qp_split", 1) or 1)
     return _split_qps(df, k) if k > 1 else df
 

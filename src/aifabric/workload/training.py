@@ -70,18 +70,61 @@ class ModelSpec:
 # Global batch: Llama 3 grew 4M → 8M → 16M tokens during 405B pre-training (Llama 3 paper §3.4);
 # 8M is used as the default for the Llama family; GPT-3 used 3.2M tokens (GPT-3 paper Table 2.1).
 MODELS: dict[str, ModelSpec] = {
-    "llama3-8b": ModelSpec("llama3-8b", 8.03e9, 32, 4096, 8192, 128256, 8 * 2**20,
-                           source="Llama 3 paper (arXiv 2407.21783) Table 3"),
-    "llama3-70b": ModelSpec("llama3-70b", 70.6e9, 80, 8192, 8192, 128256, 8 * 2**20,
-                            source="Llama 3 paper (arXiv 2407.21783) Table 3"),
-    "llama3-405b": ModelSpec("llama3-405b", 405e9, 126, 16384, 8192, 128256, 16 * 2**20,
-                             source="Llama 3 paper (arXiv 2407.21783) Table 3, §3.4"),
-    "gpt3-175b": ModelSpec("gpt3-175b", 175e9, 96, 12288, 2048, 50257, 3_200_000,
-                           source="GPT-3 paper (arXiv 2005.14165) Table 2.1"),
-    "deepseek-moe": ModelSpec("deepseek-moe", 671e9, 61, 7168, 4096, 129280, 15_360 * 4096, experts=256, top_k=8,
-                              moe_layers=58, active_params=37e9,
-                              source="DeepSeek-V3 technical report (arXiv 2412.19437) §4.2: 671B total, 37B "
-                                     "active, 61 layers (first 3 dense), 256 routed experts, top-8, batch 15,360"),
+    "llama3-8b": ModelSpec(
+        "llama3-8b",
+        8.03e9,
+        32,
+        4096,
+        8192,
+        128256,
+        8 * 2**20,
+        source="Llama 3 paper (arXiv 2407.21783) Table 3",
+    ),
+    "llama3-70b": ModelSpec(
+        "llama3-70b",
+        70.6e9,
+        80,
+        8192,
+        8192,
+        128256,
+        8 * 2**20,
+        source="Llama 3 paper (arXiv 2407.21783) Table 3",
+    ),
+    "llama3-405b": ModelSpec(
+        "llama3-405b",
+        405e9,
+        126,
+        16384,
+        8192,
+        128256,
+        16 * 2**20,
+        source="Llama 3 paper (arXiv 2407.21783) Table 3, §3.4",
+    ),
+    "gpt3-175b": ModelSpec(
+        "gpt3-175b",
+        175e9,
+        96,
+        12288,
+        2048,
+        50257,
+        3_200_000,
+        source="GPT-3 paper (arXiv 2005.14165) Table 2.1",
+    ),
+    "deepseek-moe": ModelSpec(
+        "deepseek-moe",
+        671e9,
+        61,
+        7168,
+        4096,
+        129280,
+        15_360 * 4096,
+        experts=256,
+        top_k=8,
+        moe_layers=58,
+        active_params=37e9,
+        source="DeepSeek-V3 technical report (arXiv 2412.19437) §4.2: 671B total, 37B "
+        "active, 61 layers (first 3 dense), 256 routed experts, top-8, batch 15,360",
+    ),
 }
 
 
@@ -104,31 +147,53 @@ def check_parallelism(par: Parallelism, gpus: int, gpus_per_node: int, model: Mo
         if not isinstance(v, int) or v < 1:
             raise InputError("must be an integer ≥ 1", field=f"parallelism.{name}", value=v)
     if par.tp * par.pp * par.dp != gpus:
-        raise InputError(f"TP × PP × DP = {par.tp} × {par.pp} × {par.dp} = {par.tp * par.pp * par.dp} ≠ {gpus} GPUs",
-                         field="parallelism", allowed=f"factors whose product is {gpus}")
+        raise InputError(
+            f"TP × PP × DP = {par.tp} × {par.pp} × {par.dp} = {par.tp * par.pp * par.dp} ≠ {gpus} GPUs",
+            field="parallelism",
+            allowed=f"factors whose product is {gpus}",
+        )
     if par.tp > gpus_per_node:
-        raise InputError(f"TP {par.tp} spans beyond one node ({gpus_per_node} GPUs over NVLink)",
-                         field="parallelism.tp", value=par.tp, allowed=f"1..{gpus_per_node}")
+        raise InputError(
+            f"TP {par.tp} spans beyond one node ({gpus_per_node} GPUs over NVLink)",
+            field="parallelism.tp",
+            value=par.tp,
+            allowed=f"1..{gpus_per_node}",
+        )
     if gpus_per_node % par.tp:
-        raise InputError("TP must divide the GPUs per node", field="parallelism.tp", value=par.tp,
-                         allowed=", ".join(str(t) for t in range(1, gpus_per_node + 1) if gpus_per_node % t == 0))
+        raise InputError(
+            "TP must divide the GPUs per node",
+            field="parallelism.tp",
+            value=par.tp,
+            allowed=", ".join(str(t) for t in range(1, gpus_per_node + 1) if gpus_per_node % t == 0),
+        )
     if par.pp > model.layers:
-        raise InputError(f"PP {par.pp} exceeds the model's {model.layers} layers", field="parallelism.pp",
-                         value=par.pp, allowed=f"1..{model.layers}")
+        raise InputError(
+            f"PP {par.pp} exceeds the model's {model.layers} layers",
+            field="parallelism.pp",
+            value=par.pp,
+            allowed=f"1..{model.layers}",
+        )
     if model.is_moe:
         if par.ep > par.dp * par.tp or (par.dp * par.tp) % par.ep:
             raise InputError("EP must divide TP × DP", field="parallelism.ep", value=par.ep)
         if model.experts % par.ep:
-            raise InputError(f"EP must divide the {model.experts} experts", field="parallelism.ep", value=par.ep)
+            raise InputError(
+                f"EP must divide the {model.experts} experts", field="parallelism.ep", value=par.ep
+            )
     elif par.ep != 1:
         raise InputError("EP applies to MoE models only", field="parallelism.ep", value=par.ep, allowed="1")
     seqs = model.global_batch_tokens / model.seq_len
     if seqs < par.dp * par.micro_batch:
-        raise InputError(f"global batch of {seqs:g} sequences is smaller than DP × micro-batch",
-                         field="parallelism.dp", value=par.dp)
+        raise InputError(
+            f"global batch of {seqs:g} sequences is smaller than DP × micro-batch",
+            field="parallelism.dp",
+            value=par.dp,
+        )
 
 
-def default_parallelism(model: ModelSpec, gpus: int, gpus_per_node: int = 8, hbm_gbytes: float = 80) -> Parallelism:
+def default_parallelism(
+    model: ModelSpec, gpus: int, gpus_per_node: int = 8, hbm_gbytes: float = 80
+) -> Parallelism:
     """A reasonable layout: TP = GPUs per node (8); PP the smallest power of two for which bf16
     weights + gradients (4 bytes/param, sharded over TP·PP) plus the mixed-precision Adam state
     (12 bytes/param, also sharded over DP as Megatron's distributed optimizer does) fit in 60 % of
@@ -144,8 +209,11 @@ def default_parallelism(model: ModelSpec, gpus: int, gpus_per_node: int = 8, hbm
 
     seqs = model.global_batch_tokens / model.seq_len
     pp = 1
-    while ((per_gpu(pp) > per_gpu_budget or gpus // (tp * pp) > seqs) and pp * 2 <= model.layers
-           and gpus % (tp * pp * 2) == 0):
+    while (
+        (per_gpu(pp) > per_gpu_budget or gpus // (tp * pp) > seqs)
+        and pp * 2 <= model.layers
+        and gpus % (tp * pp * 2) == 0
+    ):
         pp *= 2  # also grow PP while DP would exceed the global batch (one sequence per replica minimum)
     dp = gpus // (tp * pp)
     ep = 1
@@ -181,8 +249,16 @@ class IterationBreakdown:
         return d
 
 
-def iteration_time(model: ModelSpec, par: Parallelism, gpus: int, peak_tflops: float, comm, mfu: float = 0.40,
-                   overlap: float = 1.0, gpus_per_node: int = 8) -> IterationBreakdown:
+def iteration_time(
+    model: ModelSpec,
+    par: Parallelism,
+    gpus: int,
+    peak_tflops: float,
+    comm,
+    mfu: float = 0.40,
+    overlap: float = 1.0,
+    gpus_per_node: int = 8,
+) -> IterationBreakdown:
     """Iteration time on one fabric (``comm`` supplies that fabric's collective times)."""
     check_parallelism(par, gpus, gpus_per_node, model)
     if not 0 < mfu <= 1:
@@ -198,12 +274,26 @@ def iteration_time(model: ModelSpec, par: Parallelism, gpus: int, peak_tflops: f
 
     def record(kind, op, size, ranks, span, count):
         t = comm.collective_s(op, size, ranks, span) if ranks > 1 and count > 0 else 0.0
-        colls.append({"group": kind, "op": op, "size_bytes": size, "ranks": ranks, "span": span, "count": count,
-                      "time_each_s": t, "time_s": t * count})
+        colls.append(
+            {
+                "group": kind,
+                "op": op,
+                "size_bytes": size,
+                "ranks": ranks,
+                "span": span,
+                "count": count,
+                "time_each_s": t,
+                "time_s": t * count,
+            }
+        )
         return t * count
 
     layers_per_stage = model.layers / par.pp
-    tp_t = record("tp", "all-reduce", act_bytes, par.tp, "nvlink", 4 * layers_per_stage * m) if par.tp > 1 else 0.0
+    tp_t = (
+        record("tp", "all-reduce", act_bytes, par.tp, "nvlink", 4 * layers_per_stage * m)
+        if par.tp > 1
+        else 0.0
+    )
     pp_t = record("pp", "send-recv", act_bytes, 2, "network", 2 * (par.pp - 1)) if par.pp > 1 else 0.0
     grad_bytes = model.params / (par.tp * par.pp) * BF16_BYTES
     if model.is_moe and par.ep > 1:
@@ -221,21 +311,32 @@ def iteration_time(model: ModelSpec, par: Parallelism, gpus: int, peak_tflops: f
         span = "nvlink" if par.ep <= gpus_per_node else "network"
         ep_t = record("ep", "all-to-all", a2a_bytes, par.ep, span, 4 * moe_layers_per_stage * m)
     total = compute + bubble + tp_t + pp_t + dp_exposed + ep_t
-    return IterationBreakdown(compute, bubble, tp_t, pp_t, dp_t, dp_exposed, ep_t, total, tokens, tokens / total,
-                              flops, colls)
+    return IterationBreakdown(
+        compute, bubble, tp_t, pp_t, dp_t, dp_exposed, ep_t, total, tokens, tokens / total, flops, colls
+    )
 
 
-def training_cost(tokens_to_train: float, tokens_per_s: float, gpus: int, network_capex_usd: float,
-                  server_capex_usd_per_gpu: float, lifetime_years: float = 4.0) -> dict:
+def training_cost(
+    tokens_to_train: float,
+    tokens_per_s: float,
+    gpus: int,
+    network_capex_usd: float,
+    server_capex_usd_per_gpu: float,
+    lifetime_years: float = 4.0,
+) -> dict:
     """Time and network-inclusive capex cost to train ``tokens_to_train`` tokens: cluster capex
     (servers + network) amortised straight-line over ``lifetime_years`` and charged for the
     training time. Energy and operations are not included."""
     seconds = tokens_to_train / tokens_per_s
     capex = gpus * server_capex_usd_per_gpu + network_capex_usd
     per_second = capex / (lifetime_years * 365.25 * 86400)
-    return {"train_days": seconds / 86400, "train_cost_usd": per_second * seconds,
-            "cost_per_million_tokens_usd": per_second / tokens_per_s * 1e6, "cluster_capex_usd": capex,
-            "lifetime_years": lifetime_years}
+    return {
+        "train_days": seconds / 86400,
+        "train_cost_usd": per_second * seconds,
+        "cost_per_million_tokens_usd": per_second / tokens_per_s * 1e6,
+        "cluster_capex_usd": capex,
+        "lifetime_years": lifetime_years,
+    }
 
 
 def get_model(name: str) -> ModelSpec:
