@@ -4,14 +4,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-validation lint bench clean
+.PHONY: demo test test-validation test-latest lint lock bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): $(BIN)/python pyproject.toml
+$(STAMP): $(BIN)/python pyproject.toml requirements.lock
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -c requirements.lock -e '.[dev]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -19,7 +19,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	bash scripts/ensure-chromium.sh
-	$(BIN)/ruff check src tests $(wildcard bench)
+	$(MAKE) --no-print-directory lint
 	$(BIN)/python -m pytest -q -m "not slow and not validation"
 	$(BIN)/python -m pytest -q -m "validation and not slow" || [ $$? -eq 5 ]  # 5 = none collected
 
@@ -29,9 +29,25 @@ test-validation: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests $(wildcard bench)
 	$(BIN)/ruff format --check src tests $(wildcard bench)
+	$(BIN)/lint-imports --no-cache
+
+# The suite on the newest versions the pyproject ranges allow (not the lock), in its own venv.
+test-latest:
+	rm -rf .venv-latest && $(PYTHON) -m venv .venv-latest
+	.venv-latest/bin/python -m pip install --quiet --upgrade pip
+	.venv-latest/bin/python -m pip install --quiet --upgrade -e '.[dev]'
+	.venv-latest/bin/python -m pytest -q -m "not slow"
+
+# Regenerate requirements.lock from a fresh venv with the newest allowed versions.
+lock:
+	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/python -m pip install --quiet --upgrade pip
+	.venv-lock/bin/python -m pip install --quiet -e '.[dev]'
+	{ head -2 requirements.lock; .venv-lock/bin/pip freeze --exclude-editable | grep -v '^aifabric'; } > requirements.lock.new
+	mv requirements.lock.new requirements.lock && rm -rf .venv-lock
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info src/*.egg-info .pytest_cache
+	rm -rf $(VENV) .venv-latest .venv-lock build dist *.egg-info src/*.egg-info .pytest_cache
