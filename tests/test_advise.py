@@ -3,9 +3,9 @@ input moves the recommendation the way the rules say. Runs the full compare pipe
 
 import pytest
 
+from aifabric.api import compare_advisor as compare
 from aifabric.hardware.catalog import load_catalog
 from aifabric.scenario import AdvisorSpec
-from aifabric.stages.pipeline import compare
 
 CAT = load_catalog()
 

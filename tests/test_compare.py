@@ -5,11 +5,12 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from aifabric.api import compare_advisor as compare
 from aifabric.cli import app
 from aifabric.hardware.catalog import load_catalog
 from aifabric.report.html import CHART_IDS, render_report
 from aifabric.scenario import AdvisorSpec
-from aifabric.stages.pipeline import FabricComm, compare
+from aifabric.stages.measure import FabricComm
 
 runner = CliRunner()
 

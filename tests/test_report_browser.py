@@ -4,10 +4,10 @@ import shutil
 
 import pytest
 
+from aifabric.api import compare_advisor as compare
 from aifabric.hardware.catalog import load_catalog
 from aifabric.report.html import CHART_IDS, write_report
 from aifabric.scenario import AdvisorSpec
-from aifabric.stages.pipeline import compare
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARGS = [

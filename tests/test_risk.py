@@ -5,20 +5,20 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from aifabric.api import compare_advisor as compare
 from aifabric.cli import app
 from aifabric.flow import simulate_flows
 from aifabric.hardware.catalog import load_catalog
 from aifabric.scenario import AdvisorSpec
-from aifabric.stages.decide import MISCONFIG_PROBABILITY
-from aifabric.stages.pipeline import FabricComm, compare
+from aifabric.stages.measure import FabricNetwork
+from aifabric.stages.risk import MISCONFIG_PROBABILITY
 from aifabric.stages.testbed import (
     JITTER_SWEEP_DUTY,
     MISCONFIGS,
     _flows,
     _scenario,
-    measure,
+    measure_testbed,
     run_testbed,
-    slowed_comm,
 )
 from aifabric.stages.testbed import Testbed as _Testbed
 from aifabric.topology import from_spec
@@ -28,7 +28,7 @@ TB = _Testbed()
 
 @pytest.fixture(scope="module")
 def rm():
-    return measure(TB)
+    return measure_testbed(TB)
 
 
 def test_tuned_testbed_matches_the_flow_model():
@@ -123,9 +123,11 @@ def test_blended_clips_gains(rm):
         assert rm.blended(m, 1.0) == pytest.approx(max(0.0, rm.comm_slowdown["congested"][m]))
 
 
-def test_slowed_comm_scales_the_bandwidth_term():
-    c = FabricComm("roce", 400e9, 0.9, 2.0, 3000.0, 0.8)
-    s = slowed_comm(c, 2.0)
+def test_a_measured_slowdown_scales_the_bandwidth_term():
+    """A fabric measured 100 % slower on bandwidth-bound steps doubles a large network all-reduce;
+    NVLink collectives are untouched (the risk stage's perturbed measurement)."""
+    n = FabricNetwork.from_measured("roce", 400e9, 0.9, 2.0, 3000.0, all_to_all_efficiency=0.8)
+    c, s = n.comm(), n.with_slowdown(1.0).comm()
     big = 2**30
     t0 = c.collective_s("all-reduce", big, 8, "network")
     t1 = s.collective_s("all-reduce", big, 8, "network")

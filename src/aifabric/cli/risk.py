@@ -90,12 +90,12 @@ def register(app: typer.Typer) -> None:
         from aifabric.cli import run_guarded
 
         def body() -> int:
-            from aifabric.stages.testbed import measure
+            from aifabric.stages.testbed import measure_testbed
 
             tb = build_testbed(
                 rate, routing, buffer, hop, link_delay, step, incast_senders, incast_size, storm_duty, seeds
             )
-            rm = measure(tb)
+            rm = measure_testbed(tb)
             out = rm.to_dict()
             if as_json:
                 typer.echo(json.dumps(out, indent=2, default=float))

@@ -22,24 +22,19 @@ carries the computed evidence it rests on:
    the simulated misconfiguration risk as the tuning work to plan for.
 7. 400G vs 800G from the GPU's per-GPU interconnect (NIC rate matched to the switch line rate).
 
-Numbers the advisor needs are computed by :mod:`aifabric.stages.pipeline` and passed in as
-:class:`FabricEvidence`.
+Stage 6 — *decide*: :func:`decide` gathers the earlier stages' numbers per fabric into
+:class:`FabricEvidence`, applies the rules (:func:`recommend`) and tests the brochure claims of
+the product brief on them (:func:`evaluate_claims`); output :class:`Decision`.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-FABRICS = ("none", "roce-400g", "roce-800g", "infiniband", "hybrid")
+from aifabric.stages.design import roce_key as _roce_key
+from aifabric.stages.risk import MISCONFIG_PROBABILITY
 
-# Probability that a team mis-tunes one lossless-Ethernet setting (PFC thresholds, ECN, DCQCN,
-# hashing) somewhere in the fabric. ASSUMPTION, no public source: stated in every report.
-MISCONFIG_PROBABILITY = {"none": 0.5, "some": 0.2, "expert": 0.05}
-MISCONFIG_PROBABILITY_BASIS = (
-    "assumption (no public source): none 50 %, some 20 %, expert 5 % chance that a given "
-    "lossless setting (ECN, PFC thresholds, pause-storm protection, adaptive routing) is "
-    "wrong in production; expected losses of the mistakes add"
-)
+FABRICS = ("none", "roce-400g", "roce-800g", "infiniband", "hybrid")
 
 
 @dataclass
@@ -109,18 +104,9 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f} %"
 
 
-def nic_rate_for(gpu, catalog=None) -> tuple[float, Reason]:
-    """Rule 7: per-GPU NIC rate from the GPU generation's interconnect. H100/H200 pair with
-    ConnectX-7 (400G); B200 with ConnectX-8 (800G): HGX reference designs give one NIC per GPU at
-    those rates (hardware-facts §B, S57). Matched to the switch line rate by plan()."""
-    nvl = float(gpu.nvlink_gbytes_per_s or 0)
-    rate = 800.0 if nvl >= 900 else 400.0
-    return rate, Reason(
-        f"{gpu.id.upper()} has {nvl:g} GB/s NVLink per direction, so one {rate:g}G NIC per GPU "
-        f"({rate / 8:g} GB/s) keeps the network at {rate / 8 / nvl:.0%} of the NVLink rate, as HGX reference designs do",
-        {"nvlink_gbytes_per_s": f"{nvl:g} GB/s", "nic_rate": f"{rate:g} Gb/s"},
-        "7",
-    )
+def rate_reason(design) -> Reason:
+    """Rule 7 as a reason: the design stage's NIC-rate choice and its evidence."""
+    return Reason(design.nic_rate_basis, dict(design.nic_rate_evidence), "7")
 
 
 def recommend(
@@ -353,3 +339,144 @@ def _risk_reason(adv, roce: FabricEvidence | None) -> Reason | None:
         parts,
         "5",
     )
+
+
+def evaluate_claims(
+    evidence: dict[str, FabricEvidence], roce_key: str, jitter: dict | None = None
+) -> list[dict]:
+    """The brochure claims of mission.md, tested on this cluster's numbers."""
+    ib, roce = evidence.get("infiniband"), evidence.get(roce_key)
+    out = []
+    if ib and roce:
+        r = roce.capex_usd / ib.capex_usd
+        out.append(
+            {
+                "claim": "RoCE hardware costs 30–50 % of InfiniBand",
+                "holds": 0.3 <= r <= 0.5,
+                "evidence": f"network capex ratio RoCE/IB = {r:.2f} ({roce.capex_usd:,.0f} vs {ib.capex_usd:,.0f} USD; "
+                "Ethernet switch prices are catalog estimates)",
+            }
+        )
+        out.append(
+            {
+                "claim": "RoCE is about 30 % cheaper than InfiniBand",
+                "holds": 0.6 <= r <= 0.8,
+                "evidence": f"RoCE is {1 - r:.0%} cheaper on this cluster (held if 20–40 %)",
+            }
+        )
+        if ib.small_msg_latency_us and roce.small_msg_latency_us:
+            gap = roce.small_msg_latency_us / ib.small_msg_latency_us - 1
+            out.append(
+                {
+                    "claim": "HPCC-era RoCE latency is within 10 % of InfiniBand",
+                    "holds": gap <= 0.10,
+                    "evidence": f"small-message one-way latency across the fabric: IB {ib.small_msg_latency_us:.2f} us, "
+                    f"RoCE {roce.small_msg_latency_us:.2f} us ({gap:+.0%}); switch hops from the "
+                    "catalog (low confidence)",
+                }
+            )
+        if ib.iteration_time_s and roce.iteration_time_s:
+            d = roce.iteration_time_s / ib.iteration_time_s - 1
+            out.append(
+                {
+                    "claim": "RoCE training performance is within 10 % of InfiniBand",
+                    "holds": d <= 0.10,
+                    "evidence": f"iteration time IB {ib.iteration_time_s:.3f} s vs RoCE {roce.iteration_time_s:.3f} s "
+                    f"({d:+.1%}), well-tuned RoCE with ECMP",
+                }
+            )
+        elif ib.busbw_gbps and roce.busbw_gbps:
+            d = 1 - roce.busbw_gbps / ib.busbw_gbps
+            out.append(
+                {
+                    "claim": "RoCE performance is within 10 % of InfiniBand",
+                    "holds": d <= 0.10,
+                    "evidence": f"8 GiB all-reduce busbw IB {ib.busbw_gbps:.0f} vs RoCE {roce.busbw_gbps:.0f} Gb/s",
+                }
+            )
+    claim = "Small network jitter from a flow-control bug costs ~20 % cluster efficiency"
+    if jitter and jitter.get("small"):
+        sm = jitter["small"]
+        loss = sm["slowdown"]
+        need = jitter["duty_for_20pct"]
+        need_txt = (
+            f"a 20 % loss needs spurious pauses {need:.0%} of the time"
+            if need is not None
+            else f"even {jitter['sweep'][-1]['duty']:.0%} of the time costs "
+            f"{jitter['sweep'][-1]['slowdown']:.1%}"
+        )
+        out.append(
+            {
+                "claim": claim,
+                "holds": bool(0.10 <= loss <= 0.30),
+                "evidence": f"one spine pausing its ports {sm['duty']:.0%} of the time slows a ring step by "
+                f"{sm['comm_slowdown']:+.1%} on the packet testbed and the {jitter['slowdown_of']} "
+                f"by {loss:+.1%} (held if 10-30 %); {need_txt}",
+            }
+        )
+    else:
+        out.append(
+            {
+                "claim": claim,
+                "holds": None,
+                "evidence": "not tested: the cluster has no inter-node RoCE fabric to jitter",
+            }
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The recommendation with its reasons, the claims tested, and the per-fabric numbers used."""
+
+    recommendation: Recommendation
+    claims: tuple[dict, ...]
+    evidence: dict[str, FabricEvidence]
+
+    def to_dict(self) -> dict:
+        return {
+            "recommendation": self.recommendation.to_dict(),
+            "claims": list(self.claims),
+            "fabrics": {k: v.to_dict() for k, v in self.evidence.items()},
+        }
+
+
+def fabric_evidence(fd, net, fp, fr) -> FabricEvidence:
+    """One fabric's numbers from the design, measure, performance and risk stages."""
+    return FabricEvidence(
+        fd.key,
+        fd.technology,
+        fd.nic_rate_gbps,
+        fd.capex_usd,
+        fd.power_w,
+        fd.max_gpus,
+        iteration_time_s=fp.iteration_time_s,
+        tokens_per_s=fp.tokens_per_s,
+        cost_per_million_tokens_usd=fp.cost_per_million_tokens_usd,
+        busbw_gbps=net.busbw_gbps,
+        small_msg_latency_us=fd.small_message_latency_us,
+        risk=fr.by_scenario,
+    )
+
+
+def decide(adv, design, network, perf, risk) -> Decision:
+    """The recommendation for the advisor's questions (``adv``) from the stages' evidence."""
+    evidence = {
+        fd.key: fabric_evidence(fd, network.fabric(fd.key), perf.fabric(fd.key), risk.fabric(fd.key))
+        for fd in design.fabrics
+    }
+    rec = recommend(adv, design.gpus_per_node, evidence, design.nic_rate_gbps, rate_reason(design))
+    claims = evaluate_claims(evidence, _roce_key(design.nic_rate_gbps), risk.jitter)
+    return Decision(rec, tuple(claims), evidence)
+
+
+__all__ = [
+    "FABRICS",
+    "Decision",
+    "FabricEvidence",
+    "Reason",
+    "Recommendation",
+    "decide",
+    "evaluate_claims",
+    "recommend",
+]

@@ -1,8 +1,9 @@
-"""Misconfiguration risk for a RoCE fabric: what each lossless-Ethernet mistake costs, simulated.
+"""The misconfiguration testbed (part of the *measure* stage, used by *risk*): what each
+lossless-Ethernet mistake costs a RoCE fabric, simulated packet by packet.
 
 The expected loss the advisor weighs is, per mistake, P(mistake | team expertise) × the slowdown
 of the user's training iteration when the mistake is present. P is an assumption
-(:data:`aifabric.stages.decide.MISCONFIG_PROBABILITY`); the slowdown is computed here.
+(:data:`aifabric.stages.risk.MISCONFIG_PROBABILITY`); the slowdown is computed here.
 
 How the slowdown is computed
 ----------------------------
@@ -42,8 +43,9 @@ How the slowdown is computed
    Impact on communication = step time with the mistake / tuned − 1, mean over two hash seeds,
    per traffic mix; the time-average uses :data:`CONGESTION_SHARE` (an assumption) of congested
    time. A mistake that measures faster than tuned counts as 0 (no gain is credited).
-4. **To the iteration** (done by :mod:`aifabric.stages.pipeline`): the training model is rerun with the
-   bandwidth term of every network collective slowed by that factor. NVLink collectives are
+4. **To the iteration** (done by :mod:`aifabric.stages.risk`): the fabric's measurement under the
+   mistake — its achieved bandwidth on bandwidth-bound steps divided by 1 + the slowdown — goes
+   through the *performance* stage again. NVLink collectives are
    unaffected and the DP all-reduce still overlaps backward compute, so a mistake that only
    slows hidden communication costs nothing, and one that hits exposed traffic costs its share.
 
@@ -54,7 +56,7 @@ HPCC, which reaches the max-min shares; subnet-manager mistakes on InfiniBand.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -308,7 +310,7 @@ def _rel(t: np.ndarray, base: np.ndarray) -> float:
 
 
 @lru_cache(maxsize=16)
-def measure(tb: Testbed, jitter_sweep: bool = True) -> RiskMeasurement:
+def measure_testbed(tb: Testbed, jitter_sweep: bool = True) -> RiskMeasurement:
     """Run the tuned testbed and each mistake, quiet and congested, over ``tb.seeds`` (cached)."""
     done: list[RunStats] = []
 
@@ -360,10 +362,12 @@ def measure(tb: Testbed, jitter_sweep: bool = True) -> RiskMeasurement:
     )
 
 
-def testbed_for(link_rate_gbps: float, switch, hop_ns: float, leaf_spine_m: float, routing: str) -> Testbed:
-    """The testbed for one planned RoCE fabric: its NIC rate, switch hop latency and buffer (the
-    catalog's, else Spectrum-4's conservative 128 MB), leaf-spine fibre length, routing."""
-    buf = getattr(switch, "buffer_bytes", None) or SPECTRUM4_BUFFER_BYTES
+def testbed_for(
+    link_rate_gbps: float, buffer_bytes: int | None, hop_ns: float, leaf_spine_m: float, routing: str
+) -> Testbed:
+    """The testbed for one planned RoCE fabric: its NIC rate, switch hop latency and shared buffer
+    (the catalog's, else Spectrum-4's conservative 128 MB), leaf-spine fibre length, routing."""
+    buf = buffer_bytes or SPECTRUM4_BUFFER_BYTES
     return Testbed(
         link_rate_bps=int(link_rate_gbps * 1e9),
         switch_latency_ns=float(hop_ns),
@@ -373,13 +377,6 @@ def testbed_for(link_rate_gbps: float, switch, hop_ns: float, leaf_spine_m: floa
     )
 
 
-def slowed_comm(comm, factor: float):
-    """``comm`` (a :class:`aifabric.stages.pipeline.FabricComm`) with every network collective ``factor``×
-    slower in its bandwidth term (the testbed measures bandwidth-bound steps)."""
-    f = max(factor, 1e-9)
-    return replace(comm, step_efficiency=comm.step_efficiency / f, a2a_efficiency=comm.a2a_efficiency / f)
-
-
 __all__ = [
     "CONGESTION_SHARE",
     "JITTER_SWEEP_DUTY",
@@ -387,8 +384,7 @@ __all__ = [
     "SMALL_JITTER_DUTY",
     "RiskMeasurement",
     "Testbed",
-    "measure",
+    "measure_testbed",
     "run_testbed",
-    "slowed_comm",
     "testbed_for",
 ]

@@ -249,6 +249,62 @@ class IterationBreakdown:
         return d
 
 
+@dataclass(frozen=True)
+class CollectiveDemand:
+    """One collective a training step puts on the NVLink domain or the network: what, how big,
+    among how many ranks, where, how many times per step, and the compute it may overlap with
+    (``overlap_window``: ``"none"`` — on the critical path; ``"backward"`` — hidden behind the
+    backward pass of the step, as DDP buckets / Megatron ``overlap_grad_reduce`` do)."""
+
+    group: str  # tp | pp | dp | ep
+    op: str
+    size_bytes: float
+    ranks: int
+    span: str  # nvlink | network
+    count: float  # per training step
+    overlap_window: str = "none"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def micro_batches(model: ModelSpec, par: Parallelism) -> int:
+    """Micro-batches per data-parallel replica and step (gradient accumulation steps)."""
+    seqs_per_replica = float(model.global_batch_tokens) / model.seq_len / par.dp
+    return max(1, int(seqs_per_replica // par.micro_batch))
+
+
+def step_demands(model: ModelSpec, par: Parallelism, gpus_per_node: int = 8) -> list[CollectiveDemand]:
+    """The collectives of one training step per parallel group (see the module docstring), in the
+    order :func:`iteration_time` accounts for them. Groups of one rank put nothing anywhere."""
+    m = micro_batches(model, par)
+    act_bytes = par.micro_batch * model.seq_len * model.hidden * BF16_BYTES
+    out: list[CollectiveDemand] = []
+    layers_per_stage = model.layers / par.pp
+    if par.tp > 1:
+        out.append(
+            CollectiveDemand("tp", "all-reduce", act_bytes, par.tp, "nvlink", 4 * layers_per_stage * m)
+        )
+    if par.pp > 1:
+        out.append(CollectiveDemand("pp", "send-recv", act_bytes, 2, "network", 2 * (par.pp - 1)))
+    grad_bytes = model.params / (par.tp * par.pp) * BF16_BYTES
+    if model.is_moe and par.ep > 1:
+        # expert weights are sharded over EP: only the non-expert share is all-reduced over full DP
+        dense_share = model.active / model.params
+        grad_bytes = model.params / (par.tp * par.pp) * BF16_BYTES * max(dense_share, 1 / par.ep)
+    if par.dp > 1:
+        out.append(CollectiveDemand("dp", "all-reduce", grad_bytes, par.dp, "network", 1, "backward"))
+    if model.is_moe and par.ep > 1:
+        tokens_per_gpu_mb = par.micro_batch * model.seq_len / max(1, par.tp)
+        a2a_bytes = tokens_per_gpu_mb * model.top_k * model.hidden * BF16_BYTES
+        moe_layers_per_stage = model.moe_layers / par.pp
+        span = "nvlink" if par.ep <= gpus_per_node else "network"
+        out.append(
+            CollectiveDemand("ep", "all-to-all", a2a_bytes, par.ep, span, 4 * moe_layers_per_stage * m)
+        )
+    return out
+
+
 def iteration_time(
     model: ModelSpec,
     par: Parallelism,
@@ -258,58 +314,38 @@ def iteration_time(
     mfu: float = 0.40,
     overlap: float = 1.0,
     gpus_per_node: int = 8,
+    demands: list[CollectiveDemand] | None = None,
 ) -> IterationBreakdown:
-    """Iteration time on one fabric (``comm`` supplies that fabric's collective times)."""
+    """Iteration time on one fabric (``comm`` supplies that fabric's collective times) for the
+    step's collectives (``demands``, :func:`step_demands` when not given)."""
     check_parallelism(par, gpus, gpus_per_node, model)
     if not 0 < mfu <= 1:
         raise InputError("must be in (0, 1]", field="mfu", value=mfu)
     tokens = float(model.global_batch_tokens)
     flops = 6 * model.active * tokens + 12 * model.layers * model.seq_len * model.hidden * tokens
     compute = flops / (gpus * peak_tflops * 1e12 * mfu)
-    seqs_per_replica = tokens / model.seq_len / par.dp
-    m = max(1, int(seqs_per_replica // par.micro_batch))
+    m = micro_batches(model, par)
     bubble = compute * (par.pp - 1) / (m + par.pp - 1) if par.pp > 1 else 0.0
-    act_bytes = par.micro_batch * model.seq_len * model.hidden * BF16_BYTES
     colls: list[dict] = []
-
-    def record(kind, op, size, ranks, span, count):
-        t = comm.collective_s(op, size, ranks, span) if ranks > 1 and count > 0 else 0.0
+    time_of = {"tp": 0.0, "pp": 0.0, "dp": 0.0, "ep": 0.0}
+    for d in step_demands(model, par, gpus_per_node) if demands is None else demands:
+        t = comm.collective_s(d.op, d.size_bytes, d.ranks, d.span) if d.ranks > 1 and d.count > 0 else 0.0
         colls.append(
             {
-                "group": kind,
-                "op": op,
-                "size_bytes": size,
-                "ranks": ranks,
-                "span": span,
-                "count": count,
+                "group": d.group,
+                "op": d.op,
+                "size_bytes": d.size_bytes,
+                "ranks": d.ranks,
+                "span": d.span,
+                "count": d.count,
                 "time_each_s": t,
-                "time_s": t * count,
+                "time_s": t * d.count,
             }
         )
-        return t * count
-
-    layers_per_stage = model.layers / par.pp
-    tp_t = (
-        record("tp", "all-reduce", act_bytes, par.tp, "nvlink", 4 * layers_per_stage * m)
-        if par.tp > 1
-        else 0.0
-    )
-    pp_t = record("pp", "send-recv", act_bytes, 2, "network", 2 * (par.pp - 1)) if par.pp > 1 else 0.0
-    grad_bytes = model.params / (par.tp * par.pp) * BF16_BYTES
-    if model.is_moe and par.ep > 1:
-        # expert weights are sharded over EP: only the non-expert share is all-reduced over full DP
-        dense_share = model.active / model.params
-        grad_bytes = model.params / (par.tp * par.pp) * BF16_BYTES * max(dense_share, 1 / par.ep)
-    dp_t = record("dp", "all-reduce", grad_bytes, par.dp, "network", 1) if par.dp > 1 else 0.0
+        time_of[d.group] = t * d.count
+    tp_t, pp_t, dp_t, ep_t = time_of["tp"], time_of["pp"], time_of["dp"], time_of["ep"]
     backward = compute * 2 / 3
     dp_exposed = max(0.0, dp_t - overlap * backward)
-    ep_t = 0.0
-    if model.is_moe and par.ep > 1:
-        tokens_per_gpu_mb = par.micro_batch * model.seq_len / max(1, par.tp)
-        a2a_bytes = tokens_per_gpu_mb * model.top_k * model.hidden * BF16_BYTES
-        moe_layers_per_stage = model.moe_layers / par.pp
-        span = "nvlink" if par.ep <= gpus_per_node else "network"
-        ep_t = record("ep", "all-to-all", a2a_bytes, par.ep, span, 4 * moe_layers_per_stage * m)
     total = compute + bubble + tp_t + pp_t + dp_exposed + ep_t
     return IterationBreakdown(
         compute, bubble, tp_t, pp_t, dp_t, dp_exposed, ep_t, total, tokens, tokens / total, flops, colls

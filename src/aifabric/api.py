@@ -1,0 +1,240 @@
+"""The Python API: ``aifabric.compare(...)`` and ``aifabric.plan(...)`` return objects whose tables
+are pandas DataFrames; ``aifabric.simulate(scenario)`` runs the packet engine.
+
+```python
+import aifabric
+
+res = aifabric.compare(gpus=1024, model="llama3-70b")
+res.fabrics          # DataFrame: one row per fabric (capex_usd, iteration_time_s, busbw_gbps, …)
+res.recommendation   # {"fabric": ..., "reasons": [...]}
+res.evidence.network # the measure stage's evidence (every stage: res.evidence.<stage>)
+
+p = aifabric.plan(gpus=1024, technology="both")
+p.fabrics, p.bom     # DataFrames
+```
+Each stage can also be called alone (``aifabric.stages.*``, see docs/architecture.md): for example
+feed your own measured bandwidth into *performance* with
+:meth:`aifabric.stages.measure.FabricNetwork.from_measured`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from aifabric.errors import InputError
+
+FABRIC_COLUMNS = (
+    "fabric",
+    "technology",
+    "routing",
+    "capex_usd",
+    "power_w",
+    "iteration_time_s",
+    "tokens_per_s",
+    "busbw_gbps",
+    "ring_step_efficiency",
+    "permutation_efficiency",
+    "small_message_latency_us",
+    "expected_loss",
+)
+
+
+def compare_advisor(
+    adv, catalog, seed: int = 1, mfu: float = 0.40, progress=None, congestion_share=None
+) -> dict:
+    """The JSON-ready result of ``aifabric compare`` for advisor inputs ``adv`` (the CLI's path)."""
+    from aifabric.report.result import comparison_dict
+
+    return comparison_dict(run_comparison(adv, catalog, seed, mfu, progress, congestion_share))
+
+
+def run_comparison(adv, catalog, seed: int = 1, mfu: float = 0.40, progress=None, congestion_share=None):
+    from aifabric.stages.pipeline import CompareInputs, run
+    from aifabric.stages.testbed import CONGESTION_SHARE
+
+    share = CONGESTION_SHARE if congestion_share is None else congestion_share
+    return run(CompareInputs(adv, catalog, seed, mfu, share), progress)
+
+
+@dataclass(frozen=True)
+class CompareResult:
+    """``aifabric.compare``'s answer: the evidence chain, the JSON-ready dict and DataFrames."""
+
+    evidence: Any = field(repr=False)  # aifabric.stages.pipeline.Comparison
+    result: dict = field(repr=False)  # what `aifabric compare --json` prints (plus FCT samples)
+
+    @property
+    def recommendation(self) -> dict:
+        return self.result["recommendation"]
+
+    @property
+    def fabrics(self):
+        """One row per fabric: capex, power, iteration time, busbw at 8 GiB, efficiencies, risk."""
+        import pandas as pd
+
+        return pd.DataFrame([{k: f.get(k) for k in FABRIC_COLUMNS} for f in self.result["fabrics"]])
+
+    @property
+    def busbw(self):
+        """The all-reduce busbw sweep per fabric (size_bytes, time_us, busbw_gbps, algorithm)."""
+        import pandas as pd
+
+        rows = [{"fabric": f["fabric"], **r} for f in self.result["fabrics"] for r in f["busbw_sweep"]]
+        return pd.DataFrame(
+            rows, columns=["fabric", "size_bytes", "time_us", "busbw_gbps", "algorithm", "protocol"]
+        )
+
+    @property
+    def risk(self):
+        """One row per fabric and risk scenario."""
+        import pandas as pd
+
+        rows = [
+            {"fabric": f["fabric"], "scenario": k, **{c: v for c, v in d.items() if c != "what"}}
+            for f in self.result["fabrics"]
+            for k, d in (f.get("risk_detail") or {}).items()
+        ]
+        return pd.DataFrame(rows)
+
+    def __repr__(self) -> str:
+        return f"CompareResult(recommendation={self.recommendation['fabric']!r}, fabrics={len(self.result['fabrics'])})"
+
+
+def compare(
+    gpus: int | None = None,
+    gpu: str | None = None,
+    workload: str | None = None,
+    model: str | None = None,
+    *,
+    jitter_sensitivity: str | None = None,
+    team_expertise: str | None = None,
+    budget: str | None = None,
+    growth: str | None = None,
+    roce_routing: str | None = None,
+    mfu: float = 0.40,
+    congestion_share: float | None = None,
+    seed: int = 1,
+    catalog=None,
+    progress=None,
+) -> CompareResult:
+    """Both fabrics designed, priced, measured and weighed for one cluster (``aifabric compare``).
+    Keyword arguments are the advisor's questions (interface.md); unset ones take the built-in
+    default (1,024 H100 training Llama-3 70B). Bad input raises :class:`aifabric.errors.InputError`
+    (or ``InputErrors``) naming the field."""
+    from aifabric.hardware.catalog import load_catalog
+    from aifabric.scenario import scenario_from_dict
+
+    asked = {
+        "gpus": gpus,
+        "gpu": gpu,
+        "workload": workload,
+        "model": model,
+        "jitter_sensitivity": jitter_sensitivity,
+        "team_expertise": team_expertise,
+        "budget": budget,
+        "growth": growth,
+        "roce_routing": roce_routing,
+    }
+    adv = scenario_from_dict({"advisor": {k: v for k, v in asked.items() if v is not None}}).advisor
+    if adv.model and adv.workload != "training":
+        raise InputError("model applies to workload training only", field="model", value=adv.model)
+    if not 0 < mfu <= 1:
+        raise InputError("must be in (0, 1]", field="mfu", value=mfu, allowed="e.g. 0.4")
+    cat = catalog if catalog is not None else load_catalog(None)
+    c = run_comparison(adv, cat, seed, mfu, progress, congestion_share)
+    from aifabric.report.result import comparison_dict
+
+    return CompareResult(c, comparison_dict(c))
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """``aifabric.plan``'s answer: the plans and their tables as DataFrames."""
+
+    plans: tuple = field(repr=False)
+
+    @property
+    def fabrics(self):
+        """One row per fabric: technology, tiers, switches, NICs, capex, power."""
+        import pandas as pd
+
+        keep = (
+            "technology",
+            "gpus",
+            "gpu",
+            "tiers",
+            "switch",
+            "nic",
+            "nic_rate_gbps",
+            "planes",
+            "switch_count",
+            "nics",
+            "transceivers",
+            "cables",
+            "capex_usd",
+            "network_capex_per_gpu_usd",
+            "power_w",
+        )
+        return pd.DataFrame([{k: p.to_dict().get(k) for k in keep} for p in self.plans])
+
+    @property
+    def bom(self):
+        """Every bill-of-materials line of every plan, with its technology."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            [{"technology": p.technology, **line} for p in self.plans for line in p.to_dict()["bom"]]
+        )
+
+    def to_dict(self) -> dict:
+        return {"fabrics": [p.to_dict() for p in self.plans]}
+
+
+def plan(
+    gpus: int,
+    technology: str = "both",
+    gpu: str = "h100",
+    nic_rate_gbps: float = 400,
+    *,
+    oversubscription: float = 1.0,
+    planes: int = 1,
+    switch_id: str | None = None,
+    nic_id: str | None = None,
+    lengths_m: dict[str, float] | None = None,
+    catalog=None,
+) -> PlanResult:
+    """Fabric design + bill of materials + capex/power for ``gpus`` GPUs (``aifabric plan``);
+    ``technology`` is ``infiniband`` (or ``ib``), ``roce`` or ``both``."""
+    from aifabric.design.plan import plan as plan_all
+    from aifabric.hardware.catalog import load_catalog
+
+    techs = {
+        "both": ("infiniband", "roce"),
+        "ib": ("infiniband",),
+        "infiniband": ("infiniband",),
+        "roce": ("roce",),
+    }
+    if technology not in techs:
+        raise InputError(
+            "unknown technology", field="technology", value=technology, allowed="ib, infiniband, roce, both"
+        )
+    if not isinstance(gpus, int) or gpus < 1:
+        raise InputError("must be a positive integer", field="gpus", value=gpus)
+    cat = catalog if catalog is not None else load_catalog(None)
+    plans = plan_all(
+        gpus,
+        techs[technology],
+        cat,
+        gpu=gpu,
+        nic_rate_gbps=nic_rate_gbps,
+        oversubscription=oversubscription,
+        planes=planes,
+        switch_id=switch_id,
+        nic_id=nic_id,
+        lengths_m=lengths_m,
+    )
+    return PlanResult(tuple(plans))
+
+
+__all__ = ["CompareResult", "PlanResult", "compare", "compare_advisor", "plan", "run_comparison"]

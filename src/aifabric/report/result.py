@@ -1,0 +1,126 @@
+"""``compare``'s JSON-ready result: the published keys (interface.md) built from the evidence chain,
+plus ``evidence`` — every stage's evidence in stage order, so a user sees which stage produced
+each number."""
+
+from __future__ import annotations
+
+from aifabric.stages.pipeline import Comparison
+from aifabric.stages.risk import MISCONFIG_PROBABILITY_BASIS
+from aifabric.stages.testbed import CONGESTION_SHARE, CONGESTION_SHARE_BASIS, SMALL_JITTER_DUTY
+
+FCT_POINTS = 20_000  # FCT samples kept per chart (the report's CDFs)
+STAGE_ORDER = ("design", "workload", "measure", "performance", "risk", "decide")
+
+
+def assumptions(c: Comparison) -> list[str]:
+    """The assumptions each stage made, in words (printed by the report and the JSON)."""
+    perf, congestion_share = c.performance, c.risk.congestion_share
+    roce = next((f for f in c.design.fabrics if f.technology == "roce"), None)
+    out = [
+        f"MFU {perf.mfu:.0%} for compute (planning default, hardware-facts §H, S92); published MFUs include the "
+        "exposed communication of their own cluster, so iteration times are conservative",
+        "InfiniBand routes adaptively (NCCL default on IB, S15); RoCE "
+        + (
+            "hashes with ECMP (NCCL default on RoCE, S15)"
+            if roce is None or roce.routing == "ecmp"
+            else "routes adaptively (Spectrum-X class switches; NCCL leaves AR off on RoCE by default, S15)"
+        ),
+        "switch hop latency from the catalog (low confidence: no primary figure for QM9700 or SN5600)",
+        f"training cost = (servers at {perf.server_usd_per_gpu:,.0f} USD per GPU (S60, low) + network) amortised "
+        f"over 4 years, for {perf.train_tokens:.3g} tokens; energy and operations excluded",
+        MISCONFIG_PROBABILITY_BASIS,
+        "misconfiguration impacts (ECN off, DCQCN at firmware defaults, PFC threshold mismatch, PFC storm) come "
+        "from a packet-level "
+        "leaf-spine testbed at the RoCE fabric's NIC rate, tuned = PFC dynamic thresholds + HPCC "
+        "(aifabric.stages.testbed); expected loss per mistake = probability x the iteration slowdown it causes",
+        f"congestion share {congestion_share:.0%}: "
+        + (
+            CONGESTION_SHARE_BASIS
+            if congestion_share == CONGESTION_SHARE
+            else "set by the user (--congestion-share)"
+        ),
+        f'"small network jitter" = one spine emitting spurious PAUSE {SMALL_JITTER_DUTY:.0%} of the time '
+        "(assumption, no public source)",
+        "switch shared buffer for the risk testbed: the catalog's, else 128 MB (Spectrum-4, the conservative of "
+        "two conflicting public figures, hardware-facts)",
+    ]
+    par, model = c.workload.parallelism, c.workload.model
+    if par is not None:
+        out.append(
+            f"parallelism TP {par.tp} × PP {par.pp} × DP {par.dp}"
+            + (f", EP {par.ep}" if par.ep > 1 else "")
+            + f" for {model.name}"
+        )
+    return out
+
+
+def _fabric_row(c: Comparison, fd) -> dict:
+    net, fp, fr = c.network.fabric(fd.key), c.performance.fabric(fd.key), c.risk.fabric(fd.key)
+    ev = c.decision.evidence[fd.key]
+    return {
+        "technology": fd.technology,
+        "fabric": fd.key,
+        "label": fd.label,
+        "capex_usd": fd.capex_usd,
+        "power_w": fd.power_w,
+        "iteration_time_s": ev.iteration_time_s,
+        "tokens_per_s": ev.tokens_per_s,
+        "busbw_gbps": net.busbw_gbps,
+        "risk": dict(ev.risk),
+        "expected_loss": ev.expected_loss,
+        "risk_detail": {r.scenario: r.detail() for r in fr.items},
+        "risk_testbed": fr.testbed.to_dict() if fr.testbed is not None else None,
+        "small_message_latency_us": fd.small_message_latency_us,
+        "routing": net.routing,
+        "ring_step_efficiency": net.ring_step_efficiency,
+        "permutation_efficiency": net.permutation_efficiency,
+        "switch_hop_ns": fd.switch_hop_ns,
+        "plan": fd.plan.to_dict(),
+        "iteration": fp.iteration.to_dict() if fp.iteration else None,
+        "training_cost": fp.training_cost,
+        "busbw_sweep": [dict(r) for r in net.busbw_sweep],
+        "fct_us": [float(x) for x in net.ring_fct_us[:FCT_POINTS]],
+        "fct_title": net.fct_title,
+        "permutation_fct_us": [float(x) for x in net.permutation_fct_us[:FCT_POINTS]],
+        "permutation_fct_p99_us": net.permutation_fct_p99_us,
+    }
+
+
+def evidence_chain(c: Comparison) -> dict:
+    """Every stage's evidence, keyed by stage, in stage order."""
+    return {
+        "design": c.design.to_dict(),
+        "workload": c.workload.to_dict(),
+        "measure": c.network.to_dict(),
+        "performance": c.performance.to_dict(),
+        "risk": c.risk.to_dict(),
+        "decide": c.decision.to_dict(),
+    }
+
+
+def comparison_dict(c: Comparison) -> dict:
+    """The JSON-ready result of ``compare`` (interface.md keys + report data + the evidence chain)."""
+    from aifabric._version import __version__
+
+    adv, cat, wl = c.inputs.advisor, c.inputs.catalog, c.workload
+    return {
+        "version": __version__,
+        "scenario": "built-in default" if adv.model is None else adv.model,
+        "inputs": adv.model_dump() if hasattr(adv, "model_dump") else dict(adv.__dict__),
+        "model": wl.model.name if wl.model else None,
+        "parallelism": wl.parallelism.to_dict() if wl.parallelism else None,
+        "recommendation": c.decision.recommendation.to_dict(),
+        "fabrics": [_fabric_row(c, fd) for fd in c.design.fabrics],
+        "claims": list(c.decision.claims),
+        "jitter": c.risk.jitter,
+        "congestion_share": c.risk.congestion_share,
+        "assumptions": assumptions(c),
+        "estimates": cat.estimates(),
+        "sources": dict(cat.sources),
+        "stages": list(STAGE_ORDER),
+        "evidence": evidence_chain(c),
+        "wall_s": c.wall_s,
+    }
+
+
+__all__ = ["STAGE_ORDER", "assumptions", "comparison_dict", "evidence_chain"]

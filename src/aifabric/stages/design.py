@@ -1,0 +1,219 @@
+"""Stage 1 — *design*: the fabric options to compare → topology size, bill of materials, capex,
+power and the latency of the longest host-to-host path.
+
+Input: :class:`DesignInput` (GPU count and type, the options, the catalog). Output:
+:class:`DesignEvidence`, one :class:`FabricDesign` per option. The pricing itself is
+:func:`aifabric.design.plan.plan_fabric`; this stage picks the options (rule 7 of the product brief:
+the NIC rate follows the GPU's NVLink rate) and derives what later stages need from the plan.
+
+Add a fabric option here: a new :class:`DesignOption` in :func:`default_options` (or passed in by
+the caller), priced by ``plan_fabric``; the later stages iterate over whatever options arrive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from aifabric.design.plan import FabricPlan, plan_fabric
+from aifabric.errors import InputError
+
+# Per-hop switch latency when the catalog has none (defaults.yaml latency.*_switch_hop, low confidence).
+SWITCH_HOP_NS = {"infiniband": 130.0, "roce": 600.0}
+# NIC transmit + receive (defaults.yaml latency.nic_tx + nic_rx: estimate, midpoints of 0.3–0.8 µs).
+NIC_PATH_NS = 550.0 + 550.0
+FIBRE_NS_PER_M = 5.05  # propagation in fibre (refractive index ~1.5)
+# Routing each technology uses unless the option says otherwise: adaptive on InfiniBand (NCCL
+# enables AR on IB by default, S15), ECMP hashing of the RoCEv2 UDP source port on RoCE (S15).
+ROUTING = {"infiniband": "adaptive", "roce": "ecmp"}
+
+
+@dataclass(frozen=True)
+class DesignOption:
+    """One fabric to design: ``key`` names it in every later stage (``infiniband``, ``roce-400g``)."""
+
+    key: str
+    technology: str  # infiniband | roce
+    nic_rate_gbps: float
+    routing: str  # adaptive | ecmp
+
+
+@dataclass(frozen=True)
+class DesignInput:
+    gpus: int
+    gpu: str
+    options: tuple[DesignOption, ...]
+    catalog: Any = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class FabricDesign:
+    """One designed and priced fabric, plus the path facts later stages use."""
+
+    key: str
+    technology: str
+    routing: str
+    switch_id: str
+    nic_rate_gbps: float
+    tiers: int
+    radix: int
+    max_gpus: int
+    capex_usd: float
+    power_w: float
+    switch_hop_ns: float  # the catalog's, else SWITCH_HOP_NS
+    switch_buffer_bytes: int | None  # the catalog's shared buffer (None: unknown)
+    lengths_m: dict[str, float]
+    links_on_longest_path: int  # host → host, 0 when every GPU is in one node
+    propagation_ns: float  # fibre on the longest path
+    path_latency_us: float  # switch hops + propagation on the longest path
+    small_message_latency_us: float | None  # + NIC transmit/receive; None without a network
+    plan: FabricPlan = field(repr=False, compare=False)
+
+    @property
+    def label(self) -> str:
+        return f"{self.key} ({self.switch_id})"
+
+    def to_dict(self) -> dict:
+        return {
+            "fabric": self.key,
+            "technology": self.technology,
+            "routing": self.routing,
+            "switch": self.switch_id,
+            "nic_rate_gbps": self.nic_rate_gbps,
+            "tiers": self.tiers,
+            "radix": self.radix,
+            "max_gpus": self.max_gpus,
+            "capex_usd": self.capex_usd,
+            "power_w": self.power_w,
+            "switch_hop_ns": self.switch_hop_ns,
+            "switch_buffer_bytes": self.switch_buffer_bytes,
+            "lengths_m": dict(self.lengths_m),
+            "links_on_longest_path": self.links_on_longest_path,
+            "propagation_ns": self.propagation_ns,
+            "path_latency_us": self.path_latency_us,
+            "small_message_latency_us": self.small_message_latency_us,
+        }
+
+
+@dataclass(frozen=True)
+class DesignEvidence:
+    gpus: int
+    gpu: str
+    gpus_per_node: int
+    nic_rate_gbps: float
+    nic_rate_basis: str  # rule 7's reasoning, in words
+    nic_rate_evidence: dict[str, str]
+    fabrics: tuple[FabricDesign, ...]
+
+    @property
+    def nodes(self) -> int:
+        return -(-self.gpus // self.gpus_per_node)
+
+    @property
+    def has_network(self) -> bool:
+        """More GPUs than one node: collectives cross the scale-out fabric."""
+        return self.gpus > self.gpus_per_node
+
+    def fabric(self, key: str) -> FabricDesign | None:
+        return next((f for f in self.fabrics if f.key == key), None)
+
+    def to_dict(self) -> dict:
+        return {
+            "gpus": self.gpus,
+            "gpu": self.gpu,
+            "gpus_per_node": self.gpus_per_node,
+            "nic_rate_gbps": self.nic_rate_gbps,
+            "nic_rate_basis": self.nic_rate_basis,
+            "fabrics": [f.to_dict() for f in self.fabrics],
+        }
+
+
+def nic_rate_for(gpu) -> tuple[float, str, dict[str, str]]:
+    """Rule 7: per-GPU NIC rate from the GPU generation's interconnect. H100/H200 pair with
+    ConnectX-7 (400G); B200 with ConnectX-8 (800G): HGX reference designs give one NIC per GPU at
+    those rates (hardware-facts §B, S57). Returns (rate in Gb/s, the reason, its evidence)."""
+    nvl = float(gpu.nvlink_gbytes_per_s or 0)
+    rate = 800.0 if nvl >= 900 else 400.0
+    text = (
+        f"{gpu.id.upper()} has {nvl:g} GB/s NVLink per direction, so one {rate:g}G NIC per GPU "
+        f"({rate / 8:g} GB/s) keeps the network at {rate / 8 / nvl:.0%} of the NVLink rate, as HGX reference "
+        "designs do"
+    )
+    return rate, text, {"nvlink_gbytes_per_s": f"{nvl:g} GB/s", "nic_rate": f"{rate:g} Gb/s"}
+
+
+def roce_key(nic_rate_gbps: float) -> str:
+    return "roce-800g" if nic_rate_gbps >= 800 else "roce-400g"
+
+
+def default_options(gpu, roce_routing: str | None = None) -> tuple[DesignOption, ...]:
+    """InfiniBand and RoCE at the NIC rate rule 7 picks; RoCE routes with ``roce_routing``
+    (ECMP, NCCL's RoCE default, unless told ``adaptive`` — Spectrum-X class switches)."""
+    rate, _, _ = nic_rate_for(gpu)
+    return (
+        DesignOption("infiniband", "infiniband", rate, ROUTING["infiniband"]),
+        DesignOption(roce_key(rate), "roce", rate, roce_routing or ROUTING["roce"]),
+    )
+
+
+def _fabric(option: DesignOption, gpus: int, gpn: int, gpu_id: str, catalog) -> FabricDesign:
+    p = plan_fabric(gpus, option.technology, catalog, gpu=gpu_id, nic_rate_gbps=option.nic_rate_gbps)
+    d = p.design
+    sw = catalog.switches[p.switch_id]
+    hop_ns = float(sw.latency_ns) if sw.latency_ns else SWITCH_HOP_NS[option.technology]
+    hops = {1: 2, 2: 4, 3: 6}[d.tiers] if gpus > gpn else 0  # links on the longest host-host path
+    prop_ns = (
+        2 * FIBRE_NS_PER_M * p.lengths_m["host-leaf"]
+        + (2 * FIBRE_NS_PER_M * p.lengths_m["leaf-spine"] if d.tiers >= 2 else 0)
+        + (2 * FIBRE_NS_PER_M * p.lengths_m["spine-core"] if d.tiers >= 3 else 0)
+    )
+    path_us = (max(0, hops - 1) * hop_ns + prop_ns) / 1000
+    small_lat = (NIC_PATH_NS + max(0, hops - 1) * hop_ns + prop_ns) / 1000 if hops else None
+    return FabricDesign(
+        key=option.key,
+        technology=option.technology,
+        routing=option.routing,
+        switch_id=p.switch_id,
+        nic_rate_gbps=p.nic_rate_gbps,
+        tiers=d.tiers,
+        radix=p.radix,
+        max_gpus=d.max_gpus,
+        capex_usd=p.capex_usd,
+        power_w=p.power_w,
+        switch_hop_ns=hop_ns,
+        switch_buffer_bytes=getattr(sw, "buffer_bytes", None),
+        lengths_m=dict(p.lengths_m),
+        links_on_longest_path=hops,
+        propagation_ns=prop_ns,
+        path_latency_us=path_us,
+        small_message_latency_us=small_lat,
+        plan=p,
+    )
+
+
+def design(inp: DesignInput, progress=None) -> DesignEvidence:
+    """Plan and price every option for ``inp.gpus`` GPUs of type ``inp.gpu``."""
+    tick = progress or (lambda msg: None)
+    gpu = inp.catalog.get("gpu", inp.gpu)
+    gpn = int(gpu.gpus_per_node or 8)
+    if inp.gpus > gpn and inp.gpus % gpn:
+        raise InputError(f"must be a multiple of {gpn} GPUs per node", field="--gpus", value=inp.gpus)
+    rate, basis, evidence = nic_rate_for(gpu)
+    fabrics = []
+    for option in inp.options:
+        tick(f"planning {option.key}")
+        fabrics.append(_fabric(option, inp.gpus, gpn, inp.gpu, inp.catalog))
+    return DesignEvidence(inp.gpus, inp.gpu, gpn, rate, basis, evidence, tuple(fabrics))
+
+
+__all__ = [
+    "ROUTING",
+    "DesignEvidence",
+    "DesignInput",
+    "DesignOption",
+    "FabricDesign",
+    "default_options",
+    "design",
+    "nic_rate_for",
+    "roce_key",
+]

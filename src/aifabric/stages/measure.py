@@ -1,0 +1,385 @@
+"""Stage 3 — *measure*: per fabric, the achieved bandwidth and latency of each traffic pattern the
+workload uses, with its endpoints placed on the fabric's topology.
+
+Input: a :class:`~aifabric.stages.design.FabricDesign` and the
+:class:`~aifabric.stages.workload.Workload`. Output: :class:`FabricNetwork` per fabric, collected in
+:class:`NetworkEvidence`.
+
+* The rail-optimised topology of the design is built and the **flow-level model** (max-min fair,
+  the fabric's routing — adaptive on InfiniBand, ECMP hashing of the RoCEv2 UDP source port or
+  adaptive on RoCE) runs each pattern: the DP ring step over three hash seeds (the expected
+  collision cost, not one draw) and the same-rail random permutation. Efficiency = the
+  alone-on-the-fabric FCT over the slowest flow's FCT (a step ends with its slowest flow).
+* The busbw-vs-size sweep of an all-reduce over every GPU comes from
+  :func:`aifabric.workload.collectives.nccl_sweep` on the same topology and routing (NCCL's tuner
+  choice per size).
+* :class:`FabricComm` turns a fabric's measurements into collective times (α-β): α = NCCL's
+  per-step latency constant (S16) + the path's switch hops × the fabric's switch latency +
+  propagation; β = link rate × payload/(payload + header) × the measured efficiency. NVLink
+  collectives use the measured ~370 GB/s ring busbw of 8 × H100 (S3) scaled by NVLink rate, and
+  NVLS where NCCL's tuner would pick it.
+
+Measurements are cached by their inputs (topology, pattern, routing, seed), so the same one is
+never simulated twice in a process (the risk stage re-measures with ECMP through this cache).
+A user with their own numbers builds a :class:`FabricNetwork` directly
+(:meth:`FabricNetwork.from_measured`) and hands it to *performance*.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+import numpy as np
+
+from aifabric.errors import InputError
+
+H100_NVLINK_RING_BUSBW_GBPS = 370.0 * 8  # measured 8 × H100 ring busbw ~370 GB/s (S3), in Gb/s
+H100_NVLINK_GBYTES = 450.0  # per direction (S3/S86)
+HEADER_BYTES = {"infiniband": 26, "roce": 64}
+MTU_BYTES = {"infiniband": 4096, "roce": 4096}
+SWEEP_SIZES = [2**i for i in range(3, 34, 2)]  # 8 B … 8 GiB, ×4 steps (nccl-tests -f 4 style)
+RING_SEEDS = 3  # hash seeds the ring step is averaged over
+
+
+def _nccl_step_us(domain: str) -> float:
+    """NCCL's tuner per-step latency, ring/Simple (the bandwidth-bound protocol), hardware-facts §D."""
+    from aifabric.workload.collectives import nccl_constants
+
+    return float(nccl_constants()[domain]["ring"]["simple"])
+
+
+@lru_cache(maxsize=64)
+def _nvls_busbw_bytes(gpu: str, n: int) -> float | None:
+    from aifabric.workload.collectives import nvlink_busbw_gbps
+
+    busbw, algo = nvlink_busbw_gbps("all-reduce", gpu, n)
+    return busbw * 1e9 if algo == "nvls" else None
+
+
+def _nvls_allreduce_s(gpu: str, n: int, size_bytes: float) -> float | None:
+    """NVLS all-reduce inside one server (NVSwitch reduction + multicast, hardware-facts §D/§G):
+    NCCL's one NVLS latency (25 µs, S16) + size at the NVLS busbw (480 GB/s on 8 × H100, S3/S80);
+    None when the GPU has no NVLS or the ring is faster at large sizes."""
+    from aifabric.workload.collectives import nccl_constants
+
+    bw = _nvls_busbw_bytes(gpu, n)
+    if bw is None:
+        return None
+    return float(nccl_constants()["nvlink"]["nvls"]["simple"]) * 1e-6 + size_bytes * 2 * (n - 1) / n / bw
+
+
+@dataclass
+class FabricComm:
+    """Collective-time model of one fabric (see the module docstring)."""
+
+    technology: str
+    link_rate_bps: float
+    step_efficiency: float
+    path_latency_us: float
+    nvlink_busbw_gbps: float
+    a2a_efficiency: float = 1.0  # measured on the same-rail random permutation (all-to-all-like)
+    gpu: str | None = None  # NVLS-capable GPU id: NVLink all-reduce also weighs NVLS (NCCL's tuner does)
+
+    def _alpha_net(self) -> float:
+        return (_nccl_step_us("net") + self.path_latency_us) * 1e-6
+
+    def _beta_net(self, op: str = "all-reduce") -> float:
+        payload = MTU_BYTES[self.technology]
+        goodput = self.link_rate_bps * payload / (payload + HEADER_BYTES[self.technology])
+        eff = self.a2a_efficiency if op in ("all-to-all", "send-recv") else self.step_efficiency
+        return goodput * eff / 8.0  # bytes/s
+
+    def collective_s(self, op: str, size_bytes: float, ranks: int, span: str) -> float:
+        n = max(2, int(ranks))
+        if span == "nvlink":
+            alpha, beta = _nccl_step_us("nvlink") * 1e-6, self.nvlink_busbw_gbps * 1e9 / 8
+            if op == "all-reduce" and self.gpu is not None:
+                ring = 2 * (n - 1) * alpha + size_bytes * 2 * (n - 1) / n / beta
+                nvls = _nvls_allreduce_s(self.gpu, n, size_bytes)
+                return ring if nvls is None else min(ring, nvls)
+        else:
+            alpha, beta = self._alpha_net(), self._beta_net(op)
+        if op == "all-reduce":
+            return 2 * (n - 1) * alpha + size_bytes * 2 * (n - 1) / n / beta
+        if op in ("all-gather", "reduce-scatter", "all-to-all"):
+            return (n - 1) * alpha + size_bytes * (n - 1) / n / beta
+        if op in ("send-recv", "broadcast"):
+            return alpha + size_bytes / beta
+        raise InputError(
+            "unknown collective",
+            field="op",
+            value=op,
+            allowed="all-reduce, all-gather, reduce-scatter, all-to-all, send-recv, broadcast",
+        )
+
+
+def nvlink_busbw_for(gpu) -> float:
+    """NVLink ring busbw of one node in Gb/s: the measured 8 × H100 figure scaled by NVLink rate."""
+    return (
+        H100_NVLINK_RING_BUSBW_GBPS
+        * float(gpu.nvlink_gbytes_per_s or H100_NVLINK_GBYTES)
+        / H100_NVLINK_GBYTES
+    )
+
+
+@dataclass(frozen=True)
+class FabricNetwork:
+    """What one fabric achieves for the workload's patterns (the *measure* stage's evidence)."""
+
+    key: str
+    technology: str
+    routing: str
+    link_rate_bps: float
+    ring_step_efficiency: float  # mean over hash seeds of ideal / slowest-flow FCT
+    permutation_efficiency: float
+    path_latency_us: float
+    nvlink_busbw_gbps: float
+    nvls_gpu: str | None = None
+    busbw_sweep: tuple[dict, ...] = ()
+    ring_fct_us: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False, compare=False)
+    permutation_fct_us: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False, compare=False)
+    fct_title: str = "FCT of one data-parallel ring step"
+    source: str = "flow model"  # flow model | a user's measurements | a perturbed copy (risk)
+
+    @classmethod
+    def from_measured(
+        cls,
+        technology: str,
+        link_rate_bps: float,
+        efficiency: float,
+        path_latency_us: float,
+        nvlink_busbw_gbps: float = H100_NVLINK_RING_BUSBW_GBPS,
+        all_to_all_efficiency: float | None = None,
+        key: str | None = None,
+        nvls_gpu: str | None = None,
+    ) -> FabricNetwork:
+        """A fabric from a user's own numbers (e.g. nccl-tests busbw / line rate as ``efficiency``)."""
+        if technology not in HEADER_BYTES:
+            raise InputError(
+                "unknown technology", field="technology", value=technology, allowed="infiniband, roce"
+            )
+        for name, v in (("efficiency", efficiency), ("all_to_all_efficiency", all_to_all_efficiency)):
+            if v is not None and not 0 < v <= 1:
+                raise InputError("must be in (0, 1]", field=name, value=v)
+        return cls(
+            key or technology,
+            technology,
+            "measured",
+            float(link_rate_bps),
+            float(efficiency),
+            float(efficiency if all_to_all_efficiency is None else all_to_all_efficiency),
+            float(path_latency_us),
+            float(nvlink_busbw_gbps),
+            nvls_gpu,
+            source="measured by the user",
+        )
+
+    @property
+    def busbw_gbps(self) -> float | None:
+        """All-reduce busbw at the sweep's largest size (8 GiB), Gb/s."""
+        return self.busbw_sweep[-1]["busbw_gbps"] if self.busbw_sweep else None
+
+    @property
+    def permutation_fct_p99_us(self) -> float | None:
+        return float(np.percentile(self.permutation_fct_us, 99)) if len(self.permutation_fct_us) else None
+
+    def comm(self) -> FabricComm:
+        """The collective-time model *performance* uses."""
+        return FabricComm(
+            self.technology,
+            self.link_rate_bps,
+            self.ring_step_efficiency,
+            self.path_latency_us,
+            self.nvlink_busbw_gbps,
+            self.permutation_efficiency,
+            gpu=self.nvls_gpu,
+        )
+
+    def with_slowdown(self, comm_slowdown: float) -> FabricNetwork:
+        """This fabric as measured under a fault that makes bandwidth-bound steps ``1 + comm_slowdown``
+        times slower (the risk stage's testbed measurements): achieved bandwidth divided accordingly."""
+        f = max(1 + comm_slowdown, 1e-9)
+        return replace(
+            self,
+            ring_step_efficiency=self.ring_step_efficiency / f,
+            permutation_efficiency=self.permutation_efficiency / f,
+            source=f"{self.source}, perturbed ({comm_slowdown:+.1%} on bandwidth-bound steps)",
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "fabric": self.key,
+            "technology": self.technology,
+            "routing": self.routing,
+            "source": self.source,
+            "link_rate_gbps": self.link_rate_bps / 1e9,
+            "ring_step_efficiency": self.ring_step_efficiency,
+            "permutation_efficiency": self.permutation_efficiency,
+            "permutation_fct_p99_us": self.permutation_fct_p99_us,
+            "path_latency_us": self.path_latency_us,
+            "nvlink_busbw_gbps": self.nvlink_busbw_gbps,
+            "busbw_gbps": self.busbw_gbps,
+        }
+
+
+@dataclass(frozen=True)
+class NetworkEvidence:
+    fabrics: tuple[FabricNetwork, ...]
+
+    def fabric(self, key: str) -> FabricNetwork | None:
+        return next((f for f in self.fabrics if f.key == key), None)
+
+    def to_dict(self) -> dict:
+        return {"fabrics": [f.to_dict() for f in self.fabrics]}
+
+
+@lru_cache(maxsize=8)
+def rail_topology(
+    gpus: int, link_rate_bps: int, gpus_per_node: int, radix: int, lengths_m: tuple[float, ...]
+):
+    """The design's rail-optimised topology (cached: every pattern and routing reuses it)."""
+    from aifabric.topology import rail_optimized
+
+    return rail_optimized(gpus, link_rate_bps, gpus_per_node=gpus_per_node, radix=radix, lengths_m=lengths_m)
+
+
+@lru_cache(maxsize=64)
+def measure_pattern(
+    topo_key: tuple, technology: str, pattern, seed: int, switch_latency_ps: float, routing: str
+) -> tuple[float, np.ndarray]:
+    """Flow-level run of one pattern (cached by its inputs); returns (efficiency, fct_us array)."""
+    from aifabric.flow import simulate_flows
+
+    topo = rail_topology(*topo_key)
+    df = simulate_flows(
+        topo,
+        pattern.flows(),
+        routing=routing,
+        seed=seed,
+        switch_latency_ps=switch_latency_ps,
+        mtu_bytes=MTU_BYTES[technology],
+        header_bytes=HEADER_BYTES[technology],
+    )
+    eff = float(df["ideal_fct_us"].max() / df["fct_us"].max())
+    return min(1.0, eff), df["fct_us"].to_numpy()
+
+
+def pattern_efficiencies(fd, workload, gpus_per_node: int, seed: int, routing: str) -> tuple:
+    """Ring-step efficiency (mean over :data:`RING_SEEDS` hash seeds) with the first seed's FCTs,
+    and the permutation's efficiency and FCTs (1.0 / empty when the workload has none)."""
+    key = _topology_key(fd, gpus_per_node)
+    hop_ps = fd.switch_hop_ns * 1000
+    ring = workload.pattern("dp-ring-step")
+    effs, ring_fct = [], np.zeros(0)
+    for s in range(RING_SEEDS):
+        e, f = measure_pattern(key, fd.technology, ring, seed + s, hop_ps, routing)
+        effs.append(e)
+        if s == 0:
+            ring_fct = f
+    a2a_eff, perm_fct = 1.0, np.zeros(0)
+    perm = workload.pattern("rail-permutation")
+    if perm is not None:
+        a2a_eff, perm_fct = measure_pattern(key, fd.technology, perm, seed, hop_ps, routing)
+    return float(np.mean(effs)), ring_fct, a2a_eff, perm_fct
+
+
+def _topology_key(fd, gpus_per_node: int) -> tuple:
+    return (
+        fd.plan.gpus,
+        int(fd.nic_rate_gbps * 1e9),
+        gpus_per_node,
+        fd.radix,
+        tuple(fd.lengths_m[c] for c in ("host-leaf", "leaf-spine", "spine-core")),
+    )
+
+
+def busbw_sweep(fd, gpus_per_node: int, gpu: str, seed: int, routing: str) -> list[dict]:
+    """All-reduce over every GPU, nccl-tests sizes 8 B … 8 GiB, with NCCL's tuner choice per size
+    (``algorithm="auto"``: ring, tree, and NVLSTree on NVSwitch GPUs; protocol too), flow engine
+    with the fabric's routing. busbw in Gb/s."""
+    from aifabric.workload.collectives import nccl_sweep
+
+    df = nccl_sweep(
+        "all-reduce",
+        SWEEP_SIZES,
+        rail_topology(*_topology_key(fd, gpus_per_node)),
+        algorithm="auto",
+        engine="flow",
+        routing=routing,
+        technology=fd.technology,
+        gpu=gpu,
+        seed=seed,
+        switch_latency_ps=fd.switch_hop_ns * 1000,
+        header_bytes=HEADER_BYTES[fd.technology],
+        mtu_bytes=MTU_BYTES[fd.technology],
+    )
+    return [
+        {
+            "size_bytes": int(r.size_bytes),
+            "time_us": float(r.time_us),
+            "busbw_gbps": float(r.busbw_gbps) * 8,
+            "algorithm": str(r.algorithm),
+            "protocol": r.protocol,
+        }
+        for r in df.itertuples(index=False)
+    ]
+
+
+def measure_fabric(
+    fd, workload, gpu, seed: int = 1, routing: str | None = None, sweep: bool = True, roce_routing: str = ""
+) -> FabricNetwork:
+    """One fabric's evidence: patterns (flow model), busbw sweep, and the collective-time model's
+    inputs. ``routing`` overrides the design's (the risk stage measures ECMP for an adaptive design);
+    ``roce_routing`` names the RoCE option's routing in the FCT chart's title."""
+    from aifabric.workload.collectives import NVLS_GPUS
+
+    route = routing or fd.routing
+    gpn = workload.gpus_per_node
+    eff, a2a_eff, ring_fct, perm_fct = 1.0, 1.0, np.zeros(0), np.zeros(0)
+    fct_title = "FCT of one data-parallel ring step"
+    has_network = workload.gpus > gpn
+    if has_network:
+        eff, ring_fct, a2a_eff, perm_fct = pattern_efficiencies(fd, workload, gpn, seed, route)
+        fct_title = (
+            f"FCT: one DP ring step and a same-rail random permutation ({len(ring_fct):,} flows of 16 MiB "
+            f"each; adaptive on IB, {roce_routing or route} on RoCE)"
+        )
+    rows = busbw_sweep(fd, gpn, gpu.id, seed, route) if sweep and has_network else []
+    return FabricNetwork(
+        fd.key,
+        fd.technology,
+        route,
+        fd.nic_rate_gbps * 1e9,
+        eff,
+        a2a_eff,
+        fd.path_latency_us,
+        nvlink_busbw_for(gpu),
+        gpu.id if gpu.id in NVLS_GPUS else None,
+        tuple(rows),
+        ring_fct,
+        perm_fct,
+        fct_title,
+    )
+
+
+def measure(design, workload, gpu, seed: int = 1, progress=None) -> NetworkEvidence:
+    """Every designed fabric measured for the workload's patterns."""
+    tick = progress or (lambda msg: None)
+    out = []
+    roce_routing = next((f.routing for f in design.fabrics if f.technology == "roce"), "")
+    for fd in design.fabrics:
+        tick(f"flow model of the workload's traffic on {fd.key}")
+        out.append(measure_fabric(fd, workload, gpu, seed, roce_routing=roce_routing))
+    return NetworkEvidence(tuple(out))
+
+
+__all__ = [
+    "HEADER_BYTES",
+    "MTU_BYTES",
+    "FabricComm",
+    "FabricNetwork",
+    "NetworkEvidence",
+    "measure",
+    "measure_fabric",
+]
