@@ -487,6 +487,7 @@ class AdvisorSpec(_Model):
     budget: Literal["low", "medium", "high"] = "medium"
     growth: Literal["none", "2x", "10x"] = "none"
     roce_routing: Literal["ecmp", "adaptive"] = "ecmp"  # adaptive = Spectrum-X class switches
+    network_budget_usd: Annotated[float, Field(gt=0)] | None = None  # ceiling on network capex (a constraint)
 
 
 class Scenario(_Model):

@@ -54,6 +54,22 @@ def build_advisor(scenario_path: Path | None, flags: dict):
     return AdvisorSpec(**base), name
 
 
+def _budget(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        v = float(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise InputError(
+            "not a number", field="--network-budget", value=text, allowed="USD, e.g. 5e6"
+        ) from None
+    if not v > 0 or v == float("inf"):
+        raise InputError(
+            "must be a positive, finite amount", field="--network-budget", value=text, allowed="USD, e.g. 5e6"
+        )
+    return v
+
+
 def register(app: typer.Typer) -> None:
     @app.command("compare")
     def compare_cmd(
@@ -79,6 +95,11 @@ def register(app: typer.Typer) -> None:
         growth: str | None = typer.Option(None, "--growth", help="none | 2x | 10x expected cluster growth."),
         roce_routing: str | None = typer.Option(
             None, "--roce-routing", help="ecmp (NCCL's RoCE default) | adaptive (Spectrum-X class)."
+        ),
+        network_budget: str | None = typer.Option(
+            None,
+            "--network-budget",
+            help="Ceiling on network capex in USD (e.g. 5e6): designs above it are ruled out.",
         ),
         mfu: float = typer.Option(
             0.40, "--mfu", help="Model FLOPs utilisation of compute (default 0.40, S92)."
@@ -113,6 +134,7 @@ def register(app: typer.Typer) -> None:
                     "budget": budget,
                     "growth": growth,
                     "roce_routing": roce_routing,
+                    "network_budget_usd": _budget(network_budget),
                 },
             )
             if not 0 < mfu <= 1:

@@ -13,7 +13,15 @@ import html
 import json
 from pathlib import Path
 
-CHART_IDS = ("chart-capex", "chart-iteration", "chart-busbw", "chart-fct", "chart-risk", "chart-jitter")
+CHART_IDS = (
+    "chart-capex",
+    "chart-iteration",
+    "chart-busbw",
+    "chart-fct",
+    "chart-risk",
+    "chart-jitter",
+    "chart-tornado",
+)
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1100px;color:#222}
@@ -228,6 +236,68 @@ def _risk_section(result: dict) -> list[str]:
     return out
 
 
+def _fig_tornado(result: dict):
+    """Per uncertain input: the runner-up's cost relative to the recommended design's at the low and
+    high end of the input's plausible range (0 = tie; below 0 the recommendation flips)."""
+    import plotly.graph_objects as go
+
+    rows = (result.get("evidence") or {}).get("decide", {}).get("tornado") or []
+    rows = sorted(rows, key=lambda r: abs((r["at_high"] or 0) - (r["at_low"] or 0)))
+    fig = go.Figure()
+    fig.add_bar(
+        name="input at range low",
+        y=[r["label"] for r in rows],
+        x=[100 * (r["at_low"] or 0) for r in rows],
+        orientation="h",
+    )
+    fig.add_bar(
+        name="input at range high",
+        y=[r["label"] for r in rows],
+        x=[100 * (r["at_high"] or 0) for r in rows],
+        orientation="h",
+    )
+    fig.update_layout(
+        barmode="overlay",
+        title="Sensitivity: runner-up's cost vs the recommended design's (%); "
+        "below 0 the recommendation flips",
+        xaxis_title="runner-up cost − recommended cost (%)",
+        xaxis_ticksuffix=" %",
+        height=max(380, 28 * len(rows) + 120),
+        margin={"l": 320},
+    )
+    return fig
+
+
+def _sensitivity_section(result: dict) -> list[str]:
+    rows = result.get("sensitivity") or []
+    out = [
+        "<table><tr><th>input</th><th>base</th><th>plausible range</th><th>break-even</th><th>flips</th>"
+        "<th>basis of the range</th></tr>"
+    ]
+    for s in sorted(rows, key=lambda r: (not r["flips"], r["input"])):
+        be = "—" if s["break_even"] is None else f"{s['break_even']:.3g}"
+        out.append(
+            f"<tr><td>{_e(s['label'])}</td><td class='n'>{s['base']:.3g}</td>"
+            f"<td class='n'>{s['range'][0]:.3g} – {s['range'][1]:.3g}</td><td class='n'>{be}</td>"
+            f"<td>{'yes' if s['flips'] else 'no'}</td><td><small>{_e(s['basis'])}</small></td></tr>"
+        )
+    out.append("</table>")
+    rules = result.get("rules") or []
+    if rules:
+        out.append(
+            "<h3>The product brief's rules, as explanations</h3><table><tr><th>rule</th><th>says</th>"
+            "<th>applies</th><th>numbers agree</th><th>why</th></tr>"
+        )
+        for r in rules:
+            agree = {True: "yes", False: "no", None: "—"}[r["agrees"]]
+            out.append(
+                f"<tr><td>{_e(r['rule'])}</td><td>{_e(r['rule_says'])}</td><td>{'yes' if r['applies'] else 'no'}"
+                f"</td><td>{agree}</td><td><small>{_e(r['why'])}</small></td></tr>"
+            )
+        out.append("</table>")
+    return out
+
+
 def render_report(result: dict) -> str:
     """Return the HTML text of the report for a ``compare`` result dict."""
     from plotly.offline import get_plotlyjs
@@ -243,6 +313,8 @@ def render_report(result: dict) -> str:
         figs["chart-risk"] = _fig_risk(fabrics)
     if (result.get("jitter") or {}).get("sweep"):
         figs["chart-jitter"] = _fig_jitter(result)
+    if (result.get("evidence") or {}).get("decide", {}).get("tornado"):
+        figs["chart-tornado"] = _fig_tornado(result)
     divs = {k: f'<div class="chart" id="{k}"></div>' for k in figs}
     scripts = "\n".join(
         f"Plotly.newPlot({json.dumps(k)}, {fig.to_json()}.data, {fig.to_json()}.layout, {{responsive: true}});"
@@ -260,7 +332,16 @@ def render_report(result: dict) -> str:
         "<h2>Recommendation</h2>",
         f"<div class='rec' id='recommendation'>{_e(rec['fabric'])}"
         + (f" · {rec['nic_rate_gbps']:g}G per GPU" if rec.get("nic_rate_gbps") else "")
+        + (f" · {_e(rec['design'])}" if rec.get("design") else "")
         + "</div>",
+        f"<p>Verdict: <b>{_e(rec.get('verdict', ''))}</b> · objective: {_e(rec.get('objective', ''))}"
+        + (
+            " · probability cheapest: "
+            + _e(", ".join(f"{k} {v:.0%}" for k, v in result["probability_best"].items()))
+            if result.get("probability_best")
+            else ""
+        )
+        + "</p>",
         "<ol>",
     ]
     for r in rec["reasons"]:
@@ -318,6 +399,9 @@ def render_report(result: dict) -> str:
         parts += ["<h2>Misconfiguration risk</h2>", divs["chart-risk"]] + _risk_section(result)
     if "chart-jitter" in divs:
         parts += ["<h2>Jitter: spurious PAUSE frames</h2>", divs["chart-jitter"]]
+    if "chart-tornado" in divs:
+        parts += ["<h2>Sensitivity: what would flip the recommendation</h2>", divs["chart-tornado"]]
+        parts += _sensitivity_section(result)
     parts.append(
         "<h2>Brochure claims tested on this cluster</h2><table><tr><th>claim</th><th>holds</th>"
         "<th>evidence</th></tr>"

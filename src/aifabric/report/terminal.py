@@ -88,9 +88,19 @@ def print_comparison(result: dict) -> None:
     print_risk(con, result)
     rate = f" at {rec['nic_rate_gbps']:g}G per GPU" if rec.get("nic_rate_gbps") else ""
     con.print(f"\n[bold green]Recommendation: {rec['fabric']}{rate}[/bold green]")
+    con.print(
+        f"design {rec.get('design', '')}; verdict: [bold]{rec.get('verdict', '')}[/bold]; objective: "
+        f"{rec.get('objective', '')}"
+    )
+    if result.get("probability_best"):
+        con.print(
+            "probability cheapest (Monte-Carlo over the uncertain inputs): "
+            + ", ".join(f"{k} {v:.0%}" for k, v in result["probability_best"].items())
+        )
     for i, r in enumerate(rec["reasons"], 1):
         ev = "; ".join(f"{k}={v}" for k, v in r["evidence"].items())
         con.print(f" {i}. {r['text']}  [dim]({ev})[/dim]")
+    print_sensitivity(con, result)
     c = Table(title="brochure claims on this cluster")
     c.add_column("claim")
     c.add_column("holds")
@@ -104,3 +114,25 @@ def print_comparison(result: dict) -> None:
         f"[dim]{len(result['estimates'])} catalog values are estimates (see --report or --json); "
         f"{result['wall_s']:.1f} s[/dim]"
     )
+
+
+def print_sensitivity(con, result: dict) -> None:
+    """The uncertain inputs whose plausible range crosses the break-even, then the rest by name."""
+    from rich.table import Table
+
+    rows = result.get("sensitivity") or []
+    if not rows:
+        return
+    t = Table(title="sensitivity: where the recommendation flips (all else at base)")
+    for col in ("input", "base", "plausible range", "break-even", "flips"):
+        t.add_column(col, justify="left" if col == "input" else "right")
+    for s in sorted(rows, key=lambda r: (not r["flips"], r["break_even"] is None, r["input"])):
+        be = "—" if s["break_even"] is None else f"{s['break_even']:.3g}"
+        t.add_row(
+            s["label"],
+            f"{s['base']:.3g}",
+            f"{s['range'][0]:.3g} – {s['range'][1]:.3g}",
+            be,
+            "[bold red]yes[/bold red]" if s["flips"] else "no",
+        )
+    con.print(t)

@@ -1,40 +1,58 @@
-"""The advisor: the decision rules of the product brief, then numbers.
+"""Stage 6 — *decide*: the recommendation decided by one objective, with the sensitivity that would
+flip it.
 
-Candidates: ``none`` (no inter-node lossless fabric), ``roce-400g``, ``roce-800g``,
-``infiniband``, ``hybrid`` (IB for the training core + RoCE for storage / front-end).
+**The objective** (:mod:`aifabric.stages.objective`): risk-adjusted cost per useful unit of work for
+each compared design — per trained token for training; for inference, storage and trading (whose
+traffic is not modelled yet) network capex per unit of useful network throughput. The cheapest
+*feasible* design is recommended.
 
-Rules (mission.md "Decision rules"), applied in order; each fired rule becomes a reason that
-carries the computed evidence it rests on:
+**The user's priorities are constraints and inputs, not rules that override the result:**
 
-1. ≤ 8 GPUs in one node → ``none`` (NVLink domain). 2–4 nodes whose workload has little
-   inter-node traffic (inference, storage) → ``none`` (an ordinary network). Otherwise a lossless
-   fabric is planned.
-4. High-frequency trading or high jitter sensitivity → ``infiniband``.
-2. Budget ``low`` → RoCE (rate from rule 7).
-3. Thousand-GPU training → RoCE or IB by the numbers: the lower *risk-adjusted* cost per trained
-   token, where risk = the team's chance of a lossless misconfiguration × the slowdown the
-   simulator/flow model computes for it; a team with no RDMA expertise and a medium or high budget
-   gets IB for the training core (determinism).
-5. The three questions (jitter, expertise, growth) adjust the above: growth beyond what a fabric
-   reaches in three tiers is a reason against it.
-6. Hybrid: when IB wins for the training core and the budget is not ``high``, storage and
-   front-end go on RoCE; a storage or inference fabric (beyond rule 1's few nodes) is RoCE, with
-   the simulated misconfiguration risk as the tuning work to plan for.
-7. 400G vs 800G from the GPU's per-GPU interconnect (NIC rate matched to the switch line rate).
+* expertise shifts the misconfiguration probability the risk stage weighs (and its range);
+* growth adds the next expansion step to each design's capex: the capex of the grown fabric minus
+  today's when the design reaches the target in its tiers, the whole grown fabric when it cannot
+  (nothing is reused);
+* a network budget ceiling (``advisor.network_budget_usd``) makes designs above it infeasible;
+* jitter sensitivity is a constraint on tail latency: with ``high`` (and for ``trading``) a design
+  whose rail-permutation p99 FCT is more than :data:`JITTER_P99_TOLERANCE` above the best design's
+  is infeasible (ASSUMPTION for the tolerance, no public source).
 
-Stage 6 — *decide*: :func:`decide` gathers the earlier stages' numbers per fabric into
-:class:`FabricEvidence`, applies the rules (:func:`recommend`) and tests the brochure claims of
-the product brief on them (:func:`evaluate_claims`); output :class:`Decision`.
+**Sensitivity**: every uncertain input's break-even value (where the recommendation flips), a tornado
+of the runner-up's relative cost across each input's range, and a Monte-Carlo over all ranges giving
+the probability that each design is cheapest. **"No material difference" is an answer**: when the
+top design is cheapest in fewer than :data:`CLEAR_PROBABILITY` of the samples, or the base gap lies
+inside the P10–P90 spread of the top design's cost, the verdict says so and names what then decides.
+
+**The product brief's seven rules are kept as explanations** (:func:`rule_explanations`): each says
+what it would pick and whether this cluster's numbers agree, and why.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
+
+from aifabric.errors import InputError
+from aifabric.stages.design import DesignInput
+from aifabric.stages.design import design as design_stage
 from aifabric.stages.design import roce_key as _roce_key
+from aifabric.stages.explain import GROWTH, JITTER_P99_TOLERANCE, evaluate_claims, rule_explanations
+from aifabric.stages.objective import (
+    break_even,
+    build_objective,
+    monte_carlo,
+    tornado,
+    uncertain_inputs,
+)
 from aifabric.stages.risk import MISCONFIG_PROBABILITY
 
 FABRICS = ("none", "roce-400g", "roce-800g", "infiniband", "hybrid")
+VERDICTS = ("clear", "no material difference")
+CLEAR_PROBABILITY = (
+    0.7  # issue 15: below this share of Monte-Carlo wins the verdict is "no material difference"
+)
+WHAT_DECIDES_THEN = "team skills, supply lead time, vendor strategy and the growth path"
 
 
 @dataclass
@@ -62,8 +80,14 @@ class FabricEvidence:
     cost_per_million_tokens_usd: float | None = None
     busbw_gbps: float | None = None
     small_msg_latency_us: float | None = None
-    risk: dict[str, float] = field(default_factory=dict)  # mistake id -> expected slowdown fraction
+    risk: dict[str, float] = field(default_factory=dict)  # scenario -> expected slowdown fraction
     notes: list[str] = field(default_factory=list)
+    design: str = ""  # the design's label, e.g. infiniband-qm9700-400g
+    objective: float | None = None  # risk-adjusted cost per useful unit
+    expansion_capex_usd: float = 0.0  # growth: the next expansion step
+    feasible: bool = True
+    infeasible_because: str = ""
+    permutation_fct_p99_us: float | None = None
 
     @property
     def expected_loss(self) -> float:
@@ -87,10 +111,16 @@ class Recommendation:
     fabric: str
     nic_rate_gbps: float | None
     reasons: list[Reason]
+    design: str = ""
+    verdict: str = "clear"
+    objective: str = ""  # the objective's name and unit
 
     def to_dict(self) -> dict:
         return {
             "fabric": self.fabric,
+            "design": self.design,
+            "verdict": self.verdict,
+            "objective": self.objective,
             "nic_rate_gbps": self.nic_rate_gbps,
             "reasons": [r.to_dict() for r in self.reasons],
         }
@@ -104,340 +134,119 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f} %"
 
 
+def design_label(fd) -> str:
+    """A design's label: technology, switch, NIC rate and (RoCE) routing."""
+    tech = "ib" if fd.technology == "infiniband" else "roce"
+    label = f"{tech}-{fd.switch_id}-{fd.nic_rate_gbps:g}g"
+    return label + ("-adaptive" if fd.technology == "roce" and fd.routing == "adaptive" else "")
+
+
 def rate_reason(design) -> Reason:
     """Rule 7 as a reason: the design stage's NIC-rate choice and its evidence."""
     return Reason(design.nic_rate_basis, dict(design.nic_rate_evidence), "7")
 
 
-def recommend(
-    adv, gpus_per_node: int, evidence: dict[str, FabricEvidence], nic_rate: float, rate_reason: Reason
-) -> Recommendation:
-    """Apply the rules to the computed evidence (``evidence`` keyed by fabric name)."""
-    reasons: list[Reason] = []
-    nodes = -(-adv.gpus // gpus_per_node)
-    roce_key = "roce-800g" if nic_rate >= 800 else "roce-400g"
-    ib, roce = evidence.get("infiniband"), evidence.get(roce_key)
-
-    # Rule 1
-    if adv.gpus <= gpus_per_node:
-        return Recommendation(
-            "none",
-            None,
-            [
-                Reason(
-                    f"All {adv.gpus} GPUs fit one {gpus_per_node}-GPU node: collectives stay on NVLink, no inter-node "
-                    "lossless fabric is needed",
-                    {"gpus": str(adv.gpus), "gpus_per_node": str(gpus_per_node)},
-                    "1",
-                )
-            ],
-        )
-    if nodes <= 4 and adv.workload in ("inference", "storage"):
-        return Recommendation(
-            "none",
-            None,
-            [
-                Reason(
-                    f"{nodes} nodes running {adv.workload} move little data between nodes; an ordinary Ethernet network "
-                    "suffices (plan a lossless fabric from 8 nodes or when training is network-bound)",
-                    {"nodes": str(nodes), "workload": adv.workload},
-                    "1",
-                )
-            ],
-        )
-    reasons.append(
-        Reason(
-            f"{nodes} nodes need an inter-node fabric for {adv.workload}",
-            {"nodes": str(nodes), "gpus": str(adv.gpus)},
-            "1",
-        )
-    )
-    reasons.append(rate_reason)
-
-    cap = _capex_reason(ib, roce)
-    if cap:
-        reasons.append(cap)
-    it = _iteration_reason(ib, roce)
-    if it:
-        reasons.append(it)
-    rk = _risk_reason(adv, roce)
-    if rk:
-        reasons.append(rk)
-    growth = {"none": 1, "2x": 2, "10x": 10}[adv.growth]
-    target = adv.gpus * growth
-    grow_reasons = []
-    for ev in (ib, roce):
-        if ev is not None and growth > 1:
-            ok = ev.max_gpus >= target
-            grow_reasons.append(
-                Reason(
-                    f"{ev.fabric} reaches {ev.max_gpus:,} GPUs in three tiers, {'enough' if ok else 'not enough'} for "
-                    f"{adv.growth} growth to {target:,}",
-                    {"max_gpus": f"{ev.max_gpus:,}", "growth_target": f"{target:,}"},
-                    "5",
-                )
-            )
-    reasons.extend(grow_reasons)
-    ib_too_small = ib is not None and growth > 1 and ib.max_gpus < target
-    roce_too_small = roce is not None and growth > 1 and roce.max_gpus < target
-
-    # Rule 4: determinism
-    if adv.workload == "trading" or adv.jitter_sensitivity == "high":
-        why = "high-frequency trading" if adv.workload == "trading" else "high jitter sensitivity"
-        ev = {"jitter_sensitivity": adv.jitter_sensitivity, "workload": adv.workload}
-        if ib and roce and ib.small_msg_latency_us and roce.small_msg_latency_us:
-            ev["small_message_latency"] = (
-                f"IB {ib.small_msg_latency_us:.2f} us vs RoCE {roce.small_msg_latency_us:.2f} us"
-            )
-        reasons.append(
-            Reason(
-                f"{why}: InfiniBand's credit flow control cannot pause-storm or drop, and its "
-                "latency is lower",
-                ev,
-                "4",
-            )
-        )
-        return Recommendation("infiniband", nic_rate, reasons)
-
-    # Rule 2: budget
-    if adv.budget == "low" and not roce_too_small:
-        reasons.append(Reason("budget is low: RoCEv2 gives the lower capex", {"budget": adv.budget}, "2"))
-        return Recommendation(roce_key, nic_rate, reasons)
-
-    # Rule 6 (the RoCE half): storage and inference fabrics go on RoCE; the simulated risk is the
-    # tuning work to plan for, not a reason to buy IB for traffic the brief puts on Ethernet
-    if adv.workload in ("inference", "storage") and not roce_too_small:
-        ev = {"workload": adv.workload, "team_expertise": adv.team_expertise}
-        if roce is not None:
-            ev["roce_expected_loss"] = _loss(roce)
-        if ib is not None and roce is not None:
-            ev["roce_over_ib_capex"] = f"{roce.capex_usd / ib.capex_usd:.2f}"
-        reasons.append(
-            Reason(
-                f"{adv.workload} traffic goes on RoCE (the brief's hybrid rule: IB only for a training "
-                "core); budget the lossless tuning behind the expected loss and audit the switch "
-                "configs (aifabric audit)",
-                ev,
-                "6",
-            )
-        )
-        return Recommendation(roce_key, nic_rate, reasons)
-
-    # Rule 3/5: numbers decide
-    choice = roce_key
-    if ib_too_small and not roce_too_small:
-        choice = roce_key
-    elif roce_too_small and not ib_too_small:
-        choice = "infiniband"
-    elif adv.team_expertise == "none" and adv.budget in ("medium", "high"):
-        ev = {"budget": adv.budget, "team_expertise": adv.team_expertise}
-        if ib and roce:
-            ev["ib_premium"] = _usd(ib.capex_usd - roce.capex_usd)
-            ev["roce_expected_loss"] = (
-                _loss(roce) + " (simulated mistakes only; outages, deadlocks and debugging time "
-                "are not in it)"
-            )
-        reasons.append(
-            Reason(
-                "the team has no lossless-Ethernet tuning expertise and the budget allows it: "
-                "InfiniBand's predictability is worth its premium for the training core",
-                ev,
-                "5",
-            )
-        )
-        choice = "infiniband"
-    elif ib is not None and roce is not None and ib.risk_adjusted_cost and roce.risk_adjusted_cost:
-        better = "infiniband" if ib.risk_adjusted_cost < roce.risk_adjusted_cost else roce_key
-        reasons.append(
-            Reason(
-                f"risk-adjusted cost per million trained tokens: IB {ib.risk_adjusted_cost:.3f} USD vs RoCE "
-                f"{roce.risk_adjusted_cost:.3f} USD — {better} is cheaper per useful token",
-                {
-                    "ib_cost_per_million_tokens": f"{ib.cost_per_million_tokens_usd:.3f} USD",
-                    "roce_cost_per_million_tokens": f"{roce.cost_per_million_tokens_usd:.3f} USD",
-                    "roce_expected_loss": _loss(roce),
-                    "ib_expected_loss": _loss(ib),
-                },
-                "3",
-            )
-        )
-        choice = better
-    elif ib is not None and roce is not None:
-        choice = "infiniband" if ib.capex_usd * (1) < roce.capex_usd * (1 + roce.expected_loss) else roce_key
-        reasons.append(
-            Reason(
-                "capex adjusted for expected misconfiguration loss decides",
-                {
-                    "ib_capex": _usd(ib.capex_usd),
-                    "roce_capex": _usd(roce.capex_usd),
-                    "roce_expected_loss": _loss(roce),
-                },
-                "3",
-            )
-        )
-    if choice == "infiniband" and adv.budget != "high" and adv.workload == "training":
-        ev = {"budget": adv.budget}
-        if roce and ib:
-            ev["roce_over_ib_capex"] = f"{roce.capex_usd / ib.capex_usd:.2f}"
-        reasons.append(
-            Reason(
-                "IB for the training core; put storage and front-end traffic on RoCE, which costs "
-                "less per port for traffic that needs no lossless tuning",
-                ev,
-                "6",
-            )
-        )
-        return Recommendation("hybrid", nic_rate, reasons)
-    return Recommendation(choice, nic_rate, reasons)
-
-
-def _loss(ev: FabricEvidence) -> str:
-    if ev.risk:
-        return _pct(ev.expected_loss)
-    if ev.technology == "infiniband":
-        return "0 % (credit flow control: no PFC, ECN or PAUSE to misconfigure)"
-    return "not computed (counted as 0 %)"
-
-
-def _capex_reason(ib: FabricEvidence | None, roce: FabricEvidence | None) -> Reason | None:
-    if not ib or not roce:
-        return None
-    ratio = roce.capex_usd / ib.capex_usd
-    return Reason(
-        f"RoCE network capex is {ratio:.0%} of InfiniBand's ({_usd(ib.capex_usd - roce.capex_usd)} less)",
-        {"ib_capex": _usd(ib.capex_usd), "roce_capex": _usd(roce.capex_usd), "ratio": f"{ratio:.3f}"},
-        "2",
-    )
-
-
-def _iteration_reason(ib: FabricEvidence | None, roce: FabricEvidence | None) -> Reason | None:
-    if not ib or not roce or not ib.iteration_time_s or not roce.iteration_time_s:
-        return None
-    d = roce.iteration_time_s / ib.iteration_time_s - 1
-    return Reason(
-        f"a training iteration takes {ib.iteration_time_s:.3f} s on IB and {roce.iteration_time_s:.3f} s "
-        f"on well-tuned RoCE ({d:+.1%})",
-        {
-            "ib_iteration": f"{ib.iteration_time_s:.4f} s",
-            "roce_iteration": f"{roce.iteration_time_s:.4f} s",
-            "difference": f"{d:+.2%}",
-        },
-        "3",
-    )
-
-
-def _risk_reason(adv, roce: FabricEvidence | None) -> Reason | None:
-    if not roce or not roce.risk:
+def _risk_reason(adv, ev: FabricEvidence) -> Reason | None:
+    if not ev.risk:
         return None
     p = MISCONFIG_PROBABILITY[adv.team_expertise]
-    parts = {k: _pct(v) for k, v in roce.risk.items()}
+    parts = {k: _pct(v) for k, v in ev.risk.items()}
     parts["misconfiguration_probability"] = f"{p:.0%} per setting (assumption, no public source)"
     words = {"none": "no", "some": "some", "expert": "expert"}[adv.team_expertise]
     return Reason(
-        f"with {words} RDMA tuning expertise the expected RoCE slowdown from mistakes the "
-        f"models reproduce is {_pct(roce.expected_loss)}",
+        f"with {words} RDMA tuning expertise the expected slowdown on {ev.fabric} from the mistakes the "
+        f"models reproduce is {_pct(ev.expected_loss)}",
         parts,
         "5",
     )
 
 
-def evaluate_claims(
-    evidence: dict[str, FabricEvidence], roce_key: str, jitter: dict | None = None
-) -> list[dict]:
-    """The brochure claims of mission.md, tested on this cluster's numbers."""
-    ib, roce = evidence.get("infiniband"), evidence.get(roce_key)
-    out = []
-    if ib and roce:
-        r = roce.capex_usd / ib.capex_usd
-        out.append(
-            {
-                "claim": "RoCE hardware costs 30–50 % of InfiniBand",
-                "holds": 0.3 <= r <= 0.5,
-                "evidence": f"network capex ratio RoCE/IB = {r:.2f} ({roce.capex_usd:,.0f} vs {ib.capex_usd:,.0f} USD; "
-                "Ethernet switch prices are catalog estimates)",
-            }
-        )
-        out.append(
-            {
-                "claim": "RoCE is about 30 % cheaper than InfiniBand",
-                "holds": 0.6 <= r <= 0.8,
-                "evidence": f"RoCE is {1 - r:.0%} cheaper on this cluster (held if 20–40 %)",
-            }
-        )
-        if ib.small_msg_latency_us and roce.small_msg_latency_us:
-            gap = roce.small_msg_latency_us / ib.small_msg_latency_us - 1
-            out.append(
-                {
-                    "claim": "HPCC-era RoCE latency is within 10 % of InfiniBand",
-                    "holds": gap <= 0.10,
-                    "evidence": f"small-message one-way latency across the fabric: IB {ib.small_msg_latency_us:.2f} us, "
-                    f"RoCE {roce.small_msg_latency_us:.2f} us ({gap:+.0%}); switch hops from the "
-                    "catalog (low confidence)",
-                }
-            )
-        if ib.iteration_time_s and roce.iteration_time_s:
-            d = roce.iteration_time_s / ib.iteration_time_s - 1
-            out.append(
-                {
-                    "claim": "RoCE training performance is within 10 % of InfiniBand",
-                    "holds": d <= 0.10,
-                    "evidence": f"iteration time IB {ib.iteration_time_s:.3f} s vs RoCE {roce.iteration_time_s:.3f} s "
-                    f"({d:+.1%}), well-tuned RoCE with ECMP",
-                }
-            )
-        elif ib.busbw_gbps and roce.busbw_gbps:
-            d = 1 - roce.busbw_gbps / ib.busbw_gbps
-            out.append(
-                {
-                    "claim": "RoCE performance is within 10 % of InfiniBand",
-                    "holds": d <= 0.10,
-                    "evidence": f"8 GiB all-reduce busbw IB {ib.busbw_gbps:.0f} vs RoCE {roce.busbw_gbps:.0f} Gb/s",
-                }
-            )
-    claim = "Small network jitter from a flow-control bug costs ~20 % cluster efficiency"
-    if jitter and jitter.get("small"):
-        sm = jitter["small"]
-        loss = sm["slowdown"]
-        need = jitter["duty_for_20pct"]
-        need_txt = (
-            f"a 20 % loss needs spurious pauses {need:.0%} of the time"
-            if need is not None
-            else f"even {jitter['sweep'][-1]['duty']:.0%} of the time costs "
-            f"{jitter['sweep'][-1]['slowdown']:.1%}"
-        )
-        out.append(
-            {
-                "claim": claim,
-                "holds": bool(0.10 <= loss <= 0.30),
-                "evidence": f"one spine pausing its ports {sm['duty']:.0%} of the time slows a ring step by "
-                f"{sm['comm_slowdown']:+.1%} on the packet testbed and the {jitter['slowdown_of']} "
-                f"by {loss:+.1%} (held if 10-30 %); {need_txt}",
-            }
-        )
-    else:
-        out.append(
-            {
-                "claim": claim,
-                "holds": None,
-                "evidence": "not tested: the cluster has no inter-node RoCE fabric to jitter",
-            }
-        )
+def _expansion(adv, design, catalog, options) -> dict[str, tuple[float, bool, int]]:
+    """Per design: (capex of the next expansion step, reaches the target in its tiers, target GPUs)."""
+    g = GROWTH[adv.growth]
+    out = {fd.key: (0.0, True, adv.gpus) for fd in design.fabrics}
+    if g == 1 or not design.has_network:
+        return out
+    target = adv.gpus * g
+    for fd, opt in zip(design.fabrics, options, strict=True):
+        reaches = fd.max_gpus >= target
+        try:
+            grown = design_stage(DesignInput(target, design.gpu, (opt,), catalog)).fabrics[0].capex_usd
+        except InputError:
+            grown = fd.capex_usd * g  # no catalog switch reaches it: linear in GPUs (assumption)
+        out[fd.key] = ((grown - fd.capex_usd) if reaches else grown, reaches, target)
     return out
+
+
+def _constraints(adv, evidence: dict[str, FabricEvidence]) -> list[Reason]:
+    """Mark designs that break the user's constraints infeasible; the reasons say which and why."""
+    out = []
+    budget = getattr(adv, "network_budget_usd", None)
+    if budget is not None:
+        for ev in evidence.values():
+            if ev.capex_usd > budget:
+                ev.feasible = False
+                ev.infeasible_because = (
+                    f"network capex {_usd(ev.capex_usd)} above the budget of {_usd(budget)}"
+                )
+                out.append(
+                    Reason(
+                        f"{ev.fabric} is out: {ev.infeasible_because}",
+                        {"capex": _usd(ev.capex_usd), "budget": _usd(budget)},
+                        "2",
+                    )
+                )
+    if adv.jitter_sensitivity == "high" or adv.workload == "trading":
+        p99 = {k: ev.permutation_fct_p99_us for k, ev in evidence.items() if ev.permutation_fct_p99_us}
+        if p99:
+            best = min(p99.values())
+            for k, v in p99.items():
+                if v > best * (1 + JITTER_P99_TOLERANCE):
+                    ev = evidence[k]
+                    ev.feasible = False
+                    ev.infeasible_because = (
+                        f"rail-permutation p99 FCT {v:,.0f} us is {v / best - 1:+.0%} above the best design's "
+                        f"{best:,.0f} us (tolerance {JITTER_P99_TOLERANCE:.0%} under high jitter sensitivity, an "
+                        "assumption)"
+                    )
+                    out.append(
+                        Reason(
+                            f"{k} is out: {ev.infeasible_because}",
+                            {"p99_fct": f"{v:,.0f} us", "best_p99_fct": f"{best:,.0f} us"},
+                            "4",
+                        )
+                    )
+    return out
+
+
+def _label(evidence: dict[str, FabricEvidence], key: str) -> str:
+    return evidence[key].design or key
 
 
 @dataclass(frozen=True)
 class Decision:
-    """The recommendation with its reasons, the claims tested, and the per-fabric numbers used."""
+    """The recommendation with its reasons, the claims tested, the per-fabric numbers used, the
+    sensitivity of the verdict and the rules as explanations."""
 
     recommendation: Recommendation
     claims: tuple[dict, ...]
     evidence: dict[str, FabricEvidence]
+    sensitivity: tuple[dict, ...] = ()
+    tornado: tuple[dict, ...] = ()
+    probability_best: dict[str, float] = field(default_factory=dict)
+    rules: tuple[dict, ...] = ()
+    objective_spread: dict[str, dict[str, float]] = field(default_factory=dict)  # P10/P50/P90 per design
 
     def to_dict(self) -> dict:
         return {
             "recommendation": self.recommendation.to_dict(),
             "claims": list(self.claims),
             "fabrics": {k: v.to_dict() for k, v in self.evidence.items()},
+            "sensitivity": list(self.sensitivity),
+            "tornado": list(self.tornado),
+            "probability_best": dict(self.probability_best),
+            "objective_spread": self.objective_spread,
+            "rules": list(self.rules),
         }
 
 
@@ -456,27 +265,212 @@ def fabric_evidence(fd, net, fp, fr) -> FabricEvidence:
         busbw_gbps=net.busbw_gbps,
         small_msg_latency_us=fd.small_message_latency_us,
         risk=fr.by_scenario,
+        design=design_label(fd),
+        permutation_fct_p99_us=net.permutation_fct_p99_us,
     )
 
 
-def decide(adv, design, network, perf, risk) -> Decision:
+def _no_network(adv, design, evidence) -> Decision:
+    r = Reason(
+        f"All {adv.gpus} GPUs fit one {design.gpus_per_node}-GPU node: collectives stay on NVLink, no "
+        "scale-out fabric is needed (network capex 0)",
+        {"gpus": str(adv.gpus), "gpus_per_node": str(design.gpus_per_node)},
+        "1",
+    )
+    rec = Recommendation("none", None, [r], "nvlink-only", "clear", "no scale-out network to buy")
+    claims = evaluate_claims({}, "", None)
+    return Decision(
+        rec,
+        tuple(claims),
+        evidence,
+        probability_best={"nvlink-only": 1.0},
+        rules=tuple(rule_explanations(adv, design, evidence, "none")),
+    )
+
+
+def decide(adv, design, workload, network, perf, risk, gpu, catalog, options, seed: int = 1) -> Decision:
     """The recommendation for the advisor's questions (``adv``) from the stages' evidence."""
     evidence = {
         fd.key: fabric_evidence(fd, network.fabric(fd.key), perf.fabric(fd.key), risk.fabric(fd.key))
         for fd in design.fabrics
     }
-    rec = recommend(adv, design.gpus_per_node, evidence, design.nic_rate_gbps, rate_reason(design))
-    claims = evaluate_claims(evidence, _roce_key(design.nic_rate_gbps), risk.jitter)
-    return Decision(rec, tuple(claims), evidence)
+    if not design.has_network:
+        return _no_network(adv, design, evidence)
+    expansion = _expansion(adv, design, catalog, options)
+    for k, (cost, _reaches, _t) in expansion.items():
+        evidence[k].expansion_capex_usd = cost
+    obj = build_objective(
+        design, workload, network, perf, risk, float(gpu.bf16_tflops), {k: v[0] for k, v in expansion.items()}
+    )
+    for k, ev in evidence.items():
+        ev.objective = obj.value(k)
+    reasons: list[Reason] = [
+        Reason(
+            f"{design.nodes} nodes need an inter-node fabric for {adv.workload}",
+            {"nodes": str(design.nodes), "gpus": str(adv.gpus)},
+            "1",
+        ),
+        rate_reason(design),
+    ]
+    constraint_reasons = _constraints(adv, evidence)
+    feasible = [k for k, ev in evidence.items() if ev.feasible]
+    if not feasible:
+        constraint_reasons.append(
+            Reason(
+                "no design meets every constraint; all are compared on cost",
+                {"designs": ", ".join(evidence)},
+                "",
+            )
+        )
+        feasible = list(evidence)
+    winner = obj.best(feasible=feasible)
+    ranked = sorted(evidence, key=lambda k: (k not in feasible, evidence[k].objective))
+    runner = next((k for k in ranked if k != winner), None)
+    inputs = uncertain_inputs(design, obj, adv.team_expertise)
+    sens = []
+    for inp in inputs:
+        be = break_even(obj, inp, winner, feasible)
+        sens.append(
+            {
+                "input": inp.name,
+                "label": inp.label,
+                "base": inp.base,
+                "break_even": be,
+                "range": [inp.low, inp.high],
+                "flips": be is not None and inp.low <= be <= inp.high,
+                "basis": inp.basis,
+                "design": inp.design,
+            }
+        )
+    torn = tornado(obj, inputs, winner, runner)
+    p_best, samples = monte_carlo(obj, inputs, feasible, seed)
+    spread = {
+        k: {
+            "p10": float(np.percentile(v, 10)),
+            "p50": float(np.percentile(v, 50)),
+            "p90": float(np.percentile(v, 90)),
+        }
+        for k, v in samples.items()
+    }
+    gap_band = None
+    if runner in samples:
+        gaps = np.array(samples[runner]) / np.array(samples[winner]) - 1
+        gap_band = (float(np.percentile(gaps, 10)), float(np.percentile(gaps, 90)))
+    clear = p_best.get(winner, 0.0) >= CLEAR_PROBABILITY and (gap_band is None or gap_band[0] > 0)
+    verdict = VERDICTS[0] if clear else VERDICTS[1]
+
+    w, r = evidence[winner], evidence.get(runner) if runner else None
+    unit = obj.unit
+    ev_obj = {f"{k}_objective": f"{e.objective:.4g} {unit}" for k, e in evidence.items()}
+    if r is not None:
+        gap = r.objective / w.objective - 1
+        text = (
+            f"{winner} has the lowest risk-adjusted cost: {w.objective:.4g} vs {r.objective:.4g} {unit} "
+            f"for {runner} ({gap:.1%} more)"
+        )
+        if obj.training:
+            text = "risk-adjusted cost per million trained tokens decides: " + text
+        reasons.append(Reason(text, ev_obj, "objective"))
+    ratio = (r.capex_usd / w.capex_usd) if r else 1.0
+    if r and abs(ratio - 1) > 0.01:
+        cheaper, dearer = (w, r) if w.capex_usd < r.capex_usd else (r, w)
+        reasons.append(
+            Reason(
+                f"{cheaper.fabric} network capex is {cheaper.capex_usd / dearer.capex_usd:.0%} of {dearer.fabric}'s "
+                f"({_usd(dearer.capex_usd - cheaper.capex_usd)} less)",
+                {
+                    f"{w.fabric}_capex": _usd(w.capex_usd),
+                    f"{r.fabric}_capex": _usd(r.capex_usd),
+                    "ratio": f"{r.capex_usd / w.capex_usd:.3f}",
+                },
+                "2",
+            )
+        )
+    if r and w.iteration_time_s and r.iteration_time_s:
+        d = r.iteration_time_s / w.iteration_time_s - 1
+        reasons.append(
+            Reason(
+                f"a training iteration takes {w.iteration_time_s:.3f} s on {w.fabric} and {r.iteration_time_s:.3f} s "
+                f"on {r.fabric} ({d:+.1%})",
+                {
+                    f"{w.fabric}_iteration": f"{w.iteration_time_s:.4f} s",
+                    f"{r.fabric}_iteration": f"{r.iteration_time_s:.4f} s",
+                    "difference": f"{d:+.2%}",
+                },
+                "3",
+            )
+        )
+    for ev in evidence.values():
+        rk = _risk_reason(adv, ev)
+        if rk:
+            reasons.append(rk)
+    if adv.growth != "none":
+        for k, (cost, reaches, target) in expansion.items():
+            reasons.append(
+                Reason(
+                    f"{k} reaches {evidence[k].max_gpus:,} GPUs in its tiers, {'enough' if reaches else 'not enough'} "
+                    f"for {adv.growth} growth to {target:,}: the next expansion step costs {_usd(cost)}"
+                    + ("" if reaches else " (the fabric is rebuilt)"),
+                    {
+                        "max_gpus": f"{evidence[k].max_gpus:,}",
+                        "growth_target": f"{target:,}",
+                        "expansion_capex": _usd(cost),
+                    },
+                    "5",
+                )
+            )
+    reasons.extend(constraint_reasons)
+    flips = [s for s in sens if s["flips"]]
+    pb = {f"p_best_{k}": f"{v:.2f}" for k, v in p_best.items()}
+    if gap_band is not None:
+        pb["gap_p10_p90"] = f"{gap_band[0]:+.1%} .. {gap_band[1]:+.1%}"
+    if clear:
+        text = (
+            f"clear: {winner} is cheapest in {p_best[winner]:.0%} of {len(samples[winner])} Monte-Carlo "
+            "samples over the uncertain inputs' ranges"
+        )
+    else:
+        text = (
+            f"no material difference: {winner} is cheapest in {p_best.get(winner, 0):.0%} of the Monte-Carlo "
+            f"samples and the cost gap's P10-P90 band includes zero; then {WHAT_DECIDES_THEN} decide"
+        )
+    if flips:
+        words = []
+        for s in flips[:3]:
+            side = "above" if s["break_even"] > s["base"] else "below"
+            words.append(f"{s['label']} {side} {s['break_even']:.3g}")
+        text += f"; {winner} wins unless " + " or ".join(words)
+    reasons.append(Reason(text, pb, "verdict"))
+    rec = Recommendation(
+        winner, design.nic_rate_gbps, reasons, _label(evidence, winner), verdict, f"risk-adjusted {unit}"
+    )
+    prices_estimated = any(
+        line.get("estimate") and line["category"] == "switch"
+        for fd in design.fabrics
+        for line in fd.plan.to_dict()["bom"]
+    )
+    claims = evaluate_claims(evidence, _roce_key(design.nic_rate_gbps), risk.jitter, prices_estimated)
+    return Decision(
+        rec,
+        tuple(claims),
+        evidence,
+        tuple(sens),
+        tuple(torn),
+        {_label(evidence, k): v for k, v in p_best.items()},
+        tuple(rule_explanations(adv, design, evidence, winner)),
+        spread,
+    )
 
 
 __all__ = [
     "FABRICS",
+    "VERDICTS",
     "Decision",
     "FabricEvidence",
     "Reason",
     "Recommendation",
     "decide",
+    "design_label",
     "evaluate_claims",
-    "recommend",
+    "rule_explanations",
 ]

@@ -42,6 +42,7 @@ SWEEP_SIZES = [2**i for i in range(3, 34, 2)]  # 8 B … 8 GiB, ×4 steps (nccl-
 RING_SEEDS = 3  # hash seeds the ring step is averaged over
 
 
+@lru_cache(maxsize=8)
 def _nccl_step_us(domain: str) -> float:
     """NCCL's tuner per-step latency, ring/Simple (the bandwidth-bound protocol), hardware-facts §D."""
     from aifabric.workload.collectives import nccl_constants
@@ -61,12 +62,17 @@ def _nvls_allreduce_s(gpu: str, n: int, size_bytes: float) -> float | None:
     """NVLS all-reduce inside one server (NVSwitch reduction + multicast, hardware-facts §D/§G):
     NCCL's one NVLS latency (25 µs, S16) + size at the NVLS busbw (480 GB/s on 8 × H100, S3/S80);
     None when the GPU has no NVLS or the ring is faster at large sizes."""
-    from aifabric.workload.collectives import nccl_constants
-
     bw = _nvls_busbw_bytes(gpu, n)
     if bw is None:
         return None
-    return float(nccl_constants()["nvlink"]["nvls"]["simple"]) * 1e-6 + size_bytes * 2 * (n - 1) / n / bw
+    return _nvls_latency_us() * 1e-6 + size_bytes * 2 * (n - 1) / n / bw
+
+
+@lru_cache(maxsize=1)
+def _nvls_latency_us() -> float:
+    from aifabric.workload.collectives import nccl_constants
+
+    return float(nccl_constants()["nvlink"]["nvls"]["simple"])
 
 
 @dataclass

@@ -76,7 +76,7 @@ def run(inputs: CompareInputs, progress=None) -> Comparison:
     rsk = assess(des, wl, net, perf, gpu, adv.team_expertise, inputs.congestion_share, inputs.seed, progress)
     if progress:
         progress("advising")
-    dec = decide(adv, des, net, perf, rsk)
+    dec = decide(adv, des, wl, net, perf, rsk, gpu, cat, options, inputs.seed)
     return Comparison(inputs, des, wl, net, perf, rsk, dec, time.perf_counter() - t0)
 
 

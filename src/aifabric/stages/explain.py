@@ -1,0 +1,196 @@
+"""Explanations for the *decide* stage: the brochure claims of the product brief tested on this
+cluster's numbers (:func:`evaluate_claims`) and the brief's seven decision rules, each with what it
+would pick and whether the numbers agree (:func:`rule_explanations`). Neither decides anything."""
+
+from __future__ import annotations
+
+from aifabric.stages.risk import MISCONFIG_PROBABILITY
+
+JITTER_P99_TOLERANCE = 0.25  # ASSUMPTION: tail-latency constraint under high jitter sensitivity
+GROWTH = {"none": 1, "2x": 2, "10x": 10}
+
+
+def _usd(x: float) -> str:
+    return f"{x:,.0f} USD"
+
+
+def evaluate_claims(
+    evidence: dict,
+    roce_key: str,
+    jitter: dict | None = None,
+    prices_estimated: bool = True,
+) -> list[dict]:
+    """The brochure claims of mission.md, tested on this cluster's numbers. A price claim is
+    "untestable without quotes" (holds: null) while the switch prices behind it are estimates."""
+    ib, roce = evidence.get("infiniband"), evidence.get(roce_key)
+    out = []
+    if ib and roce:
+        r = roce.capex_usd / ib.capex_usd
+        quote = "untestable without quotes: switch prices are catalog estimates; " if prices_estimated else ""
+        out.append(
+            {
+                "claim": "RoCE hardware costs 30–50 % of InfiniBand",
+                "holds": None if prices_estimated else 0.3 <= r <= 0.5,
+                "evidence": f"{quote}network capex ratio RoCE/IB = {r:.2f} ({roce.capex_usd:,.0f} vs "
+                f"{ib.capex_usd:,.0f} USD)",
+            }
+        )
+        out.append(
+            {
+                "claim": "RoCE is about 30 % cheaper than InfiniBand",
+                "holds": None if prices_estimated else 0.6 <= r <= 0.8,
+                "evidence": f"{quote}RoCE is {1 - r:.0%} cheaper on this cluster (held if 20–40 %)",
+            }
+        )
+        if ib.small_msg_latency_us and roce.small_msg_latency_us:
+            gap = roce.small_msg_latency_us / ib.small_msg_latency_us - 1
+            out.append(
+                {
+                    "claim": "HPCC-era RoCE latency is within 10 % of InfiniBand",
+                    "holds": gap <= 0.10,
+                    "evidence": f"small-message one-way latency across the fabric: IB {ib.small_msg_latency_us:.2f} us, "
+                    f"RoCE {roce.small_msg_latency_us:.2f} us ({gap:+.0%}); switch hops from the "
+                    "catalog (low confidence)",
+                }
+            )
+        if ib.iteration_time_s and roce.iteration_time_s:
+            d = roce.iteration_time_s / ib.iteration_time_s - 1
+            out.append(
+                {
+                    "claim": "RoCE training performance is within 10 % of InfiniBand",
+                    "holds": d <= 0.10,
+                    "evidence": f"iteration time IB {ib.iteration_time_s:.3f} s vs RoCE {roce.iteration_time_s:.3f} s "
+                    f"({d:+.1%}), well-tuned RoCE with ECMP",
+                }
+            )
+        elif ib.busbw_gbps and roce.busbw_gbps:
+            d = 1 - roce.busbw_gbps / ib.busbw_gbps
+            out.append(
+                {
+                    "claim": "RoCE performance is within 10 % of InfiniBand",
+                    "holds": d <= 0.10,
+                    "evidence": f"8 GiB all-reduce busbw IB {ib.busbw_gbps:.0f} vs RoCE {roce.busbw_gbps:.0f} Gb/s",
+                }
+            )
+    claim = "Small network jitter from a flow-control bug costs ~20 % cluster efficiency"
+    if jitter and jitter.get("small"):
+        sm = jitter["small"]
+        loss = sm["slowdown"]
+        need = jitter["duty_for_20pct"]
+        need_txt = (
+            f"a 20 % loss needs spurious pauses {need:.0%} of the time"
+            if need is not None
+            else f"even {jitter['sweep'][-1]['duty']:.0%} of the time costs "
+            f"{jitter['sweep'][-1]['slowdown']:.1%}"
+        )
+        out.append(
+            {
+                "claim": claim,
+                "holds": bool(0.10 <= loss <= 0.30),
+                "evidence": f"one spine pausing its ports {sm['duty']:.0%} of the time slows a ring step by "
+                f"{sm['comm_slowdown']:+.1%} on the packet testbed and the {jitter['slowdown_of']} "
+                f"by {loss:+.1%} (held if 10-30 %); {need_txt}",
+            }
+        )
+    else:
+        out.append(
+            {
+                "claim": claim,
+                "holds": None,
+                "evidence": "not tested: the cluster has no inter-node RoCE fabric to jitter",
+            }
+        )
+    return out
+
+
+def rule_explanations(adv, design, evidence: dict, winner: str) -> list[dict]:
+    """The product brief's decision rules, each with what it would pick and whether the numbers agree."""
+    nodes = design.nodes
+    ib = "infiniband"
+    out = []
+
+    def add(rule, says, applies, agrees, why):
+        out.append(
+            {
+                "rule": rule,
+                "rule_says": says,
+                "applies": applies,
+                "numbers_pick": winner,
+                "agrees": agrees if applies else None,
+                "why": why,
+            }
+        )
+
+    few = nodes <= 4 and adv.workload in ("inference", "storage")
+    add(
+        "1",
+        "one node needs no fabric; 2-4 nodes of inference or storage need only an ordinary network",
+        not design.has_network or few,
+        winner == "none" if not design.has_network else None,
+        "one node: no scale-out fabric to buy"
+        if not design.has_network
+        else (
+            "an ordinary (non-lossless) Ethernet option is not priced yet, so the numbers compare the lossless "
+            "designs"
+            if few
+            else "more than one node: a fabric is needed"
+        ),
+    )
+    caps = {k: ev.capex_usd for k, ev in evidence.items()}
+    add(
+        "2",
+        "a low budget picks RoCEv2 at 400G",
+        adv.budget == "low",
+        winner.startswith("roce"),
+        (
+            f"the numbers pick {winner}: network capex "
+            + ", ".join(f"{k} {_usd(v)}" for k, v in caps.items())
+            + "; cost per useful work, not the budget word, decides"
+        ),
+    )
+    big = adv.gpus >= 1000 and adv.workload == "training"
+    add(
+        "3",
+        "thousand-GPU training: 800G RoCE or InfiniBand",
+        big,
+        winner in (ib, "roce-800g"),
+        f"the NIC rate follows the GPU ({design.nic_rate_gbps:g}G for {design.gpu.upper()}, rule 7); "
+        f"the cheapest design per useful token is {winner}",
+    )
+    det = adv.workload == "trading" or adv.jitter_sensitivity == "high"
+    add(
+        "4",
+        "determinism-critical (trading, high jitter sensitivity): InfiniBand",
+        det,
+        winner == ib,
+        "tail latency is a constraint (p99 FCT within "
+        f"{JITTER_P99_TOLERANCE:.0%} of the best design); among the designs that meet it, cost decides",
+    )
+    if adv.team_expertise == "none" and adv.growth == "none":
+        agrees5 = winner == ib
+    elif winner in evidence:
+        agrees5 = evidence[winner].max_gpus >= adv.gpus * GROWTH[adv.growth]
+    else:
+        agrees5 = None
+    add(
+        "5",
+        "no RDMA expertise with budget to spend: InfiniBand; growth beyond a fabric's reach rules it out",
+        adv.team_expertise == "none" or adv.growth != "none",
+        agrees5,
+        f"expertise '{adv.team_expertise}' sets the misconfiguration probability "
+        f"{MISCONFIG_PROBABILITY[adv.team_expertise]:.0%} the risk stage weighs; growth {adv.growth} adds each "
+        "design's next expansion step to its cost",
+    )
+    add(
+        "6",
+        "InfiniBand for the training core plus RoCE for storage and front-end (hybrid)",
+        winner == ib and adv.budget != "high" and adv.workload == "training",
+        None,
+        "the hybrid is not priced yet (a front-end/storage network is not in the bill of materials), so it "
+        "is not recommended on numbers",
+    )
+    add("7", "400G or 800G from the GPU's interconnect", True, True, design.nic_rate_basis)
+    return out
+
+
+__all__ = ["GROWTH", "JITTER_P99_TOLERANCE", "evaluate_claims", "rule_explanations"]

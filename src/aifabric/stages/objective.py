@@ -1,0 +1,316 @@
+"""The decision stage's one objective, its uncertain inputs, their break-even values and a
+Monte-Carlo over their ranges (part of *decide*).
+
+**Objective** — risk-adjusted cost per useful unit of work, per design:
+
+* training: cost per million trained tokens (servers + network capex amortised over the lifetime,
+  :mod:`aifabric.stages.performance`) × (1 + expected slowdown from the risk scenarios);
+* inference, storage, trading (no training step is modelled for them yet): network capex per unit
+  of delivered network throughput = network capex × (1 + expected communication slowdown).
+
+The expected slowdown is Σ pᵢ · sᵢ over the risk stage's scenarios, each sᵢ re-derived from that
+scenario's measurement through *performance* when an input it depends on moves (compute
+efficiency, NIC efficiency, congestion share).
+
+**Uncertain inputs** (:func:`uncertain_inputs`), each with a base value, a plausible range and the
+basis of that range: price multipliers per design and BOM category (wide where the catalog price is
+an estimate), the misconfiguration probability, the compute efficiency, the achieved NIC efficiency
+per design, and the congestion share of the risk testbed. :func:`break_even` finds the value of one
+input at which the cheapest design changes (everything else at base); :func:`monte_carlo` samples
+all of them at once and counts how often each design is cheapest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from aifabric.stages.performance import LIFETIME_YEARS, step_time
+from aifabric.stages.risk import MISCONFIG_PROBABILITY
+
+CATEGORIES = ("switch", "nic", "transceiver", "cable")
+# Price ranges as multipliers of the catalog's price: an estimated price (no public source) is
+# taken as uncertain by ±50 %, a sourced street/list price by ±15 % (discounts, dates). ASSUMPTION.
+PRICE_RANGE = {True: (0.5, 1.5), False: (0.85, 1.15)}
+# Misconfiguration probability per lossless setting, plausible range by team expertise. ASSUMPTION
+# (no public source; the base values are the risk stage's).
+PROBABILITY_RANGE = {"none": (0.2, 0.8), "some": (0.05, 0.4), "expert": (0.01, 0.15)}
+# Compute efficiency (MFU): published large dense runs report 38–43 % (Llama 3 405B, S92); MoE and
+# smaller runs span wider. ASSUMPTION for the range.
+MFU_RANGE = (0.30, 0.50)
+# Achieved NIC efficiency relative to the flow model's line-rate sharing: NCCL reaches about 46–48 GB/s
+# of a 50 GB/s NIC in public nccl-tests runs (issue 12's note; 0.92–0.96) — range down to 0.9.
+NIC_EFFICIENCY_RANGE = (0.90, 1.0)
+CONGESTION_SHARE_RANGE = (0.05, 0.5)  # ASSUMPTION around the risk testbed's 25 % default
+MC_SAMPLES = 400
+
+
+@dataclass(frozen=True)
+class UncertainInput:
+    name: str
+    label: str
+    base: float
+    low: float
+    high: float
+    basis: str
+    design: str | None = None  # the design it applies to (None: all)
+    bracket: tuple[float, float] = (0.0, 1.0)  # where a break-even is searched (physically possible values)
+
+
+@dataclass
+class Objective:
+    """Cost per useful unit per design, re-computable with any inputs moved (see module doc)."""
+
+    designs: list[str]
+    training: bool
+    capex_by_category: dict[str, dict[str, float]]
+    extra_capex_usd: dict[str, float]  # growth: the next expansion step on each design
+    base_probability: float
+    base_mfu: float
+    base_congestion_share: float
+    gpus: int
+    server_usd_per_gpu: float
+    train_tokens: float
+    peak_tflops: float
+    workload: object = field(repr=False)
+    networks: dict[str, object] = field(repr=False)
+    risk_items: dict[str, tuple] = field(repr=False)
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def capex(self, key: str, x: dict) -> float:
+        return sum(
+            v * x.get(f"price.{cat}.{key}", 1.0) for cat, v in self.capex_by_category[key].items()
+        ) + self.extra_capex_usd.get(key, 0.0)
+
+    def _iteration_s(self, key: str, nic_eff: float, mfu: float, comm_slowdown: float = 0.0) -> float:
+        ck = (key, nic_eff, mfu, comm_slowdown)
+        if ck not in self._cache:
+            net = self.networks[key].with_slowdown(1 / nic_eff - 1)
+            if comm_slowdown:
+                net = net.with_slowdown(comm_slowdown)
+            self._cache[ck] = step_time(self.workload, net, self.peak_tflops, mfu).iteration_s
+        return self._cache[ck]
+
+    def expected_slowdown(self, key: str, x: dict) -> float:
+        p = x.get("misconfiguration_probability", self.base_probability)
+        cs = x.get("congestion_share", self.base_congestion_share)
+        eff = x.get(f"nic_efficiency.{key}", 1.0)
+        mfu = x.get("compute_efficiency", self.base_mfu)
+        total = 0.0
+        for item in self.risk_items.get(key, ()):
+            prob = item.probability * (p / self.base_probability if self.base_probability else 1.0)
+            s = item.iteration_slowdown
+            if item.comm_slowdown_quiet is not None:
+                comm = cs * max(0.0, item.comm_slowdown_congested) + (1 - cs) * max(
+                    0.0, item.comm_slowdown_quiet
+                )
+                if self.training:
+                    base = self._iteration_s(key, eff, mfu)
+                    s = self._iteration_s(key, eff, mfu, comm) / base - 1
+                else:
+                    s = comm
+            total += prob * s
+        return total
+
+    def value(self, key: str, x: dict | None = None) -> float:
+        """Risk-adjusted cost per useful unit of ``key`` with the inputs in ``x`` (else base)."""
+        x = x or {}
+        capex = self.capex(key, x)
+        loss = self.expected_slowdown(key, x)
+        if not self.training:
+            return capex * (1 + loss)
+        it = self._iteration_s(
+            key, x.get(f"nic_efficiency.{key}", 1.0), x.get("compute_efficiency", self.base_mfu)
+        )
+        tokens_per_s = self.workload.model.global_batch_tokens / it
+        per_s = (self.gpus * self.server_usd_per_gpu + capex) / (LIFETIME_YEARS * 365.25 * 86400)
+        return per_s / tokens_per_s * 1e6 * (1 + loss)
+
+    def best(self, x: dict | None = None, feasible: list[str] | None = None) -> str:
+        keys = feasible or self.designs
+        return min(keys, key=lambda k: self.value(k, x))
+
+    @property
+    def unit(self) -> str:
+        return (
+            "USD per million useful tokens"
+            if self.training
+            else "USD of network capex per unit of useful throughput"
+        )
+
+
+def build_objective(
+    design, workload, network, perf, risk, peak_tflops: float, extra_capex_usd: dict[str, float]
+) -> Objective:
+    cap: dict[str, dict[str, float]] = {}
+    for fd in design.fabrics:
+        per = dict.fromkeys(CATEGORIES, 0.0)
+        for line in fd.plan.to_dict()["bom"]:
+            per[line["category"]] = per.get(line["category"], 0.0) + float(line["total_usd"])
+        cap[fd.key] = per
+    return Objective(
+        designs=[fd.key for fd in design.fabrics],
+        training=workload.is_training_step,
+        capex_by_category=cap,
+        extra_capex_usd=dict(extra_capex_usd),
+        base_probability=risk.probability,
+        base_mfu=perf.mfu,
+        base_congestion_share=risk.congestion_share,
+        gpus=design.gpus,
+        server_usd_per_gpu=perf.server_usd_per_gpu,
+        train_tokens=perf.train_tokens,
+        peak_tflops=float(peak_tflops),
+        workload=workload,
+        networks={f.key: f for f in network.fabrics},
+        risk_items={f.key: f.items for f in risk.fabrics},
+    )
+
+
+def uncertain_inputs(design, objective: Objective, expertise: str) -> list[UncertainInput]:
+    """Every uncertain input of the objective with its base, plausible range and basis."""
+    out = []
+    for fd in design.fabrics:
+        est = {c: False for c in CATEGORIES}
+        for line in fd.plan.to_dict()["bom"]:
+            est[line["category"]] = est.get(line["category"], False) or bool(line.get("estimate"))
+        for cat in CATEGORIES:
+            if objective.capex_by_category[fd.key].get(cat, 0.0) <= 0:
+                continue
+            lo, hi = PRICE_RANGE[est[cat]]
+            basis = (
+                "catalog price is an estimate (no public price): ±50 %"
+                if est[cat]
+                else "catalog price has a public source: ±15 % for discounts and dates"
+            )
+            out.append(
+                UncertainInput(
+                    f"price.{cat}.{fd.key}",
+                    f"{fd.key} {cat} price (× catalog)",
+                    1.0,
+                    lo,
+                    hi,
+                    basis,
+                    fd.key,
+                    (0.05, 20.0),
+                )
+            )
+    if any(objective.risk_items.get(k) for k in objective.designs):
+        lo, hi = PROBABILITY_RANGE[expertise]
+        out.append(
+            UncertainInput(
+                "misconfiguration_probability",
+                "misconfiguration probability per setting",
+                MISCONFIG_PROBABILITY[expertise],
+                lo,
+                hi,
+                f"assumption (no public source), range for expertise '{expertise}'",
+                bracket=(0.0, 1.0),
+            )
+        )
+        if any(i.comm_slowdown_quiet is not None for k in objective.designs for i in objective.risk_items[k]):
+            out.append(
+                UncertainInput(
+                    "congestion_share",
+                    "share of communication time under congestion",
+                    objective.base_congestion_share,
+                    *CONGESTION_SHARE_RANGE,
+                    "assumption (no public source) around the risk testbed's default",
+                    bracket=(0.0, 1.0),
+                )
+            )
+    if objective.training:
+        out.append(
+            UncertainInput(
+                "compute_efficiency",
+                "compute efficiency (MFU)",
+                objective.base_mfu,
+                *MFU_RANGE,
+                "Llama 3 405B published 38–43 % (S92); wider for other jobs (assumption)",
+                bracket=(0.05, 1.0),
+            )
+        )
+        for k in objective.designs:
+            out.append(
+                UncertainInput(
+                    f"nic_efficiency.{k}",
+                    f"{k} achieved NIC efficiency (× flow model)",
+                    1.0,
+                    *NIC_EFFICIENCY_RANGE,
+                    "public nccl-tests reach ~92–96 % of NIC line rate; the flow model assumes 100 %",
+                    k,
+                    (0.2, 1.0),
+                )
+            )
+    return out
+
+
+def break_even(obj: Objective, inp: UncertainInput, winner: str, feasible: list[str]) -> float | None:
+    """The value of ``inp`` (all else at base) at which ``winner`` stops being the cheapest feasible
+    design; None when it stays cheapest over the whole physically possible bracket."""
+    lo, hi = inp.bracket
+    grid = np.geomspace(lo, hi, 61) if inp.name.startswith("price.") else np.linspace(lo, hi, 61)
+
+    def margin(v: float) -> float:
+        x = {inp.name: float(v)}
+        others = [obj.value(k, x) for k in feasible if k != winner]
+        return (min(others) if others else float("inf")) - obj.value(winner, x)
+
+    if len(feasible) < 2:
+        return None
+    base_sign = margin(inp.base) >= 0
+    # the crossing nearest to the base value, searched outward from it
+    pts = sorted(grid, key=lambda v: abs(v - inp.base))
+    prev = inp.base
+    for v in pts:
+        if (margin(v) >= 0) != base_sign:
+            a, b = (prev, v)
+            for _ in range(40):
+                m = (a + b) / 2
+                if (margin(m) >= 0) == base_sign:
+                    a = m
+                else:
+                    b = m
+            return float((a + b) / 2)
+        prev = v
+    return None
+
+
+def tornado(obj: Objective, inputs: list[UncertainInput], winner: str, runner_up: str | None) -> list[dict]:
+    """Per input: the runner-up's cost relative to the winner's at the range's low and high ends."""
+    rows = []
+    for inp in inputs:
+        row = {"input": inp.name, "label": inp.label}
+        for end, v in (("at_low", inp.low), ("at_high", inp.high)):
+            x = {inp.name: v}
+            row[end] = obj.value(runner_up, x) / obj.value(winner, x) - 1 if runner_up else None
+        rows.append(row)
+    return rows
+
+
+def monte_carlo(
+    obj: Objective, inputs: list[UncertainInput], feasible: list[str], seed: int, n: int = MC_SAMPLES
+) -> tuple[dict[str, float], dict[str, list[float]]]:
+    """Sample every input uniformly in its range (independently, seeded); returns the probability
+    that each feasible design is cheapest and the sampled objective values per design."""
+    rng = np.random.default_rng(seed)
+    wins = dict.fromkeys(feasible, 0)
+    values: dict[str, list[float]] = {k: [] for k in feasible}
+    for _ in range(n):
+        x = {i.name: float(rng.uniform(i.low, i.high)) for i in inputs}
+        vals = {k: obj.value(k, x) for k in feasible}
+        for k, v in vals.items():
+            values[k].append(v)
+        wins[min(vals, key=vals.get)] += 1
+    return {k: w / n for k, w in wins.items()}, values
+
+
+__all__ = [
+    "Objective",
+    "UncertainInput",
+    "break_even",
+    "build_objective",
+    "monte_carlo",
+    "tornado",
+    "uncertain_inputs",
+]
