@@ -12,6 +12,19 @@ from aifabric.errors import InputError
 KINDS = ("switch", "nic", "optic", "cable", "gpu")
 
 
+def _cell(value: object) -> str:
+    """A table cell: empty for None / NaN / pandas NA (``NA != NA`` is NA, whose truth value raises
+    — issue 16), ``:g`` for floats."""
+    import pandas as pd
+
+    try:
+        if value is None or bool(pd.isna(value)):
+            return ""
+    except (TypeError, ValueError):
+        pass
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("catalog")
     def catalog_cmd(
@@ -50,12 +63,7 @@ def register(app: typer.Typer) -> None:
                 for col in df.columns:
                     t.add_column(col, no_wrap=col != "source", overflow="fold")
                 for row in df.itertuples(index=False):
-                    t.add_row(
-                        *[
-                            "" if v is None or v != v else (f"{v:g}" if isinstance(v, float) else str(v))
-                            for v in row
-                        ]
-                    )
+                    t.add_row(*[_cell(v) for v in row])
                 con.print(t)
             return 0
 
