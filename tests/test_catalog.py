@@ -20,8 +20,22 @@ from aifabric.hardware.catalog import (
 )
 
 REQUIRED_IDS = {
-    "switch": {"qm9700", "qm9790", "q3400", "sn5600", "tomahawk5", "tomahawk4", "jericho3-ai"},
-    "nic": {"cx7-ib", "cx7-eth", "cx8-ib", "cx8-eth", "bf3"},
+    "switch": {
+        "qm9700",
+        "qm9790",
+        "q3400",
+        "q3200",
+        "sn5600",
+        "sn5400",
+        "tomahawk5",
+        "tomahawk4",
+        "jericho3-ai",
+        "arista-7060x6",
+        "juniper-qfx5240",
+        "cisco-n9364e-sg2",
+        "dell-z9964f",
+    },
+    "nic": {"cx7-ib", "cx7-eth", "cx8-ib", "cx8-eth", "bf3", "thor2", "pollara400", "cx7-2x200-qsfp112"},
     "optic": {
         "osfp-800g-2xsr4",
         "osfp-800g-2xdr4",
@@ -32,8 +46,17 @@ REQUIRED_IDS = {
         "osfp-800g-dr8",
         "osfp-800g-dr4",
     },
-    "cable": {"dac-passive-400g", "dac-passive-800g", "aoc-400g", "fiber-mmf-mpo", "fiber-smf-mpo"},
-    "gpu": {"h100", "h200", "b200"},
+    "cable": {
+        "dac-passive-400g",
+        "dac-passive-800g",
+        "lacc-800g",
+        "lacc-xdr-800g",
+        "aec-800g",
+        "aoc-400g",
+        "fiber-mmf-mpo",
+        "fiber-smf-mpo",
+    },
+    "gpu": {"h100", "h200", "h800", "b200", "b300", "gb200-nvl72", "gb300-nvl72"},
 }
 PRICED = ("switch", "nic", "optic", "cable")
 SOURCE_TAG = re.compile(r"^(S\d+[a-z]?|P\d+)$")
@@ -78,14 +101,14 @@ def test_every_record_and_field_source_is_listed_or_an_estimate_with_basis(catal
         if tags:
             assert all(t in catalog.sources for t in tags), (kind, record.id, tags)
         else:
-            assert record.confidence in ("estimate", "derived") and record.basis, (kind, record.id)
+            assert record.confidence in ("estimate", "derived", "input") and record.basis, (kind, record.id)
         for prefix in record.PROVENANCE:
             src = getattr(record, f"{prefix}_source")
             conf = getattr(record, f"{prefix}_confidence")
             basis = getattr(record, f"{prefix}_basis")
             for tag in _tags(src):
                 assert tag in catalog.sources, (kind, record.id, prefix, tag)
-            if conf in ("estimate", "derived"):
+            if conf in ("estimate", "derived", "input"):
                 assert basis, (kind, record.id, prefix)
             if conf is None:
                 assert src is None and basis is None, (kind, record.id, prefix)
@@ -95,14 +118,18 @@ def test_sources_list_only_used_tags(catalog):
     """The catalog's `sources` holds only tags some record cites (as a source or in a basis or
     note), and every tag cited in a basis or note is listed."""
     used = set()
+    texts = []
     for _kind, record in catalog.records():
         used.update(_tags(record.source))
-        texts = [record.basis or "", record.notes or ""]
+        texts += [record.basis or "", record.notes or ""]
         for prefix in record.PROVENANCE:
             used.update(_tags(getattr(record, f"{prefix}_source")))
             texts.append(getattr(record, f"{prefix}_basis") or "")
-        used.update(re.findall(r"\bS\d{1,3}[a-z]?\b", " ".join(texts)))
-    assert used == set(catalog.sources)
+    for item in catalog.tco.values():
+        used.update(_tags(item.source))
+        texts.append(item.basis or "")
+    used.update(re.findall(r"\b[SP]\d{1,3}[a-z]?\b", " ".join(texts)))
+    assert used == set(catalog.sources), (used ^ set(catalog.sources))
     assert all(SOURCE_TAG.match(t) for t in catalog.sources)
 
 
@@ -118,7 +145,9 @@ def test_every_priced_record_has_price_power_and_estimates_carry_a_basis(catalog
             for field in ("price", "power") + (("price_per_m",) if kind == "cable" else ()):
                 if catalog.is_estimate(record, field):
                     assert getattr(record, f"{field}_basis") or record.basis, (record.id, field)
-                    assert catalog.provenance(record, field).startswith("estimate: ")
+                    assert catalog.provenance(record, field).startswith(("estimate: ", "input: "))
+                    if catalog.is_input(record, field):
+                        assert record.price_range_usd is not None, record.id
 
 
 def test_confidence_words_are_the_allowed_ones(catalog):
@@ -137,11 +166,17 @@ def test_qm9700_has_64_ndr_ports_in_32_twin_port_cages(catalog):
 
 
 def test_qm9700_price_is_the_street_price_midpoint(catalog):
-    """QM9700 price is the 36k–50k USD midpoint, tagged S60 with low confidence."""
+    """QM9700 price is the 36k–50k USD range (S60, Aug 2024, low confidence); its midpoint is the
+    point used, and the API says so."""
     qm = catalog.get("switch", "qm9700")
-    assert qm.price_usd == 43000
-    assert not catalog.is_estimate(qm, "price")
-    assert catalog.provenance(qm, "price").startswith("S60 (low): midpoint")
+    assert qm.price_usd == 43000 and qm.price_point == "midpoint"
+    assert catalog.price_range_usd(qm) == (36000, 50000)
+    assert qm.price_date == "2024-08"
+    assert not catalog.is_estimate(qm, "price") and not catalog.is_input(qm)
+    assert catalog.provenance(qm, "price").startswith("S60 (low)")
+    assert "midpoint 43,000 used" in catalog.price_basis(qm)
+    info = catalog.price_info(qm)
+    assert (info["low_usd"], info["high_usd"], info["point_is"], info["input"]) == (36000, 50000, "midpoint", False)
     assert catalog.is_estimate(qm, "power")
 
 
@@ -301,7 +336,13 @@ BAD_OVERRIDES = [
     ("switches:\n  - {price_usd: 1}\n", "switches[0].id", "lowercase id"),
     ("switches: 5\n", "switches", "a list"),
     ("nics:\n  - {id: cx7-ib, power_w: 30, power_confidence: estimate}\n", "nics[cx7-ib]", None),
-    ("gpus:\n  - {id: h100, price_usd: 30000}\n", "gpus[h100].price_usd", "bf16_tflops"),
+    ("gpus:\n  - {id: h100, price_usd: -1}\n", "gpus[h100].price_usd", "≥ 0"),
+    ("switches:\n  - {id: qm9700, price_range_usd: [50000, 40000]}\n", "switches[qm9700]", None),
+    ("switches:\n  - {id: qm9700, price_usd: 1, price_range_usd: [5, 9]}\n", "switches[qm9700]", None),
+    ("switches:\n  - {id: sn5600, price_input: true, price_usd: 5}\n", "switches[sn5600]", None),
+    ("tco:\n  pue: {value: -2}\n", "tco.pue", None),
+    ("tco:\n  pue: {range: [2, 1]}\n", "tco.pue", None),
+    ("tco: [1, 2]\n", "tco", None),
     ("schema_version: 2\n", "schema_version", "1"),
     ("- just\n- a list\n", "(top level)", "switches"),
     ("switches:\n  - {id: qm9700, price_usd: 1}\n  - {id: qm9700, price_usd: 2}\n", "switches[qm9700]", None),

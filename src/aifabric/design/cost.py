@@ -315,8 +315,8 @@ def choose_media(
         return options[0][3]
     reach = [
         o.reach_m
-        for o in usable
-        if not optic_fits(o, near_cage, rate_gbps)
+        for o in catalog.optics.values()
+        if o.technology in ("any", tech) and _brand_ok(o, optics) and not optic_fits(o, near_cage, rate_gbps)
     ]
     longest = (
         f"longest reach fitting the {near_cage.describe()} at {rate_gbps:g}G: {max(reach):g} m"

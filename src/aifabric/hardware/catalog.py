@@ -413,6 +413,8 @@ class TcoInput(BaseModel):
     def _check(self) -> TcoInput:
         if self.value is None:
             raise ValueError("needs value or range")
+        if self.value < 0 or (self.range is not None and min(self.range) < 0):
+            raise ValueError("must not be negative")
         if self.confidence in ("estimate", "input") and not self.basis:
             raise ValueError(f"confidence '{self.confidence}' needs a basis")
         if self.range is not None:
@@ -589,10 +591,11 @@ def module_fits_cage(
 
 
 def provenance(record: _Record, field: str) -> str:
-    """Short human string: ``"S60 (low): midpoint of …"`` or ``"estimate: IB NIC × 0.7 …"``."""
+    """Short human string: ``"S60 (low): midpoint of …"``, ``"estimate: IB NIC × 0.7 …"`` or
+    ``"input: quote-only … [P28]"``."""
     src, conf, basis = _field_provenance(record, field)
-    if conf == "estimate":
-        text = f"estimate: {basis}" if basis else "estimate"
+    if conf in ("estimate", "input"):
+        text = f"{conf}: {basis}" if basis else conf
         return f"{text} [{src}]" if src else text
     head = f"{src} ({conf})" if src else f"({conf})"
     return f"{head}: {basis}" if basis else head
@@ -724,13 +727,13 @@ def _packaged_catalog() -> Catalog:
             record = _validate(KINDS[kind][1], entry, section, rid, PACKAGED_CATALOG, errors, new=True)
             if record is not None:
                 sections[section][rid] = record
-    tco = _tco_section(data.get("tco"), PACKAGED_CATALOG, {}, errors)
+    tco = _tco_section(data.get("tco"), PACKAGED_CATALOG, {}, errors, packaged=True)
     _raise(errors)
     return _freeze(sections, _sources(data, PACKAGED_CATALOG), (PACKAGED_CATALOG,), tco)
 
 
 def _tco_section(
-    raw: Any, file: str, base: Mapping[str, TcoInput], errors: list[InputError]
+    raw: Any, file: str, base: Mapping[str, TcoInput], errors: list[InputError], *, packaged: bool = False
 ) -> dict[str, TcoInput]:
     """``tco:`` mapping of key → {value, range, unit, source, confidence, basis, date}; a user
     file's entry updates the packaged one field by field (a new value without provenance becomes
@@ -764,6 +767,8 @@ def _tco_section(
                     merged["basis"] = None
             merged["point"] = None if ("value" in entry or "range" in entry) else merged.get("point")
             data = merged
+        elif packaged:
+            data = dict(entry)
         else:
             data = {"confidence": "user", "source": f"user catalog {file}", **entry}
         try:
