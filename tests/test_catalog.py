@@ -129,7 +129,7 @@ def test_sources_list_only_used_tags(catalog):
         used.update(_tags(item.source))
         texts.append(item.basis or "")
     used.update(re.findall(r"\b[SP]\d{1,3}[a-z]?\b", " ".join(texts)))
-    assert used == set(catalog.sources), (used ^ set(catalog.sources))
+    assert used == set(catalog.sources), used ^ set(catalog.sources)
     assert all(SOURCE_TAG.match(t) for t in catalog.sources)
 
 
@@ -176,7 +176,12 @@ def test_qm9700_price_is_the_street_price_midpoint(catalog):
     assert catalog.provenance(qm, "price").startswith("S60 (low)")
     assert "midpoint 43,000 used" in catalog.price_basis(qm)
     info = catalog.price_info(qm)
-    assert (info["low_usd"], info["high_usd"], info["point_is"], info["input"]) == (36000, 50000, "midpoint", False)
+    assert (info["low_usd"], info["high_usd"], info["point_is"], info["input"]) == (
+        36000,
+        50000,
+        "midpoint",
+        False,
+    )
     assert catalog.is_estimate(qm, "power")
 
 
@@ -459,3 +464,148 @@ def test_load_defaults_returns_a_copy():
     data = load_defaults()
     data["hpcc"]["eta"]["value"] = 0.5
     assert default_value("hpcc.eta") == 0.95
+
+
+# --- cages, lanes and cooling (issue 14) --------------------------------------------------------
+def _switch_cage_fits(catalog, optic) -> list[str]:
+    from aifabric.hardware.catalog import module_fits_cage
+
+    return [
+        s.id
+        for s in catalog.switches.values()
+        if not module_fits_cage(
+            optic,
+            form_factor=s.cage_form_factor,
+            lanes=s.lanes_per_cage,
+            lane_rates_gbps=s.lane_rates_gbps,
+            cooling=s.cage_cooling,
+        )
+    ]
+
+
+def _nic_cage_fits(catalog, optic) -> list[str]:
+    from aifabric.hardware.catalog import module_fits_cage
+
+    out = []
+    for n in catalog.nics.values():
+        lanes = 8 if n.form_factor == "QSFP-DD" else 4  # as design.cost.server_cage
+        if not module_fits_cage(
+            optic,
+            form_factor=n.form_factor,
+            lanes=lanes,
+            lane_rates_gbps=(n.lane_rate_gbps,),
+            cooling="flat-top",
+        ):
+            out.append(n.id)
+    # DGX-class twin-port server cage (P9): OSFP, 8 × 100G lanes, flat top
+    if not module_fits_cage(optic, form_factor="OSFP", lanes=8, lane_rates_gbps=(100,), cooling="flat-top"):
+        out.append("dgx-twin-port")
+    return out
+
+
+def test_every_switch_and_nic_declares_its_cage(catalog):
+    """Every switch says its cage form factor, lanes, lane rates and cooling; every NIC its form
+    factor and lane rate; lanes × lane rate covers the cage's ports."""
+    for s in catalog.switches.values():
+        assert s.cage_form_factor and s.lanes_per_cage and s.lane_rates_gbps and s.cage_cooling, s.id
+        assert s.cages * s.lanes_per_cage * max(s.lane_rates_gbps) >= s.ports * s.port_rate_gbps, s.id
+    for n in catalog.nics.values():
+        assert n.form_factor and n.lane_rate_gbps and n.port_rate_gbps % n.lane_rate_gbps == 0, n.id
+
+
+def test_every_module_fits_a_cage_by_lane_rate_form_factor_and_cooling(catalog):
+    """Each transceiver fits at least one catalog cage, and only cages with its form factor, lane
+    count, lane rate and top: finned modules only in air-cooled switch cages, flat-top modules in
+    NIC / DGX server cages; QSFP112 never in a switch; single-port 4-lane OSFP never in a twin-port
+    switch cage (P9); 200G-lane modules only in 200G-SerDes switches and ConnectX-8 (P10)."""
+    two_hundred = {s.id for s in catalog.switches.values() if 200 in s.lane_rates_gbps}
+    assert {"q3400", "q3200", "dell-z9964f"} <= two_hundred
+    assert not {"sn5600", "tomahawk5", "qm9700"} & two_hundred
+    for optic in catalog.optics.values():
+        switches = _switch_cage_fits(catalog, optic)
+        nics = _nic_cage_fits(catalog, optic)
+        assert switches or nics, optic.id
+        for sid in switches:
+            s = catalog.switches[sid]
+            assert s.cage_form_factor == optic.form_factor and s.lanes_per_cage == optic.lanes, (
+                optic.id,
+                sid,
+            )
+            assert optic.lane_rate_gbps in s.lane_rates_gbps, (optic.id, sid)
+            assert s.cage_cooling in ("any", optic.cooling), (optic.id, sid)
+        if optic.cooling == "finned":
+            assert switches and not nics, optic.id
+        if optic.cooling == "flat-top":
+            assert nics and not switches, optic.id
+        if optic.form_factor == "QSFP112":
+            assert not switches, optic.id
+        if optic.form_factor == "OSFP" and optic.lanes == 4:
+            assert not [s for s in switches if catalog.switches[s].ports_per_cage == 2], optic.id
+        if optic.lane_rate_gbps == 200:
+            assert set(switches) <= two_hundred, optic.id
+            assert set(nics) <= {"cx8-ib"}, optic.id
+
+
+def test_xdr_has_no_multimode_optics_and_no_passive_copper(catalog):
+    """No 200G-lane multimode optic, passive DAC or AOC exists in the catalog (P10): XDR links
+    use single-mode optics or linear active copper only."""
+    for optic in catalog.optics.values():
+        if optic.lane_rate_gbps == 200:
+            assert optic.media == "smf", optic.id
+    for cable in catalog.cables.values():
+        if cable.lane_rate_gbps == 200:
+            assert cable.kind == "lacc", cable.id
+
+
+def test_no_price_is_another_products_price(catalog):
+    """No price basis says a product is priced "as", "equal to" or "assumed equal to" another
+    product, and every input range has a reason and the input flag (issue 14)."""
+    banned = ("assumed equal to", "same as the qm9700", "qm9700 midpoint", "× the qm9700", "scaled by")
+    for _kind, record in catalog.records():
+        basis = (getattr(record, "price_basis", None) or "").lower()
+        assert not any(b in basis for b in banned), (record.id, basis)
+        if getattr(record, "price_input", False):
+            assert record.price_confidence == "input" and record.price_range_usd, record.id
+
+
+def test_price_summary_counts_sourced_estimates_and_inputs(catalog):
+    """price_summary() splits the priced records into sourced, estimate and input; the catalog
+    has all three kinds."""
+    summary = catalog.price_summary()
+    assert summary["sourced"] > 0 and summary["estimate"] > 0 and summary["input"] > 0
+    priced = sum(len(catalog.section(k)) for k in PRICED)
+    gpus_priced = sum(1 for g in catalog.gpus.values() if g.price_usd is not None)
+    assert sum(summary.values()) == priced + gpus_priced
+
+
+def test_override_with_a_quote_replaces_the_input_range(tmp_path):
+    """A user price for an input-priced switch drops the packaged range and input flag and is
+    marked user; a user range gets its midpoint."""
+    path = _write(
+        tmp_path,
+        "switches:\n  - {id: sn5600, price_usd: 41000}\n  - {id: q3400, price_range_usd: [90000, 110000]}\n",
+    )
+    cat = load_catalog(path)
+    sn, q = cat.get("switch", "sn5600"), cat.get("switch", "q3400")
+    assert sn.price_usd == 41000 and sn.price_range_usd is None and not cat.is_input(sn)
+    assert cat.price_range_usd(sn) == (41000, 41000) and sn.price_confidence == "user"
+    assert q.price_usd == 100000 and q.price_point == "midpoint" and not cat.is_input(q)
+
+
+def test_tco_section_has_sourced_or_input_values(tmp_path):
+    """Every TCO parameter has a unit and a value; estimates and inputs say their basis; a user
+    catalog's tco: entry replaces a value and marks it user."""
+    cat = load_catalog()
+    for key, item in cat.tco.items():
+        assert item.unit and item.value is not None, key
+        if item.confidence in ("estimate", "input", "derived"):
+            assert item.basis, key
+    assert cat.tco_input("electricity_usd_per_kwh").value == pytest.approx(0.0806)
+    path = _write(
+        tmp_path, "tco:\n  pue: 1.15\n  electricity_usd_per_kwh: {value: 0.12, source: our PPA 2026}\n"
+    )
+    mine = load_catalog(path)
+    assert mine.tco["pue"].value == 1.15 and mine.tco["pue"].confidence == "user"
+    assert mine.tco["electricity_usd_per_kwh"].source == "our PPA 2026"
+    with pytest.raises(InputError, match="unknown TCO parameter"):
+        cat.tco_input("coffee")

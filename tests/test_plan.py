@@ -179,18 +179,22 @@ def test_capex_range_and_input_share():
     assert plan_fabric(1024, "infiniband", CAT, lengths_m={"host-leaf": 40.0}).capex_input_usd == 0
 
 
-GRID = [
-    (gpus, gpu, tech, lengths, kw)
-    for gpus in (64, 1024, 4096)
-    for gpu in ("h100", "b200", "b300", "gb300-nvl72")
-    for tech in ("infiniband", "roce")
-    for lengths in ({"host-leaf": 1.5}, {"host-leaf": 4.0}, {}, {"host-leaf": 30.0, "leaf-spine": 400.0})
-    for kw in ({}, {"server_cages": "per-nic"}, {"optics": "nvidia"})
-    if not (gpu.startswith("gb") and gpus % 4)
-] + [
-    (1024, "h100", "roce", {}, {"switch_id": s})
-    for s in ("tomahawk5", "arista-7060x6", "juniper-qfx5240", "cisco-n9364e-sg2", "sn5400", "tomahawk4")
-] + [(1024, "b300", "roce", {}, {"switch_id": "dell-z9964f", "nic_id": "cx8-eth", "planes": 2})]
+GRID = (
+    [
+        (gpus, gpu, tech, lengths, kw)
+        for gpus in (64, 1024, 4096)
+        for gpu in ("h100", "b200", "b300", "gb300-nvl72")
+        for tech in ("infiniband", "roce")
+        for lengths in ({"host-leaf": 1.5}, {"host-leaf": 4.0}, {}, {"host-leaf": 30.0, "leaf-spine": 400.0})
+        for kw in ({}, {"server_cages": "per-nic"}, {"optics": "nvidia"})
+        if not (gpu.startswith("gb") and gpus % 4)
+    ]
+    + [
+        (1024, "h100", "roce", {}, {"switch_id": s})
+        for s in ("tomahawk5", "arista-7060x6", "juniper-qfx5240", "cisco-n9364e-sg2", "sn5400", "tomahawk4")
+    ]
+    + [(1024, "b300", "roce", {}, {"switch_id": "dell-z9964f", "nic_id": "cx8-eth", "planes": 2})]
+)
 
 
 def test_no_bom_line_violates_its_cage():

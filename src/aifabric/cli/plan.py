@@ -89,14 +89,22 @@ def register(app: typer.Typer) -> None:
             help="twin-port (DGX-class: 2 NICs per flat-top OSFP module) | per-nic (PCIe HGX: one module "
             "per NIC port). Default: the GPU system's.",
         ),
-        optics: str = typer.Option("any", "--optics", help="Transceiver brand: any (cheapest) | nvidia | third-party."),
-        rail_only: bool = typer.Option(
-            False, "--rail-only", help="Rail-only design: no spine between rails (cross-rail traffic over NVLink)."
+        optics: str = typer.Option(
+            "any", "--optics", help="Transceiver brand: any (cheapest) | nvidia | third-party."
         ),
-        lifetime_years: float | None = typer.Option(None, "--lifetime-years", help="TCO lifetime (default 5)."),
+        rail_only: bool = typer.Option(
+            False,
+            "--rail-only",
+            help="Rail-only design: no spine between rails (cross-rail traffic over NVLink).",
+        ),
+        lifetime_years: float | None = typer.Option(
+            None, "--lifetime-years", help="TCO lifetime (default 5)."
+        ),
         pue: float | None = typer.Option(None, "--pue", help="Data-centre PUE for TCO energy (default 1.3)."),
         electricity: float | None = typer.Option(
-            None, "--electricity-usd-per-kwh", help="Electricity price for TCO (default 0.0806, EIA 2023 US industrial)."
+            None,
+            "--electricity-usd-per-kwh",
+            help="Electricity price for TCO (default 0.0806, EIA 2023 US industrial).",
         ),
         catalog_file: Path | None = typer.Option(
             None, "--catalog", help="YAML file overriding catalog records."
@@ -276,7 +284,8 @@ def _print_rich(out: dict) -> None:
                 line["where"],
                 line["catalog_id"],
                 f"{line['count']:,}",
-                f"{line['unit_price_usd']:,.0f}" + ("†" if line["price_input"] else "*" if line["estimate"] else ""),
+                f"{line['unit_price_usd']:,.0f}"
+                + ("†" if line["price_input"] else "*" if line["estimate"] else ""),
                 f"{line['total_usd']:,.0f}",
                 f"{line['total_power_w'] / 1000:,.1f}",
                 line["price_source"].split(":")[0],

@@ -187,7 +187,9 @@ def server_cage(nic, server_cages: str) -> Cage:
     rates = (lane,) if lane else ()
     if server_cages == "twin-port":
         return Cage("server", "OSFP", 8, rates, "flat-top", 2)
-    lanes = int(nic.port_rate_gbps // lane) if lane else None
+    # a NIC port's cage is a 4-lane QSFP112 or single-port OSFP (8 lanes on QSFP-DD), also when the
+    # port runs slower than 4 lanes (a 200G port takes a 400G SR4 module in 200G mode, S58)
+    lanes = 8 if nic.form_factor == "QSFP-DD" else 4
     return Cage("server", nic.form_factor, lanes, rates, "flat-top", 1)
 
 
@@ -240,6 +242,12 @@ def cable_fits(cable, ends: tuple[Cage, Cage], link_rate: float) -> list[str]:
 # --------------------------------------------------------------------------------------------
 # Media choice
 # --------------------------------------------------------------------------------------------
+def _cage_links(optic, cage: Cage, link_rate: float) -> int:
+    """Links a module carries in ``cage``: at a server, no more than the cage's NIC ports."""
+    n = links_per_module(optic.ports, optic.port_rate_gbps, link_rate)
+    return min(n, cage.ports) if cage.where == "server" else n
+
+
 def _brand_ok(optic, brand: str) -> bool:
     return brand == "any" or optic.brand == brand
 
@@ -264,12 +272,12 @@ def choose_media(
     available when nothing fits.
     """
     if optics not in OPTICS_BRANDS:
-        raise InputError("unknown optics brand", field="--optics", value=optics, allowed=", ".join(OPTICS_BRANDS))
+        raise InputError(
+            "unknown optics brand", field="--optics", value=optics, allowed=", ".join(OPTICS_BRANDS)
+        )
     if near_cage is None:
         near_cage = (
-            switch_cage(switch, rate_gbps)
-            if switch is not None
-            else Cage("switch", None, None, (), None, 1)
+            switch_cage(switch, rate_gbps) if switch is not None else Cage("switch", None, None, (), None, 1)
         )
     if far_cage is None:
         far_cage = near_cage if not host_end else Cage("server", None, None, (), None, 1)
@@ -284,10 +292,16 @@ def choose_media(
             continue
         legs = max(1, int(float(cable.rate_gbps or rate_gbps) // rate_gbps))
         cost = cable.price_for_length(length_m) / legs
-        options.append((cost, 0, cable.id, Media(cable.kind, cable.id, None, None, length_m, legs, 1, 1, cost)))
+        options.append(
+            (cost, 0, cable.id, Media(cable.kind, cable.id, None, None, length_m, legs, 1, 1, cost))
+        )
     fibres = {
         media: sorted(
-            (c for c in catalog.cables.values() if c.kind == media and (c.max_reach_m or math.inf) >= length_m),
+            (
+                c
+                for c in catalog.cables.values()
+                if c.kind == media and (c.max_reach_m or math.inf) >= length_m
+            ),
             key=lambda c: (c.price_for_length(length_m), c.id),
         )
         for media in ("mmf", "smf")
@@ -297,8 +311,12 @@ def choose_media(
         for o in catalog.optics.values()
         if o.technology in ("any", tech) and o.reach_m >= length_m and _brand_ok(o, optics)
     ]
-    near = [(o, links_per_module(o.ports, o.port_rate_gbps, rate_gbps)) for o in usable if not optic_fits(o, near_cage, rate_gbps)]
-    far = [(o, links_per_module(o.ports, o.port_rate_gbps, rate_gbps)) for o in usable if not optic_fits(o, far_cage, rate_gbps)]
+    near = [
+        (o, links_per_module(o.ports, o.port_rate_gbps, rate_gbps))
+        for o in usable
+        if not optic_fits(o, near_cage, rate_gbps)
+    ]
+    far = [(o, _cage_links(o, far_cage, rate_gbps)) for o in usable if not optic_fits(o, far_cage, rate_gbps)]
     for a, la in near:
         for b, lb in far:
             if a.optical != b.optical or a.media != b.media or not fibres[a.media]:
@@ -307,7 +325,12 @@ def choose_media(
             cost = fibre.price_for_length(length_m) + a.price_usd / la + b.price_usd / lb
             inexact = int(a.port_rate_gbps != rate_gbps) + int(b.port_rate_gbps != rate_gbps)
             options.append(
-                (cost, inexact, f"{a.id}|{b.id}", Media(a.media, fibre.id, a.id, b.id, length_m, 1, la, lb, cost))
+                (
+                    cost,
+                    inexact,
+                    f"{a.id}|{b.id}",
+                    Media(a.media, fibre.id, a.id, b.id, length_m, 1, la, lb, cost),
+                )
             )
     if options:
         # exact-rate modules first only as a tie-break: cost decides
@@ -399,7 +422,9 @@ def price_rail_fabric(
             )
         else:
             # both ends on switches: 2 × links logical ports, packed into modules per end
-            bom.add(catalog, sw_optic, "transceiver", 2 * math.ceil(links / media.links_per_switch_optic), cls)
+            bom.add(
+                catalog, sw_optic, "transceiver", 2 * math.ceil(links / media.links_per_switch_optic), cls
+            )
     return bom, media_used
 
 

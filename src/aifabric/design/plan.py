@@ -217,7 +217,9 @@ def plan_fabric(
     if planes is not None and planes < 1:
         raise InputError("must be ≥ 1", field="--planes", value=planes, allowed="1, 2, 4")
     if optics not in OPTICS_BRANDS:
-        raise InputError("unknown optics brand", field="--optics", value=optics, allowed=", ".join(OPTICS_BRANDS))
+        raise InputError(
+            "unknown optics brand", field="--optics", value=optics, allowed=", ".join(OPTICS_BRANDS)
+        )
     if nic_rate_gbps is None:
         nic_rate_gbps = float(gpu_spec.nic_rate_gbps)
     if nic_rate_gbps <= 0:
@@ -280,7 +282,9 @@ def plan_fabric(
         gpu_spec.server_cages if nc_id in (gpu_spec.nic_ib, gpu_spec.nic_eth) else "per-nic"
     )
     if cages not in ("twin-port", "per-nic"):
-        raise InputError("unknown server cage style", field="--server-cages", value=cages, allowed="twin-port, per-nic")
+        raise InputError(
+            "unknown server cage style", field="--server-cages", value=cages, allowed="twin-port, per-nic"
+        )
     link_rate = nic_rate_gbps / planes
     radix = radix_at(switch, link_rate)
     if radix is None:

@@ -127,7 +127,10 @@ def _tco_parts(
     klass = SUPPORT_CLASS.get(software or "vendor", "branded")
     spares = v(_get(inputs, "spares_share")) * capex
     support = v(_get(inputs, f"support_share_per_year.{klass}")) * switch_capex
-    lic = v(_get(inputs, f"licence_usd_per_switch_year.{software}", "licence_usd_per_switch_year.vendor")) * switches
+    lic = (
+        v(_get(inputs, f"licence_usd_per_switch_year.{software}", "licence_usd_per_switch_year.vendor"))
+        * switches
+    )
     if software == "ufm":
         lic += v(_get(inputs, "ufm_usd_per_node_year")) * nodes
     kwh = power_w / 1000 * v(_get(inputs, "pue")) * float(_get(inputs, "hours_per_year").value)
@@ -165,7 +168,9 @@ def fabric_tco(plan, catalog, overrides: dict[str, float] | None = None) -> Tco:
     sw_high = sum(x.count * x.unit_price_high_usd for x in sw_lines)
     n_sw = sum(x.count for x in sw_lines)
     nodes = int(getattr(plan, "nodes", 0) or max(1, plan.gpus // 8))
-    common = dict(switches=n_sw, nodes=nodes, software=switch.software or "vendor", power_w=plan.power_w, inputs=inputs)
+    common = dict(
+        switches=n_sw, nodes=nodes, software=switch.software or "vendor", power_w=plan.power_w, inputs=inputs
+    )
     sp, su, li, kwh, eu = _tco_parts(capex=capex, switch_capex=sw, end="value", **common)
     lo = _tco_parts(capex=low_capex, switch_capex=sw_low, end="low", **common)
     hi = _tco_parts(capex=high_capex, switch_capex=sw_high, end="high", **common)
@@ -282,7 +287,9 @@ class HybridPrice:
 def storage_nodes_for(checkpoint_gbytes_per_s: float, node_gbps: float) -> int:
     """Storage nodes needed to absorb ``checkpoint_gbytes_per_s`` at ``node_gbps`` of NIC each."""
     if checkpoint_gbytes_per_s < 0 or node_gbps <= 0:
-        raise InputError("must be > 0", field="checkpoint bandwidth / storage NIC rate", value=checkpoint_gbytes_per_s)
+        raise InputError(
+            "must be > 0", field="checkpoint bandwidth / storage NIC rate", value=checkpoint_gbytes_per_s
+        )
     return max(1, math.ceil(checkpoint_gbytes_per_s * 8 / node_gbps))
 
 
@@ -333,7 +340,9 @@ def price_hybrid(
     radix = radix_at(switch, rate)
     if radix is None:
         raise InputError(
-            f"switch {front_end_switch} has no {rate:g}G ports", field="front_end_switch", value=front_end_switch
+            f"switch {front_end_switch} has no {rate:g}G ports",
+            field="front_end_switch",
+            value=front_end_switch,
         )
     server_ports = backend.nodes * gpu.storage_nics_per_node * nic.ports
     storage_ports = storage_nodes * max(1, math.ceil(storage_node_gbps / rate))
@@ -342,7 +351,16 @@ def price_hybrid(
     lengths = dict(DEFAULT_LENGTHS_M)
     lengths.update(lengths_m or {})
     bom, _media = price_rail_fabric(
-        catalog, design, "roce", switch, nic, rate, lengths, server_cages="per-nic", radix=radix, optics=optics
+        catalog,
+        design,
+        "roce",
+        switch,
+        nic,
+        rate,
+        lengths,
+        server_cages="per-nic",
+        radix=radix,
+        optics=optics,
     )
     # the NICs ship with servers and storage systems: drop the NIC line
     bom.lines = [x for x in bom.lines if x.category != "nic"]
@@ -366,7 +384,9 @@ def price_hybrid(
     return HybridPrice(
         backend_technology=backend.technology,
         backend_capex_usd=backend.capex_usd,
-        backend_tco_usd=backend.tco.tco_usd if backend.tco is not None else fabric_tco(backend, catalog, overrides).tco_usd,
+        backend_tco_usd=backend.tco.tco_usd
+        if backend.tco is not None
+        else fabric_tco(backend, catalog, overrides).tco_usd,
         front_end_switch=switch.id,
         front_end_rate_gbps=rate,
         front_end_endpoints=endpoints,

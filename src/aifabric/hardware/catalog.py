@@ -37,10 +37,11 @@ user is expected to replace; the decision reports the break-even value instead o
 from __future__ import annotations
 
 import copy
+import dataclasses
 import difflib
 import functools
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
@@ -128,7 +129,9 @@ class _Record(BaseModel):
         for prefix in self.PROVENANCE:
             conf = getattr(self, f"{prefix}_confidence")
             if conf in ("estimate", "input") and not getattr(self, f"{prefix}_basis"):
-                raise ValueError(f"{prefix}_confidence '{conf}' needs {prefix}_basis saying how it was derived")
+                raise ValueError(
+                    f"{prefix}_confidence '{conf}' needs {prefix}_basis saying how it was derived"
+                )
         rng = getattr(self, "price_range_usd", None)
         if rng is not None:
             low, high = rng
@@ -399,7 +402,11 @@ class TcoInput(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _midpoint(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("value") is None and isinstance(data.get("range"), list | tuple):
+        if (
+            isinstance(data, dict)
+            and data.get("value") is None
+            and isinstance(data.get("range"), list | tuple)
+        ):
             try:
                 low, high = (float(x) for x in data["range"])
             except (TypeError, ValueError):
@@ -440,6 +447,7 @@ class TcoInput(BaseModel):
         where = "; ".join(x for x in (self.source, self.date) if x)
         tail = f"{self.confidence}" + (f", {where}" if where else "")
         return f"{head} — {tail}" + (f": {self.basis}" if self.basis else "")
+
 
 #: value field → provenance prefix (a prefix also names itself)
 _FIELD_PREFIX = {
@@ -615,7 +623,7 @@ class Catalog:
     gpus: Mapping[str, GpuSpec]
     sources: Mapping[str, str]
     files: tuple[str, ...] = (PACKAGED_CATALOG,)
-    tco: Mapping[str, TcoInput] = field(default_factory=lambda: MappingProxyType({}))
+    tco: Mapping[str, TcoInput] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
 
     def tco_input(self, key: str) -> TcoInput:
         """The TCO parameter ``key`` (``pue``, ``electricity_usd_per_kwh``, ...)."""
@@ -761,7 +769,9 @@ def _tco_section(
             if "range" in entry and "value" not in entry:
                 merged["value"] = None
             if ("value" in entry or "range" in entry) and "confidence" not in entry:
-                merged.update(confidence="user", source=entry.get("source", f"user catalog {file}"), point=None)
+                merged.update(
+                    confidence="user", source=entry.get("source", f"user catalog {file}"), point=None
+                )
                 merged.setdefault("basis", None)
                 if "basis" not in entry:
                     merged["basis"] = None
