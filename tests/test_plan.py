@@ -147,6 +147,27 @@ def test_split_800g_nic_into_two_planes():
         plan_fabric(1024, "roce", CAT, nic_rate_gbps=800, planes=1)
 
 
+def test_data_hall_size_sets_switch_runs_and_optics():
+    """A 300 m hall gives 600 m switch-to-switch runs: beyond 500 m DR4, so FR4 optics are used."""
+    p = plan_fabric(4096, "infiniband", CAT, data_hall_m=300.0)
+    assert p.lengths_m["leaf-spine"] == p.lengths_m["spine-core"] == 600.0
+    assert CAT.optics[p.media["leaf-spine"].switch_optic].optical == "400G-FR4"
+    assert (
+        plan_fabric(4096, "infiniband", CAT, data_hall_m=300.0, lengths_m={"leaf-spine": 40.0}).lengths_m[
+            "leaf-spine"
+        ]
+        == 40.0
+    )
+
+
+def test_max_tiers_caps_the_design():
+    """4,096 GPUs on QM9700 need 3 tiers; with at most 2 the error names switches that reach it."""
+    with pytest.raises(InputError, match="in 2 tiers") as err:
+        plan_fabric(4096, "infiniband", CAT, max_tiers=2)
+    assert "no catalog switch reaches it" in str(err.value)  # no 400G IB switch beyond radix 64
+    assert plan_fabric(2048, "infiniband", CAT, max_tiers=2).design.tiers == 2
+
+
 def test_rail_only_drops_the_spines():
     """Rail-only: 8 rail fabrics of 128 servers each fit one 128-port switch: 8 switches, no spine."""
     p = plan_fabric(1024, "roce", CAT, rail_only=True)
@@ -317,6 +338,9 @@ def test_cli_csv_and_markdown():
         (["--pue", "0.5"], "--pue"),
         (["--gpu", "b300", "--technology", "roce", "--planes", "1"], "--planes"),
         (["--lengths", "5m,40m,9km", "--gpus", "4096"], "--lengths"),
+        (["--max-tiers", "4"], "--max-tiers"),
+        (["--gpus", "4096", "--technology", "ib", "--max-tiers", "2"], "2 tiers"),
+        (["--hall-size", "-3m"], "--hall-size"),
     ],
 )
 def test_cli_bad_input_exit_2(args, needle):

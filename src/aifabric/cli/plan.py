@@ -42,6 +42,20 @@ def _parse_lengths(text: str | None) -> dict[str, float]:
     return out
 
 
+def _parse_hall(text: str | None) -> float | None:
+    from aifabric.units import UnitError, parse_length_m
+
+    if not text:
+        return None
+    try:
+        value = parse_length_m(text)
+    except UnitError:
+        raise InputError("bad length", field="--hall-size", value=text, allowed="e.g. 60m") from None
+    if value <= 0:
+        raise InputError("must be > 0", field="--hall-size", value=text, allowed="e.g. 60m")
+    return value
+
+
 TECH_WORDS = {
     "ib": ("infiniband",),
     "infiniband": ("infiniband",),
@@ -96,6 +110,13 @@ def register(app: typer.Typer) -> None:
             False,
             "--rail-only",
             help="Rail-only design: no spine between rails (cross-rail traffic over NVLink).",
+        ),
+        max_tiers: int = typer.Option(3, "--max-tiers", help="Most switch tiers allowed (1, 2 or 3)."),
+        hall_size: str | None = typer.Option(
+            None,
+            "--hall-size",
+            help="Side of a square data hall, e.g. 60m: switch-to-switch runs = 2 × side (optics reach "
+            "follows); --lengths wins where given.",
         ),
         lifetime_years: float | None = typer.Option(
             None, "--lifetime-years", help="TCO lifetime (default 5)."
@@ -166,6 +187,8 @@ def register(app: typer.Typer) -> None:
                 optics=optics,
                 rail_only=rail_only,
                 tco_inputs=overrides or None,
+                max_tiers=max_tiers,
+                data_hall_m=_parse_hall(hall_size),
             )
             out = {"fabrics": [p.to_dict() for p in plans], "catalog_prices": cat.price_summary()}
             if len(plans) == 2:

@@ -201,6 +201,8 @@ def plan_fabric(
     optics: str = "any",
     rail_only: bool = False,
     tco_inputs: dict[str, float] | None = None,
+    max_tiers: int = 3,
+    data_hall_m: float | None = None,
 ) -> FabricPlan:
     """Design and price one fabric. Raises :class:`InputError` on bad input or an impossible size.
 
@@ -208,7 +210,11 @@ def plan_fabric(
     ``nic_rate_gbps``); ``planes`` to the NIC's port count when its ports share the rate (else 1);
     ``server_cages`` to the system's (``twin-port`` on DGX-class servers, ``per-nic`` else);
     ``optics`` restricts transceivers to a brand (``any``, ``nvidia``, ``third-party``);
-    ``tco_inputs`` overrides TCO parameters by key (``{"pue": 1.2}``)."""
+    ``tco_inputs`` overrides TCO parameters by key (``{"pue": 1.2}``); ``max_tiers`` caps the
+    tiers (a size that needs more is refused with the switches that reach it); ``data_hall_m``
+    (side of a square data hall) sets the switch-to-switch lengths to the worst-case run along
+    cable trays, 2 × the side (a geometric rule, not a sourced figure), unless ``lengths_m``
+    names them."""
     if technology not in TECHNOLOGIES:
         raise InputError(
             "unknown technology", field="--technology", value=technology, allowed="ib, infiniband, roce, both"
@@ -296,14 +302,18 @@ def plan_fabric(
             f"{', '.join(f'{r:g}G' for r in _rates(switch))})",
         )
     gpn = int(gpu_spec.gpus_per_node or 8)
+    if max_tiers not in (1, 2, 3):
+        raise InputError("must be 1, 2 or 3", field="--max-tiers", value=max_tiers, allowed="1, 2, 3")
     if rail_only and gpus > gpn and gpus % gpn:
         raise InputError(f"must be a multiple of {gpn} GPUs per node", field="--gpus", value=gpus)
     try:
         if rail_only:
             # each rail × plane is its own fabric of one endpoint per server
-            design = rail_sizing(max(1, gpus // gpn), 1, radix, oversubscription, planes * min(gpn, gpus))
+            design = rail_sizing(
+                max(1, gpus // gpn), 1, radix, oversubscription, planes * min(gpn, gpus), max_tiers
+            )
         else:
-            design = rail_sizing(gpus, gpn, radix, oversubscription, planes)
+            design = rail_sizing(gpus, gpn, radix, oversubscription, planes, max_tiers)
     except InputError as exc:
         if exc.field != "gpus" or "exceed" not in exc.problem:
             raise InputError(
@@ -314,17 +324,21 @@ def plan_fabric(
             for s in catalog.switches.values()
             if s.technology == switch.technology
             and (r := radix_at(s, link_rate))
-            and max_rail_gpus(r, gpn, oversubscription)[3] >= gpus
+            and max_rail_gpus(r, gpn, oversubscription)[max_tiers] >= gpus
         ]
         hint = f"switches that reach it: {', '.join(sorted(can))}" if can else "no catalog switch reaches it"
         raise InputError(
-            f"{gpus} GPUs exceed what {sw_id} ({radix} × {link_rate:g}G) reaches in 3 tiers "
-            f"({max_rail_gpus(radix, gpn, oversubscription)[3]} GPUs at {oversubscription:g}:1)",
+            f"{gpus} GPUs exceed what {sw_id} ({radix} × {link_rate:g}G) reaches in {max_tiers} tiers "
+            f"({max_rail_gpus(radix, gpn, oversubscription)[max_tiers]} GPUs at {oversubscription:g}:1)",
             field="--gpus",
             value=gpus,
             allowed=f"{hint}; or --planes 2",
         ) from None
     lengths = dict(DEFAULT_LENGTHS_M)
+    if data_hall_m is not None:
+        if data_hall_m <= 0:
+            raise InputError("must be > 0", field="--hall-size", value=data_hall_m, allowed="e.g. 60m")
+        lengths.update({"leaf-spine": 2 * data_hall_m, "spine-core": 2 * data_hall_m})
     lengths.update(lengths_m or {})
     nodes = max(1, -(-gpus // gpn))
     bom, media = price_rail_fabric(
