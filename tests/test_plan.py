@@ -369,6 +369,25 @@ def test_catalog_command_without_arguments():
     assert "switch records" in r.output and "gpu records" in r.output and "Traceback" not in r.output
 
 
+def test_cli_hybrid_and_rent_vs_build():
+    """--storage-nodes adds a priced hybrid design per fabric; --rent-vs-build its break-even."""
+    r = runner.invoke(app, ["plan", "--gpus", "256", "--json", "--storage-nodes", "8", "--rent-vs-build"])
+    assert r.exit_code == 0, r.output
+    for f in json.loads(r.stdout)["fabrics"]:
+        assert f["hybrid"]["storage_nodes"] == 8 and f["hybrid"]["capex_usd"] > f["capex_usd"]
+        assert f["rent_vs_build"]["break_even_months"] > 0
+    r = runner.invoke(app, ["plan", "--gpus", "256", "--storage-nodes", "8", "--rent-vs-build"])
+    assert r.exit_code == 0 and "hybrid" in r.output and "breaks even" in r.output
+
+
+def test_catalog_tco_view():
+    """`aifabric catalog --kind tco` lists the TCO parameters with their provenance."""
+    r = runner.invoke(app, ["catalog", "--kind", "tco"])
+    assert r.exit_code == 0 and "electricity_usd_per_kwh" in r.output and "input ranges" in r.output
+    r = runner.invoke(app, ["catalog", "--kind", "tco", "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["tco"]["pue"]["value"] == 1.3
+
+
 def test_cli_b200_json_has_tco_and_ranges():
     """`plan --gpu b200 --json`: 400G NICs, capex range, TCO keys and the comparison's TCO ratio."""
     r = runner.invoke(app, ["plan", "--gpus", "1024", "--gpu", "b200", "--json", "--pue", "1.2"])

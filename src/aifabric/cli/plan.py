@@ -130,6 +130,20 @@ def register(app: typer.Typer) -> None:
         catalog_file: Path | None = typer.Option(
             None, "--catalog", help="YAML file overriding catalog records."
         ),
+        storage_nodes: int | None = typer.Option(
+            None,
+            "--storage-nodes",
+            help="Price the hybrid design: back end + an Ethernet front-end/storage network with this many "
+            "storage nodes.",
+        ),
+        checkpoint: float | None = typer.Option(
+            None,
+            "--checkpoint-gbytes-per-s",
+            help="Price the hybrid design with storage nodes sized for this checkpoint bandwidth (GB/s).",
+        ),
+        rent: bool = typer.Option(
+            False, "--rent-vs-build", help="Add rent vs build: break-even months against renting the GPUs."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
         as_csv: bool = typer.Option(False, "--csv", help="Print the bills of materials as CSV."),
         as_md: bool = typer.Option(False, "--markdown", help="Print Markdown tables."),
@@ -191,6 +205,26 @@ def register(app: typer.Typer) -> None:
                 data_hall_m=_parse_hall(hall_size),
             )
             out = {"fabrics": [p.to_dict() for p in plans], "catalog_prices": cat.price_summary()}
+            if storage_nodes is not None or checkpoint is not None or rent:
+                from aifabric.design.tco import price_hybrid, rent_vs_build
+
+                for p, f in zip(plans, out["fabrics"], strict=True):
+                    if storage_nodes is not None or checkpoint is not None:
+                        if (storage_nodes or 0) < 0 or (checkpoint or 0) < 0:
+                            raise InputError(
+                                "must be ≥ 0",
+                                field="--storage-nodes/--checkpoint-gbytes-per-s",
+                                allowed="≥ 0",
+                            )
+                        f["hybrid"] = price_hybrid(
+                            p,
+                            cat,
+                            storage_nodes=storage_nodes,
+                            checkpoint_gbytes_per_s=checkpoint,
+                            overrides=overrides or None,
+                        ).to_dict()
+                    if rent:
+                        f["rent_vs_build"] = rent_vs_build(p, cat, overrides=overrides or None).to_dict()
             if len(plans) == 2:
                 ib, roce = plans
                 out["comparison"] = {
@@ -321,6 +355,22 @@ def _print_rich(out: dict) -> None:
             f"(${c['capex_difference_usd']:,.0f} less); TCO {c['roce_over_ib_tco']:.0%}; "
             f"power {c['roce_over_ib_power']:.0%}. Conditional on the input-priced parts (†)."
         )
+    for f in out["fabrics"]:
+        if "hybrid" in f:
+            h = f["hybrid"]
+            con.print(
+                f"hybrid ({f['technology']} back end + Ethernet front end on {h['front_end_switch']}, "
+                f"{h['front_end_endpoints']} ports, {h['storage_nodes']} storage nodes): capex "
+                f"${h['capex_usd']:,.0f}, TCO ${h['tco_usd']:,.0f} (front end ${h['front_end_capex_usd']:,.0f})"
+            )
+        if "rent_vs_build" in f:
+            r = f["rent_vs_build"]
+            be = "never" if r["break_even_months"] is None else f"{r['break_even_months']:.1f} months"
+            con.print(
+                f"rent vs build ({f['technology']}): renting at ${r['rent_usd_per_gpu_hour']:.2f}/GPU-hour costs "
+                f"${r['rent_usd_per_month']:,.0f}/month; building ${r['build_capex_usd']:,.0f} + "
+                f"${r['build_opex_usd_per_month']:,.0f}/month breaks even after {be}"
+            )
     con.print("[dim]Not included: " + "; ".join(out["fabrics"][0]["not_included"]) + ".[/dim]")
 
 
