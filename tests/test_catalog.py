@@ -607,5 +607,8 @@ def test_tco_section_has_sourced_or_input_values(tmp_path):
     mine = load_catalog(path)
     assert mine.tco["pue"].value == 1.15 and mine.tco["pue"].confidence == "user"
     assert mine.tco["electricity_usd_per_kwh"].source == "our PPA 2026"
+    assert (
+        mine.tco["electricity_usd_per_kwh"].date is None and mine.tco["electricity_usd_per_kwh"].range is None
+    )
     with pytest.raises(InputError, match="unknown TCO parameter"):
         cat.tco_input("coffee")

@@ -764,18 +764,21 @@ def _tco_section(
         if key in out:
             merged = out[key].model_dump()
             merged.update(entry)
-            if "value" in entry and "range" not in entry:
-                merged["range"] = None
-            if "range" in entry and "value" not in entry:
-                merged["value"] = None
-            if ("value" in entry or "range" in entry) and "confidence" not in entry:
-                merged.update(
-                    confidence="user", source=entry.get("source", f"user catalog {file}"), point=None
-                )
-                merged.setdefault("basis", None)
-                if "basis" not in entry:
-                    merged["basis"] = None
-            merged["point"] = None if ("value" in entry or "range" in entry) else merged.get("point")
+            if "value" in entry or "range" in entry:
+                # a new number: the packaged range / point kind / provenance no longer describe it
+                merged["point"] = None
+                if "range" not in entry:
+                    merged["range"] = None
+                if "value" not in entry:
+                    merged["value"] = None
+                for prov, default in (
+                    ("source", f"user catalog {file}"),
+                    ("confidence", "user"),
+                    ("basis", None),
+                    ("date", None),
+                ):
+                    if prov not in entry:
+                        merged[prov] = default
             data = merged
         elif packaged:
             data = dict(entry)
