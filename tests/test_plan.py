@@ -410,3 +410,29 @@ def test_cli_b200_json_has_tco_and_ranges():
         assert f["tco_usd"] > f["capex_usd"] and f["tco"]["inputs"]["pue"].startswith("1.2 ")
     assert 0 < out["comparison"]["roce_over_ib_tco"] < 2
     assert set(out["catalog_prices"]) == {"sourced", "estimate", "input"}
+
+
+def test_named_designs_side_by_side():
+    """Every named design plans for 1,024 H100 with its own parts and label; an unknown label is
+    an InputError listing the known ones."""
+    from aifabric.design.plan import DESIGNS, plan_design, radix_note
+
+    plans = [plan_design(label, 1024, CAT) for label in DESIGNS]
+    for label, p in zip(DESIGNS, plans, strict=True):
+        assert p.to_dict()["design_label"] == label
+        assert p.switch_id == DESIGNS[label]["switch_id"] and p.capex_usd > 0
+    sx = plan_design("spectrum-x-400g", 1024, CAT)
+    assert (sx.switch_id, sx.nic_id) == ("sn5600", "bf3")
+    assert "radix differs" in radix_note(plans)
+    assert radix_note([plans[0], plans[0]]) is None
+    with pytest.raises(InputError, match="ib-ndr-400g"):
+        plan_design("token-ring", 64, CAT)
+
+
+def test_cli_designs():
+    """`plan --design A --design B --json` prints one fabric per named design."""
+    r = runner.invoke(app, ["plan", "--design", "ib-ndr-400g", "--design", "th5-sonic-400g", "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert [f["design_label"] for f in out["fabrics"]] == ["ib-ndr-400g", "th5-sonic-400g"]
+    assert "radix_note" in out

@@ -79,6 +79,12 @@ def register(app: typer.Typer) -> None:
             help="Per-GPU NIC rate, e.g. 400Gbps or 800Gbps (default: the GPU system's, e.g. 400G on B200).",
         ),
         technology: str = typer.Option("both", "--technology", help="ib | roce | both."),
+        designs: list[str] | None = typer.Option(
+            None,
+            "--design",
+            help="Named design to plan (repeatable; replaces --technology/--switch/--nic/--nic-rate), e.g. "
+            "ib-ndr-400g, spectrum-x-400g, th5-sonic-400g, jericho3-ai-400g.",
+        ),
         oversubscription: float = typer.Option(
             1.0, "--oversubscription", help="Leaf down:up ratio R (1 = non-blocking, 2 = 2:1)."
         ),
@@ -186,16 +192,9 @@ def register(app: typer.Typer) -> None:
                         )
                     overrides[key] = value
             cat = load_catalog(catalog_file)
-            plans = plan(
-                gpus,
-                techs,
-                cat,
+            common = dict(
                 gpu=gpu.lower(),
-                nic_rate_gbps=_parse_rate_gbps(nic_rate) if nic_rate else None,
                 oversubscription=oversubscription,
-                switch_id=switch,
-                nic_id=nic,
-                planes=planes,
                 lengths_m=_parse_lengths(lengths),
                 server_cages=server_cages,
                 optics=optics,
@@ -204,6 +203,22 @@ def register(app: typer.Typer) -> None:
                 max_tiers=max_tiers,
                 data_hall_m=_parse_hall(hall_size),
             )
+            if designs:
+                from aifabric.design.plan import plan_design
+
+                extra = {"planes": planes} if planes is not None else {}
+                plans = [plan_design(d, gpus, cat, **common, **extra) for d in designs]
+            else:
+                plans = plan(
+                    gpus,
+                    techs,
+                    cat,
+                    nic_rate_gbps=_parse_rate_gbps(nic_rate) if nic_rate else None,
+                    switch_id=switch,
+                    nic_id=nic,
+                    planes=planes,
+                    **common,
+                )
             out = {"fabrics": [p.to_dict() for p in plans], "catalog_prices": cat.price_summary()}
             if storage_nodes is not None or checkpoint is not None or rent:
                 from aifabric.design.tco import price_hybrid, rent_vs_build
@@ -225,7 +240,12 @@ def register(app: typer.Typer) -> None:
                         ).to_dict()
                     if rent:
                         f["rent_vs_build"] = rent_vs_build(p, cat, overrides=overrides or None).to_dict()
-            if len(plans) == 2:
+            from aifabric.design.plan import radix_note
+
+            note = radix_note(plans)
+            if note:
+                out["radix_note"] = note
+            if len(plans) == 2 and not designs:
                 ib, roce = plans
                 out["comparison"] = {
                     "roce_over_ib_capex": round(roce.capex_usd / ib.capex_usd, 4),
@@ -371,6 +391,8 @@ def _print_rich(out: dict) -> None:
                 f"${r['rent_usd_per_month']:,.0f}/month; building ${r['build_capex_usd']:,.0f} + "
                 f"${r['build_opex_usd_per_month']:,.0f}/month breaks even after {be}"
             )
+    if out.get("radix_note"):
+        con.print(out["radix_note"])
     con.print("[dim]Not included: " + "; ".join(out["fabrics"][0]["not_included"]) + ".[/dim]")
 
 

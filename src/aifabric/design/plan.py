@@ -75,6 +75,7 @@ class FabricPlan:
     nodes: int = 0
     front_end: dict = field(default_factory=dict)
     tco: object | None = None  # aifabric.design.tco.Tco
+    design_label: str | None = None
 
     @property
     def link_rate_gbps(self) -> float:
@@ -147,6 +148,9 @@ class FabricPlan:
             "server_cages": self.server_cages,
             "optics": self.optics,
             "design": "rail-only" if self.rail_only else "rail-optimised",
+            "design_label": self.design_label
+            or f"{self.technology}-{self.switch_id}-{self.nic_id}-{self.nic_rate_gbps:g}g"
+            + (f"-{self.planes}plane" if self.planes > 1 else ""),
             "nodes": self.nodes,
             "front_end": self.front_end,
             **(self.tco.to_dict() if self.tco is not None else {}),
@@ -406,6 +410,92 @@ def plan_fabric(
 
     fp.tco = fabric_tco(fp, catalog, tco_inputs)
     return fp
+
+
+#: Named fabric designs buyers choose between (label → plan_fabric arguments). ``nic_rate_gbps``
+#: None = the GPU system's own rate. Labels are what ``recommendation.design`` reports.
+DESIGNS: dict[str, dict] = {
+    "ib-ndr-400g": {"technology": "infiniband", "nic_rate_gbps": 400, "switch_id": "qm9700"},
+    "ib-xdr-800g": {
+        "technology": "infiniband",
+        "nic_rate_gbps": 800,
+        "switch_id": "q3400",
+        "nic_id": "cx8-ib",
+    },
+    "spectrum-x-400g": {"technology": "roce", "nic_rate_gbps": 400, "switch_id": "sn5600", "nic_id": "bf3"},
+    "spectrum-x-800g-2plane": {
+        "technology": "roce",
+        "nic_rate_gbps": 800,
+        "switch_id": "sn5600",
+        "nic_id": "cx8-eth",
+        "planes": 2,
+    },
+    "roce-sn5600-cx7-400g": {
+        "technology": "roce",
+        "nic_rate_gbps": 400,
+        "switch_id": "sn5600",
+        "nic_id": "cx7-eth",
+    },
+    "th5-sonic-400g": {
+        "technology": "roce",
+        "nic_rate_gbps": 400,
+        "switch_id": "tomahawk5",
+        "nic_id": "cx7-eth",
+    },
+    "th5-sonic-thor2-400g": {
+        "technology": "roce",
+        "nic_rate_gbps": 400,
+        "switch_id": "tomahawk5",
+        "nic_id": "thor2",
+    },
+    "th5-pollara-400g": {
+        "technology": "roce",
+        "nic_rate_gbps": 400,
+        "switch_id": "tomahawk5",
+        "nic_id": "pollara400",
+    },
+    "arista-th5-400g": {
+        "technology": "roce",
+        "nic_rate_gbps": 400,
+        "switch_id": "arista-7060x6",
+        "nic_id": "cx7-eth",
+    },
+    "jericho3-ai-400g": {
+        "technology": "roce",
+        "nic_rate_gbps": 400,
+        "switch_id": "jericho3-ai",
+        "nic_id": "cx7-eth",
+    },
+}
+
+
+def plan_design(label: str, gpus: int, catalog, gpu: str = "h100", **kw) -> FabricPlan:
+    """Plan the named design ``label`` (see :data:`DESIGNS`); ``kw`` overrides its arguments or adds
+    plan_fabric's other options. The plan's ``design_label`` is the label."""
+    if label not in DESIGNS:
+        raise InputError("unknown design", field="--design", value=label, allowed=", ".join(DESIGNS))
+    args = {**DESIGNS[label], **kw}
+    technology = args.pop("technology")
+    p = plan_fabric(gpus, technology, catalog, gpu=gpu, **args)
+    p.design_label = label
+    return p
+
+
+def radix_note(plans: list[FabricPlan]) -> str | None:
+    """A sentence when the plans' switches differ in radix at their link rates (a real advantage:
+    fewer switches and tiers), else None."""
+    radixes = {(p.switch_id, p.radix, p.link_rate_gbps) for p in plans}
+    if len({r for _s, r, _l in radixes}) <= 1:
+        return None
+    parts = [
+        f"{p.switch_id} has {p.radix} ports at {p.link_rate_gbps:g}G ({p.design.total_switches} switches, {p.design.tiers} tiers)"
+        for p in plans
+    ]
+    return (
+        "radix differs: "
+        + "; ".join(parts)
+        + " — fewer switches and tiers are a real advantage of the larger radix"
+    )
 
 
 def plan(gpus: int, technologies: tuple[str, ...], catalog, **kw) -> list[FabricPlan]:
