@@ -1207,7 +1207,21 @@ _NET_COLUMNS = [
     "power_w",
     "source",
 ]
-_GPU_COLUMNS = ["id", "kind", "name", "bf16_tflops", "nvlink_gbytes_per_s", "hbm_gbytes", "power_w", "source"]
+_GPU_COLUMNS = [
+    "id",
+    "kind",
+    "name",
+    "bf16_tflops",
+    "nvlink_gbytes_per_s",
+    "hbm_gbytes",
+    "power_w",
+    "gpus_per_node",
+    "scale_up_gpus",
+    "nics_per_node",
+    "nic_rate_gbps",
+    "server_price_usd",
+    "source",
+]
 
 
 def _row(kind: str, record: _Record) -> dict[str, Any]:
@@ -1218,6 +1232,11 @@ def _row(kind: str, record: _Record) -> dict[str, Any]:
             nvlink_gbytes_per_s=record.nvlink_gbytes_per_s,
             hbm_gbytes=record.hbm_gbytes,
             power_w=record.tdp_w,
+            gpus_per_node=record.gpus_per_node,
+            scale_up_gpus=record.scale_up_gpus,
+            nics_per_node=record.nics_per_node,
+            nic_rate_gbps=record.nic_rate_gbps,
+            server_price_usd=record.price_usd,
         )
         return row
     technology = getattr(record, "technology", None)
@@ -1243,8 +1262,9 @@ def catalog_frame(catalog: Catalog, kind: str | None = None) -> pd.DataFrame:
 
     Columns: id, kind, name, technology, ports, rate_gbps, price_usd (the point used by default),
     price_low_usd, price_high_usd (the range; equal when one sourced price), (price_usd_per_m for
-    cables), price_confidence (``input`` = no public price), price_date, power_w, source; for GPUs bf16_tflops, nvlink_gbytes_per_s, hbm_gbytes and
-    power_w (= TDP). For cables ``technology`` holds the cable kind (dac, aoc, mmf, smf).
+    cables), price_confidence (``input`` = no public price), price_date, power_w, source; for
+    GPUs bf16_tflops, nvlink_gbytes_per_s, hbm_gbytes, power_w (= TDP), gpus_per_node,
+    scale_up_gpus, nics_per_node, nic_rate_gbps and server_price_usd (one node). For cables ``technology`` holds the cable kind (dac, aoc, mmf, smf).
     """
     import pandas as pd  # noqa: F811 - imported lazily: pandas is slow to import
 
