@@ -88,7 +88,8 @@ class Cage:
 
     def describe(self) -> str:
         rates = "/".join(f"{r}G" for r in self.lane_rates_gbps) or "?"
-        return f"{self.where} cage {self.form_factor or '?'} {self.lanes or '?'}×{rates} lanes, {self.cooling or 'any'}"
+        lanes = f"{self.lanes or '?'}×{rates} lanes"
+        return f"{self.where} cage {self.form_factor or '?'} {lanes}, {self.cooling or 'any'}"
 
 
 @dataclass

@@ -488,7 +488,8 @@ def radix_note(plans: list[FabricPlan]) -> str | None:
     if len({r for _s, r, _l in radixes}) <= 1:
         return None
     parts = [
-        f"{p.switch_id} has {p.radix} ports at {p.link_rate_gbps:g}G ({p.design.total_switches} switches, {p.design.tiers} tiers)"
+        f"{p.switch_id} has {p.radix} ports at {p.link_rate_gbps:g}G "
+        f"({p.design.total_switches} switches, {p.design.tiers} tiers)"
         for p in plans
     ]
     return (

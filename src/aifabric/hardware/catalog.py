@@ -285,7 +285,8 @@ class OpticSpec(_Priced, _with_provenance("reach", "power", "price")):
     def _lanes_carry_the_rate(self) -> OpticSpec:
         if self.lanes * self.lane_rate_gbps != self.rate_gbps:
             raise ValueError(
-                f"lanes × lane_rate_gbps ({self.lanes} × {self.lane_rate_gbps}) must equal rate_gbps {self.rate_gbps}"
+                f"lanes × lane_rate_gbps ({self.lanes} × {self.lane_rate_gbps}) "
+                f"must equal rate_gbps {self.rate_gbps}"
             )
         if self.ports * self.port_rate_gbps != self.rate_gbps:
             raise ValueError(f"ports × port_rate_gbps must equal rate_gbps {self.rate_gbps}")
@@ -1264,7 +1265,8 @@ def catalog_frame(catalog: Catalog, kind: str | None = None) -> pd.DataFrame:
     price_low_usd, price_high_usd (the range; equal when one sourced price), (price_usd_per_m for
     cables), price_confidence (``input`` = no public price), price_date, power_w, source; for
     GPUs bf16_tflops, nvlink_gbytes_per_s, hbm_gbytes, power_w (= TDP), gpus_per_node,
-    scale_up_gpus, nics_per_node, nic_rate_gbps and server_price_usd (one node). For cables ``technology`` holds the cable kind (dac, aoc, mmf, smf).
+    scale_up_gpus, nics_per_node, nic_rate_gbps and server_price_usd (one node). For cables
+    ``technology`` holds the cable kind (dac, aoc, mmf, smf).
     """
     import pandas as pd  # noqa: F811 - imported lazily: pandas is slow to import
 
