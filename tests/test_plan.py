@@ -117,6 +117,9 @@ def test_nvl72_trays_have_four_gpus_and_four_nics():
     assert (gpu.gpus_per_node, gpu.nics_per_node, gpu.scale_up_gpus, gpu.nic_rate_gbps) == (4, 4, 72, 400)
     p = plan_fabric(1152, "infiniband", CAT, gpu="gb200-nvl72")
     assert p.nodes == 288 and p.bom.count("nic") == 1152
+    assert "16 NVLink domains of 72" in p.notes[-1]
+    partial = plan_fabric(1024, "infiniband", CAT, gpu="gb200-nvl72")
+    assert "a whole number of domains is 1080" in partial.notes[-1]
 
 
 @pytest.mark.parametrize("gpus", [4096, 16384])

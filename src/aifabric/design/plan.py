@@ -367,6 +367,18 @@ def plan_fabric(
         )
     if cages == "twin-port":
         notes.append("server side: DGX-class twin-port flat-top OSFP cages, 2 NIC ports per module")
+    domain = int(gpu_spec.scale_up_gpus or gpn)
+    if domain > gpn:
+        racks = gpus / domain
+        notes.append(
+            f"{gpus} GPUs = {racks:.4g} NVLink domains of {domain} ({gpu_spec.system or gpu}); "
+            f"scale-out NICs per {gpn}-GPU tray"
+            + (
+                ""
+                if float(racks).is_integer()
+                else f" — a whole number of domains is {domain * math.ceil(racks)}"
+            )
+        )
     if planes > 1:
         notes.append(
             f"{planes} planes: each NIC's {nic_rate_gbps:g}G split into {planes} × {link_rate:g}G legs"
