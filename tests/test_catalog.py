@@ -612,3 +612,16 @@ def test_tco_section_has_sourced_or_input_values(tmp_path):
     )
     with pytest.raises(InputError, match="unknown TCO parameter"):
         cat.tco_input("coffee")
+
+
+def test_input_priced_switch_reports_its_range_and_flag(catalog):
+    """A quote-only switch (SN5600) is an input: its point is the range midpoint, its basis line
+    says INPUT, and price_info carries the range and the flag."""
+    sn = catalog.get("switch", "sn5600")
+    assert catalog.is_input(sn) and catalog.is_estimate(sn)
+    low, high = catalog.price_range_usd(sn)
+    assert sn.price_usd == (low + high) / 2 and sn.price_point == "midpoint"
+    assert "INPUT: no public price" in catalog.price_basis(sn)
+    info = catalog.price_info(sn)
+    assert info["input"] and (info["low_usd"], info["high_usd"]) == (low, high)
+    assert catalog.provenance(sn, "price").startswith("input: ")

@@ -313,6 +313,17 @@ def _summary_rows(f: dict) -> list[tuple[str, str]]:
         ("network capex per GPU", f"${f['network_capex_per_gpu_usd']:,.0f}"),
         ("power", f"{f['power_w'] / 1000:,.1f} kW ({f['power_per_gpu_w']:.0f} W per GPU)"),
     ]
+    fe = f.get("front_end") or {}
+    if fe:
+        rows.append(
+            (
+                "storage / front-end NICs",
+                f"{fe['per_node']} × {fe['nic']} per node ({fe['count']:,}): listed, ship with the servers; "
+                "network priced by --storage-nodes",
+            )
+        )
+    for note in f.get("notes", []):
+        rows.append(("note", note))
     if "tco_usd" in f:
         t = f["tco"]
         tlo, thi = f["tco_range_usd"]
