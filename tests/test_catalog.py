@@ -20,8 +20,22 @@ from aifabric.hardware.catalog import (
 )
 
 REQUIRED_IDS = {
-    "switch": {"qm9700", "qm9790", "q3400", "sn5600", "tomahawk5", "tomahawk4", "jericho3-ai"},
-    "nic": {"cx7-ib", "cx7-eth", "cx8-ib", "cx8-eth", "bf3"},
+    "switch": {
+        "qm9700",
+        "qm9790",
+        "q3400",
+        "q3200",
+        "sn5600",
+        "sn5400",
+        "tomahawk5",
+        "tomahawk4",
+        "jericho3-ai",
+        "arista-7060x6",
+        "juniper-qfx5240",
+        "cisco-n9364e-sg2",
+        "dell-z9964f",
+    },
+    "nic": {"cx7-ib", "cx7-eth", "cx8-ib", "cx8-eth", "bf3", "thor2", "pollara400", "cx7-2x200-qsfp112"},
     "optic": {
         "osfp-800g-2xsr4",
         "osfp-800g-2xdr4",
@@ -32,8 +46,17 @@ REQUIRED_IDS = {
         "osfp-800g-dr8",
         "osfp-800g-dr4",
     },
-    "cable": {"dac-passive-400g", "dac-passive-800g", "aoc-400g", "fiber-mmf-mpo", "fiber-smf-mpo"},
-    "gpu": {"h100", "h200", "b200"},
+    "cable": {
+        "dac-passive-400g",
+        "dac-passive-800g",
+        "lacc-800g",
+        "lacc-xdr-800g",
+        "aec-800g",
+        "aoc-400g",
+        "fiber-mmf-mpo",
+        "fiber-smf-mpo",
+    },
+    "gpu": {"h100", "h200", "h800", "b200", "b300", "gb200-nvl72", "gb300-nvl72"},
 }
 PRICED = ("switch", "nic", "optic", "cable")
 SOURCE_TAG = re.compile(r"^(S\d+[a-z]?|P\d+)$")
@@ -78,14 +101,14 @@ def test_every_record_and_field_source_is_listed_or_an_estimate_with_basis(catal
         if tags:
             assert all(t in catalog.sources for t in tags), (kind, record.id, tags)
         else:
-            assert record.confidence in ("estimate", "derived") and record.basis, (kind, record.id)
+            assert record.confidence in ("estimate", "derived", "input") and record.basis, (kind, record.id)
         for prefix in record.PROVENANCE:
             src = getattr(record, f"{prefix}_source")
             conf = getattr(record, f"{prefix}_confidence")
             basis = getattr(record, f"{prefix}_basis")
             for tag in _tags(src):
                 assert tag in catalog.sources, (kind, record.id, prefix, tag)
-            if conf in ("estimate", "derived"):
+            if conf in ("estimate", "derived", "input"):
                 assert basis, (kind, record.id, prefix)
             if conf is None:
                 assert src is None and basis is None, (kind, record.id, prefix)
@@ -95,14 +118,18 @@ def test_sources_list_only_used_tags(catalog):
     """The catalog's `sources` holds only tags some record cites (as a source or in a basis or
     note), and every tag cited in a basis or note is listed."""
     used = set()
+    texts = []
     for _kind, record in catalog.records():
         used.update(_tags(record.source))
-        texts = [record.basis or "", record.notes or ""]
+        texts += [record.basis or "", record.notes or ""]
         for prefix in record.PROVENANCE:
             used.update(_tags(getattr(record, f"{prefix}_source")))
             texts.append(getattr(record, f"{prefix}_basis") or "")
-        used.update(re.findall(r"\bS\d{1,3}[a-z]?\b", " ".join(texts)))
-    assert used == set(catalog.sources)
+    for item in catalog.tco.values():
+        used.update(_tags(item.source))
+        texts.append(item.basis or "")
+    used.update(re.findall(r"\b[SP]\d{1,3}[a-z]?\b", " ".join(texts)))
+    assert used == set(catalog.sources), used ^ set(catalog.sources)
     assert all(SOURCE_TAG.match(t) for t in catalog.sources)
 
 
@@ -118,7 +145,9 @@ def test_every_priced_record_has_price_power_and_estimates_carry_a_basis(catalog
             for field in ("price", "power") + (("price_per_m",) if kind == "cable" else ()):
                 if catalog.is_estimate(record, field):
                     assert getattr(record, f"{field}_basis") or record.basis, (record.id, field)
-                    assert catalog.provenance(record, field).startswith("estimate: ")
+                    assert catalog.provenance(record, field).startswith(("estimate: ", "input: "))
+                    if catalog.is_input(record, field):
+                        assert record.price_range_usd is not None, record.id
 
 
 def test_confidence_words_are_the_allowed_ones(catalog):
@@ -137,11 +166,22 @@ def test_qm9700_has_64_ndr_ports_in_32_twin_port_cages(catalog):
 
 
 def test_qm9700_price_is_the_street_price_midpoint(catalog):
-    """QM9700 price is the 36k–50k USD midpoint, tagged S60 with low confidence."""
+    """QM9700 price is the 36k–50k USD range (S60, Aug 2024, low confidence); its midpoint is the
+    point used, and the API says so."""
     qm = catalog.get("switch", "qm9700")
-    assert qm.price_usd == 43000
-    assert not catalog.is_estimate(qm, "price")
-    assert catalog.provenance(qm, "price").startswith("S60 (low): midpoint")
+    assert qm.price_usd == 43000 and qm.price_point == "midpoint"
+    assert catalog.price_range_usd(qm) == (36000, 50000)
+    assert qm.price_date == "2024-08"
+    assert not catalog.is_estimate(qm, "price") and not catalog.is_input(qm)
+    assert catalog.provenance(qm, "price").startswith("S60 (low)")
+    assert "midpoint 43,000 used" in catalog.price_basis(qm)
+    info = catalog.price_info(qm)
+    assert (info["low_usd"], info["high_usd"], info["point_is"], info["input"]) == (
+        36000,
+        50000,
+        "midpoint",
+        False,
+    )
     assert catalog.is_estimate(qm, "power")
 
 
@@ -301,7 +341,13 @@ BAD_OVERRIDES = [
     ("switches:\n  - {price_usd: 1}\n", "switches[0].id", "lowercase id"),
     ("switches: 5\n", "switches", "a list"),
     ("nics:\n  - {id: cx7-ib, power_w: 30, power_confidence: estimate}\n", "nics[cx7-ib]", None),
-    ("gpus:\n  - {id: h100, price_usd: 30000}\n", "gpus[h100].price_usd", "bf16_tflops"),
+    ("gpus:\n  - {id: h100, price_usd: -1}\n", "gpus[h100].price_usd", "≥ 0"),
+    ("switches:\n  - {id: qm9700, price_range_usd: [50000, 40000]}\n", "switches[qm9700]", None),
+    ("switches:\n  - {id: qm9700, price_usd: 1, price_range_usd: [5, 9]}\n", "switches[qm9700]", None),
+    ("switches:\n  - {id: sn5600, price_input: true, price_usd: 5}\n", "switches[sn5600]", None),
+    ("tco:\n  pue: {value: -2}\n", "tco.pue", None),
+    ("tco:\n  pue: {range: [2, 1]}\n", "tco.pue", None),
+    ("tco: [1, 2]\n", "tco", None),
     ("schema_version: 2\n", "schema_version", "1"),
     ("- just\n- a list\n", "(top level)", "switches"),
     ("switches:\n  - {id: qm9700, price_usd: 1}\n  - {id: qm9700, price_usd: 2}\n", "switches[qm9700]", None),
@@ -418,3 +464,164 @@ def test_load_defaults_returns_a_copy():
     data = load_defaults()
     data["hpcc"]["eta"]["value"] = 0.5
     assert default_value("hpcc.eta") == 0.95
+
+
+# --- cages, lanes and cooling (issue 14) --------------------------------------------------------
+def _switch_cage_fits(catalog, optic) -> list[str]:
+    from aifabric.hardware.catalog import module_fits_cage
+
+    return [
+        s.id
+        for s in catalog.switches.values()
+        if not module_fits_cage(
+            optic,
+            form_factor=s.cage_form_factor,
+            lanes=s.lanes_per_cage,
+            lane_rates_gbps=s.lane_rates_gbps,
+            cooling=s.cage_cooling,
+        )
+    ]
+
+
+def _nic_cage_fits(catalog, optic) -> list[str]:
+    from aifabric.hardware.catalog import module_fits_cage
+
+    out = []
+    for n in catalog.nics.values():
+        lanes = 8 if n.form_factor == "QSFP-DD" else 4  # as design.cost.server_cage
+        if not module_fits_cage(
+            optic,
+            form_factor=n.form_factor,
+            lanes=lanes,
+            lane_rates_gbps=(n.lane_rate_gbps,),
+            cooling="flat-top",
+        ):
+            out.append(n.id)
+    # DGX-class twin-port server cage (P9): OSFP, 8 × 100G lanes, flat top
+    if not module_fits_cage(optic, form_factor="OSFP", lanes=8, lane_rates_gbps=(100,), cooling="flat-top"):
+        out.append("dgx-twin-port")
+    return out
+
+
+def test_every_switch_and_nic_declares_its_cage(catalog):
+    """Every switch says its cage form factor, lanes, lane rates and cooling; every NIC its form
+    factor and lane rate; lanes × lane rate covers the cage's ports."""
+    for s in catalog.switches.values():
+        assert s.cage_form_factor and s.lanes_per_cage and s.lane_rates_gbps and s.cage_cooling, s.id
+        assert s.cages * s.lanes_per_cage * max(s.lane_rates_gbps) >= s.ports * s.port_rate_gbps, s.id
+    for n in catalog.nics.values():
+        assert n.form_factor and n.lane_rate_gbps and n.port_rate_gbps % n.lane_rate_gbps == 0, n.id
+
+
+def test_every_module_fits_a_cage_by_lane_rate_form_factor_and_cooling(catalog):
+    """Each transceiver fits at least one catalog cage, and only cages with its form factor, lane
+    count, lane rate and top: finned modules only in air-cooled switch cages, flat-top modules in
+    NIC / DGX server cages; QSFP112 never in a switch; single-port 4-lane OSFP never in a twin-port
+    switch cage (P9); 200G-lane modules only in 200G-SerDes switches and ConnectX-8 (P10)."""
+    two_hundred = {s.id for s in catalog.switches.values() if 200 in s.lane_rates_gbps}
+    assert {"q3400", "q3200", "dell-z9964f"} <= two_hundred
+    assert not {"sn5600", "tomahawk5", "qm9700"} & two_hundred
+    for optic in catalog.optics.values():
+        switches = _switch_cage_fits(catalog, optic)
+        nics = _nic_cage_fits(catalog, optic)
+        assert switches or nics, optic.id
+        for sid in switches:
+            s = catalog.switches[sid]
+            assert s.cage_form_factor == optic.form_factor and s.lanes_per_cage == optic.lanes, (
+                optic.id,
+                sid,
+            )
+            assert optic.lane_rate_gbps in s.lane_rates_gbps, (optic.id, sid)
+            assert s.cage_cooling in ("any", optic.cooling), (optic.id, sid)
+        if optic.cooling == "finned":
+            assert switches and not nics, optic.id
+        if optic.cooling == "flat-top":
+            assert nics and not switches, optic.id
+        if optic.form_factor == "QSFP112":
+            assert not switches, optic.id
+        if optic.form_factor == "OSFP" and optic.lanes == 4:
+            assert not [s for s in switches if catalog.switches[s].ports_per_cage == 2], optic.id
+        if optic.lane_rate_gbps == 200:
+            assert set(switches) <= two_hundred, optic.id
+            assert set(nics) <= {"cx8-ib"}, optic.id
+
+
+def test_xdr_has_no_multimode_optics_and_no_passive_copper(catalog):
+    """No 200G-lane multimode optic, passive DAC or AOC exists in the catalog (P10): XDR links
+    use single-mode optics or linear active copper only."""
+    for optic in catalog.optics.values():
+        if optic.lane_rate_gbps == 200:
+            assert optic.media == "smf", optic.id
+    for cable in catalog.cables.values():
+        if cable.lane_rate_gbps == 200:
+            assert cable.kind == "lacc", cable.id
+
+
+def test_no_price_is_another_products_price(catalog):
+    """No price basis says a product is priced "as", "equal to" or "assumed equal to" another
+    product, and every input range has a reason and the input flag (issue 14)."""
+    banned = ("assumed equal to", "same as the qm9700", "qm9700 midpoint", "× the qm9700", "scaled by")
+    for _kind, record in catalog.records():
+        basis = (getattr(record, "price_basis", None) or "").lower()
+        assert not any(b in basis for b in banned), (record.id, basis)
+        if getattr(record, "price_input", False):
+            assert record.price_confidence == "input" and record.price_range_usd, record.id
+
+
+def test_price_summary_counts_sourced_estimates_and_inputs(catalog):
+    """price_summary() splits the priced records into sourced, estimate and input; the catalog
+    has all three kinds."""
+    summary = catalog.price_summary()
+    assert summary["sourced"] > 0 and summary["estimate"] > 0 and summary["input"] > 0
+    priced = sum(len(catalog.section(k)) for k in PRICED)
+    gpus_priced = sum(1 for g in catalog.gpus.values() if g.price_usd is not None)
+    assert sum(summary.values()) == priced + gpus_priced
+
+
+def test_override_with_a_quote_replaces_the_input_range(tmp_path):
+    """A user price for an input-priced switch drops the packaged range and input flag and is
+    marked user; a user range gets its midpoint."""
+    path = _write(
+        tmp_path,
+        "switches:\n  - {id: sn5600, price_usd: 41000}\n  - {id: q3400, price_range_usd: [90000, 110000]}\n",
+    )
+    cat = load_catalog(path)
+    sn, q = cat.get("switch", "sn5600"), cat.get("switch", "q3400")
+    assert sn.price_usd == 41000 and sn.price_range_usd is None and not cat.is_input(sn)
+    assert cat.price_range_usd(sn) == (41000, 41000) and sn.price_confidence == "user"
+    assert q.price_usd == 100000 and q.price_point == "midpoint" and not cat.is_input(q)
+
+
+def test_tco_section_has_sourced_or_input_values(tmp_path):
+    """Every TCO parameter has a unit and a value; estimates and inputs say their basis; a user
+    catalog's tco: entry replaces a value and marks it user."""
+    cat = load_catalog()
+    for key, item in cat.tco.items():
+        assert item.unit and item.value is not None, key
+        if item.confidence in ("estimate", "input", "derived"):
+            assert item.basis, key
+    assert cat.tco_input("electricity_usd_per_kwh").value == pytest.approx(0.0806)
+    path = _write(
+        tmp_path, "tco:\n  pue: 1.15\n  electricity_usd_per_kwh: {value: 0.12, source: our PPA 2026}\n"
+    )
+    mine = load_catalog(path)
+    assert mine.tco["pue"].value == 1.15 and mine.tco["pue"].confidence == "user"
+    assert mine.tco["electricity_usd_per_kwh"].source == "our PPA 2026"
+    assert (
+        mine.tco["electricity_usd_per_kwh"].date is None and mine.tco["electricity_usd_per_kwh"].range is None
+    )
+    with pytest.raises(InputError, match="unknown TCO parameter"):
+        cat.tco_input("coffee")
+
+
+def test_input_priced_switch_reports_its_range_and_flag(catalog):
+    """A quote-only switch (SN5600) is an input: its point is the range midpoint, its basis line
+    says INPUT, and price_info carries the range and the flag."""
+    sn = catalog.get("switch", "sn5600")
+    assert catalog.is_input(sn) and catalog.is_estimate(sn)
+    low, high = catalog.price_range_usd(sn)
+    assert sn.price_usd == (low + high) / 2 and sn.price_point == "midpoint"
+    assert "INPUT: no public price" in catalog.price_basis(sn)
+    info = catalog.price_info(sn)
+    assert info["input"] and (info["low_usd"], info["high_usd"]) == (low, high)
+    assert catalog.provenance(sn, "price").startswith("input: ")

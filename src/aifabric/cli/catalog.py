@@ -10,13 +10,27 @@ import typer
 from aifabric.errors import InputError
 
 KINDS = ("switch", "nic", "optic", "cable", "gpu")
+VIEWS = (*KINDS, "tco")
+
+
+def _cell(value: object) -> str:
+    """A table cell: empty for None / NaN / pandas NA (``NA != NA`` is NA, whose truth value raises
+    — issue 16), ``:g`` for floats."""
+    import pandas as pd
+
+    try:
+        if value is None or bool(pd.isna(value)):
+            return ""
+    except (TypeError, ValueError):
+        pass
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def register(app: typer.Typer) -> None:
     @app.command("catalog")
     def catalog_cmd(
         kind: str | None = typer.Option(
-            None, "--kind", help="switch | nic | optic | cable | gpu (default: all)."
+            None, "--kind", help="switch | nic | optic | cable | gpu | tco (default: all)."
         ),
         catalog_file: Path | None = typer.Option(
             None, "--catalog", help="YAML file overriding catalog records."
@@ -29,15 +43,19 @@ def register(app: typer.Typer) -> None:
         def body() -> int:
             from aifabric.hardware.catalog import catalog_frame, load_catalog
 
-            if kind is not None and kind not in KINDS:
-                raise InputError("unknown kind", field="--kind", value=kind, allowed=", ".join(KINDS))
+            if kind is not None and kind not in VIEWS:
+                raise InputError("unknown kind", field="--kind", value=kind, allowed=", ".join(VIEWS))
             cat = load_catalog(catalog_file)
-            kinds = (kind,) if kind else KINDS
+            kinds = (kind,) if kind and kind != "tco" else (() if kind == "tco" else KINDS)
+            show_tco = kind in (None, "tco")
             if as_json:
                 out = {}
                 for k in kinds:
                     df = catalog_frame(cat, k)
                     out[k] = json.loads(df.to_json(orient="records"))
+                if show_tco:
+                    out["tco"] = {key: item.model_dump() for key, item in cat.tco.items()}
+                    out["price_summary"] = cat.price_summary()
                 typer.echo(json.dumps(out, indent=2))
                 return 0
             from rich.console import Console
@@ -50,13 +68,22 @@ def register(app: typer.Typer) -> None:
                 for col in df.columns:
                     t.add_column(col, no_wrap=col != "source", overflow="fold")
                 for row in df.itertuples(index=False):
-                    t.add_row(
-                        *[
-                            "" if v is None or v != v else (f"{v:g}" if isinstance(v, float) else str(v))
-                            for v in row
-                        ]
-                    )
+                    t.add_row(*[_cell(v) for v in row])
                 con.print(t)
+            if show_tco:
+                t = Table(
+                    title=f"TCO parameters ({len(cat.tco)}) — override in a --catalog file's tco: section"
+                )
+                t.add_column("parameter", no_wrap=True)
+                t.add_column("value, range, provenance", overflow="fold")
+                for key, item in cat.tco.items():
+                    t.add_row(key, item.describe())
+                con.print(t)
+                ps = cat.price_summary()
+                con.print(
+                    f"prices: {ps['sourced']} sourced, {ps['estimate']} estimates, {ps['input']} input ranges "
+                    "(no public price; replace with quotes via --catalog)"
+                )
             return 0
 
         run_guarded(body)

@@ -42,6 +42,20 @@ def _parse_lengths(text: str | None) -> dict[str, float]:
     return out
 
 
+def _parse_hall(text: str | None) -> float | None:
+    from aifabric.units import UnitError, parse_length_m
+
+    if not text:
+        return None
+    try:
+        value = parse_length_m(text)
+    except UnitError:
+        raise InputError("bad length", field="--hall-size", value=text, allowed="e.g. 60m") from None
+    if value <= 0:
+        raise InputError("must be > 0", field="--hall-size", value=text, allowed="e.g. 60m")
+    return value
+
+
 TECH_WORDS = {
     "ib": ("infiniband",),
     "infiniband": ("infiniband",),
@@ -54,11 +68,23 @@ def register(app: typer.Typer) -> None:
     @app.command("plan")
     def plan_cmd(
         gpus: int = typer.Option(1024, "--gpus", help="Number of GPUs (one NIC per GPU)."),
-        gpu: str = typer.Option("h100", "--gpu", help="GPU catalog id: h100, h200, b200."),
-        nic_rate: str = typer.Option(
-            "400Gbps", "--nic-rate", help="Per-GPU NIC rate, e.g. 400Gbps or 800Gbps."
+        gpu: str = typer.Option(
+            "h100",
+            "--gpu",
+            help="GPU system catalog id: h100, h200, h800, b200, b300, gb200-nvl72, gb300-nvl72.",
+        ),
+        nic_rate: str | None = typer.Option(
+            None,
+            "--nic-rate",
+            help="Per-GPU NIC rate, e.g. 400Gbps or 800Gbps (default: the GPU system's, e.g. 400G on B200).",
         ),
         technology: str = typer.Option("both", "--technology", help="ib | roce | both."),
+        designs: list[str] | None = typer.Option(
+            None,
+            "--design",
+            help="Named design to plan (repeatable; replaces --technology/--switch/--nic/--nic-rate), e.g. "
+            "ib-ndr-400g, spectrum-x-400g, th5-sonic-400g, jericho3-ai-400g.",
+        ),
         oversubscription: float = typer.Option(
             1.0, "--oversubscription", help="Leaf down:up ratio R (1 = non-blocking, 2 = 2:1)."
         ),
@@ -68,14 +94,61 @@ def register(app: typer.Typer) -> None:
         nic: str | None = typer.Option(
             None, "--nic", help="NIC catalog id (default per technology and rate)."
         ),
-        planes: int = typer.Option(
-            1, "--planes", help="Independent network planes (NIC rate split over them)."
+        planes: int | None = typer.Option(
+            None,
+            "--planes",
+            help="Independent network planes (NIC rate split over them; default: the NIC's port count "
+            "when its ports share the rate, e.g. 2 × 400G on ConnectX-8 C8240, else 1).",
         ),
         lengths: str | None = typer.Option(
             None, "--lengths", help="Cable lengths host-leaf,leaf-spine,spine-core (default 5m,40m,300m)."
         ),
+        server_cages: str | None = typer.Option(
+            None,
+            "--server-cages",
+            help="twin-port (DGX-class: 2 NICs per flat-top OSFP module) | per-nic (PCIe HGX: one module "
+            "per NIC port). Default: the GPU system's.",
+        ),
+        optics: str = typer.Option(
+            "any", "--optics", help="Transceiver brand: any (cheapest) | nvidia | third-party."
+        ),
+        rail_only: bool = typer.Option(
+            False,
+            "--rail-only",
+            help="Rail-only design: no spine between rails (cross-rail traffic over NVLink).",
+        ),
+        max_tiers: int = typer.Option(3, "--max-tiers", help="Most switch tiers allowed (1, 2 or 3)."),
+        hall_size: str | None = typer.Option(
+            None,
+            "--hall-size",
+            help="Side of a square data hall, e.g. 60m: switch-to-switch runs = 2 × side (optics reach "
+            "follows); --lengths wins where given.",
+        ),
+        lifetime_years: float | None = typer.Option(
+            None, "--lifetime-years", help="TCO lifetime (default 5)."
+        ),
+        pue: float | None = typer.Option(None, "--pue", help="Data-centre PUE for TCO energy (default 1.3)."),
+        electricity: float | None = typer.Option(
+            None,
+            "--electricity-usd-per-kwh",
+            help="Electricity price for TCO (default 0.0806, EIA 2023 US industrial).",
+        ),
         catalog_file: Path | None = typer.Option(
             None, "--catalog", help="YAML file overriding catalog records."
+        ),
+        storage_nodes: int | None = typer.Option(
+            None,
+            "--storage-nodes",
+            help="Price the hybrid design: back end + an Ethernet front-end/storage network with this many "
+            "storage nodes.",
+        ),
+        checkpoint: float | None = typer.Option(
+            None,
+            "--checkpoint-gbytes-per-s",
+            help="Price the hybrid design with storage nodes sized for this checkpoint bandwidth (GB/s).",
+        ),
+        rent: bool = typer.Option(
+            False, "--rent-vs-build", help="Add rent vs build: break-even months against renting the GPUs."
         ),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
         as_csv: bool = typer.Option(False, "--csv", help="Print the bills of materials as CSV."),
@@ -106,26 +179,82 @@ def register(app: typer.Typer) -> None:
                     value=oversubscription,
                     allowed="1 (non-blocking), 2 (2:1), ...",
                 )
+            overrides = {}
+            for key, value, flag in (
+                ("lifetime_years", lifetime_years, "--lifetime-years"),
+                ("pue", pue, "--pue"),
+                ("electricity_usd_per_kwh", electricity, "--electricity-usd-per-kwh"),
+            ):
+                if value is not None:
+                    if value <= 0 or (key == "pue" and value < 1):
+                        raise InputError(
+                            "out of range", field=flag, value=value, allowed="PUE ≥ 1; other values > 0"
+                        )
+                    overrides[key] = value
             cat = load_catalog(catalog_file)
-            plans = plan(
-                gpus,
-                techs,
-                cat,
+            common = dict(
                 gpu=gpu.lower(),
-                nic_rate_gbps=_parse_rate_gbps(nic_rate),
                 oversubscription=oversubscription,
-                switch_id=switch,
-                nic_id=nic,
-                planes=planes,
                 lengths_m=_parse_lengths(lengths),
+                server_cages=server_cages,
+                optics=optics,
+                rail_only=rail_only,
+                tco_inputs=overrides or None,
+                max_tiers=max_tiers,
+                data_hall_m=_parse_hall(hall_size),
             )
-            out = {"fabrics": [p.to_dict() for p in plans]}
-            if len(plans) == 2:
+            if designs:
+                from aifabric.design.plan import plan_design
+
+                extra = {"planes": planes} if planes is not None else {}
+                plans = [plan_design(d, gpus, cat, **common, **extra) for d in designs]
+            else:
+                plans = plan(
+                    gpus,
+                    techs,
+                    cat,
+                    nic_rate_gbps=_parse_rate_gbps(nic_rate) if nic_rate else None,
+                    switch_id=switch,
+                    nic_id=nic,
+                    planes=planes,
+                    **common,
+                )
+            out = {"fabrics": [p.to_dict() for p in plans], "catalog_prices": cat.price_summary()}
+            if storage_nodes is not None or checkpoint is not None or rent:
+                from aifabric.design.tco import price_hybrid, rent_vs_build
+
+                for p, f in zip(plans, out["fabrics"], strict=True):
+                    if storage_nodes is not None or checkpoint is not None:
+                        if (storage_nodes or 0) < 0 or (checkpoint or 0) < 0:
+                            raise InputError(
+                                "must be ≥ 0",
+                                field="--storage-nodes/--checkpoint-gbytes-per-s",
+                                allowed="≥ 0",
+                            )
+                        f["hybrid"] = price_hybrid(
+                            p,
+                            cat,
+                            storage_nodes=storage_nodes,
+                            checkpoint_gbytes_per_s=checkpoint,
+                            overrides=overrides or None,
+                        ).to_dict()
+                    if rent:
+                        f["rent_vs_build"] = rent_vs_build(p, cat, overrides=overrides or None).to_dict()
+            from aifabric.design.plan import radix_note
+
+            note = radix_note(plans)
+            if note:
+                out["radix_note"] = note
+            if len(plans) == 2 and not designs:
                 ib, roce = plans
                 out["comparison"] = {
                     "roce_over_ib_capex": round(roce.capex_usd / ib.capex_usd, 4),
                     "capex_difference_usd": round(ib.capex_usd - roce.capex_usd, 2),
                     "roce_over_ib_power": round(roce.power_w / ib.power_w, 4),
+                    "roce_over_ib_tco": round(roce.tco.tco_usd / ib.tco.tco_usd, 4),
+                    "tco_difference_usd": round(ib.tco.tco_usd - roce.tco.tco_usd, 2),
+                    "note": "switch and optics prices without a public source are input ranges (see each "
+                    "fabric's capex_input_usd and the BOM's price_input lines): the ratio is conditional on them",
                 }
             if as_json:
                 typer.echo(json.dumps(out, indent=2))
@@ -167,8 +296,9 @@ def _print_csv(out: dict) -> None:
 
 def _summary_rows(f: dict) -> list[tuple[str, str]]:
     sw = ", ".join(f"{k} {v}" for k, v in f["switches"].items())
-    return [
-        ("switch × radix", f"{f['switch']} × {f['radix']} @ {f['link_rate_gbps']:g}G"),
+    lo, hi = f["capex_range_usd"]
+    rows = [
+        ("switch × radix", f"{f['switch']} × {f['radix']} @ {f['link_rate_gbps']:g}G ({f['design']})"),
         (
             "NIC",
             f"{f['nic']} @ {f['nic_rate_gbps']:g}G" + (f", {f['planes']} planes" if f["planes"] > 1 else ""),
@@ -178,10 +308,37 @@ def _summary_rows(f: dict) -> list[tuple[str, str]]:
         ("leaf ports down/up", f"{f['leaf_ports_down']}/{f['leaf_ports_up']} ({f['oversubscription']:g}:1)"),
         ("NICs / transceivers / cables", f"{f['nics']:,} / {f['transceivers']:,} / {f['cables']:,}"),
         ("media", ", ".join(f"{k} {v} {f['cable_lengths_m'][k]:g} m" for k, v in f["media"].items())),
-        ("capex", f"${f['capex_usd']:,.0f}"),
+        ("capex", f"${f['capex_usd']:,.0f} (range ${lo:,.0f}–${hi:,.0f})"),
+        ("  of which input-priced", f"${f['capex_input_usd']:,.0f} (no public price: replace with quotes)"),
         ("network capex per GPU", f"${f['network_capex_per_gpu_usd']:,.0f}"),
         ("power", f"{f['power_w'] / 1000:,.1f} kW ({f['power_per_gpu_w']:.0f} W per GPU)"),
     ]
+    fe = f.get("front_end") or {}
+    if fe:
+        rows.append(
+            (
+                "storage / front-end NICs",
+                f"{fe['per_node']} × {fe['nic']} per node ({fe['count']:,}): listed, ship with the servers; "
+                "network priced by --storage-nodes",
+            )
+        )
+    for note in f.get("notes", []):
+        rows.append(("note", note))
+    if "tco_usd" in f:
+        t = f["tco"]
+        tlo, thi = f["tco_range_usd"]
+        rows += [
+            (
+                f"TCO, {t['lifetime_years']:g} years",
+                f"${f['tco_usd']:,.0f} (range ${tlo:,.0f}–${thi:,.0f}; ${f['tco_per_gpu_usd']:,.0f} per GPU)",
+            ),
+            (
+                "  spares / support+licences per year / energy per year",
+                f"${t['spares_usd']:,.0f} / ${t['support_usd_per_year'] + t['licences_usd_per_year']:,.0f}"
+                f" / ${t['energy_usd_per_year']:,.0f}",
+            ),
+        ]
+    return rows
 
 
 def _print_rich(out: dict) -> None:
@@ -196,7 +353,10 @@ def _print_rich(out: dict) -> None:
         for k, v in _summary_rows(f):
             t.add_row(k, v)
         con.print(t)
-        b = Table(title=f"{f['technology']} bill of materials (* = estimated price; --json has each basis)")
+        b = Table(
+            title=f"{f['technology']} bill of materials (* = estimate, † = input range without a public price; "
+            "--json has each basis)"
+        )
         for col, just in (
             ("where", "left"),
             ("catalog id", "left"),
@@ -212,7 +372,8 @@ def _print_rich(out: dict) -> None:
                 line["where"],
                 line["catalog_id"],
                 f"{line['count']:,}",
-                f"{line['unit_price_usd']:,.0f}" + ("*" if line["estimate"] else ""),
+                f"{line['unit_price_usd']:,.0f}"
+                + ("†" if line["price_input"] else "*" if line["estimate"] else ""),
                 f"{line['total_usd']:,.0f}",
                 f"{line['total_power_w'] / 1000:,.1f}",
                 line["price_source"].split(":")[0],
@@ -222,8 +383,27 @@ def _print_rich(out: dict) -> None:
         c = out["comparison"]
         con.print(
             f"RoCE capex is {c['roce_over_ib_capex']:.0%} of InfiniBand "
-            f"(${c['capex_difference_usd']:,.0f} less); power {c['roce_over_ib_power']:.0%}."
+            f"(${c['capex_difference_usd']:,.0f} less); TCO {c['roce_over_ib_tco']:.0%}; "
+            f"power {c['roce_over_ib_power']:.0%}. Conditional on the input-priced parts (†)."
         )
+    for f in out["fabrics"]:
+        if "hybrid" in f:
+            h = f["hybrid"]
+            con.print(
+                f"hybrid ({f['technology']} back end + Ethernet front end on {h['front_end_switch']}, "
+                f"{h['front_end_endpoints']} ports, {h['storage_nodes']} storage nodes): capex "
+                f"${h['capex_usd']:,.0f}, TCO ${h['tco_usd']:,.0f} (front end ${h['front_end_capex_usd']:,.0f})"
+            )
+        if "rent_vs_build" in f:
+            r = f["rent_vs_build"]
+            be = "never" if r["break_even_months"] is None else f"{r['break_even_months']:.1f} months"
+            con.print(
+                f"rent vs build ({f['technology']}): renting at ${r['rent_usd_per_gpu_hour']:.2f}/GPU-hour costs "
+                f"${r['rent_usd_per_month']:,.0f}/month; building ${r['build_capex_usd']:,.0f} + "
+                f"${r['build_opex_usd_per_month']:,.0f}/month breaks even after {be}"
+            )
+    if out.get("radix_note"):
+        con.print(out["radix_note"])
     con.print("[dim]Not included: " + "; ".join(out["fabrics"][0]["not_included"]) + ".[/dim]")
 
 
@@ -236,7 +416,7 @@ def _markdown(out: dict) -> str:
         lines.append("\n| where | item | catalog id | count | unit USD | total USD | price source |")
         lines.append("|---|---|---|--:|--:|--:|---|")
         for x in f["bom"]:
-            star = "*" if x["estimate"] else ""
+            star = "†" if x["price_input"] else "*" if x["estimate"] else ""
             lines.append(
                 f"| {x['where']} | {x['item']} | {x['catalog_id']} | {x['count']:,} | "
                 f"{x['unit_price_usd']:,.0f}{star} | {x['total_usd']:,.0f} | {x['price_source']} |"
@@ -246,6 +426,7 @@ def _markdown(out: dict) -> str:
         c = out["comparison"]
         lines.append(
             f"RoCE capex is {c['roce_over_ib_capex']:.0%} of InfiniBand "
-            f"(${c['capex_difference_usd']:,.0f} less). `*` = estimated price."
+            f"(${c['capex_difference_usd']:,.0f} less); TCO {c['roce_over_ib_tco']:.0%}. `*` = estimated price, "
+            "`†` = input range (no public price)."
         )
     return "\n".join(lines)

@@ -5,19 +5,30 @@ Counting rules (each BOM line names its catalog id and where its unit price come
 * **Switches** per tier from :class:`~aifabric.topology.RailDesign`.
 * **NICs**: one per GPU (rail-optimised: one NIC per GPU); with several planes the NIC's rate is
   split over the planes (one port or breakout leg per plane).
-* **Link media by length** (per link class: host-leaf, leaf-spine, spine-core): passive DAC when
-  the length is within the catalog DAC's reach (no transceivers); otherwise fibre with a
-  transceiver at each end — multimode (SR) when within its reach, else single-mode (DR, then FR).
-* **Transceivers per link end**: on a switch end, twin-port modules carry two logical ports where
-  the catalog says so (``ports: 2``), so a tier's switch-side module count is
-  ``ceil(ports / ports_per_module)``; the NIC end takes a single-port module. The cheapest catalog
-  module per port that matches side, media, reach and rate is used.
-* **Cables**: one per link (an MPO fibre per logical port, or a DAC), priced as
-  ``price_usd + price_usd_per_m × length``.
-* **Power**: switch power without optics + every module + every NIC (catalog ``power_w``).
+* **Cages**: every link end is a cage. A switch cage has the switch's form factor, electrical
+  lanes, SerDes lane rates and cooling (finned on air-cooled twin-port OSFP switches). A server
+  end is either a DGX-class twin-port cage (two NICs behind one flat-top twin-port OSFP) or the
+  NIC card's own flat-top cage. A module (or a copper cable's switch-end plug) is only placed in a
+  cage it fits (:func:`aifabric.hardware.catalog.module_fits_cage`): same form factor, it fills the
+  cage's lanes, a lane rate the cage runs (200G-lane optics only in 200G-SerDes cages), the right
+  top. XDR (200G lanes) therefore gets no passive DAC and no multimode optics: none exist at
+  200G lanes (catalog test).
+* **Link media by length and cost** (per link class: host-leaf, leaf-spine, spine-core): every
+  copper cable within reach whose lanes fit both cages, and every pair of transceivers with the
+  same optical interface (400G-DR4 ↔ 400G-DR4, ...) that fit the two cages, reach the length and
+  have a fibre of their media, are priced per link; the cheapest is used. ``optics`` restricts
+  the brand (``nvidia``, ``third-party``; default any).
+* **Transceivers per cage**: a module carries ``ports × (port rate / link rate)`` links (a
+  twin-port 2 × 400G module carries two 400G links, or four 200G links on splitter fibres), so a
+  switch tier needs ``ceil(links / that)`` modules and a server ``ceil(links per server / that)``.
+* **Cables**: one fibre per link; a copper cable carries ``rate_gbps / link rate`` links.
+* **Power**: switch power without optics + every module + every NIC + active cables.
 
-Not counted (stated in every plan's ``not_included``): GPU servers, management network, subnet
-manager / UFM or switch-OS licences, support contracts, racks, PDUs, installation labour.
+Each BOM line carries its unit price's range (``unit_price_low_usd`` / ``_high_usd``) and whether
+it is an input (no public price), so totals come with a range too.
+
+Not counted (stated in every plan's ``not_included``): GPU servers, management network, racks,
+PDUs and installation labour. Licences, support, spares and energy are in :mod:`aifabric.design.tco`.
 """
 
 from __future__ import annotations
@@ -26,17 +37,19 @@ import math
 from dataclasses import asdict, dataclass, field
 
 from aifabric.errors import InputError
+from aifabric.hardware.catalog import module_fits_cage, price_basis, price_range_usd
 from aifabric.topology import RailDesign
 
 NOT_INCLUDED = (
     "GPU servers",
-    "management/front-end network",
-    "subnet manager, UFM or switch-OS licences",
-    "support contracts",
+    "management/front-end network (see design.tco.price_hybrid)",
     "racks, PDUs and installation labour",
+    "licences, support, spares and energy (see the tco block)",
 )
 
 LINK_CLASSES = ("host-leaf", "leaf-spine", "spine-core")
+OPTICS_BRANDS = ("any", "nvidia", "third-party")
+COPPER = ("dac", "lacc", "aec", "aoc")
 
 
 @dataclass
@@ -54,18 +67,42 @@ class BomLine:
     price_source: str
     estimate: bool
     where: str = ""  # tier or link class
+    unit_price_low_usd: float = 0.0
+    unit_price_high_usd: float = 0.0
+    price_input: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class Cage:
+    """One end of a link: what a module or copper plug must match there."""
+
+    where: str  # switch | server
+    form_factor: str | None
+    lanes: int | None
+    lane_rates_gbps: tuple[int, ...]
+    cooling: str | None
+    ports: int  # logical ports per cage at the link rate (2 on a twin-port cage at 400G)
+
+    def describe(self) -> str:
+        rates = "/".join(f"{r}G" for r in self.lane_rates_gbps) or "?"
+        lanes = f"{self.lanes or '?'}×{rates} lanes"
+        return f"{self.where} cage {self.form_factor or '?'} {lanes}, {self.cooling or 'any'}"
+
+
 @dataclass
 class Media:
-    kind: str  # dac | mmf | smf
+    kind: str  # dac | lacc | aec | aoc | mmf | smf
     cable_id: str
     switch_optic: str | None
     nic_optic: str | None
     length_m: float
+    links_per_cable: int = 1
+    links_per_switch_optic: int = 1
+    links_per_far_optic: int = 1
+    cost_per_link_usd: float = 0.0
 
 
 @dataclass
@@ -92,6 +129,7 @@ class Bom:
                 allowed="a price in USD (override with --catalog FILE)",
             )
         unit = float(price) + extra_usd
+        low, high = price_range_usd(record)
         power = float(record.power_w or 0.0)
         self.lines.append(
             BomLine(
@@ -103,84 +141,219 @@ class Bom:
                 total_usd=round(unit * count, 2),
                 unit_power_w=power,
                 total_power_w=round(power * count, 2),
-                price_source=catalog.provenance(record, "price"),
+                price_source=price_basis(record),
                 estimate=catalog.is_estimate(record, "price"),
                 where=where,
+                unit_price_low_usd=round(low + extra_usd, 2),
+                unit_price_high_usd=round(high + extra_usd, 2),
+                price_input=bool(catalog.is_input(record, "price")),
             )
         )
 
     def total(self, attr: str, category: str | None = None) -> float:
         return float(sum(getattr(x, attr) for x in self.lines if category is None or x.category == category))
 
+    def total_range(self, category: str | None = None) -> tuple[float, float]:
+        """(low, high) USD with every line at the low / high end of its price range."""
+        lines = [x for x in self.lines if category is None or x.category == category]
+        return (
+            round(sum(x.count * x.unit_price_low_usd for x in lines), 2),
+            round(sum(x.count * x.unit_price_high_usd for x in lines), 2),
+        )
+
     def count(self, category: str) -> int:
         return int(sum(x.count for x in self.lines if x.category == category))
 
 
-def _optic_candidates(catalog, side: str, rate_gbps: float, media: str, length_m: float, technology: str):
-    out = []
-    for o in catalog.optics.values():
-        if o.side not in (side, "any") or o.media != media:
-            continue
-        if o.technology not in ("any", technology):
-            continue
-        if o.reach_m is None or o.reach_m < length_m:
-            continue
-        per_port = o.port_rate_gbps if o.port_rate_gbps else o.rate_gbps / max(1, o.ports)
-        if per_port < rate_gbps or o.price_usd is None:
-            continue
-        out.append((per_port != rate_gbps, o.price_usd / max(1, o.ports), o.id, o))
-    # exact-rate modules first; a faster module run at the lower rate (e.g. 400G SR4 in 200G mode)
-    # only when no exact one exists
-    return [x[-1] for x in sorted(out, key=lambda x: x[:3])]
+# --------------------------------------------------------------------------------------------
+# Cages
+# --------------------------------------------------------------------------------------------
+def switch_cage(switch, link_rate_gbps: float, ports_at_rate: int | None = None) -> Cage:
+    """The cage of ``switch`` used at ``link_rate_gbps`` (``ports_at_rate`` = its radix there)."""
+    lanes = switch.lanes_per_cage
+    rates = tuple(switch.lane_rates_gbps or ())
+    if switch.cages and ports_at_rate:
+        per_cage = max(1, ports_at_rate // switch.cages)
+    elif lanes and rates:
+        per_cage = max(1, int(lanes * max(rates) // link_rate_gbps))
+    else:
+        per_cage = int(switch.ports_per_cage or 1)
+    return Cage("switch", switch.cage_form_factor, lanes, rates, switch.cage_cooling, per_cage)
+
+
+def server_cage(nic, server_cages: str) -> Cage:
+    """The server-side cage: a DGX-class twin-port flat-top OSFP (two NIC ports behind it) or the
+    NIC card's own flat-top cage."""
+    lane = nic.lane_rate_gbps
+    rates = (lane,) if lane else ()
+    if server_cages == "twin-port":
+        return Cage("server", "OSFP", 8, rates, "flat-top", 2)
+    # a NIC port's cage is a 4-lane QSFP112 or single-port OSFP (8 lanes on QSFP-DD), also when the
+    # port runs slower than 4 lanes (a 200G port takes a 400G SR4 module in 200G mode, S58)
+    lanes = 8 if nic.form_factor == "QSFP-DD" else 4
+    return Cage("server", nic.form_factor, lanes, rates, "flat-top", 1)
+
+
+def links_per_module(module_ports: int, module_port_rate: float, link_rate: float) -> int:
+    """Links one module (or cable) carries at ``link_rate``: 0 when its ports are slower or do not
+    split evenly into the link rate."""
+    if module_port_rate < link_rate or module_port_rate % link_rate:
+        return 0
+    return int(module_ports * (module_port_rate // link_rate))
+
+
+def optic_fits(optic, cage: Cage, link_rate: float) -> list[str]:
+    """Why ``optic`` cannot serve ``link_rate`` links in ``cage`` (empty when it can)."""
+    why = module_fits_cage(
+        optic,
+        form_factor=cage.form_factor,
+        lanes=cage.lanes,
+        lane_rates_gbps=cage.lane_rates_gbps,
+        cooling=cage.cooling,
+    )
+    if not links_per_module(optic.ports, optic.port_rate_gbps, link_rate):
+        why.append(f"{optic.ports} × {optic.port_rate_gbps}G ports do not carry {link_rate:g}G links")
+    return why
+
+
+def cable_fits(cable, ends: tuple[Cage, Cage], link_rate: float) -> list[str]:
+    """Why a copper / AOC cable cannot join the two cages at ``link_rate`` (empty when it can)."""
+    why = []
+    if cable.kind not in COPPER:
+        return ["fibre needs transceivers"]
+    host = any(c.where == "server" for c in ends)
+    if host and cable.links == "switch-switch":
+        why.append("offered switch to switch only")
+    for cage in ends:
+        if cable.lane_rate_gbps and cage.lane_rates_gbps and cable.lane_rate_gbps not in cage.lane_rates_gbps:
+            why.append(f"{cable.lane_rate_gbps}G lanes not run by the {cage.where} cage")
+        if cage.where == "switch" and cable.lanes and cage.lanes and cable.lanes != cage.lanes:
+            why.append(f"{cable.lanes}-lane plug in a {cage.lanes}-lane switch cage")
+    total = float(cable.rate_gbps or link_rate)
+    per_end = total / (cable.ports or 1)
+    if per_end < link_rate:
+        why.append(f"{per_end:g}G ends are slower than {link_rate:g}G links")
+    legs = max(1, int(total // link_rate))
+    for cage in ends:
+        if cage.where == "server" and legs > cage.ports * (cable.ports or 1):
+            why.append(f"{legs} links per cable do not fit a {cage.ports}-port server cage")
+    return why
+
+
+# --------------------------------------------------------------------------------------------
+# Media choice
+# --------------------------------------------------------------------------------------------
+def _cage_links(optic, cage: Cage, link_rate: float) -> int:
+    """Links a module carries in ``cage``: at a server, no more than the cage's NIC ports."""
+    n = links_per_module(optic.ports, optic.port_rate_gbps, link_rate)
+    return min(n, cage.ports) if cage.where == "server" else n
+
+
+def _brand_ok(optic, brand: str) -> bool:
+    return brand == "any" or optic.brand == brand
 
 
 def choose_media(
-    catalog, rate_gbps: float, length_m: float, technology: str, host_end: bool, link_class: str = ""
+    catalog,
+    rate_gbps: float,
+    length_m: float,
+    technology: str,
+    host_end: bool,
+    link_class: str = "",
+    *,
+    switch=None,
+    far_cage: Cage | None = None,
+    near_cage: Cage | None = None,
+    optics: str = "any",
 ) -> Media:
-    """Pick DAC, multimode or single-mode for a link class (see module docstring)."""
-    dacs = sorted(
-        (
-            c
-            for c in catalog.cables.values()
-            if c.kind == "dac"
-            and (c.max_reach_m or 0) >= length_m
-            and (c.rate_gbps is None or c.rate_gbps >= rate_gbps)
-        ),
-        key=lambda c: (c.price_usd + (c.price_usd_per_m or 0) * length_m, c.id),
-    )
-    if dacs:
-        return Media("dac", dacs[0].id, None, None, length_m)
-    for media in ("mmf", "smf"):
-        cables = sorted(
+    """The cheapest copper cable or transceiver pair (plus fibre) for one link class.
+
+    ``near_cage`` is the switch cage (from ``switch`` when not given); ``far_cage`` the other end
+    (the same switch cage for switch-to-switch links). Raises InputError naming the longest reach
+    available when nothing fits.
+    """
+    if optics not in OPTICS_BRANDS:
+        raise InputError(
+            "unknown optics brand", field="--optics", value=optics, allowed=", ".join(OPTICS_BRANDS)
+        )
+    if near_cage is None:
+        near_cage = (
+            switch_cage(switch, rate_gbps) if switch is not None else Cage("switch", None, None, (), None, 1)
+        )
+    if far_cage is None:
+        far_cage = near_cage if not host_end else Cage("server", None, None, (), None, 1)
+    tech = "ethernet" if technology in ("roce", "ethernet") else "infiniband"
+    options: list[tuple[float, int, str, Media]] = []
+    for cable in catalog.cables.values():
+        if cable.kind not in COPPER or (cable.max_reach_m or 0) < length_m:
+            continue
+        if cable.technology not in ("any", tech):
+            continue
+        if cable_fits(cable, (near_cage, far_cage), rate_gbps):
+            continue
+        legs = max(1, int(float(cable.rate_gbps or rate_gbps) // rate_gbps))
+        cost = cable.price_for_length(length_m) / legs
+        options.append(
+            (cost, 0, cable.id, Media(cable.kind, cable.id, None, None, length_m, legs, 1, 1, cost))
+        )
+    fibres = {
+        media: sorted(
             (
                 c
                 for c in catalog.cables.values()
-                if c.kind == media and (c.max_reach_m is None or c.max_reach_m >= length_m)
+                if c.kind == media and (c.max_reach_m or math.inf) >= length_m
             ),
-            key=lambda c: c.id,
+            key=lambda c: (c.price_for_length(length_m), c.id),
         )
-        sw = _optic_candidates(catalog, "switch", rate_gbps, media, length_m, technology)
-        far = _optic_candidates(
-            catalog, "nic" if host_end else "switch", rate_gbps, media, length_m, technology
-        )
-        if cables and sw and far:
-            return Media(media, cables[0].id, sw[0].id, far[0].id, length_m)
+        for media in ("mmf", "smf")
+    }
+    usable = [
+        o
+        for o in catalog.optics.values()
+        if o.technology in ("any", tech) and o.reach_m >= length_m and _brand_ok(o, optics)
+    ]
+    near = [
+        (o, links_per_module(o.ports, o.port_rate_gbps, rate_gbps))
+        for o in usable
+        if not optic_fits(o, near_cage, rate_gbps)
+    ]
+    far = [(o, _cage_links(o, far_cage, rate_gbps)) for o in usable if not optic_fits(o, far_cage, rate_gbps)]
+    for a, la in near:
+        for b, lb in far:
+            if a.optical != b.optical or a.media != b.media or not fibres[a.media]:
+                continue
+            fibre = fibres[a.media][0]
+            cost = fibre.price_for_length(length_m) + a.price_usd / la + b.price_usd / lb
+            inexact = int(a.port_rate_gbps != rate_gbps) + int(b.port_rate_gbps != rate_gbps)
+            options.append(
+                (
+                    cost,
+                    inexact,
+                    f"{a.id}|{b.id}",
+                    Media(a.media, fibre.id, a.id, b.id, length_m, 1, la, lb, cost),
+                )
+            )
+    if options:
+        # exact-rate modules first only as a tie-break: cost decides
+        options.sort(key=lambda x: (round(x[0], 6), x[1], x[2]))
+        return options[0][3]
     reach = [
         o.reach_m
         for o in catalog.optics.values()
-        if o.reach_m and (o.port_rate_gbps or o.rate_gbps / max(1, o.ports)) >= rate_gbps
+        if o.technology in ("any", tech) and _brand_ok(o, optics) and not optic_fits(o, near_cage, rate_gbps)
     ]
     longest = (
-        f"longest {rate_gbps:g}G reach in the catalog: {max(reach):g} m"
+        f"longest reach fitting the {near_cage.describe()} at {rate_gbps:g}G: {max(reach):g} m"
         if reach
-        else f"no {rate_gbps:g}G optics"
+        else f"no {rate_gbps:g}G module fits the {near_cage.describe()}"
+        + (f" (optics brand {optics})" if optics != "any" else "")
     )
     raise InputError(
         f"no cable/transceiver in the catalog for {rate_gbps:g}G {link_class} links of {length_m:g} m "
-        f"({longest})",
+        f"({longest}; far end: {far_cage.describe()})",
         field="--lengths",
-        allowed="shorter links via --lengths host-leaf,leaf-spine,spine-core, or add a module "
-        "with enough reach via --catalog FILE",
+        allowed="shorter links via --lengths host-leaf,leaf-spine,spine-core, another --optics brand, "
+        "or add a module with enough reach via --catalog FILE",
     )
 
 
@@ -192,39 +365,90 @@ def price_rail_fabric(
     nic,
     link_rate_gbps: float,
     lengths_m: dict[str, float],
+    *,
+    server_cages: str = "per-nic",
+    radix: int | None = None,
+    optics: str = "any",
+    nics: int | None = None,
+    nodes: int | None = None,
 ) -> tuple[Bom, dict[str, Media]]:
-    """Build the BOM of a rail-optimised fabric sized by ``design``."""
+    """Build the BOM of a rail-optimised fabric sized by ``design`` (``nics`` / ``nodes`` default
+    to the design's GPUs and servers)."""
     bom = Bom()
-    tiers = design.switches
-    for tier, n in tiers.items():
+    for tier, n in design.switches.items():
         bom.add(catalog, switch, "switch", n, tier)
-    bom.add(catalog, nic, "nic", design.gpus, "host")
+    bom.add(catalog, nic, "nic", nics if nics is not None else design.gpus, "host")
+    near = switch_cage(switch, link_rate_gbps, radix)
+    host = server_cage(nic, server_cages)
+    nodes = max(1, nodes or design.nodes)
     media_used: dict[str, Media] = {}
     for cls, links in design.links.items():
         length = float(lengths_m[cls])
+        host_end = cls == "host-leaf"
         media = choose_media(
-            catalog, link_rate_gbps, length, technology, host_end=(cls == "host-leaf"), link_class=cls
+            catalog,
+            link_rate_gbps,
+            length,
+            technology,
+            host_end,
+            link_class=cls,
+            near_cage=near,
+            far_cage=host if host_end else near,
+            optics=optics,
         )
         media_used[cls] = media
         cable = catalog.cables[media.cable_id]
         extra = float(cable.price_usd_per_m or 0.0) * length
-        bom.add(catalog, cable, "cable", links, cls, extra_usd=extra, item=f"{cable.name}, {length:g} m")
-        if media.kind == "dac":
+        n_cables = math.ceil(links / media.links_per_cable)
+        bom.add(catalog, cable, "cable", n_cables, cls, extra_usd=extra, item=f"{cable.name}, {length:g} m")
+        if media.switch_optic is None:
             continue
         sw_optic = catalog.optics[media.switch_optic]
         far_optic = catalog.optics[media.nic_optic]
-        if cls == "host-leaf":
+        if host_end:
             bom.add(
-                catalog, sw_optic, "transceiver", math.ceil(links / max(1, sw_optic.ports)), "host-leaf @leaf"
+                catalog,
+                sw_optic,
+                "transceiver",
+                math.ceil(links / media.links_per_switch_optic),
+                "host-leaf @leaf",
             )
+            per_node = math.ceil(links / nodes)
             bom.add(
                 catalog,
                 far_optic,
                 "transceiver",
-                math.ceil(links / max(1, far_optic.ports)),
-                "host-leaf @NIC",
+                nodes * math.ceil(per_node / media.links_per_far_optic),
+                "host-leaf @server" if server_cages == "twin-port" else "host-leaf @NIC",
             )
         else:
-            # both ends on switches: 2 × links logical ports, paired into twin-port modules per tier
-            bom.add(catalog, sw_optic, "transceiver", 2 * math.ceil(links / max(1, sw_optic.ports)), cls)
+            # both ends on switches: 2 × links logical ports, packed into modules per end
+            bom.add(
+                catalog, sw_optic, "transceiver", 2 * math.ceil(links / media.links_per_switch_optic), cls
+            )
     return bom, media_used
+
+
+def bom_cage_violations(catalog, plan) -> list[str]:
+    """Every BOM transceiver or copper line that does not fit the cage it is counted in (empty
+    when the plan is sound). Used by tests over a grid of plans."""
+    out = []
+    switch = catalog.switches[plan.switch_id]
+    nic = catalog.nics[plan.nic_id]
+    near = switch_cage(switch, plan.link_rate_gbps, plan.radix)
+    host = server_cage(nic, plan.server_cages)
+    for line in plan.bom.lines:
+        if line.category == "transceiver":
+            optic = catalog.optics[line.catalog_id]
+            cage = host if line.where.startswith("host-leaf @") and not line.where.endswith("@leaf") else near
+            why = optic_fits(optic, cage, plan.link_rate_gbps)
+            if why:
+                out.append(f"{line.catalog_id} at {line.where}: {'; '.join(why)}")
+        elif line.category == "cable":
+            cable = catalog.cables[line.catalog_id]
+            if cable.kind in COPPER:
+                ends = (near, host if line.where == "host-leaf" else near)
+                why = cable_fits(cable, ends, plan.link_rate_gbps)
+                if why:
+                    out.append(f"{line.catalog_id} at {line.where}: {'; '.join(why)}")
+    return out

@@ -5,15 +5,26 @@ The number of tiers follows from the switch radix at the NIC rate (see
 radix²/2 GPUs (non-blocking), three up to radix³/4. When the chosen switch cannot reach the size the
 error names the catalog switches that can (and suggests planes).
 
-Default parts per technology and NIC rate (override with ``--switch`` / ``--nic``):
-``DEFAULT_SWITCH`` and ``DEFAULT_NIC``.
+Defaults come from the GPU system's catalog record (``nic_rate_gbps``, ``nic_ib`` / ``nic_eth``,
+``server_cages``): a B200 plan uses eight 400G ConnectX-7 per DGX/HGX B200, a B300 or GB300 plan
+800G ConnectX-8. Other rates fall back to ``DEFAULT_SWITCH`` / ``DEFAULT_NIC`` (override with
+``--switch`` / ``--nic``). A NIC whose rate per GPU is spread over several ports (ConnectX-8 C8240,
+2 × 400G) runs as that many planes unless ``planes`` is given.
+
+``rail_only=True`` drops the spine layer that joins rails (Wang et al., "Rail-only", S97): each
+rail (GPU position in a server) × plane is its own fabric of ``nodes`` endpoints; traffic between
+rails crosses NVLink inside a server.
+
+The plan carries its TCO (:func:`aifabric.design.tco.fabric_tco`) with the catalog's default TCO
+inputs unless ``tco_inputs`` overrides them.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
-from aifabric.design.cost import LINK_CLASSES, NOT_INCLUDED, Bom, Media, price_rail_fabric
+from aifabric.design.cost import LINK_CLASSES, NOT_INCLUDED, OPTICS_BRANDS, Bom, Media, price_rail_fabric
 from aifabric.errors import InputError
 from aifabric.topology import RailDesign, max_rail_gpus, rail_sizing
 
@@ -58,10 +69,41 @@ class FabricPlan:
     media: dict[str, Media]
     lengths_m: dict[str, float]
     notes: list[str] = field(default_factory=list)
+    server_cages: str = "per-nic"
+    optics: str = "any"
+    rail_only: bool = False
+    nodes: int = 0
+    front_end: dict = field(default_factory=dict)
+    tco: object | None = None  # aifabric.design.tco.Tco
+    design_label: str | None = None
+
+    @property
+    def link_rate_gbps(self) -> float:
+        return self.nic_rate_gbps / self.planes
 
     @property
     def capex_usd(self) -> float:
         return round(self.bom.total("total_usd"), 2)
+
+    @property
+    def capex_range_usd(self) -> tuple[float, float]:
+        """(low, high) capex with every price at the low / high end of its range."""
+        return self.bom.total_range()
+
+    @property
+    def capex_input_usd(self) -> float:
+        """The part of capex priced by input ranges (no public price): what the verdict depends on."""
+        return round(sum(x.total_usd for x in self.bom.lines if x.price_input), 2)
+
+    def capex_at(self, unit_prices_usd: dict[str, float]) -> float:
+        """Capex with some catalog ids re-priced (``{"sn5600": 40000}``): for break-even searches."""
+        return round(
+            sum(x.count * unit_prices_usd.get(x.catalog_id, x.unit_price_usd) for x in self.bom.lines), 2
+        )
+
+    def count_of(self, catalog_id: str) -> int:
+        """How many units of ``catalog_id`` the BOM holds."""
+        return int(sum(x.count for x in self.bom.lines if x.catalog_id == catalog_id))
 
     @property
     def power_w(self) -> float:
@@ -90,6 +132,11 @@ class FabricPlan:
             "transceivers": self.bom.count("transceiver"),
             "cables": self.bom.count("cable"),
             "capex_usd": self.capex_usd,
+            "capex_range_usd": list(self.capex_range_usd),
+            "capex_input_usd": self.capex_input_usd,
+            "capex_by_category_usd": {
+                c: round(self.bom.total("total_usd", c), 2) for c in ("switch", "nic", "transceiver", "cable")
+            },
             "network_capex_per_gpu_usd": round(self.capex_usd / self.gpus, 2),
             "power_w": self.power_w,
             "power_per_gpu_w": round(self.power_w / self.gpus, 2),
@@ -97,6 +144,16 @@ class FabricPlan:
             "media": {cls: m.kind for cls, m in self.media.items()},
             "cable_lengths_m": {cls: self.lengths_m[cls] for cls in self.media},
             "estimated_lines": sum(1 for x in self.bom.lines if x.estimate),
+            "input_lines": sum(1 for x in self.bom.lines if x.price_input),
+            "server_cages": self.server_cages,
+            "optics": self.optics,
+            "design": "rail-only" if self.rail_only else "rail-optimised",
+            "design_label": self.design_label
+            or f"{self.technology}-{self.switch_id}-{self.nic_id}-{self.nic_rate_gbps:g}g"
+            + (f"-{self.planes}plane" if self.planes > 1 else ""),
+            "nodes": self.nodes,
+            "front_end": self.front_end,
+            **(self.tco.to_dict() if self.tco is not None else {}),
             "bom": [x.to_dict() for x in self.bom.lines],
             "not_included": list(NOT_INCLUDED),
             "notes": self.notes,
@@ -122,29 +179,64 @@ def _rates(switch) -> list[float]:
     return sorted(set(rates))
 
 
+def default_parts(gpu_spec, technology: str, nic_rate_gbps: float) -> tuple[str | None, str | None]:
+    """(switch id, NIC id) used when none is named: the GPU system's own NIC at its own rate,
+    else the table defaults for the technology and rate."""
+    key = (technology, int(nic_rate_gbps))
+    nic = None
+    if int(nic_rate_gbps) == int(gpu_spec.nic_rate_gbps):
+        nic = gpu_spec.nic_ib if technology == "infiniband" else gpu_spec.nic_eth
+    return DEFAULT_SWITCH.get(key), nic or DEFAULT_NIC.get(key)
+
+
 def plan_fabric(
     gpus: int,
     technology: str,
     catalog,
     gpu: str = "h100",
-    nic_rate_gbps: float = 400,
+    nic_rate_gbps: float | None = None,
     oversubscription: float = 1.0,
     switch_id: str | None = None,
     nic_id: str | None = None,
-    planes: int = 1,
+    planes: int | None = None,
     lengths_m: dict[str, float] | None = None,
+    *,
+    server_cages: str | None = None,
+    optics: str = "any",
+    rail_only: bool = False,
+    tco_inputs: dict[str, float] | None = None,
+    max_tiers: int = 3,
+    data_hall_m: float | None = None,
 ) -> FabricPlan:
-    """Design and price one fabric. Raises :class:`InputError` on bad input or an impossible size."""
+    """Design and price one fabric. Raises :class:`InputError` on bad input or an impossible size.
+
+    ``nic_rate_gbps`` defaults to the GPU system's scale-out rate per GPU (catalog
+    ``nic_rate_gbps``); ``planes`` to the NIC's port count when its ports share the rate (else 1);
+    ``server_cages`` to the system's (``twin-port`` on DGX-class servers, ``per-nic`` else);
+    ``optics`` restricts transceivers to a brand (``any``, ``nvidia``, ``third-party``);
+    ``tco_inputs`` overrides TCO parameters by key (``{"pue": 1.2}``); ``max_tiers`` caps the
+    tiers (a size that needs more is refused with the switches that reach it); ``data_hall_m``
+    (side of a square data hall) sets the switch-to-switch lengths to the worst-case run along
+    cable trays, 2 × the side (a geometric rule, not a sourced figure), unless ``lengths_m``
+    names them."""
     if technology not in TECHNOLOGIES:
         raise InputError(
             "unknown technology", field="--technology", value=technology, allowed="ib, infiniband, roce, both"
         )
     gpu_spec = catalog.get("gpu", gpu)
-    if planes < 1:
+    if planes is not None and planes < 1:
         raise InputError("must be ≥ 1", field="--planes", value=planes, allowed="1, 2, 4")
-    key = (technology, int(nic_rate_gbps))
-    sw_id = switch_id or DEFAULT_SWITCH.get(key)
-    nc_id = nic_id or DEFAULT_NIC.get(key)
+    if optics not in OPTICS_BRANDS:
+        raise InputError(
+            "unknown optics brand", field="--optics", value=optics, allowed=", ".join(OPTICS_BRANDS)
+        )
+    if nic_rate_gbps is None:
+        nic_rate_gbps = float(gpu_spec.nic_rate_gbps)
+    if nic_rate_gbps <= 0:
+        raise InputError("must be > 0", field="--nic-rate", value=nic_rate_gbps, allowed="e.g. 400Gbps")
+    def_sw, def_nic = default_parts(gpu_spec, technology, nic_rate_gbps)
+    sw_id = switch_id or def_sw
+    nc_id = nic_id or def_nic
     if sw_id is None or nc_id is None:
         raise InputError(
             "no default parts for this NIC rate",
@@ -172,6 +264,37 @@ def plan_fabric(
                 sorted(n.id for n in catalog.nics.values() if n.technology == TECH_OF_SWITCH[technology])
             ),
         )
+    if planes is None:
+        planes = int(nic.ports) if nic.ports > 1 and nic.ports * nic.port_rate_gbps == nic_rate_gbps else 1
+    if nic_rate_gbps / planes > nic.port_rate_gbps:
+        raise InputError(
+            f"NIC {nc_id} has {nic.ports} × {nic.port_rate_gbps}G ports: {nic_rate_gbps:g}G per GPU needs "
+            f"{math.ceil(nic_rate_gbps / nic.port_rate_gbps)} planes",
+            field="--planes",
+            value=planes,
+            allowed=f"≥ {math.ceil(nic_rate_gbps / nic.port_rate_gbps)}, or a faster --nic",
+        )
+    if nic.ports * nic.port_rate_gbps < nic_rate_gbps:
+        raise InputError(
+            f"NIC {nc_id} ({nic.ports} × {nic.port_rate_gbps}G) is slower than {nic_rate_gbps:g}G per GPU",
+            field="--nic",
+            value=nc_id,
+            allowed=", ".join(
+                sorted(
+                    n.id
+                    for n in catalog.nics.values()
+                    if n.technology == nic.technology and n.ports * n.port_rate_gbps >= nic_rate_gbps
+                )
+            )
+            or "a faster NIC",
+        )
+    cages = server_cages or (
+        gpu_spec.server_cages if nc_id in (gpu_spec.nic_ib, gpu_spec.nic_eth) else "per-nic"
+    )
+    if cages not in ("twin-port", "per-nic"):
+        raise InputError(
+            "unknown server cage style", field="--server-cages", value=cages, allowed="twin-port, per-nic"
+        )
     link_rate = nic_rate_gbps / planes
     radix = radix_at(switch, link_rate)
     if radix is None:
@@ -183,8 +306,18 @@ def plan_fabric(
             f"{', '.join(f'{r:g}G' for r in _rates(switch))})",
         )
     gpn = int(gpu_spec.gpus_per_node or 8)
+    if max_tiers not in (1, 2, 3):
+        raise InputError("must be 1, 2 or 3", field="--max-tiers", value=max_tiers, allowed="1, 2, 3")
+    if rail_only and gpus > gpn and gpus % gpn:
+        raise InputError(f"must be a multiple of {gpn} GPUs per node", field="--gpus", value=gpus)
     try:
-        design = rail_sizing(gpus, gpn, radix, oversubscription, planes)
+        if rail_only:
+            # each rail × plane is its own fabric of one endpoint per server
+            design = rail_sizing(
+                max(1, gpus // gpn), 1, radix, oversubscription, planes * min(gpn, gpus), max_tiers
+            )
+        else:
+            design = rail_sizing(gpus, gpn, radix, oversubscription, planes, max_tiers)
     except InputError as exc:
         if exc.field != "gpus" or "exceed" not in exc.problem:
             raise InputError(
@@ -195,27 +328,76 @@ def plan_fabric(
             for s in catalog.switches.values()
             if s.technology == switch.technology
             and (r := radix_at(s, link_rate))
-            and max_rail_gpus(r, gpn, oversubscription)[3] >= gpus
+            and max_rail_gpus(r, gpn, oversubscription)[max_tiers] >= gpus
         ]
         hint = f"switches that reach it: {', '.join(sorted(can))}" if can else "no catalog switch reaches it"
         raise InputError(
-            f"{gpus} GPUs exceed what {sw_id} ({radix} × {link_rate:g}G) reaches in 3 tiers "
-            f"({max_rail_gpus(radix, gpn, oversubscription)[3]} GPUs at {oversubscription:g}:1)",
+            f"{gpus} GPUs exceed what {sw_id} ({radix} × {link_rate:g}G) reaches in {max_tiers} tiers "
+            f"({max_rail_gpus(radix, gpn, oversubscription)[max_tiers]} GPUs at {oversubscription:g}:1)",
             field="--gpus",
             value=gpus,
             allowed=f"{hint}; or --planes 2",
         ) from None
     lengths = dict(DEFAULT_LENGTHS_M)
+    if data_hall_m is not None:
+        if data_hall_m <= 0:
+            raise InputError("must be > 0", field="--hall-size", value=data_hall_m, allowed="e.g. 60m")
+        lengths.update({"leaf-spine": 2 * data_hall_m, "spine-core": 2 * data_hall_m})
     lengths.update(lengths_m or {})
-    bom, media = price_rail_fabric(catalog, design, technology, switch, nic, link_rate, lengths)
+    nodes = max(1, -(-gpus // gpn))
+    bom, media = price_rail_fabric(
+        catalog,
+        design,
+        technology,
+        switch,
+        nic,
+        link_rate,
+        lengths,
+        server_cages=cages,
+        radix=radix,
+        optics=optics,
+        nics=gpus,
+        nodes=nodes,
+    )
     notes = []
+    if rail_only:
+        notes.append(
+            f"rail-only: {min(gpn, gpus) * planes} separate rail fabrics of {nodes} endpoints; "
+            "traffic between rails crosses NVLink inside a server (S97)"
+        )
+    if cages == "twin-port":
+        notes.append("server side: DGX-class twin-port flat-top OSFP cages, 2 NIC ports per module")
+    domain = int(gpu_spec.scale_up_gpus or gpn)
+    if domain > gpn:
+        racks = gpus / domain
+        notes.append(
+            f"{gpus} GPUs = {racks:.4g} NVLink domains of {domain} ({gpu_spec.system or gpu}); "
+            f"scale-out NICs per {gpn}-GPU tray"
+            + (
+                ""
+                if float(racks).is_integer()
+                else f" — a whole number of domains is {domain * math.ceil(racks)}"
+            )
+        )
     if planes > 1:
         notes.append(
             f"{planes} planes: each NIC's {nic_rate_gbps:g}G split into {planes} × {link_rate:g}G legs"
         )
     if radix != switch.ports:
         notes.append(f"{sw_id} used in its {radix} × {link_rate:g}G mode")
-    return FabricPlan(
+    front = {}
+    if gpu_spec.storage_nics_per_node and gpu_spec.storage_nic:
+        sn = catalog.nics.get(gpu_spec.storage_nic)
+        front = {
+            "nic": gpu_spec.storage_nic,
+            "per_node": int(gpu_spec.storage_nics_per_node),
+            "count": int(gpu_spec.storage_nics_per_node) * nodes,
+            "port_rate_gbps": sn.port_rate_gbps if sn else None,
+            "ports": sn.ports if sn else None,
+            "note": "storage / front-end NICs of the system, listed only: ship with the servers; their "
+            "network is priced by aifabric.design.tco.price_hybrid",
+        }
+    fp = FabricPlan(
         technology,
         gpus,
         gpu,
@@ -230,6 +412,102 @@ def plan_fabric(
         media,
         {c: lengths[c] for c in LINK_CLASSES},
         notes,
+        server_cages=cages,
+        optics=optics,
+        rail_only=rail_only,
+        nodes=nodes,
+        front_end=front,
+    )
+    from aifabric.design.tco import fabric_tco
+
+    fp.tco = fabric_tco(fp, catalog, tco_inputs)
+    return fp
+
+
+#: Named fabric designs buyers choose between (label → plan_fabric arguments). ``nic_rate_gbps``
+#: None = the GPU system's own rate. Labels are what ``recommendation.design`` reports.
+DESIGNS: dict[str, dict] = {
+    "ib-ndr-400g": {"technology": "infiniband", "nic_rate_gbps": 400, "switch_id": "qm9700"},
+    "ib-xdr-800g": {
+        "technology": "infiniband",
+        "nic_rate_gbps": 800,
+        "switch_id": "q3400",
+        "nic_id": "cx8-ib",
+    },
+    "spectrum-x-400g": {"technology": "roce", "nic_rate_gbps": 400, "switch_id": "sn5600", "nic_id": "bf3"},
+    "spectrum-x-800g-2plane": {
+        "technology": "roce",
+        "nic_rate_gbps": 800,
+        "switch_id": "sn5600",
+        "nic_id": "cx8-eth",
+        "planes": 2,
+    },
+    "roce-sn5600-cx7-400g": {
+        "technology": "roce",
+        "nic_rate_gbps": 400,
+        "switch_id": "sn5600",
+        "nic_id": "cx7-eth",
+    },
+    "th5-sonic-400g": {
+        "technology": "roce",
+        "nic_rate_gbps": 400,
+        "switch_id": "tomahawk5",
+        "nic_id": "cx7-eth",
+    },
+    "th5-sonic-thor2-400g": {
+        "technology": "roce",
+        "nic_rate_gbps": 400,
+        "switch_id": "tomahawk5",
+        "nic_id": "thor2",
+    },
+    "th5-pollara-400g": {
+        "technology": "roce",
+        "nic_rate_gbps": 400,
+        "switch_id": "tomahawk5",
+        "nic_id": "pollara400",
+    },
+    "arista-th5-400g": {
+        "technology": "roce",
+        "nic_rate_gbps": 400,
+        "switch_id": "arista-7060x6",
+        "nic_id": "cx7-eth",
+    },
+    "jericho3-ai-400g": {
+        "technology": "roce",
+        "nic_rate_gbps": 400,
+        "switch_id": "jericho3-ai",
+        "nic_id": "cx7-eth",
+    },
+}
+
+
+def plan_design(label: str, gpus: int, catalog, gpu: str = "h100", **kw) -> FabricPlan:
+    """Plan the named design ``label`` (see :data:`DESIGNS`); ``kw`` overrides its arguments or adds
+    plan_fabric's other options. The plan's ``design_label`` is the label."""
+    if label not in DESIGNS:
+        raise InputError("unknown design", field="--design", value=label, allowed=", ".join(DESIGNS))
+    args = {**DESIGNS[label], **kw}
+    technology = args.pop("technology")
+    p = plan_fabric(gpus, technology, catalog, gpu=gpu, **args)
+    p.design_label = label
+    return p
+
+
+def radix_note(plans: list[FabricPlan]) -> str | None:
+    """A sentence when the plans' switches differ in radix at their link rates (a real advantage:
+    fewer switches and tiers), else None."""
+    radixes = {(p.switch_id, p.radix, p.link_rate_gbps) for p in plans}
+    if len({r for _s, r, _l in radixes}) <= 1:
+        return None
+    parts = [
+        f"{p.switch_id} has {p.radix} ports at {p.link_rate_gbps:g}G "
+        f"({p.design.total_switches} switches, {p.design.tiers} tiers)"
+        for p in plans
+    ]
+    return (
+        "radix differs: "
+        + "; ".join(parts)
+        + " — fewer switches and tiers are a real advantage of the larger radix"
     )
 
 

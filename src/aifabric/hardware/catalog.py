@@ -14,15 +14,30 @@ What this module holds:
 - ``load_defaults()`` / ``default_value(path)``: ``aifabric/data/defaults.yaml``, sourced defaults
   for the simulator and the advisor (``default_value("dcqcn.nvidia-firmware.rate_ai")``).
 - ``catalog_frame(catalog, kind)``: a pandas table for terminals and reports.
+- Prices: every priced record has ``price_usd`` (the point value used by default), and may have
+  ``price_range_usd: [low, high]``, ``price_date`` and ``price_input: true`` (no public price
+  exists: the range is an input the user should replace with a quote). A record with only a range
+  gets the range midpoint as its point (``price_point: midpoint``). Callers read prices through
+  :func:`price_usd`, :func:`price_range_usd`, :func:`price_basis` and :func:`price_info` (also
+  methods of :class:`Catalog`), never by inventing one.
+- Cages and lanes: switches say which module form factor, electrical lanes, lane rates and
+  cooling (finned = integrated heat sink, flat-top = riding heat sink) their cages take; optics
+  say what they are. :func:`module_fits_cage` is the one rule the bill of materials and the tests
+  use.
+- ``tco``: sourced or input TCO parameters (lifetime, electricity price, PUE, support, licences,
+  spares, rental prices), each ``{value, range, unit, source, confidence, basis, date}``, read by
+  :mod:`aifabric.design.tco` and overridable in a user catalog's ``tco:`` section.
 
 Confidence words: ``high``, ``medium``, ``low`` (research grades H/M/L), ``derived`` (arithmetic
 on cited inputs), ``estimate`` (no source; the ``basis`` says how the number was made) and
-``user`` (given in a user catalog file).
+``user`` (given in a user catalog file) and ``input`` (no public number exists: a range the
+user is expected to replace; the decision reports the break-even value instead of trusting it).
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import difflib
 import functools
 from collections.abc import Iterable, Iterator, Mapping
@@ -59,10 +74,13 @@ __all__ = [
     "provenance",
 ]
 
-Confidence = Literal["high", "medium", "low", "derived", "estimate", "user"]
+Confidence = Literal["high", "medium", "low", "derived", "estimate", "user", "input"]
 CONFIDENCES: tuple[str, ...] = get_args(Confidence)
 Technology = Literal["infiniband", "ethernet"]
 FormFactor = Literal["OSFP", "QSFP112", "QSFP-DD"]
+#: module top: finned = integrated heat sink (IHS, air-cooled switch cages); flat-top = riding heat
+#: sink (RHS: NIC cards, DGX server cages, liquid-cooled switches); any = the cage takes both
+Cooling = Literal["finned", "flat-top", "any"]
 
 PACKAGED_CATALOG = "aifabric/data/catalog.yaml"
 PACKAGED_DEFAULTS = "aifabric/data/defaults.yaml"
@@ -87,15 +105,46 @@ class _Record(BaseModel):
     basis: str | None = None
     notes: str | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _price_point_from_range(cls, data: Any) -> Any:
+        """A record priced only by a range gets the range midpoint as its point value."""
+        if not isinstance(data, dict) or "price_range_usd" not in cls.model_fields:
+            return data
+        rng = data.get("price_range_usd")
+        if data.get("price_usd") is None and isinstance(rng, list | tuple) and len(rng) == 2:
+            try:
+                low, high = float(rng[0]), float(rng[1])
+            except (TypeError, ValueError):
+                return data
+            data = {**data, "price_usd": round((low + high) / 2, 2), "price_point": "midpoint"}
+        elif data.get("price_usd") is not None and data.get("price_point") is None:
+            data = {**data, "price_point": "source"}
+        return data
+
     @model_validator(mode="after")
     def _estimates_have_a_basis(self) -> _Record:
-        if self.confidence == "estimate" and not self.basis:
-            raise ValueError("confidence 'estimate' needs a basis saying how the numbers were made")
+        if self.confidence in ("estimate", "input") and not self.basis:
+            raise ValueError(f"confidence '{self.confidence}' needs a basis saying how the numbers were made")
         for prefix in self.PROVENANCE:
-            if getattr(self, f"{prefix}_confidence") == "estimate" and not getattr(self, f"{prefix}_basis"):
+            conf = getattr(self, f"{prefix}_confidence")
+            if conf in ("estimate", "input") and not getattr(self, f"{prefix}_basis"):
                 raise ValueError(
-                    f"{prefix}_confidence 'estimate' needs {prefix}_basis saying how it was derived"
+                    f"{prefix}_confidence '{conf}' needs {prefix}_basis saying how it was derived"
                 )
+        rng = getattr(self, "price_range_usd", None)
+        if rng is not None:
+            low, high = rng
+            if low > high:
+                raise ValueError("price_range_usd must be [low, high] with low ≤ high")
+            price = getattr(self, "price_usd", None)
+            if price is not None and not low - 0.01 <= price <= high + 0.01:
+                raise ValueError(f"price_usd {price:g} lies outside price_range_usd [{low:g}, {high:g}]")
+        if getattr(self, "price_input", False):
+            if rng is None:
+                raise ValueError("price_input: true needs price_range_usd (the range the user should check)")
+            if getattr(self, "price_confidence", None) != "input":
+                raise ValueError("price_input: true needs price_confidence: input")
         return self
 
 
@@ -109,6 +158,27 @@ def _with_provenance(*prefixes: str) -> type[_Record]:
     base = create_model(f"_Provenance_{'_'.join(prefixes)}", __base__=_Record, **fields)
     base.PROVENANCE = prefixes
     return base
+
+
+class _Priced(BaseModel):
+    """Price fields shared by every priced record (see the module docstring)."""
+
+    price_usd: float | None = Field(default=None, ge=0)
+    price_range_usd: tuple[float, float] | None = None
+    price_date: str | None = None
+    price_input: bool = False
+    price_point: Literal["source", "midpoint"] | None = None
+
+    #: False for kinds whose price is optional (GPU systems)
+    PRICE_REQUIRED: ClassVar[bool] = True
+
+    @model_validator(mode="after")
+    def _has_a_price(self) -> _Priced:
+        if self.price_usd is None and self.PRICE_REQUIRED:
+            raise ValueError("needs price_usd or price_range_usd (an input range when no price is public)")
+        if self.price_range_usd is not None and min(self.price_range_usd) < 0:
+            raise ValueError("price_range_usd must not be negative")
+        return self
 
 
 class PortMode(BaseModel):
@@ -133,69 +203,118 @@ _SWITCH_PROV = (
 )
 
 
-class SwitchSpec(_with_provenance(*_SWITCH_PROV)):
-    """A switch: ``ports`` × ``port_rate_gbps`` in its default mode; ``power_w`` without optics."""
+class SwitchSpec(_Priced, _with_provenance(*_SWITCH_PROV)):
+    """A switch: ``ports`` × ``port_rate_gbps`` in its default mode; ``power_w`` without optics.
+
+    Cage fields: ``cage_form_factor`` (OSFP, QSFP-DD), ``lanes_per_cage`` (electrical lanes, 8 on
+    an 800G OSFP cage), ``lane_rates_gbps`` (SerDes lane rates the cages run: 100 on Spectrum-4 and
+    Tomahawk 5, 200 on Quantum-X800 and Tomahawk 6) and ``cage_cooling`` (finned on air-cooled
+    twin-port OSFP switches). ``software`` names the switch OS / fabric manager for licences
+    (``ufm``, ``cumulus``, ``sonic``, ``eos``, ``nx-os``, ``junos``, ``vendor``).
+    """
 
     vendor: str
     technology: Technology
+    family: str | None = None
     ports: int = Field(gt=0)
     port_rate_gbps: int = Field(gt=0)
     port_modes: tuple[PortMode, ...] = ()
     cages: int | None = Field(default=None, gt=0)
     ports_per_cage: int | None = Field(default=None, gt=0)
+    cage_form_factor: FormFactor | None = None
+    lanes_per_cage: int | None = Field(default=None, gt=0)
+    lane_rates_gbps: tuple[int, ...] = ()
+    cage_cooling: Cooling | None = None
+    capacity_tbps: float | None = Field(default=None, gt=0)
     latency_ns: float | None = Field(default=None, ge=0)
     buffer_bytes: int | None = Field(default=None, ge=0)
     power_w: float = Field(ge=0)
-    price_usd: float = Field(ge=0)
     adaptive_routing: bool | None = None
     in_network_reduction: str | None = None
+    software: str | None = None
 
     @property
     def rate_gbps(self) -> int:
         return self.port_rate_gbps
 
 
-class NicSpec(_with_provenance("ports", "power", "price")):
-    """A host adapter (NIC) without optics."""
+class NicSpec(_Priced, _with_provenance("ports", "power", "price")):
+    """A host adapter (NIC) without optics; its cages are ``form_factor`` with ``lane_rate_gbps``
+    lanes and take flat-top (riding heat sink) modules."""
 
     vendor: str | None = None
     technology: Technology
     ports: int = Field(gt=0)
     port_rate_gbps: int = Field(gt=0)
+    lane_rate_gbps: int | None = Field(default=None, gt=0)
     host_interface: str | None = None
     form_factor: FormFactor | None = None
+    role: Literal["scale-out", "storage", "any"] = "any"
     power_w: float = Field(ge=0)
-    price_usd: float = Field(ge=0)
 
     @property
     def rate_gbps(self) -> int:
         return self.port_rate_gbps
 
 
-class OpticSpec(_with_provenance("reach", "power", "price")):
-    """A transceiver module; ``ports`` = 2 for twin-port modules (``rate_gbps`` is the module total)."""
+class OpticSpec(_Priced, _with_provenance("reach", "power", "price")):
+    """A transceiver module; ``ports`` = 2 for twin-port modules (``rate_gbps`` is the module total).
+
+    ``lanes`` × ``lane_rate_gbps`` is its electrical interface (8 × 100G for an 800G twin-port
+    module, 4 × 200G for an XDR 800G module); ``cooling`` is its top (finned / flat-top);
+    ``brand`` is ``nvidia`` or ``third-party``; ``optical`` is the optical interface of each port
+    (``400G-SR4``, ``400G-DR4``, ``800G-DR4``, ...): the two ends of a link must have the same one.
+    """
 
     form_factor: FormFactor
     rate_gbps: int = Field(gt=0)
     ports: int = Field(gt=0)
     port_rate_gbps: int = Field(gt=0)
+    lanes: int = Field(gt=0)
+    lane_rate_gbps: int = Field(gt=0)
+    cooling: Cooling
+    brand: Literal["nvidia", "third-party"] = "nvidia"
     media: Literal["mmf", "smf"]
+    optical: str = Field(min_length=1)
     reach_m: float = Field(gt=0)
     side: Literal["switch", "nic", "any"]
     technology: Literal["any", "infiniband", "ethernet"]
     power_w: float = Field(ge=0)
-    price_usd: float = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _lanes_carry_the_rate(self) -> OpticSpec:
+        if self.lanes * self.lane_rate_gbps != self.rate_gbps:
+            raise ValueError(
+                f"lanes × lane_rate_gbps ({self.lanes} × {self.lane_rate_gbps}) "
+                f"must equal rate_gbps {self.rate_gbps}"
+            )
+        if self.ports * self.port_rate_gbps != self.rate_gbps:
+            raise ValueError(f"ports × port_rate_gbps must equal rate_gbps {self.rate_gbps}")
+        return self
 
 
-class CableSpec(_with_provenance("max_reach", "delay", "power", "price", "price_per_m")):
-    """A cable; its price is ``price_usd + price_usd_per_m × length``. ``rate_gbps`` None = any rate."""
+class CableSpec(_Priced, _with_provenance("max_reach", "delay", "power", "price", "price_per_m")):
+    """A cable; its price is ``price_usd + price_usd_per_m × length``. ``rate_gbps`` None = any rate.
 
-    kind: Literal["dac", "aoc", "mmf", "smf"]
+    Copper (``dac`` passive, ``lacc`` linear active, ``aec`` retimed active) and ``aoc`` cables
+    carry their own ends: ``lane_rate_gbps`` must be run by both cages and ``lanes`` (the switch-end
+    plug's electrical lanes) must fill the switch cage. ``rate_gbps`` is the cable's total rate and
+    ``ports`` its far ends (2 for a 1:2 splitter), so one cable carries ``rate_gbps / link rate``
+    links; ``links: switch-switch`` for cables that are not offered to hosts.
+    Fibre (``mmf``, ``smf``) has no ends and needs a transceiver at each.
+    """
+
+    kind: Literal["dac", "lacc", "aec", "aoc", "mmf", "smf"]
     max_reach_m: float | None = Field(default=None, gt=0)
     rate_gbps: int | None = Field(default=None, gt=0)
+    lane_rate_gbps: int | None = Field(default=None, gt=0)
+    lanes: int | None = Field(default=None, gt=0)
+    form_factor: FormFactor | None = None
+    ports: int | None = Field(default=None, gt=0)
+    links: Literal["any", "switch-switch"] = "any"
+    technology: Literal["any", "infiniband", "ethernet"] = "any"
     delay_ns_per_m: float = Field(gt=0)
     power_w: float = Field(ge=0)
-    price_usd: float = Field(ge=0)
     price_usd_per_m: float = Field(ge=0)
 
     def price_for_length(self, length_m: float) -> float:
@@ -204,13 +323,36 @@ class CableSpec(_with_provenance("max_reach", "delay", "power", "price", "price_
 
 
 class GpuSpec(
+    _Priced,
     _with_provenance(
-        "bf16", "fp8", "hbm", "nvlink", "nvlink_latency", "tdp", "gpus_per_node", "nics_per_node"
-    )
+        "bf16",
+        "fp8",
+        "hbm",
+        "nvlink",
+        "nvlink_latency",
+        "tdp",
+        "gpus_per_node",
+        "nics_per_node",
+        "nic_rate",
+        "server_cages",
+        "storage_nics",
+        "server_power",
+        "price",
+    ),
 ):
-    """A GPU: dense TFLOPS, HBM, NVLink bandwidth per direction, and the node it ships in."""
+    """A GPU and the system it ships in (one node = ``gpus_per_node`` GPUs: an 8-GPU HGX/DGX
+    server or a 4-GPU NVL72 compute tray).
+
+    Network of the system: ``nics_per_node`` scale-out NICs at ``nic_rate_gbps`` each (default
+    ``nic_ib`` / ``nic_eth`` catalog ids), reached through ``server_cages``: ``twin-port`` (DGX-class
+    boards: two NICs behind one flat-top twin-port OSFP cage) or ``per-nic`` (each NIC card's own
+    cage); plus ``storage_nics_per_node`` front-end/storage NICs (``storage_nic``).
+    ``scale_up_gpus`` is the NVLink domain (8 on HGX, 72 on NVL72). ``price_usd`` is one node as
+    sold (with its NICs), ``server_power_w`` one node's power.
+    """
 
     vendor: str | None = None
+    system: str | None = None
     bf16_tflops: float = Field(gt=0)
     fp8_tflops: float | None = Field(default=None, gt=0)
     hbm_gbytes: float = Field(gt=0)
@@ -219,7 +361,17 @@ class GpuSpec(
     nvlink_latency_us: float | None = Field(default=None, ge=0)
     tdp_w: float = Field(gt=0)
     gpus_per_node: int = Field(gt=0)
+    scale_up_gpus: int | None = Field(default=None, gt=0)
     nics_per_node: int = Field(gt=0)
+    nic_rate_gbps: int = Field(default=400, gt=0)
+    nic_ib: str | None = None
+    nic_eth: str | None = None
+    server_cages: Literal["twin-port", "per-nic"] = "per-nic"
+    storage_nics_per_node: int = Field(default=0, ge=0)
+    storage_nic: str | None = None
+    server_power_w: float | None = Field(default=None, gt=0)
+
+    PRICE_REQUIRED: ClassVar[bool] = False
 
 
 #: catalog kind (what users type) → (YAML section, record class)
@@ -231,11 +383,83 @@ KINDS: dict[str, tuple[str, type[_Record]]] = {
     "gpu": ("gpus", GpuSpec),
 }
 _SECTION_KIND = {section: kind for kind, (section, _cls) in KINDS.items()}
-_TOP_LEVEL = ("schema_version", "sources", *(_SECTION_KIND))
+_TOP_LEVEL = ("schema_version", "sources", *(_SECTION_KIND), "tco")
+
+
+class TcoInput(BaseModel):
+    """One TCO parameter: a point ``value`` (or the midpoint of ``range``), unit and provenance."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    value: float | None = None
+    range: tuple[float, float] | None = None
+    unit: str = Field(min_length=1)
+    source: str | None = None
+    date: str | None = None
+    confidence: Confidence
+    basis: str | None = None
+    point: Literal["source", "midpoint"] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _midpoint(cls, data: Any) -> Any:
+        if (
+            isinstance(data, dict)
+            and data.get("value") is None
+            and isinstance(data.get("range"), list | tuple)
+        ):
+            try:
+                low, high = (float(x) for x in data["range"])
+            except (TypeError, ValueError):
+                return data
+            return {**data, "value": (low + high) / 2, "point": "midpoint"}
+        if isinstance(data, dict) and data.get("value") is not None and data.get("point") is None:
+            return {**data, "point": "source"}
+        return data
+
+    @model_validator(mode="after")
+    def _check(self) -> TcoInput:
+        if self.value is None:
+            raise ValueError("needs value or range")
+        if self.value < 0 or (self.range is not None and min(self.range) < 0):
+            raise ValueError("must not be negative")
+        if self.confidence in ("estimate", "input") and not self.basis:
+            raise ValueError(f"confidence '{self.confidence}' needs a basis")
+        if self.range is not None:
+            low, high = self.range
+            if low > high or not low - 1e-9 <= self.value <= high + 1e-9:
+                raise ValueError("range must be [low, high] containing value")
+        return self
+
+    @property
+    def low(self) -> float:
+        return float(self.range[0]) if self.range else float(self.value)
+
+    @property
+    def high(self) -> float:
+        return float(self.range[1]) if self.range else float(self.value)
+
+    def describe(self) -> str:
+        """``"0.0806 USD/kWh — EIA … (high, 2023)"`` or ``"input 0.1 [0.05, 0.15] …: basis"``."""
+        rng = f" [{self.low:g}, {self.high:g}]" if self.range else ""
+        head = f"{self.value:g} {self.unit}{rng}"
+        if self.point == "midpoint":
+            head += " (range midpoint)"
+        where = "; ".join(x for x in (self.source, self.date) if x)
+        tail = f"{self.confidence}" + (f", {where}" if where else "")
+        return f"{head} — {tail}" + (f": {self.basis}" if self.basis else "")
+
 
 #: value field → provenance prefix (a prefix also names itself)
 _FIELD_PREFIX = {
     "price_usd": "price",
+    "price_range_usd": "price",
+    "price_date": "price",
+    "price_input": "price",
+    "price_point": "price",
+    "nic_rate_gbps": "nic_rate",
+    "server_power_w": "server_power",
+    "storage_nics_per_node": "storage_nics",
     "price_usd_per_m": "price_per_m",
     "power_w": "power",
     "latency_ns": "latency",
@@ -274,15 +498,113 @@ def _field_provenance(record: _Record, field: str) -> tuple[str | None, str, str
 
 
 def is_estimate(record: _Record, field: str = "price") -> bool:
-    """True when ``field`` of ``record`` (``price``, ``power``, ``price_usd``, ...) is an estimate."""
-    return _field_provenance(record, field)[1] == "estimate"
+    """True when ``field`` of ``record`` (``price``, ``power``, ``price_usd``, ...) is not a sourced
+    fact: an estimate, or an input range (no public number)."""
+    return _field_provenance(record, field)[1] in ("estimate", "input")
+
+
+def is_input(record: _Record, field: str = "price") -> bool:
+    """True when ``field`` is an input range: no public number exists, the user should replace it."""
+    if field in ("price", "price_usd") and getattr(record, "price_input", False):
+        return True
+    return _field_provenance(record, field)[1] == "input"
+
+
+def price_usd(record: _Record) -> float:
+    """The point price used by default: a sourced price, or the midpoint of ``price_range_usd``."""
+    value = getattr(record, "price_usd", None)
+    if value is None:
+        raise InputError(
+            "catalog record has no price",
+            field=f"{record.id}.price_usd",
+            allowed="price_usd or price_range_usd (override with --catalog FILE)",
+        )
+    return float(value)
+
+
+def price_range_usd(record: _Record) -> tuple[float, float]:
+    """``(low, high)`` USD: the record's ``price_range_usd``, else ``(price, price)``."""
+    rng = getattr(record, "price_range_usd", None)
+    if rng is not None:
+        return float(rng[0]), float(rng[1])
+    p = price_usd(record)
+    return p, p
+
+
+def price_basis(record: _Record) -> str:
+    """Where the price comes from, the range and which value is used: for reports and BOM lines."""
+    text = provenance(record, "price")
+    low, high = price_range_usd(record)
+    date = getattr(record, "price_date", None)
+    parts = []
+    if low != high:
+        point = "midpoint" if getattr(record, "price_point", None) == "midpoint" else "point"
+        parts.append(f"range {low:,.0f}–{high:,.0f} USD, {point} {price_usd(record):,.0f} used")
+    if date:
+        parts.append(f"dated {date}")
+    if is_input(record):
+        parts.append("INPUT: no public price, replace with a quote")
+    return text + (f" [{'; '.join(parts)}]" if parts else "")
+
+
+def price_info(record: _Record) -> dict[str, Any]:
+    """Everything about one price, JSON-ready: ``point_usd``, ``low_usd``, ``high_usd``,
+    ``point_is`` (source | midpoint), ``source``, ``date``, ``confidence``, ``basis``, ``input``."""
+    src, conf, basis = _field_provenance(record, "price")
+    low, high = price_range_usd(record)
+    return {
+        "point_usd": price_usd(record),
+        "low_usd": low,
+        "high_usd": high,
+        "point_is": getattr(record, "price_point", None) or "source",
+        "source": src,
+        "date": getattr(record, "price_date", None),
+        "confidence": conf,
+        "basis": basis,
+        "input": is_input(record),
+    }
+
+
+def module_fits_cage(
+    module: Any,
+    *,
+    form_factor: str | None,
+    lanes: int | None,
+    lane_rates_gbps: Iterable[int],
+    cooling: str | None,
+) -> list[str]:
+    """Why ``module`` (an optic, or a copper/AOC cable end) does not fit a cage; empty when it fits.
+
+    Rules (NVIDIA LinkX documentation, P9/P10): the form factor must match; the module fills the
+    cage's electrical lanes (a single-port 4-lane 400G OSFP does not go into a twin-port 8-lane
+    switch cage); its lane rate must be one the cage's SerDes runs (200G-PAM4 modules cannot
+    downshift to 100G-PAM4, so 200G-lane optics only fit 200G-SerDes switches and ConnectX-8);
+    finned (IHS) modules only fit air-cooled switch cages, flat-top (RHS) modules fit NIC, server
+    and liquid-cooled cages (cage cooling ``any`` takes both).
+    """
+    why = []
+    ff = getattr(module, "form_factor", None)
+    if form_factor and ff and ff != form_factor:
+        why.append(f"form factor {ff} ≠ cage {form_factor}")
+    m_lanes = getattr(module, "lanes", None)
+    if lanes and m_lanes and m_lanes != lanes:
+        why.append(f"{m_lanes} lanes ≠ cage {lanes} lanes")
+    rates = tuple(lane_rates_gbps)
+    m_rate = getattr(module, "lane_rate_gbps", None)
+    if rates and m_rate and m_rate not in rates:
+        why.append(f"{m_rate}G lanes not run by the cage ({', '.join(f'{r}G' for r in rates)})")
+    m_cool = getattr(module, "cooling", None)
+    if cooling and cooling != "any" and m_cool and m_cool != "any" and m_cool != cooling:
+        why.append(f"{m_cool} module in a {cooling} cage")
+    return why
 
 
 def provenance(record: _Record, field: str) -> str:
-    """Short human string: ``"S60 (low): midpoint of …"`` or ``"estimate: IB NIC × 0.7 …"``."""
+    """Short human string: ``"S60 (low): midpoint of …"``, ``"estimate: IB NIC × 0.7 …"`` or
+    ``"input: quote-only … [P28]"``."""
     src, conf, basis = _field_provenance(record, field)
-    if conf == "estimate":
-        text = f"estimate: {basis}" if basis else "estimate"
+    if conf in ("estimate", "input"):
+        text = f"{conf}: {basis}" if basis else conf
         return f"{text} [{src}]" if src else text
     head = f"{src} ({conf})" if src else f"({conf})"
     return f"{head}: {basis}" if basis else head
@@ -302,6 +624,33 @@ class Catalog:
     gpus: Mapping[str, GpuSpec]
     sources: Mapping[str, str]
     files: tuple[str, ...] = (PACKAGED_CATALOG,)
+    tco: Mapping[str, TcoInput] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
+
+    def tco_input(self, key: str) -> TcoInput:
+        """The TCO parameter ``key`` (``pue``, ``electricity_usd_per_kwh``, ...)."""
+        if key not in self.tco:
+            raise InputError("unknown TCO parameter", field=f"tco.{key}", allowed=", ".join(sorted(self.tco)))
+        return self.tco[key]
+
+    def price_usd(self, record: _Record) -> float:
+        """Point price used by default (sourced, or the range midpoint)."""
+        return price_usd(record)
+
+    def price_range_usd(self, record: _Record) -> tuple[float, float]:
+        """``(low, high)`` USD of one record."""
+        return price_range_usd(record)
+
+    def price_basis(self, record: _Record) -> str:
+        """Source, range, date and input flag of a record's price, as one line."""
+        return price_basis(record)
+
+    def price_info(self, record: _Record) -> dict[str, Any]:
+        """JSON-ready price facts of one record (see :func:`price_info`)."""
+        return price_info(record)
+
+    def is_input(self, record: _Record, field: str = "price") -> bool:
+        """True when the field is an input range (no public number)."""
+        return is_input(record, field)
 
     def section(self, kind: str) -> Mapping[str, Any]:
         """The records of one kind (``switch``, ``nic``, ``optic``, ``cable``, ``gpu``)."""
@@ -331,7 +680,7 @@ class Catalog:
         return provenance(record, field)
 
     def estimates(self, fields: Iterable[str] = ("price", "price_per_m", "power")) -> list[dict[str, str]]:
-        """Every (kind, id, field) whose value is an estimate, with its basis, for reports."""
+        """Every (kind, id, field) whose value is an estimate or input, with its basis, for reports."""
         rows = []
         for kind, record in self.records():
             for field in fields:
@@ -341,10 +690,25 @@ class Catalog:
                             "kind": kind,
                             "id": record.id,
                             "field": field,
+                            "confidence": _field_provenance(record, field)[1],
                             "basis": _field_provenance(record, field)[2] or "",
                         }
                     )
         return rows
+
+    def price_summary(self) -> dict[str, int]:
+        """How many priced records are sourced, estimates or input ranges (kinds switch … cable)."""
+        out = {"sourced": 0, "estimate": 0, "input": 0}
+        for kind, record in self.records():
+            if kind == "gpu" and getattr(record, "price_usd", None) is None:
+                continue
+            if is_input(record):
+                out["input"] += 1
+            elif is_estimate(record):
+                out["estimate"] += 1
+            else:
+                out["sourced"] += 1
+        return out
 
 
 def _resource_text(name: str) -> str:
@@ -372,8 +736,69 @@ def _packaged_catalog() -> Catalog:
             record = _validate(KINDS[kind][1], entry, section, rid, PACKAGED_CATALOG, errors, new=True)
             if record is not None:
                 sections[section][rid] = record
+    tco = _tco_section(data.get("tco"), PACKAGED_CATALOG, {}, errors, packaged=True)
     _raise(errors)
-    return _freeze(sections, _sources(data, PACKAGED_CATALOG), (PACKAGED_CATALOG,))
+    return _freeze(sections, _sources(data, PACKAGED_CATALOG), (PACKAGED_CATALOG,), tco)
+
+
+def _tco_section(
+    raw: Any, file: str, base: Mapping[str, TcoInput], errors: list[InputError], *, packaged: bool = False
+) -> dict[str, TcoInput]:
+    """``tco:`` mapping of key → {value, range, unit, source, confidence, basis, date}; a user
+    file's entry updates the packaged one field by field (a new value without provenance becomes
+    ``confidence: user``)."""
+    out = dict(base)
+    if raw is None:
+        return out
+    if not isinstance(raw, dict):
+        errors.append(InputError("tco must be a mapping of parameter → fields", file=file, field="tco"))
+        return out
+    for key, entry in raw.items():
+        key = str(key)
+        if isinstance(entry, int | float) and not isinstance(entry, bool):
+            entry = {"value": entry}
+        if not isinstance(entry, dict):
+            errors.append(
+                InputError("a TCO parameter must be a number or a mapping", file=file, field=f"tco.{key}")
+            )
+            continue
+        if key in out:
+            merged = out[key].model_dump()
+            merged.update(entry)
+            if "value" in entry or "range" in entry:
+                # a new number: the packaged range / point kind / provenance no longer describe it
+                merged["point"] = None
+                if "range" not in entry:
+                    merged["range"] = None
+                if "value" not in entry:
+                    merged["value"] = None
+                for prov, default in (
+                    ("source", f"user catalog {file}"),
+                    ("confidence", "user"),
+                    ("basis", None),
+                    ("date", None),
+                ):
+                    if prov not in entry:
+                        merged[prov] = default
+            data = merged
+        elif packaged:
+            data = dict(entry)
+        else:
+            data = {"confidence": "user", "source": f"user catalog {file}", **entry}
+        try:
+            out[key] = TcoInput.model_validate(data)
+        except ValidationError as exc:
+            for err in exc.errors():
+                loc = ".".join(str(x) for x in err["loc"])
+                errors.append(
+                    InputError(
+                        err["msg"].removeprefix("Value error, "),
+                        file=file,
+                        field=f"tco.{key}" + (f".{loc}" if loc else ""),
+                        allowed="value (number), range [low, high], unit, source, confidence, basis, date",
+                    )
+                )
+    return out
 
 
 def load_catalog(override: str | Path | None = None) -> Catalog:
@@ -434,17 +859,22 @@ def load_catalog(override: str | Path | None = None) -> Catalog:
             if record is not None:
                 current[rid] = record
         sections[section] = current
+    tco = _tco_section(data.get("tco"), file, base.tco, errors)
     _raise(errors)
-    return _freeze(sections, sources, (*base.files, file))
+    return _freeze(sections, sources, (*base.files, file), tco)
 
 
 def _freeze(
-    sections: dict[str, dict[str, _Record]], sources: dict[str, str], files: tuple[str, ...]
+    sections: dict[str, dict[str, _Record]],
+    sources: dict[str, str],
+    files: tuple[str, ...],
+    tco: dict[str, TcoInput] | None = None,
 ) -> Catalog:
     return Catalog(
         **{name: MappingProxyType(recs) for name, recs in sections.items()},
         sources=MappingProxyType(sources),
         files=files,
+        tco=MappingProxyType(dict(tco or {})),
     )
 
 
@@ -452,6 +882,18 @@ def _merge(record: _Record, entry: dict[str, Any], file: str) -> dict[str, Any]:
     """``record`` updated by the user's ``entry``; changed fields get user provenance."""
     merged = record.model_dump()
     merged.update(entry)
+    if "price_usd" in entry or "price_range_usd" in entry:
+        # a user price replaces the packaged one: a point alone drops the packaged range (and its
+        # input flag); a range alone gets its midpoint
+        merged["price_point"] = None
+        if "price_range_usd" not in entry:
+            merged["price_range_usd"] = None
+        if "price_usd" not in entry:
+            merged["price_usd"] = None
+        if "price_input" not in entry:
+            merged["price_input"] = False
+        if "price_date" not in entry:
+            merged["price_date"] = None
     user_tag = f"user catalog {file}"
     for field in entry:
         prefix = _FIELD_PREFIX.get(field, field)
@@ -758,12 +1200,29 @@ _NET_COLUMNS = [
     "ports",
     "rate_gbps",
     "price_usd",
+    "price_low_usd",
+    "price_high_usd",
     "price_usd_per_m",
     "price_confidence",
+    "price_date",
     "power_w",
     "source",
 ]
-_GPU_COLUMNS = ["id", "kind", "name", "bf16_tflops", "nvlink_gbytes_per_s", "hbm_gbytes", "power_w", "source"]
+_GPU_COLUMNS = [
+    "id",
+    "kind",
+    "name",
+    "bf16_tflops",
+    "nvlink_gbytes_per_s",
+    "hbm_gbytes",
+    "power_w",
+    "gpus_per_node",
+    "scale_up_gpus",
+    "nics_per_node",
+    "nic_rate_gbps",
+    "server_price_usd",
+    "source",
+]
 
 
 def _row(kind: str, record: _Record) -> dict[str, Any]:
@@ -774,6 +1233,11 @@ def _row(kind: str, record: _Record) -> dict[str, Any]:
             nvlink_gbytes_per_s=record.nvlink_gbytes_per_s,
             hbm_gbytes=record.hbm_gbytes,
             power_w=record.tdp_w,
+            gpus_per_node=record.gpus_per_node,
+            scale_up_gpus=record.scale_up_gpus,
+            nics_per_node=record.nics_per_node,
+            nic_rate_gbps=record.nic_rate_gbps,
+            server_price_usd=record.price_usd,
         )
         return row
     technology = getattr(record, "technology", None)
@@ -784,8 +1248,11 @@ def _row(kind: str, record: _Record) -> dict[str, Any]:
         ports=getattr(record, "ports", None),
         rate_gbps=getattr(record, "rate_gbps", None),
         price_usd=getattr(record, "price_usd", None),
+        price_low_usd=price_range_usd(record)[0],
+        price_high_usd=price_range_usd(record)[1],
         price_usd_per_m=getattr(record, "price_usd_per_m", None),
         price_confidence=_field_provenance(record, "price")[1],
+        price_date=getattr(record, "price_date", None),
         power_w=record.power_w,  # type: ignore[attr-defined]
     )
     return row
@@ -794,9 +1261,12 @@ def _row(kind: str, record: _Record) -> dict[str, Any]:
 def catalog_frame(catalog: Catalog, kind: str | None = None) -> pd.DataFrame:
     """A table of the catalog (one kind, or all): units in column names, one row per record.
 
-    Columns: id, kind, name, technology, ports, rate_gbps, price_usd, (price_usd_per_m for cables),
-    price_confidence, power_w, source; for GPUs bf16_tflops, nvlink_gbytes_per_s, hbm_gbytes and
-    power_w (= TDP). For cables ``technology`` holds the cable kind (dac, aoc, mmf, smf).
+    Columns: id, kind, name, technology, ports, rate_gbps, price_usd (the point used by default),
+    price_low_usd, price_high_usd (the range; equal when one sourced price), (price_usd_per_m for
+    cables), price_confidence (``input`` = no public price), price_date, power_w, source; for
+    GPUs bf16_tflops, nvlink_gbytes_per_s, hbm_gbytes, power_w (= TDP), gpus_per_node,
+    scale_up_gpus, nics_per_node, nic_rate_gbps and server_price_usd (one node). For cables
+    ``technology`` holds the cable kind (dac, aoc, mmf, smf).
     """
     import pandas as pd  # noqa: F811 - imported lazily: pandas is slow to import
 
