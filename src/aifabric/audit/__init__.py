@@ -20,9 +20,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aifabric.audit.rules import RULES, SEVERITIES, Fabric, Finding, run_rules
+from aifabric.audit.fleet import rule_fleet_inconsistent
+from aifabric.audit.infer import infer_classes
+from aifabric.audit.roles import assign_roles, read_roles
+from aifabric.audit.rules import RULES, SEVERITIES, Fabric, Finding, Rule, run_rules
 from aifabric.audit.sonic import Device, load_device
 from aifabric.errors import InputError
+
+RULES["fleet-inconsistent"] = Rule(
+    "fleet-inconsistent",
+    "warning",
+    "a lossless-path field (scheduler, WRED thresholds, PFC watchdog, cable length, MTU, buffer "
+    "profiles and PG/queue bindings, lookup table) differs from the majority of the switch's role "
+    "(error for lossy/egress buffer profiles and lossless PG bindings)",
+    rule_fleet_inconsistent,
+)
+INTENTS = ("auto", "dcqcn", "pfc-only")
 
 __all__ = ["RULES", "AuditReport", "Device", "Finding", "audit_devices", "audit_files", "load_devices"]
 
@@ -33,6 +46,9 @@ class AuditReport:
     findings: list[Finding]
     errors: list[InputError] = field(default_factory=list)
     deadlock: dict | None = None
+    roce_classes: dict[str, dict] = field(default_factory=dict)
+    roles: dict[str, str] = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         return {s: sum(f.severity == s for f in self.findings) for s in SEVERITIES}
@@ -56,6 +72,9 @@ class AuditReport:
         }
         if self.deadlock is not None:
             out["deadlock"] = self.deadlock
+        out["roles"] = dict(self.roles)
+        out["roce_classes"] = dict(self.roce_classes)
+        out.update(self.extra)
         return out
 
     def frame(self):
@@ -66,14 +85,32 @@ class AuditReport:
         return pd.DataFrame([f.to_dict() for f in self.findings], columns=cols)
 
 
+CONFIG_SUFFIXES = (".json", ".ini")
+
+
 def _expand(arg: str | Path) -> list[Path]:
+    """One CONFIG argument → its files. Raises InputError for an empty part (``a.json+``, a lone
+    ``+``: never the current directory) or a directory with no config file."""
     s = str(arg)
     parts = s.split("+") if "+" in s and not Path(s).exists() else [s]
     out: list[Path] = []
     for part in parts:
+        if not part.strip():
+            raise InputError(
+                "empty file name in the argument",
+                file=s,
+                allowed="FILE, DIR, or FILE+FILE+... with no empty part",
+            )
         p = Path(part)
         if p.is_dir():
-            out.extend(sorted(q for q in p.iterdir() if q.suffix in (".json", ".ini") and q.is_file()))
+            found = sorted(q for q in p.iterdir() if q.suffix.lower() in CONFIG_SUFFIXES and q.is_file())
+            if not found:
+                raise InputError(
+                    "directory holds no config file",
+                    file=part,
+                    allowed=f"a directory with {' / '.join(CONFIG_SUFFIXES)} files",
+                )
+            out.extend(found)
         else:
             out.append(p)
     return out
@@ -89,7 +126,11 @@ def load_devices(paths, lookups=()) -> tuple[list[Device], list[InputError]]:
     errors: list[InputError] = []
     loose_ini: list[Path] = [Path(x) for x in lookups]
     for arg in paths:
-        group = _expand(arg)
+        try:
+            group = _expand(arg)
+        except InputError as exc:
+            errors.append(exc)
+            continue
         configs = [p for p in group if not _is_ini(p)]
         inis = [p for p in group if _is_ini(p)]
         if not configs:
@@ -126,14 +167,17 @@ def load_devices(paths, lookups=()) -> tuple[list[Device], list[InputError]]:
 
 
 def audit_devices(
-    devices: list[Device], *, nic_dscp: int | None = None, cnp_dscp: int = 48, only: list[str] | None = None
+    devices: list[Device],
+    *,
+    nic_dscp: int | None = None,
+    cnp_dscp: int | None = None,
+    only: list[str] | None = None,
+    intent: str = "auto",
+    roles: dict[str, str] | None = None,
 ) -> list[Finding]:
-    fab = Fabric(
-        devices,
-        nic_dscp=26 if nic_dscp is None else nic_dscp,
-        nic_dscp_given=nic_dscp is not None,
-        cnp_dscp=cnp_dscp,
-    )
+    """Run the rules. ``nic_dscp`` / ``cnp_dscp``: what the NICs send, when stated (None: not
+    compared; the RoCE classes are inferred from the switches)."""
+    fab = Fabric(devices, nic_dscp=nic_dscp, cnp_dscp=cnp_dscp, intent=intent, roles=dict(roles or {}))
     return run_rules(fab, only)
 
 
@@ -145,18 +189,44 @@ def audit_files(
     *,
     routing: str = "ecmp",
     lookups=(),
-    cnp_dscp: int = 48,
+    cnp_dscp: int | None = None,
     only: list[str] | None = None,
+    intent: str = "auto",
+    roles_file: str | Path | None = None,
 ) -> AuditReport:
-    """Audit SONiC config files (and, with ``topology``, check PFC deadlock).
+    """Audit switch config files (and, with ``topology``, check PFC deadlock).
 
-    ``nic_dscp=None`` assumes the NVIDIA NIC default DSCP 26 and reports a mismatch as a warning;
-    an explicit value makes it an error. ``topology`` is a :class:`~aifabric.topology.Topology`,
-    a file path or a builder spec (``ring:4``, ``fat-tree:4``); ``failed_link`` one link or a list
-    (``"agg0-tor1"``). Bad input never raises: see :attr:`AuditReport.errors`.
+    The RoCE classes are inferred from the configs (the DSCPs that reach the PFC-enabled
+    classes); ``nic_dscp`` / ``cnp_dscp`` state what the NICs send and turn on the NIC/switch
+    comparison. ``intent``: ``auto`` | ``dcqcn`` | ``pfc-only`` (how ECN-off is judged).
+    ``roles_file``: ``PATTERN ROLE`` lines grouping switches that must be identical.
+    ``topology`` is a :class:`~aifabric.topology.Topology`, a file path or a builder spec
+    (``ring:4``, ``fat-tree:4``); ``failed_link`` one link or a list (``"agg0-tor1"``).
+    Bad input never raises: see :attr:`AuditReport.errors`.
     """
-    devices, errors = load_devices(paths, lookups)
-    findings = audit_devices(devices, nic_dscp=nic_dscp, cnp_dscp=cnp_dscp, only=only)
+    errors: list[InputError] = []
+    if intent not in INTENTS:
+        errors.append(
+            InputError("unknown intent", field="--intent", value=intent, allowed=", ".join(INTENTS))
+        )
+        intent = "auto"
+    rules = None
+    if roles_file is not None:
+        try:
+            rules = read_roles(roles_file)
+        except InputError as exc:
+            errors.append(exc)
+    paths = list(paths)
+    if not paths and topology is None:
+        errors.append(
+            InputError("nothing to audit", field="CONFIG", allowed="one or more config files, or --topology")
+        )
+    devices, probs = load_devices(paths, lookups)
+    errors.extend(probs)
+    roles = assign_roles({d.name: d.metadata.get("type", "") for d in devices}, rules)
+    findings = audit_devices(
+        devices, nic_dscp=nic_dscp, cnp_dscp=cnp_dscp, only=only, intent=intent, roles=roles
+    )
     deadlock = None
     if topology is not None:
         from aifabric.audit.deadlock import find_cycles, load_topology
@@ -180,28 +250,35 @@ def audit_files(
                 ],
                 "deadlock": bool(cycles),
             }
-            for c in cycles:
-                findings.append(
-                    Finding(
-                        "pfc-deadlock-cycle",
-                        "error",
-                        c.switches[0],
-                        "cycle: " + c.describe(),
-                        f"cyclic buffer dependency on priority {c.priority} through {len(c.buffers)} ingress buffers "
-                        f"({', '.join(c.switches)}) under {routing} routing"
-                        + (f" with {', '.join(failed)} failed" if failed else "")
-                        + ": if all of them fill, PFC pauses each one forever (PFC deadlock)",
-                        {
-                            "priority": str(c.priority),
-                            "buffers": " → ".join(c.buffers),
-                            "routing": routing,
-                            "failed_links": ",".join(failed) or "none",
-                        },
-                        "use up-down (valley-free) routing, drop packets that bounce down-up on a lossless class "
-                        "(or give bounced packets a different priority), and keep the PFC watchdog on",
-                    )
-                )
-    return AuditReport([d.name for d in devices], findings, errors, deadlock)
+            findings.extend(_deadlock_findings(cycles, routing, failed))
+    classes = {d.name: infer_classes(d).to_dict() for d in devices}
+    return AuditReport([d.name for d in devices], findings, errors, deadlock, classes, roles)
+
+
+def _deadlock_findings(cycles, routing: str, failed: list[str]) -> list[Finding]:
+    out = []
+    for c in cycles:
+        out.append(
+            Finding(
+                "pfc-deadlock-cycle",
+                "error",
+                c.switches[0],
+                "cycle: " + c.describe(),
+                f"cyclic buffer dependency on priority {c.priority} through {len(c.buffers)} ingress buffers "
+                f"({', '.join(c.switches)}) under {routing} routing"
+                + (f" with {', '.join(failed)} failed" if failed else "")
+                + ": if all of them fill, PFC pauses each one forever (PFC deadlock)",
+                {
+                    "priority": str(c.priority),
+                    "buffers": " → ".join(c.buffers),
+                    "routing": routing,
+                    "failed_links": ",".join(failed) or "none",
+                },
+                "use up-down (valley-free) routing, drop packets that bounce down-up on a lossless class "
+                "(or give bounced packets a different priority), and keep the PFC watchdog on",
+            )
+        )
+    return out
 
 
 def format_errors(errors: list[InputError]) -> list[str]:

@@ -18,6 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from aifabric.audit import headroom as hr
+from aifabric.audit.infer import dscp_lossless as _dscp_lossless
+from aifabric.audit.infer import pg_of as _pg_of
+from aifabric.audit.infer import queue_of as _queue_of
+from aifabric.audit.infer import tc_of as _tc_of
+from aifabric.audit.roles import assign_roles, hostname_pattern
 from aifabric.audit.sonic import Device, parse_prio_list
 
 SEVERITIES = ("error", "warning", "info")
@@ -64,18 +69,45 @@ class Link:
 
 @dataclass
 class Fabric:
+    """The audited switches and what is known about the rest of the fabric.
+
+    ``nic_dscp`` / ``cnp_dscp``: what the NICs send, when the user states it (``--nic-dscp``,
+    ``--cnp-dscp`` or host configs; ``*_source`` says where from). None: not stated, and the
+    NIC/switch rules are not run — the RoCE classes are inferred from the switches instead.
+    ``intent``: ``auto`` (judge ECN by the role's majority), ``dcqcn`` (ECN + PFC intended) or
+    ``pfc-only`` (a declared PFC-only design: ECN off is information).
+    """
+
     devices: list[Device]
-    nic_dscp: int = NVIDIA_ROCE_DSCP
-    nic_dscp_given: bool = False  # False: the NVIDIA default is assumed, mismatches are warnings
-    cnp_dscp: int = NVIDIA_CNP_DSCP
+    nic_dscp: int | None = None
+    nic_dscp_source: str = "--nic-dscp"
+    cnp_dscp: int | None = None
+    cnp_dscp_source: str = "--cnp-dscp"
+    intent: str = "auto"
     links: list[Link] = field(default_factory=list)
+    roles: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.links:
             self.links = find_links(self.devices)
+        if not self.roles:
+            self.roles = assign_roles({d.name: d.metadata.get("type", "") for d in self.devices})
+
+    @property
+    def nic_dscp_given(self) -> bool:
+        return self.nic_dscp is not None
 
     def device(self, name: str) -> Device:
         return next(d for d in self.devices if d.name == name)
+
+    def role(self, d: Device) -> str:
+        return self.roles.get(d.name) or hostname_pattern(d.name)
+
+    def by_role(self) -> dict[str, list[Device]]:
+        out: dict[str, list[Device]] = defaultdict(list)
+        for d in self.devices:
+            out[self.role(d)].append(d)
+        return dict(out)
 
 
 @dataclass(frozen=True)
@@ -130,6 +162,12 @@ def _int(v, default: int | None = None) -> int | None:
         return default
 
 
+def _is_tie(values: dict[str, object]) -> bool:
+    """True when two or more different values share the top count (no majority)."""
+    counts = sorted(Counter(values.values()).values(), reverse=True)
+    return len(counts) > 1 and counts[0] == counts[1]
+
+
 def _majority(values: dict[str, object]) -> object:
     """The most common value; ties go to the value of the alphabetically first device."""
     counts = Counter(values.values())
@@ -138,32 +176,6 @@ def _majority(values: dict[str, object]) -> object:
         if counts[values[name]] == top:
             return values[name]
     raise AssertionError  # pragma: no cover
-
-
-def _tc_of(dev: Device, port: str, dscp: int) -> tuple[str | None, int | None]:
-    name, m = dev.port_map(port, "dscp_to_tc_map", "DSCP_TO_TC_MAP")
-    if m is None:
-        return name, None
-    return name, _int(m.get(str(dscp)), 0)  # an unmapped DSCP goes to TC 0 (SAI default)
-
-
-def _pg_of(dev: Device, port: str, tc: int) -> int:
-    _, m = dev.port_map(port, "tc_to_pg_map", "TC_TO_PRIORITY_GROUP_MAP")
-    return tc if m is None else _int(m.get(str(tc)), 0)
-
-
-def _queue_of(dev: Device, port: str, tc: int) -> int:
-    _, m = dev.port_map(port, "tc_to_queue_map", "TC_TO_QUEUE_MAP")
-    return tc if m is None else _int(m.get(str(tc)), tc)
-
-
-def _dscp_lossless(dev: Device, port: str, dscp: int) -> bool | None:
-    """Does traffic with ``dscp`` arriving on ``port`` land in a lossless class? None: no map."""
-    _, tc = _tc_of(dev, port, dscp)
-    if tc is None:
-        return None
-    prios = dev.lossless(port)
-    return tc in prios and _pg_of(dev, port, tc) in prios
 
 
 def _lossless_pg_profiles(dev: Device) -> dict[tuple[str, int], tuple[str, dict[str, str], bool]]:
@@ -211,8 +223,8 @@ def rule_pfc_priority_mismatch(fab: Fabric) -> list[Finding]:
     by_role: dict[str, dict[str, frozenset]] = defaultdict(dict)
     for d in fab.devices:
         lp = d.lossless_ports()
-        if lp and d.role != "unknown":
-            by_role[d.role][d.name] = frozenset(lp.values())
+        if lp:
+            by_role[fab.role(d)][d.name] = frozenset(lp.values())
     out = []
     for role, sets in by_role.items():
         if len(sets) < 2:
@@ -303,7 +315,13 @@ def rule_qos_map_inconsistent(fab: Fabric) -> list[Finding]:
         for prios in d.lossless_ports().values():
             lossless_tcs.update(prios)
     out = []
-    known = [d for d in fab.devices if d.role != "unknown"]  # fabric members (DEVICE_METADATA given)
+    for role, known in fab.by_role().items():
+        out.extend(_maps_in_role(fab, role, known, lossless_tcs))
+    return out
+
+
+def _maps_in_role(fab: Fabric, role: str, known: list[Device], lossless_tcs: set[int]) -> list[Finding]:
+    out = []
     for table in _MAPS:
         names = sorted({n for d in known for n in d.table(table)})
         for mname in names:
@@ -315,6 +333,7 @@ def rule_qos_map_inconsistent(fab: Fabric) -> list[Finding]:
             if len(have) < 2 or len(set(have.values())) == 1:
                 continue
             ref = dict(_majority(have))
+            tie = _is_tie(have)
             for dev, items in sorted(have.items()):
                 mine = dict(items)
                 if mine == ref:
@@ -326,22 +345,57 @@ def rule_qos_map_inconsistent(fab: Fabric) -> list[Finding]:
                     classes |= {int(k) for k in diff}
                 sev = "error" if classes & lossless_tcs else "warning"
                 shown = ", ".join(f"{k}→{mine.get(k, '-')} (others {ref.get(k, '-')})" for k in diff[:8])
+                ev = {
+                    "entries": shown,
+                    "role": role,
+                    "lossless_classes": ",".join(map(str, sorted(lossless_tcs))),
+                    "majority": "tie: no majority, the first switch's value is the reference"
+                    if tie
+                    else f"{sum(v == tuple(sorted(ref.items(), key=lambda kv: int(kv[0]))) for v in have.values())}"
+                    f" of {len(have)} switches",
+                }
+                if table == "DSCP_TO_TC_MAP":
+                    d = fab.device(dev)
+                    users = [p for p, f in d.qos_ports().items() if f.get("dscp_to_tc_map", "") == mname]
+                    users = users or list(d.lossless_ports())
+                    lost = sorted(
+                        int(k)
+                        for k in diff
+                        if any(
+                            _int(ref.get(k), 0) in d.lossless(p) and _int(mine.get(k), 0) not in d.lossless(p)
+                            for p in users
+                        )
+                    )
+                    if lost:
+                        ev["lossless_dscps_made_lossy"] = ",".join(map(str, lost))
+                what = (
+                    f"DSCP {','.join(map(str, lost))} lossless on the other {role} switches is lossy here: "
+                    if table == "DSCP_TO_TC_MAP" and ev.get("lossless_dscps_made_lossy")
+                    else ""
+                )
                 out.append(
                     Finding(
                         "qos-map-inconsistent",
                         sev,
                         dev,
                         f"{table}|{mname}",
-                        f"{table} {mname} differs from the rest of the fabric in {len(diff)} entr{'y' if len(diff) == 1 else 'ies'}: {shown}",
-                        {"entries": shown, "lossless_classes": ",".join(map(str, sorted(lossless_tcs)))},
-                        f"make {table}|{mname} identical on every switch",
+                        f"{what}{table} {mname} differs from the other {role} switches in {len(diff)} "
+                        f"entr{'y' if len(diff) == 1 else 'ies'}: {shown}",
+                        ev,
+                        f"make {table}|{mname} identical on every {role} switch (majority: {shown_ref(ref, diff)})",
                     )
                 )
     return out
 
 
+def shown_ref(ref: dict, keys: list[str]) -> str:
+    return ", ".join(f"{k}→{ref.get(k, '-')}" for k in keys[:8])
+
+
 def rule_roce_dscp_lossy(fab: Fabric) -> list[Finding]:
-    sev = "error" if fab.nic_dscp_given else "warning"
+    if fab.nic_dscp is None:  # NIC side not stated: the RoCE classes are inferred, nothing to compare
+        return []
+    sev = "error"
     out = []
     for d in fab.devices:
         bad: list[tuple[tuple, str]] = []
@@ -351,7 +405,7 @@ def rule_roce_dscp_lossy(fab: Fabric) -> list[Finding]:
                 name, tc = _tc_of(d, port, fab.nic_dscp)
                 bad.append(((name, tc, ",".join(map(str, prios))), port))
         for (mname, tc, prios), ports in _group(bad).items():
-            assumed = "" if fab.nic_dscp_given else " (NVIDIA NIC default; pass --nic-dscp to state yours)"
+            assumed = f" (from {fab.nic_dscp_source})"
             out.append(
                 Finding(
                     "roce-dscp-lossy",
@@ -362,6 +416,7 @@ def rule_roce_dscp_lossy(fab: Fabric) -> list[Finding]:
                     f"whose lossless priorities are {prios}",
                     {
                         "dscp": str(fab.nic_dscp),
+                        "dscp_source": fab.nic_dscp_source,
                         "tc": str(tc),
                         "pfc_enable": prios,
                         "ports": _ports_key(ports),
@@ -433,6 +488,8 @@ def rule_tc_pg_mismatch(fab: Fabric) -> list[Finding]:
 
 def rule_cnp_not_strict(fab: Fabric) -> list[Finding]:
     out = []
+    if fab.cnp_dscp is None:  # the NICs' CNP DSCP is not stated: nothing to compare with
+        return out
     for d in fab.devices:
         if not (d.has("QUEUE") and d.has("SCHEDULER")):
             continue
@@ -454,7 +511,7 @@ def rule_cnp_not_strict(fab: Fabric) -> list[Finding]:
                     "warning",
                     d.name,
                     f"QUEUE|{_ports_key(ports)}|{q}",
-                    f"CNP (DSCP {fab.cnp_dscp}, NVIDIA default) goes to TC {tc} / queue {q} with scheduler {sched} ({typ}), "
+                    f"CNP (DSCP {fab.cnp_dscp}, from {fab.cnp_dscp_source}) goes to TC {tc} / queue {q} with scheduler {sched} ({typ}), "
                     "not a strict-priority queue: congestion notifications wait behind data",
                     {
                         "dscp": str(fab.cnp_dscp),
@@ -491,8 +548,7 @@ def rule_pfc_threshold_mismatch(fab: Fabric) -> list[Finding]:
     out = []
     roles: dict[str, list[Device]] = defaultdict(list)
     for d in fab.devices:
-        if d.role != "unknown":  # no DEVICE_METADATA: not known to be in this fabric's role
-            roles[d.role].append(d)
+        roles[fab.role(d)].append(d)
     for role, devs in roles.items():
         if len(devs) < 2:
             continue
@@ -590,7 +646,13 @@ def rule_headroom_too_small(fab: Fabric) -> list[Finding]:
             groups[(name, speed, cable, mtu, xoff, synth)].append(port)
         for (name, speed, cable, mtu, xoff, synth), ports in groups.items():
             cable_m = int(cable[:-1])
-            floor = hr.minimum_xoff(speed, cable_m, mtu)
+            frame = min(
+                mtu,
+                _int(next(iter(lt.values()), {}).get("mtu"), hr.ROCE_FRAME_BYTES)
+                if lt
+                else hr.ROCE_FRAME_BYTES,
+            )
+            floor = hr.minimum_xoff(speed, cable_m, mtu, frame)
             ev = {
                 "xoff_bytes": str(xoff),
                 "speed_mbps": str(speed),
@@ -610,7 +672,7 @@ def rule_headroom_too_small(fab: Fabric) -> list[Finding]:
                         d.name,
                         obj,
                         f"xoff {xoff} B{src} is below the physical minimum {floor} B for {speed} Mb/s "
-                        f"over {cable} with MTU {mtu} (cable round trip + 2 frames): packets are dropped "
+                        f"over {cable} with MTU {mtu} (cable round trip + 2 frames + PFC response): packets are dropped "
                         "after PAUSE",
                         ev,
                         fix,
@@ -652,6 +714,47 @@ def rule_headroom_too_small(fab: Fabric) -> list[Finding]:
                             "restore the profile from the lookup table (buffermgrd reuses a stale profile)",
                         )
                     )
+    return out
+
+
+def rule_pg_profile_stale(fab: Fabric) -> list[Finding]:
+    """A lossless BUFFER_PG uses ``pg_lossless_<speed>_<cable>_profile`` whose speed or cable is
+    not the port's: the profile was not recreated after a cable-length or speed change
+    (sonic-buildimage#1602), so its headroom was sized for another cable."""
+    out = []
+    for d in fab.devices:
+        pgs = d.buffer_pg()
+        groups: dict[tuple, list[str]] = defaultdict(list)
+        for port, prios in d.lossless_ports().items():
+            for pg in prios:
+                hit = pgs.get((port, pg))
+                if hit is None:
+                    continue
+                m = _PG_NAME.match(hit[1].get("profile", ""))
+                speed, cable = d.port_speed(port), d.cable(port)
+                if not m or not speed or not cable:
+                    continue
+                if (m.group(1), m.group(2)) != (speed, cable):
+                    groups[(hit[1]["profile"], m.group(1), m.group(2), speed, cable)].append(port)
+        for (prof, ps, pc, speed, cable), ports in groups.items():
+            ports = sorted(set(ports), key=_port_order)
+            out.append(
+                Finding(
+                    "pg-profile-stale",
+                    "error",
+                    d.name,
+                    f"BUFFER_PROFILE|{prof}",
+                    f"{len(ports)} lossless port(s) at {speed} Mb/s with CABLE_LENGTH {cable} use {prof}, sized "
+                    f"for {ps} Mb/s over {pc}: the headroom was not recomputed after the change",
+                    {
+                        "profile_speed_cable": f"{ps} {pc}",
+                        "port_speed_cable": f"{speed} {cable}",
+                        "ports": _ports_key(ports),
+                    },
+                    f"point BUFFER_PG of these ports to pg_lossless_{speed}_{cable}_profile (or delete the "
+                    "lossless PGs and let buffermgrd recreate them)",
+                )
+            )
     return out
 
 
@@ -788,49 +891,71 @@ def _truthy(v: str | None) -> bool:
     return str(v).lower() == "true"
 
 
-def rule_ecn_disabled(fab: Fabric) -> list[Finding]:
+def _ecn_queues(fab: Fabric, d: Device) -> list[tuple[str, int, str, str]]:
+    """(port, queue, problem or "", wred profile) for each lossless queue of ``d``."""
+    qs = d.queues()
     out = []
-    for d in fab.devices:
-        if not d.has("QUEUE") and not d.has("WRED_PROFILE"):
-            continue
-        qs = d.queues()
-        bad: list[tuple[tuple, str]] = []
-        for port, prios in d.lossless_ports().items():
-            for tc in prios:
-                q = _queue_of(d, port, tc)
-                wp = qs.get((port, q), ("", {}))[1].get("wred_profile")
-                if not wp:
-                    bad.append(((q, "no wred_profile on the queue", ""), port))
-                    continue
-                prof = d.table("WRED_PROFILE").get(wp, {})
-                if prof.get("ecn", "ecn_none") == "ecn_none":
-                    bad.append(
-                        ((q, f"WRED_PROFILE {wp} has ecn {prof.get('ecn', 'ecn_none (default)')}", wp), port)
-                    )
-                elif not _truthy(prof.get("wred_green_enable")):
-                    bad.append(
-                        (
-                            (
-                                q,
-                                f"WRED_PROFILE {wp} has wred_green_enable {prof.get('wred_green_enable', 'false (default)')}",
-                                wp,
-                            ),
-                            port,
-                        )
-                    )
-        for (q, why, wp), ports in _group(bad).items():
-            out.append(
-                Finding(
-                    "ecn-disabled",
-                    "error",
-                    d.name,
-                    f"QUEUE|{_ports_key(ports)}|{q}",
-                    f"lossless queue {q} does not mark ECN ({why}): without ECN/DCQCN, congestion is handled by PFC "
-                    "alone (pause storms, head-of-line blocking)",
-                    {"queue": str(q), "reason": why, "wred_profile": wp or "none"},
-                    f"set QUEUE|<port>|{q} wred_profile to a profile with ecn ecn_all and wred_green_enable true",
+    for port, prios in d.lossless_ports().items():
+        for tc in prios:
+            q = _queue_of(d, port, tc)
+            wp = qs.get((port, q), ("", {}))[1].get("wred_profile")
+            if not wp:
+                out.append((port, q, "no wred_profile on the queue", ""))
+                continue
+            prof = d.table("WRED_PROFILE").get(wp, {})
+            if prof.get("ecn", "ecn_none") == "ecn_none":
+                out.append(
+                    (port, q, f"WRED_PROFILE {wp} has ecn {prof.get('ecn', 'ecn_none (default)')}", wp)
                 )
-            )
+            elif not _truthy(prof.get("wred_green_enable")):
+                why = f"WRED_PROFILE {wp} has wred_green_enable {prof.get('wred_green_enable', 'false (default)')}"
+                out.append((port, q, why, wp))
+            else:
+                out.append((port, q, "", wp))
+    return out
+
+
+def rule_ecn_disabled(fab: Fabric) -> list[Finding]:
+    """Severity follows the design's intent: ``dcqcn`` → error; ``pfc-only`` → info; ``auto`` →
+    error when at least half of the role's lossless queues mark ECN, else warning."""
+    out = []
+    per = {d.name: _ecn_queues(fab, d) for d in fab.devices if d.has("QUEUE") or d.has("WRED_PROFILE")}
+    for role, devs in fab.by_role().items():
+        qs = [q for d in devs for q in per.get(d.name, [])]
+        marked = sum(1 for q in qs if not q[2])
+        role_uses = bool(qs) and 2 * marked >= len(qs)
+        for d in devs:
+            if d.name not in per:
+                continue
+            bad = [((q, why, wp), port) for port, q, why, wp in per[d.name] if why]
+            if fab.intent == "dcqcn":
+                sev, basis = "error", "--intent dcqcn"
+            elif fab.intent == "pfc-only":
+                sev, basis = "info", "--intent pfc-only"
+            elif role_uses:
+                sev, basis = "error", f"{marked} of {len(qs)} lossless queues of the {role} switches mark ECN"
+            else:
+                sev, basis = "warning", f"no majority of {role} lossless queues marks ECN; state --intent"
+            for (q, why, wp), ports in _group(bad).items():
+                out.append(
+                    Finding(
+                        "ecn-disabled",
+                        sev,
+                        d.name,
+                        f"QUEUE|{_ports_key(ports)}|{q}",
+                        f"lossless queue {q} does not mark ECN ({why}): without ECN/DCQCN, congestion is "
+                        "handled by PFC alone (pause storms, head-of-line blocking)",
+                        {
+                            "queue": str(q),
+                            "reason": why,
+                            "wred_profile": wp or "none",
+                            "intent": fab.intent,
+                            "judged_by": basis,
+                        },
+                        f"set QUEUE|<port>|{q} wred_profile to a profile with ecn ecn_all and wred_green_enable "
+                        "true" + ("" if sev != "info" else " if DCQCN is ever wanted"),
+                    )
+                )
     return out
 
 
@@ -1258,8 +1383,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "roce-dscp-lossy",
             "error",
-            "the RoCE DSCP lands in a lossy class (warning when --nic-dscp is not given "
-            "and the NVIDIA default 26 is assumed)",
+            "the NICs' RoCE DSCP lands in a lossy class (checked only when the NIC side is "
+            "stated: --nic-dscp or host configs)",
             rule_roce_dscp_lossy,
         ),
         Rule(
@@ -1295,6 +1420,12 @@ RULES: dict[str, Rule] = {
             rule_headroom_too_small,
         ),
         Rule(
+            "pg-profile-stale",
+            "error",
+            "a lossless PG uses the profile of another speed or cable length (not recreated after a change)",
+            rule_pg_profile_stale,
+        ),
+        Rule(
             "pg-lookup-missing",
             "error",
             "the port's speed/cable pair is missing from pg_profile_lookup.ini",
@@ -1318,7 +1449,13 @@ RULES: dict[str, Rule] = {
             "lossless PGs are not in the config (buffermgrd creates them)",
             rule_lossless_pg_runtime,
         ),
-        Rule("ecn-disabled", "error", "a lossless queue has no ECN marking", rule_ecn_disabled),
+        Rule(
+            "ecn-disabled",
+            "error",
+            "a lossless queue has no ECN marking (error under --intent dcqcn or when the role's "
+            "majority marks ECN; warning otherwise; info under --intent pfc-only)",
+            rule_ecn_disabled,
+        ),
         Rule("ecn-kmin-ge-kmax", "error", "WRED Kmin > Kmax (warning when equal)", rule_ecn_kmin_ge_kmax),
         Rule(
             "ecn-above-pfc-threshold",
