@@ -53,7 +53,12 @@ def test_pfc_priority_link_mismatch(tmp_path):
     a["DEVICE_NEIGHBOR"] = {"Ethernet0": {"name": "spine-1", "port": "Ethernet0"}}
     b["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] = "3"
     r = audit_cfgs(tmp_path, {"a": a, "b": b}, ini=ARISTA_INI)
-    assert errors(r) == {("pfc-priority-link-mismatch", "leaf-1", "PORT_QOS_MAP|Ethernet0")}
+    # spine-1's Ethernet0 also differs from its other AZURE-map ports: the same root cause seen
+    # from inside the switch
+    assert errors(r) == {
+        ("pfc-priority-link-mismatch", "leaf-1", "PORT_QOS_MAP|Ethernet0"),
+        ("pfc-priority-port-mismatch", "spine-1", "PORT_QOS_MAP|Ethernet0"),
+    }
     f = next(f for f in r.findings if f.rule == "pfc-priority-link-mismatch")
     assert f.evidence["peer_pfc_enable"] == "3" and f.evidence["dscp_lossless_on_one_end_only"] == "4"
 

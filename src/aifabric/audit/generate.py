@@ -17,6 +17,13 @@ from aifabric.units import UnitError, parse_length_m, parse_rate, parse_size
 
 OSES = ("sonic",)
 # ECN presets (hardware-facts §E.3): Kmin, Kmax in bytes, Pmax in percent.
+# A platform string per ASIC, so that the audit applies that ASIC's headroom formula (formats.md §1.5).
+PLATFORMS = {
+    "spectrum-1": "x86_64-mlnx_msn2700-r0",
+    "spectrum-2": "x86_64-mlnx_msn3800-r0",
+    "spectrum-3": "x86_64-mlnx_msn4600c-r0",
+    "spectrum-4": "x86_64-nvidia_sn5600-r0",
+}
 ECN_PRESETS = {"nvidia": (150_000, 1_500_000, 100), "sonic": (1_048_576, 2_097_152, 5)}
 PFCWD_MS = 200  # hardware-facts §E.2 defaults (detection, restoration, poll)
 
@@ -111,6 +118,7 @@ def roce_config(
             "localhost": {
                 "hostname": switch,
                 "type": role,
+                **({"platform": PLATFORMS[asic]} if asic in PLATFORMS else {}),
                 "buffer_model": "traditional",
                 "default_pfcwd_status": "enable",
             }

@@ -428,6 +428,96 @@ def rule_roce_dscp_lossy(fab: Fabric) -> list[Finding]:
     return out
 
 
+def rule_pfc_priority_port_mismatch(fab: Fabric) -> list[Finding]:
+    """Within one switch: ports that use the same DSCP_TO_TC_MAP are one class of port (downlinks,
+    uplinks); a port whose pfc_enable differs from the majority of its class lost (or gained) a
+    lossless priority."""
+    out = []
+    for d in fab.devices:
+        classes: dict[str, dict[str, tuple[int, ...]]] = defaultdict(dict)
+        for port, f in d.qos_ports().items():
+            mname, m = d.port_map(port, "dscp_to_tc_map", "DSCP_TO_TC_MAP")
+            if m is None or ("pfc_enable" not in f and not d.lossless_ports()):
+                continue
+            classes[mname or ""][port] = parse_prio_list(f.get("pfc_enable", ""))
+        for mname, ports in classes.items():
+            if len(ports) < 3 or len(set(ports.values())) == 1 or _is_tie(ports):
+                continue
+            ref = _majority(ports)
+            odd = _group([((v,), p) for p, v in ports.items() if v != ref])
+            n_ref = sum(v == ref for v in ports.values())
+            for (v,), plist in odd.items():
+                missing = sorted(set(ref) - set(v))
+                extra = sorted(set(v) - set(ref))
+                what = []
+                if missing:
+                    what.append(
+                        f"lacks lossless priorit{'y' if len(missing) == 1 else 'ies'} {_csv(missing)}"
+                    )
+                if extra:
+                    what.append(f"adds {_csv(extra)}")
+                out.append(
+                    Finding(
+                        "pfc-priority-port-mismatch",
+                        "error",
+                        d.name,
+                        f"PORT_QOS_MAP|{_ports_key(plist)}",
+                        f'pfc_enable "{_csv(v) or "none"}" {" and ".join(what)}: the other {n_ref} port(s) '
+                        f'with DSCP map {mname} use "{_csv(ref)}"',
+                        {
+                            "pfc_enable": _csv(v) or "none",
+                            "majority_pfc_enable": _csv(ref),
+                            "dscp_to_tc_map": mname,
+                            "ports": _ports_key(plist),
+                        },
+                        f'set pfc_enable "{_csv(ref)}" on these ports (and pfcwd_sw_enable to match)',
+                    )
+                )
+    return out
+
+
+def rule_dscp_lossless_some_ports(fab: Fabric) -> list[Finding]:
+    """Within one switch: a DSCP lossless on some ports (TC t) that another port's map sends to a
+    lossy TC although TC t is lossless on that port too — the map moved a lossless DSCP. (A DSCP
+    whose TC is simply not in the other port's pfc_enable is a design choice: SONiC's Azure T1
+    maps make DSCP 2 and 6 lossless on the downlinks only.)"""
+    out = []
+    for d in fab.devices:
+        lp = d.lossless_ports()
+        lossless_at: dict[int, dict[str, int]] = defaultdict(dict)  # dscp → port → tc
+        for port in lp:
+            for x in range(64):
+                if _dscp_lossless(d, port, x):
+                    lossless_at[x][port] = _tc_of(d, port, x)[1]
+        bad: list[tuple[tuple, str]] = []
+        for x, where in lossless_at.items():
+            tcs = set(where.values())
+            for port, prios in lp.items():
+                if port in where or _dscp_lossless(d, port, x) is None:
+                    continue
+                if tcs & set(prios) and all(_pg_of(d, port, t) in prios for t in tcs & set(prios)):
+                    mname, tc = _tc_of(d, port, x)
+                    bad.append(((mname, x, tc, _csv(sorted(tcs & set(prios)))), port))
+        for (mname, x, tc, want), ports in _group(bad).items():
+            out.append(
+                Finding(
+                    "dscp-lossless-some-ports",
+                    "error",
+                    d.name,
+                    f"DSCP_TO_TC_MAP|{mname}",
+                    f"DSCP {x} is lossless on {len(lossless_at[x])} port(s) (TC {want}) but {mname} sends it to "
+                    f"lossy TC {tc} on {len(ports)} port(s) where TC {want} is lossless",
+                    {"dscp": str(x), "tc": str(tc), "lossless_tc": want, "ports": _ports_key(ports)},
+                    f"map DSCP {x} to TC {want} in DSCP_TO_TC_MAP|{mname}",
+                )
+            )
+    return out
+
+
+def _csv(v) -> str:
+    return ",".join(map(str, v))
+
+
 def rule_lossless_dscp_lossy_at_peer(fab: Fabric) -> list[Finding]:
     out = []
     for ln in fab.links:
@@ -1388,6 +1478,18 @@ RULES: dict[str, Rule] = {
             rule_roce_dscp_lossy,
         ),
         Rule(
+            "pfc-priority-port-mismatch",
+            "error",
+            "within a switch, a port's pfc_enable differs from the other ports with the same DSCP map",
+            rule_pfc_priority_port_mismatch,
+        ),
+        Rule(
+            "dscp-lossless-some-ports",
+            "error",
+            "within a switch, a port's DSCP map sends a DSCP that is lossless elsewhere to a lossy TC",
+            rule_dscp_lossless_some_ports,
+        ),
+        Rule(
             "lossless-dscp-lossy-at-peer",
             "error",
             "a DSCP lossless at one end of a link is lossy at the other",
@@ -1512,5 +1614,17 @@ def run_rules(fab: Fabric, only: list[str] | None = None) -> list[Finding]:
     for rid, rule in RULES.items():
         if only is None or rid in only:
             out.extend(rule.fn(fab))
+    # one root cause, one finding: the fleet-wide rule carries more evidence than the per-switch one
+    seen = {(f.rule, f.device, f.object) for f in out}
+    out = [
+        f for f in out if not any((sup, f.device, f.object) in seen for sup in SUPERSEDED_BY.get(f.rule, ()))
+    ]
     order = {s: i for i, s in enumerate(SEVERITIES)}
     return sorted(out, key=lambda f: (order[f.severity], f.device, f.rule, f.object))
+
+
+# rule → rules whose finding on the same device and object makes it redundant
+SUPERSEDED_BY = {
+    "pfc-priority-port-mismatch": ("pfc-priority-mismatch",),
+    "dscp-lossless-some-ports": ("qos-map-inconsistent", "roce-dscp-lossy", "lossless-dscp-lossy-at-peer"),
+}
