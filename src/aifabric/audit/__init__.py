@@ -17,6 +17,7 @@ binds to the devices whose ``hwsku`` appears in its file name, or to the only de
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,6 +50,7 @@ class AuditReport:
     roce_classes: dict[str, dict] = field(default_factory=dict)
     roles: dict[str, str] = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
+    locator: Callable[[str, str], str | None] | None = field(default=None, repr=False, compare=False)
 
     def counts(self) -> dict[str, int]:
         return {s: sum(f.severity == s for f in self.findings) for s in SEVERITIES}
@@ -252,7 +254,24 @@ def audit_files(
             }
             findings.extend(_deadlock_findings(cycles, routing, failed))
     classes = {d.name: infer_classes(d).to_dict() for d in devices}
-    return AuditReport([d.name for d in devices], findings, errors, deadlock, classes, roles)
+    report = AuditReport([d.name for d in devices], findings, errors, deadlock, classes, roles)
+    report.locator = _locator(devices)
+    return report
+
+
+def _locator(devices: list[Device]) -> Callable[[str, str], str | None]:
+    """(device, object) → the file the object came from (for SARIF locations)."""
+    by_name = {d.name: d for d in devices}
+
+    def locate(device: str, obj: str) -> str | None:
+        d = by_name.get(device)
+        if d is None:
+            return None
+        parts = obj.split("|")
+        key = parts[1] if len(parts) > 2 else (parts[1] if len(parts) == 2 else None)
+        return d.file_of(parts[0], key)
+
+    return locate
 
 
 def _deadlock_findings(cycles, routing: str, failed: list[str]) -> list[Finding]:

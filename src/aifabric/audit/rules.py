@@ -505,8 +505,8 @@ def rule_dscp_lossless_some_ports(fab: Fabric) -> list[Finding]:
                     "error",
                     d.name,
                     f"DSCP_TO_TC_MAP|{mname}",
-                    f"DSCP {x} is lossless on {len(lossless_at[x])} port(s) (TC {want}) but {mname} sends it to "
-                    f"lossy TC {tc} on {len(ports)} port(s) where TC {want} is lossless",
+                    f"DSCP {x} → lossy TC {tc} on {len(ports)} port(s), lossless (TC {want}) on "
+                    f"{len(lossless_at[x])} other port(s): {mname} moved it although TC {want} is lossless there",
                     {"dscp": str(x), "tc": str(tc), "lossless_tc": want, "ports": _ports_key(ports)},
                     f"map DSCP {x} to TC {want} in DSCP_TO_TC_MAP|{mname}",
                 )
@@ -933,8 +933,8 @@ def rule_lossless_pg_runtime(fab: Fabric) -> list[Finding]:
                     "info",
                     d.name,
                     "BUFFER_PG",
-                    f"{len(absent)} lossless port(s) have no lossless BUFFER_PG in the config: buffermgrd creates them "
-                    f"at runtime from pfc_enable + CABLE_LENGTH + speed; {how}",
+                    f"lossless PGs of {len(absent)} port(s) are created at runtime: buffermgrd makes them "
+                    f"from pfc_enable + CABLE_LENGTH + speed; {how}",
                     {"ports": _ports_key(absent)},
                     "audit the running CONFIG_DB (show runningconfiguration all) to see them",
                 )
@@ -1236,8 +1236,8 @@ def rule_pfcwd_disabled(fab: Fabric) -> list[Finding]:
                     "warning",
                     d.name,
                     f"PORT_QOS_MAP|{_ports_key(ports)}",
-                    f"the PFC watchdog watches priorities {sw} but not lossless priority {missing} on "
-                    f"{len(ports)} port(s)",
+                    f"PFC watchdog misses lossless priority {missing} on {len(ports)} port(s) "
+                    f"(pfcwd_sw_enable {sw})",
                     {"pfcwd_sw_enable": sw, "unwatched": missing},
                     f"add {missing} to pfcwd_sw_enable if storms on it must be broken",
                 )
@@ -1249,8 +1249,8 @@ def rule_pfcwd_disabled(fab: Fabric) -> list[Finding]:
                     "warning" if status != "enable" else "info",
                     d.name,
                     "PFC_WD",
-                    "no PFC_WD entries in this config; `config pfcwd start_default` creates them at boot only when "
-                    f"DEVICE_METADATA default_pfcwd_status is enable (here: {status or 'not in these files'}) and only for "
+                    f"no PFC_WD entries (default_pfcwd_status: {status or 'not in these files'}): "
+                    "`config pfcwd start_default` creates them at boot only when it is enable, and only for "
                     "ports with a DEVICE_NEIGHBOR",
                     {"default_pfcwd_status": status or "absent", "lossless_ports": str(len(lp))},
                     "check `show pfcwd config` on the switch, or add PFC_WD entries (200 ms detect/restore, action drop)",
