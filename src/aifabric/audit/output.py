@@ -13,7 +13,7 @@ import json
 import textwrap
 from pathlib import Path
 
-from aifabric.audit.rules import RULES, SEVERITIES
+from aifabric.audit.rules import SEVERITIES
 
 FORMATS = ("table", "json", "sarif", "markdown")
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -21,7 +21,9 @@ _TAG = {"error": "ERROR", "warning": "WARN ", "info": "info "}
 
 
 def _cut(text: str, width: int) -> str:
-    text = " ".join(str(text).split())
+    text = str(text)
+    lead = text[: len(text) - len(text.lstrip(" "))]
+    text = lead + " ".join(text.split())
     return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
 
 
@@ -44,7 +46,9 @@ def _by_rule(findings) -> list[tuple[str, str, list]]:
 def _summary_line(report) -> str:
     c = report.counts()
     n_hosts = len(report.extra.get("hosts", {}))
+    n_ib = len(report.extra.get("infiniband", []))
     what = f"{len(report.devices)} switch(es)" + (f", {n_hosts} host(s)" if n_hosts else "")
+    what += f", {n_ib} InfiniBand dump(s)" if n_ib else ""
     return f"aifabric audit: {what} — {c['error']} error, {c['warning']} warning, {c['info']} info"
 
 
@@ -67,6 +71,15 @@ def render_table(report, width: int = 100, verbose: bool = False) -> str:
                     width,
                 )
             )
+    for ib in report.extra.get("infiniband", []):
+        kinds = ", ".join(f"{k} {v['links']} × {v['width']}{v['speed']}" for k, v in ib.get("by_kind", {}).items())
+        lines.append(
+            _cut(
+                f"  InfiniBand {Path(ib['file']).name}: {ib['links']} links, {ib['degraded']} degraded"
+                + (f" ({kinds})" if kinds else ""),
+                width,
+            )
+        )
     if not report.findings:
         lines.append("no findings")
     dev_w = min(max((len(f.device) for f in report.findings), default=6), 22)
@@ -121,7 +134,9 @@ def render_markdown(report) -> str:
             )
         out.append("")
     for sev, rule, fs in _by_rule(report.findings):
-        summary = RULES[rule].summary if rule in RULES else ""
+        from aifabric.audit import rule_catalog
+
+        summary = rule_catalog().get(rule, ("", ""))[1]
         out += [f"### {sev}: `{rule}` ({len(fs)})", ""]
         if summary:
             out += [esc(summary), ""]
@@ -161,15 +176,18 @@ def _location(report, f) -> dict:
 
 def render_sarif(report) -> str:
     """SARIF 2.1.0: one run, the rules as ``tool.driver.rules``, one result per finding."""
+    from aifabric.audit import rule_catalog
+
+    catalog = rule_catalog()
     used = sorted({f.rule for f in report.findings})
     rules = []
-    for rid in sorted(set(RULES) | set(used)):
-        r = RULES.get(rid)
+    for rid in sorted(set(catalog) | set(used)):
+        sev, summary = catalog.get(rid, ("error", rid))
         rules.append(
             {
                 "id": rid,
-                "shortDescription": {"text": r.summary if r else rid},
-                "defaultConfiguration": {"level": _SARIF_LEVEL[r.severity if r else "error"]},
+                "shortDescription": {"text": summary},
+                "defaultConfiguration": {"level": _SARIF_LEVEL[sev]},
             }
         )
     results = []

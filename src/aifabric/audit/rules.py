@@ -1174,6 +1174,8 @@ def _wd_ports(d: Device) -> dict[str, dict[str, str]]:
 def rule_pfcwd_disabled(fab: Fabric) -> list[Finding]:
     out = []
     for d in fab.devices:
+        if d.dialect != "sonic":
+            continue  # SONiC's PFC_WD model; NVUE/EOS watchdogs are not modelled
         lp = d.lossless_ports()
         if not lp:
             continue
@@ -1409,6 +1411,8 @@ def rule_buffer_pool_oversubscribed(fab: Fabric) -> list[Finding]:
 def rule_checks_skipped(fab: Fabric) -> list[Finding]:
     out = []
     for d in fab.devices:
+        if d.dialect != "sonic":
+            continue  # NVUE/EOS: buffers are managed by the platform, nothing to list
         absent = [
             t
             for t in (

@@ -353,6 +353,20 @@ class Device:
     tables: Tables
     lookup: PgLookup | None = None
     key_file: dict[str, str] = field(default_factory=dict)  # "TABLE|key" -> file it came from
+    dialect: str = "sonic"  # sonic | nvue | eos: NVUE and EOS configs are translated into these tables
+    # TABLE → how the dialect names that object: a format string with {key} (and {idx} for
+    # port|index keys); findings on non-SONiC switches are renamed with it.
+    native: dict[str, str] = field(default_factory=dict)
+
+    def native_object(self, obj: str) -> str:
+        """A finding's ``TABLE|key[|idx]`` object in this switch's own configuration language."""
+        parts = obj.split("|")
+        fmt = self.native.get(parts[0])
+        if not fmt or self.dialect == "sonic":
+            return obj
+        key = parts[1] if len(parts) > 1 else ""
+        idx = parts[2] if len(parts) > 2 else ""
+        return fmt.format(key=key, idx=idx)
 
     # ---- metadata -----------------------------------------------------------------------------
     def table(self, name: str) -> dict[str, dict[str, str]]:
