@@ -47,7 +47,9 @@ def test_five_findings_fit_100_columns_one_line_each(tmp_path):
     out = json.loads(runner.invoke(app, ["audit", *_five(tmp_path), "--json"]).stdout)
     worse = [f for f in out["findings"] if f["severity"] != "info"]
     assert len(worse) == 5, [(f["rule"], f["object"]) for f in worse]
-    finding_lines = [ln for ln in lines if ln.startswith("  ") and not ln.startswith(("  RoCE", "  InfiniBand"))]
+    finding_lines = [
+        ln for ln in lines if ln.startswith("  ") and not ln.startswith(("  RoCE", "  InfiniBand"))
+    ]
     assert len(finding_lines) == len(out["findings"])
     headers = [
         ln

@@ -52,6 +52,7 @@ def rule_catalog() -> dict[str, tuple[str, str]]:
     out.update(IB_RULES)
     return out
 
+
 __all__ = ["RULES", "AuditReport", "Device", "Finding", "audit_devices", "audit_files", "load_devices"]
 
 
@@ -349,7 +350,9 @@ def audit_files(
         stated = {h.cnp_dscp for h in hosts if h.cnp_dscp is not None}
         if len(stated) == 1:
             cnp_dscp = stated.pop()
-            cnp_source = "mlxconfig CNP_DSCP_P1 of " + ", ".join(h.name for h in hosts if h.cnp_dscp is not None)
+            cnp_source = "mlxconfig CNP_DSCP_P1 of " + ", ".join(
+                h.name for h in hosts if h.cnp_dscp is not None
+            )
     fab = Fabric(
         devices,
         nic_dscp=nic_dscp,

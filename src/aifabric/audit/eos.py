@@ -77,7 +77,13 @@ def to_device(path: str | Path, text: str) -> Device:
                 tc = int(m.group(2))
                 ds = [int(x) for x in m.group(1).split()]
                 if tc > 7 or any(d > 63 for d in ds):
-                    raise InputError("out of range", file=f, field=f"line {lineno}", value=s[:60], allowed="DSCP 0..63, TC 0..7")
+                    raise InputError(
+                        "out of range",
+                        file=f,
+                        field=f"line {lineno}",
+                        value=s[:60],
+                        allowed="DSCP 0..63, TC 0..7",
+                    )
                 for d in ds:
                     dscp_tc[d] = tc
             elif s.startswith("qos map traffic-class "):
@@ -87,14 +93,22 @@ def to_device(path: str | Path, text: str) -> Device:
                 q = int(m.group(2))
                 ts = [int(x) for x in m.group(1).split()]
                 if q > 7 or any(t > 7 for t in ts):
-                    raise InputError("out of range", file=f, field=f"line {lineno}", value=s[:60], allowed="TC 0..7, tx-queue 0..7")
+                    raise InputError(
+                        "out of range",
+                        file=f,
+                        field=f"line {lineno}",
+                        value=s[:60],
+                        allowed="TC 0..7, tx-queue 0..7",
+                    )
                 for t in ts:
                     tc_q[t] = q
             elif s.startswith("priority-flow-control pause watchdog"):
                 wd_global = True
             elif s.startswith("interface Ethernet"):
                 name = s.split()[1]
-                cur = ports.setdefault(name, {"mtu": None, "pfc": False, "prios": set(), "queues": {}, "wd": False})
+                cur = ports.setdefault(
+                    name, {"mtu": None, "pfc": False, "prios": set(), "queues": {}, "wd": False}
+                )
             continue
         if cur is None:
             continue

@@ -7,9 +7,12 @@ Each switch is flattened into ``(table, entity, field) → value`` over the tabl
 of the majority of the role's switches is the fix (on a tie, the alphabetically first switch's
 value is the reference and the evidence says so).
 
-The fields that other rules judge with more context are left to them: ``pfc_enable``
-(pfc-priority-mismatch), the QoS maps (qos-map-inconsistent), the ``pg_lossless_*`` profiles and
-``ingress_lossless_pool`` (pfc-threshold-mismatch), ECN on/off (ecn-disabled). A table a switch's
+The fields that other rules judge with more context are left to them: the QoS maps
+(qos-map-inconsistent), the ``pg_lossless_*`` profiles and ``ingress_lossless_pool``
+(pfc-threshold-mismatch), ECN on/off (ecn-disabled). ``pfc_enable`` is compared port by port (a
+port that lost every lossless priority is no longer lossless, so pfc-priority-mismatch, which
+compares the lossless ports, cannot see it); where pfc-priority-mismatch reports the same port,
+its finding is kept instead. A table a switch's
 files do not contain at all is not compared for that switch (checks-skipped says so).
 """
 
@@ -36,12 +39,13 @@ SEVERITY: dict[tuple[str, str], str] = {
     ("BUFFER_QUEUE", "profile"): "warning",
     ("QUEUE", "*"): "warning",
     ("PORT_QOS_MAP", "*"): "warning",
+    ("PORT_QOS_MAP", "pfc_enable"): "error",
     ("DEVICE_METADATA", "*"): "warning",
     ("LOSSLESS_TRAFFIC_PATTERN", "*"): "warning",
     ("pg_profile_lookup.ini", "*"): "warning",
 }
 _SKIP_FIELDS = {
-    "PORT_QOS_MAP": {"pfc_enable"},
+    "PORT_QOS_MAP": set(),
     "WRED_PROFILE": {"ecn", "wred_green_enable"},
     "DEVICE_METADATA": None,  # only the fields below
 }
@@ -189,13 +193,14 @@ def rule_fleet_inconsistent(fab: Fabric) -> list[Finding]:
                     if tie
                     else f"{n_ref} of {len(devs)} {role} switches"
                 )
+                shown = f'"{mine}" (PFC off)' if fld == "pfc_enable" and not mine else mine
                 out.append(
                     Finding(
                         "fleet-inconsistent",
                         sev,
                         d.name,
                         obj,
-                        f"{fld_txt} {mine}{where} differs from the other {role} switches ({ref})",
+                        f"{fld_txt} {shown}{where} differs from the other {role} switches ({ref})",
                         {
                             "field": fld,
                             "value": mine,

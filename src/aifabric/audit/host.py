@@ -89,7 +89,9 @@ def kind_of(text: str) -> str | None:
     if (
         "Priority trust state:" in head
         or re.search(r"^\s*PFC configuration:", head, re.M)
-        or ("Configurations:" in head and re.search(r"\b(CNP_DSCP|CNP_802P_PRIO|ROCE_CC_PRIO_MASK)_P\d", head))
+        or (
+            "Configurations:" in head and re.search(r"\b(CNP_DSCP|CNP_802P_PRIO|ROCE_CC_PRIO_MASK)_P\d", head)
+        )
         or _SYSFS.search(head)
         or _TCLASS.search(head)
         or re.search(r"^\s*(?:export\s+)?NCCL_[A-Z0-9_]+\s*=", head, re.M)
@@ -118,7 +120,9 @@ def read_into(h: Host, path: str | Path, text: str) -> None:
         if s.startswith("Priority trust state:"):
             v = s.split(":", 1)[1].strip().lower()
             if v not in ("dscp", "pcp"):
-                raise InputError("bad trust state", file=f, field=f"line {lineno}", value=v, allowed="dscp, pcp")
+                raise InputError(
+                    "bad trust state", file=f, field=f"line {lineno}", value=v, allowed="dscp, pcp"
+                )
             h.trust = v
             h.key_line["trust"] = (f, lineno)
             continue
@@ -135,7 +139,9 @@ def read_into(h: Host, path: str | Path, text: str) -> None:
         if s.startswith("Cable len:"):
             v = s.split(":", 1)[1].strip()
             if not v.isdigit():
-                raise InputError("bad cable length", file=f, field=f"line {lineno}", value=v, allowed="metres")
+                raise InputError(
+                    "bad cable length", file=f, field=f"line {lineno}", value=v, allowed="metres"
+                )
             h.cable_len_m = int(v)
             continue
         if s.startswith("PFC configuration"):
@@ -145,7 +151,11 @@ def read_into(h: Host, path: str | Path, text: str) -> None:
             cols = s.split()[1:]
             if len(cols) != 8 or any(c not in ("0", "1") for c in cols):
                 raise InputError(
-                    "bad PFC enabled row", file=f, field=f"line {lineno}", value=s[:60], allowed="eight 0/1 columns"
+                    "bad PFC enabled row",
+                    file=f,
+                    field=f"line {lineno}",
+                    value=s[:60],
+                    allowed="eight 0/1 columns",
                 )
             h.pfc = tuple(i for i, c in enumerate(cols) if c == "1")
             h.key_line["pfc"] = (f, lineno)
@@ -163,7 +173,11 @@ def read_into(h: Host, path: str | Path, text: str) -> None:
             top = {"CNP_DSCP": 63, "CNP_802P_PRIO": 7, "ROCE_CC_PRIO_MASK": 255}[m.group(1)]
             if v is None or not 0 <= v <= top:
                 raise InputError(
-                    "bad value", file=f, field=f"{m.group(1)}_P1 (line {lineno})", value=m.group(3), allowed=f"0..{top}"
+                    "bad value",
+                    file=f,
+                    field=f"{m.group(1)}_P1 (line {lineno})",
+                    value=m.group(3),
+                    allowed=f"0..{top}",
                 )
             if m.group(1) == "CNP_DSCP":
                 h.cnp_dscp = v
@@ -242,7 +256,9 @@ def _switch_view(devices, dscp: int) -> tuple[list[str], list[str], set[int]]:
     return ok, bad, prios
 
 
-def host_findings(hosts: list[Host], devices, *, intent: str = "auto", nic_dscp: int | None = None) -> list[Finding]:
+def host_findings(
+    hosts: list[Host], devices, *, intent: str = "auto", nic_dscp: int | None = None
+) -> list[Finding]:
     out: list[Finding] = []
     switch_lossless = {p for d in devices for v in d.lossless_ports().values() for p in v}
     for h in hosts:
@@ -293,7 +309,11 @@ def host_findings(hosts: list[Host], devices, *, intent: str = "auto", nic_dscp:
                         f"mlnx_qos|{obj_iface}|dscp2prio",
                         f"the NIC puts DSCP {dscp} in priority {hp}; the switches pause it as priority "
                         f"{','.join(map(str, sorted(prios)))}",
-                        {"dscp": str(dscp), "nic_priority": str(hp), "switch_priorities": ",".join(map(str, sorted(prios)))},
+                        {
+                            "dscp": str(dscp),
+                            "nic_priority": str(hp),
+                            "switch_priorities": ",".join(map(str, sorted(prios))),
+                        },
                         f"mlnx_qos -i {obj_iface} --dscp2prio set,{dscp},{min(prios)}",
                     )
                 )
@@ -307,7 +327,8 @@ def host_findings(hosts: list[Host], devices, *, intent: str = "auto", nic_dscp:
                         f"PFC is off on the NIC for priority {hp}, which carries RoCE (DSCP {dscp}): the NIC ignores "
                         "the switch's PAUSE frames for it",
                         {"pfc_enabled": ",".join(map(str, h.pfc)) or "none", "roce_priority": str(hp)},
-                        f"mlnx_qos -i {obj_iface} --pfc " + ",".join("1" if i == hp else "0" for i in range(8)),
+                        f"mlnx_qos -i {obj_iface} --pfc "
+                        + ",".join("1" if i == hp else "0" for i in range(8)),
                     )
                 )
         if h.pfc is not None and switch_lossless and devices:
@@ -321,7 +342,10 @@ def host_findings(hosts: list[Host], devices, *, intent: str = "auto", nic_dscp:
                         f"mlnx_qos|{obj_iface}|pfc",
                         f"PFC enabled on NIC priority {','.join(map(str, extra))}, lossless on no audited switch: "
                         "the NIC may pause the switch for a class the switch drops anyway",
-                        {"pfc_enabled": ",".join(map(str, h.pfc)), "switch_lossless": ",".join(map(str, sorted(switch_lossless)))},
+                        {
+                            "pfc_enabled": ",".join(map(str, h.pfc)),
+                            "switch_lossless": ",".join(map(str, sorted(switch_lossless))),
+                        },
                         "enable PFC on the NIC only for the switches' lossless priorities",
                     )
                 )

@@ -20,7 +20,17 @@ from aifabric.audit.rules import Finding
 from aifabric.errors import InputError
 
 _SPEEDS = ("SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR", "XDR")
-_GBPS = {"SDR": 2.5, "DDR": 5, "QDR": 10, "FDR10": 10, "FDR": 14, "EDR": 25, "HDR": 50, "NDR": 100, "XDR": 200}
+_GBPS = {
+    "SDR": 2.5,
+    "DDR": 5,
+    "QDR": 10,
+    "FDR10": 10,
+    "FDR": 14,
+    "EDR": 25,
+    "HDR": 50,
+    "NDR": 100,
+    "XDR": 200,
+}
 _HEADER = re.compile(r'^(Switch|Ca|Rt)\s+(\d+)\s+"([^"]+)"\s*(?:#\s*"([^"]*)")?')
 _PORT = re.compile(r'^\[(\d+)\](?:\[ext \d+\])?(?:\([0-9a-fA-Fx]+\))?\s+"([^"]+)"\[(\d+)\]')
 _WS = re.compile(r"\b(\d+)x(SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR|XDR)\b")
@@ -122,7 +132,10 @@ def ib_findings(path: str | Path, text: str) -> tuple[list[Finding], dict]:
                         f"{cur}[{m.group(2)}]",
                         f"link runs at {' '.join(m.group(3).split()[:3])}; iblinkinfo says it could be "
                         + ", ".join(c.strip() for c in could),
-                        {"state": " ".join(m.group(3).split()), "could_be": "; ".join(c.strip() for c in could)},
+                        {
+                            "state": " ".join(m.group(3).split()),
+                            "could_be": "; ".join(c.strip() for c in could),
+                        },
                         "reseat or replace the cable/transceiver, check the port's configured width and speed",
                     )
                 )

@@ -89,7 +89,9 @@ def _nums(v, top: int, what: str, file: str, field: str) -> list[int]:
     try:
         vals = [int(x) for x in expand_ids(str(v))]
     except ValueError:
-        raise InputError(f"bad {what} list", file=file, field=field, value=v, allowed=f"0..{top}, e.g. 3 or 0-3,5") from None
+        raise InputError(
+            f"bad {what} list", file=file, field=field, value=v, allowed=f"0..{top}, e.g. 3 or 0-3,5"
+        ) from None
     if any(not 0 <= x <= top for x in vals):
         raise InputError(f"{what} out of range", file=file, field=field, value=v, allowed=f"0..{top}")
     return vals
@@ -105,7 +107,9 @@ def _int(v, file: str, field: str, lo: int = 0, hi: int = 10**12) -> int:
     try:
         x = int(float(s) * mult) if "." in s or mult != 1 else int(s)
     except ValueError:
-        raise InputError("not a number", file=file, field=field, value=v, allowed=f"an integer {lo}..{hi}") from None
+        raise InputError(
+            "not a number", file=file, field=field, value=v, allowed=f"an integer {lo}..{hi}"
+        ) from None
     if not lo <= x <= hi:
         raise InputError("out of range", file=file, field=field, value=v, allowed=f"{lo}..{hi}")
     return x
@@ -122,7 +126,11 @@ def parse_commands(text: str, file: str) -> dict:
             if s.startswith("nv unset ") or s.startswith("nv ") or not s or s.startswith("#"):
                 continue
             raise InputError(
-                "not an NVUE command", file=file, field=f"line {lineno}", value=s[:60], allowed="nv set ... lines"
+                "not an NVUE command",
+                file=file,
+                field=f"line {lineno}",
+                value=s[:60],
+                allowed="nv set ... lines",
             )
         toks = s.split()[2:]
         if not toks:
@@ -165,7 +173,9 @@ def load_tree(path: str | Path, text: str) -> dict:
         sets = [doc["set"]] if isinstance(doc.get("set"), dict) else [doc]
     if not sets:
         raise InputError(
-            "no NVUE 'set' tree", file=f, allowed="nv config show -o yaml output (- header: / - set:) or nv set lines"
+            "no NVUE 'set' tree",
+            file=f,
+            allowed="nv config show -o yaml output (- header: / - set:) or nv set lines",
         )
     tree: dict = {}
     for s in sets:
@@ -203,7 +213,9 @@ def to_device(path: str | Path, text: str) -> Device:
     if not isinstance(qos, dict):
         qos = {}
     roce = qos.get("roce")
-    roce_on = roce is not None and not (isinstance(roce, dict) and str(roce.get("enable", "on")) in ("off", "false"))
+    roce_on = roce is not None and not (
+        isinstance(roce, dict) and str(roce.get("enable", "on")) in ("off", "false")
+    )
     mode = str(roce.get("mode", "lossless")) if isinstance(roce, dict) else "lossless"
     lossless = roce_on and mode.startswith("lossless")
     # DSCP → switch priority
@@ -214,17 +226,26 @@ def to_device(path: str | Path, text: str) -> Device:
             if sp is None:
                 continue
             for d in _nums(dl, 63, "DSCP", f, f"qos mapping {prof} dscp"):
-                dscp_sp[d] = _nums(sp, 7, "switch-priority", f, f"qos mapping {prof} dscp {dl} switch-priority")[0]
+                dscp_sp[d] = _nums(
+                    sp, 7, "switch-priority", f, f"qos mapping {prof} dscp {dl} switch-priority"
+                )[0]
     # PFC switch priorities
     pfc_sp: tuple[int, ...] = ROCE_DEFAULTS["pfc_sp"] if lossless else ()
     cable_m = ROCE_DEFAULTS["cable_m"] if lossless else None
     pfc = _get(qos, "pfc", "default-global")
     if isinstance(pfc, dict):
         if pfc.get("switch-priority") is not None:
-            pfc_sp = tuple(_nums(pfc["switch-priority"], 7, "switch-priority", f, "qos pfc default-global switch-priority"))
+            pfc_sp = tuple(
+                _nums(
+                    pfc["switch-priority"], 7, "switch-priority", f, "qos pfc default-global switch-priority"
+                )
+            )
         if pfc.get("cable-length") is not None:
             cable_m = _int(pfc["cable-length"], f, "qos pfc default-global cable-length", 1, 100000)
-        if str(pfc.get("tx", "enable")) in ("disable", "off") or str(pfc.get("rx", "enable")) in ("disable", "off"):
+        if str(pfc.get("tx", "enable")) in ("disable", "off") or str(pfc.get("rx", "enable")) in (
+            "disable",
+            "off",
+        ):
             pfc_sp = ()
     # SP → traffic class (queue)
     sp_tc = {sp: ROCE_DEFAULTS["sp_to_tc"].get(sp, 0) if roce_on else sp for sp in range(8)}
@@ -232,8 +253,12 @@ def to_device(path: str | Path, text: str) -> Device:
         tc = _get(v, "traffic-class") if isinstance(v, dict) else v
         if tc is None:
             continue
-        for sp in _nums(spl, 7, "switch-priority", f, "qos egress-queue-mapping default-global switch-priority"):
-            sp_tc[sp] = _nums(tc, 7, "traffic-class", f, f"qos egress-queue-mapping ... {spl} traffic-class")[0]
+        for sp in _nums(
+            spl, 7, "switch-priority", f, "qos egress-queue-mapping default-global switch-priority"
+        ):
+            sp_tc[sp] = _nums(tc, 7, "traffic-class", f, f"qos egress-queue-mapping ... {spl} traffic-class")[
+                0
+            ]
     # ECN per traffic class
     ecn: dict[int, tuple[int, int, int] | None] = dict(ROCE_DEFAULTS["ecn"]) if roce_on else {}
     for tcl, v in _items(_get(qos, "congestion-control", "default-global", "traffic-class")):
@@ -267,10 +292,14 @@ def to_device(path: str | Path, text: str) -> Device:
         try:
             names = expand_ids(name, "swp")
         except ValueError:
-            raise InputError("bad interface range", file=f, field=f"interface {name}", allowed="swp1, swp1-32, swp1,swp3") from None
+            raise InputError(
+                "bad interface range", file=f, field=f"interface {name}", allowed="swp1, swp1-32, swp1,swp3"
+            ) from None
         mtu = _get(body, "link", "mtu")
         for n in names:
-            ports[n] = _int(mtu, f, f"interface {name} link mtu", 552, 9216) if mtu is not None else DEFAULT_MTU
+            ports[n] = (
+                _int(mtu, f, f"interface {name} link mtu", 552, 9216) if mtu is not None else DEFAULT_MTU
+            )
     if not ports:
         ports = {"swp*": DEFAULT_MTU}  # the global profile applies to every swp
     host = _get(tree, "system", "hostname")
@@ -320,6 +349,8 @@ def looks_like_nvue(text: str) -> bool:
     head = text[:20000]
     return bool(
         re.search(r"^\s*(\S*\$\s+)?nv set ", head, re.M)
-        or (re.search(r"^-?\s*set:\s*$", head, re.M) and re.search(r"^\s+(qos|interface|system):", head, re.M))
+        or (
+            re.search(r"^-?\s*set:\s*$", head, re.M) and re.search(r"^\s+(qos|interface|system):", head, re.M)
+        )
         or re.search(r"nvue-api-version", head)
     )

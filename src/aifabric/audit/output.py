@@ -72,7 +72,9 @@ def render_table(report, width: int = 100, verbose: bool = False) -> str:
                 )
             )
     for ib in report.extra.get("infiniband", []):
-        kinds = ", ".join(f"{k} {v['links']} × {v['width']}{v['speed']}" for k, v in ib.get("by_kind", {}).items())
+        kinds = ", ".join(
+            f"{k} {v['links']} × {v['width']}{v['speed']}" for k, v in ib.get("by_kind", {}).items()
+        )
         lines.append(
             _cut(
                 f"  InfiniBand {Path(ib['file']).name}: {ib['links']} links, {ib['degraded']} degraded"

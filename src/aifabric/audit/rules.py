@@ -1630,5 +1630,6 @@ def run_rules(fab: Fabric, only: list[str] | None = None) -> list[Finding]:
 # rule → rules whose finding on the same device and object makes it redundant
 SUPERSEDED_BY = {
     "pfc-priority-port-mismatch": ("pfc-priority-mismatch",),
+    "fleet-inconsistent": ("pfc-priority-mismatch", "pfc-priority-port-mismatch"),
     "dscp-lossless-some-ports": ("qos-map-inconsistent", "roce-dscp-lossy", "lossless-dscp-lossy-at-peer"),
 }
