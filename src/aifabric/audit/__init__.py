@@ -345,6 +345,9 @@ def audit_files(
     devices, hosts = inputs.devices, inputs.hosts
     errors.extend(inputs.errors)
     roles = assign_roles({d.name: d.metadata.get("type", "") for d in devices}, rules)
+    for d in devices:  # switches of another OS are not compared field by field with SONiC ones
+        if d.dialect != "sonic":
+            roles[d.name] = f"{roles[d.name]}/{d.dialect}"
     cnp_source = "--cnp-dscp"
     if cnp_dscp is None:
         stated = {h.cnp_dscp for h in hosts if h.cnp_dscp is not None}

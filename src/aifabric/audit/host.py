@@ -26,8 +26,10 @@ from aifabric.audit.rules import Finding
 from aifabric.errors import InputError
 
 _SYSFS = re.compile(r"/sys/class/net/([^/\s]+)/ecn/roce_(np|rp)/enable/([0-7])\s*(?::|=)\s*([01])\b")
-_ENV = re.compile(r"^\s*(?:export\s+)?(NCCL_[A-Z0-9_]+)\s*=\s*(\S*)\s*$")
+_ENV = re.compile(r"^\s*(?:export\s+)?(NCCL_[A-Z0-9_]+)\s*=\s*(\S*)\s*(?:#.*)?$")
 _TCLASS = re.compile(r"Global tclass=(\d+)")
+_ECHO = re.compile(r"^echo\s+([01])\s*>\s*/sys/class/net/([^/\s]+)/ecn/roce_(np|rp)/enable/([0-7])\s*$")
+_MLNX_QOS_CMD = re.compile(r"^mlnx_qos\s+(?:-i|--interface)[ =](\S+)\s+(.*)$")
 
 
 @dataclass
@@ -65,7 +67,8 @@ class Host:
     def prio_of(self, dscp: int) -> int | None:
         if self.trust != "dscp":
             return None
-        m = self.dscp2prio or {d: d // 8 for d in range(64)}
+        m = {d: d // 8 for d in range(64)}  # the NIC default; a printed or set mapping overrides it
+        m.update(self.dscp2prio or {})
         return m.get(dscp, 0)
 
     def to_dict(self) -> dict:
@@ -88,6 +91,7 @@ def kind_of(text: str) -> str | None:
     head = text[:50000]
     if (
         "Priority trust state:" in head
+        or re.search(r"^mlnx_qos\s+(-i|--interface)", head, re.M)
         or re.search(r"^\s*PFC configuration:", head, re.M)
         or (
             "Configurations:" in head and re.search(r"\b(CNP_DSCP|CNP_802P_PRIO|ROCE_CC_PRIO_MASK)_P\d", head)
@@ -187,6 +191,33 @@ def read_into(h: Host, path: str | Path, text: str) -> None:
             else:
                 h.cc_prio_mask = v
             continue
+        m = _MLNX_QOS_CMD.match(s)
+        if m:  # the setup commands (roce-config --os host) say what the state will be
+            h.interface = h.interface or m.group(1)
+            _read_mlnx_qos_cmd(h, m.group(2), f, lineno)
+            continue
+        m = _ECHO.match(s)
+        if m:
+            h.interface = h.interface or m.group(2)
+            (h.ecn_np if m.group(3) == "np" else h.ecn_rp)[int(m.group(4))] = m.group(1) == "1"
+            h.key_line.setdefault("ecn", (f, lineno))
+            continue
+        if s.startswith("mlxconfig ") and " set " in f" {s} ":
+            for k, v in re.findall(r"\b(CNP_DSCP|CNP_802P_PRIO|ROCE_CC_PRIO_MASK)_P1=(\S+)", s):
+                iv = _int_val(v)
+                top = {"CNP_DSCP": 63, "CNP_802P_PRIO": 7, "ROCE_CC_PRIO_MASK": 255}[k]
+                if iv is None or not 0 <= iv <= top:
+                    raise InputError(
+                        "bad value", file=f, field=f"{k}_P1 (line {lineno})", value=v, allowed=f"0..{top}"
+                    )
+                if k == "CNP_DSCP":
+                    h.cnp_dscp = iv
+                    h.key_line["cnp"] = (f, lineno)
+                elif k == "CNP_802P_PRIO":
+                    h.cnp_prio = iv
+                else:
+                    h.cc_prio_mask = iv
+            continue
         m = _SYSFS.search(s)
         if m:
             h.interface = h.interface or m.group(1)
@@ -219,6 +250,43 @@ def read_into(h: Host, path: str | Path, text: str) -> None:
             continue
     if h.trust == "dscp" and h.dscp2prio is None and any("dscp2prio" in ln for ln in lines):
         h.dscp2prio = {}
+
+
+def _read_mlnx_qos_cmd(h: Host, args: str, f: str, lineno: int) -> None:
+    toks = args.replace("=", " ").split()
+    i = 0
+    while i < len(toks):
+        t, v = toks[i], toks[i + 1] if i + 1 < len(toks) else ""
+        if t == "--trust":
+            if v not in ("dscp", "pcp"):
+                raise InputError("bad --trust", file=f, field=f"line {lineno}", value=v, allowed="dscp, pcp")
+            h.trust = v
+            h.key_line["trust"] = (f, lineno)
+        elif t in ("--pfc", "-f"):
+            cols = v.split(",")
+            if len(cols) != 8 or any(c not in ("0", "1") for c in cols):
+                raise InputError(
+                    "bad --pfc", file=f, field=f"line {lineno}", value=v, allowed="eight 0/1 values"
+                )
+            h.pfc = tuple(k for k, c in enumerate(cols) if c == "1")
+            h.key_line["pfc"] = (f, lineno)
+        elif t == "--dscp2prio":
+            m = re.fullmatch(r"set,(\d+),(\d)", v)
+            if not m or int(m.group(1)) > 63 or int(m.group(2)) > 7:
+                raise InputError(
+                    "bad --dscp2prio",
+                    file=f,
+                    field=f"line {lineno}",
+                    value=v,
+                    allowed="set,DSCP(0..63),PRIO(0..7)",
+                )
+            h.dscp2prio = h.dscp2prio if h.dscp2prio is not None else {}
+            h.dscp2prio[int(m.group(1))] = int(m.group(2))
+            h.key_line.setdefault("dscp2prio", (f, lineno))
+        else:
+            i += 1
+            continue
+        i += 2
 
 
 def load_host(paths: list[Path], name: str) -> Host:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import typer
@@ -110,40 +109,43 @@ def register(app: typer.Typer) -> None:
 
     @app.command("roce-config")
     def roce_config_cmd(
-        switch: str = typer.Option(..., "--switch", help="Switch hostname (DEVICE_METADATA hostname)."),
+        switch: str = typer.Option("leaf-1", "--switch", help="Switch hostname."),
         speed: str = typer.Option("400G", "--speed", help="Port speed, e.g. 100G, 400G, 800G."),
         cable: str = typer.Option("5m", "--cable", help="Cable length, e.g. 5m, 40m, 300m."),
-        os_name: str = typer.Option("sonic", "--os", help="Switch OS: sonic."),
-        ports: str = typer.Option("32", "--ports", help="Port count or a list Ethernet0,Ethernet8,..."),
+        os_name: str = typer.Option(
+            "sonic",
+            "--os",
+            help="sonic (config_db JSON) | nvue (nv set lines) | eos (running-config) | host (NIC commands).",
+        ),
+        ports: str = typer.Option(
+            "32", "--ports", help="Port count (or, for sonic, a list Ethernet0,Ethernet8,...)."
+        ),
         nic_dscp: int = typer.Option(26, "--nic-dscp", help="RoCE DSCP of the NICs."),
         cnp_dscp: int = typer.Option(48, "--cnp-dscp", help="CNP DSCP of the NICs."),
         priority: int = typer.Option(3, "--priority", help="Lossless priority (PFC / TC / PG / queue)."),
-        asic: str = typer.Option("spectrum-4", "--asic", help="ASIC constants for the headroom formula."),
-        mtu: int = typer.Option(9100, "--mtu", help="Port MTU in bytes."),
+        asic: str = typer.Option(
+            "spectrum-4", "--asic", help="sonic: ASIC constants for the headroom formula."
+        ),
+        mtu: int = typer.Option(9100, "--mtu", help="Port MTU in bytes (NVUE at most 9216, EOS 9214)."),
         ecn: str = typer.Option(
             "nvidia", "--ecn", help="ECN preset: nvidia (150KB/1.5MB/100%) | sonic (1MiB/2MiB/5%)."
         ),
-        buffer: str = typer.Option("128MiB", "--buffer", help="Switch shared buffer, e.g. 128MiB."),
+        buffer: str = typer.Option("128MiB", "--buffer", help="sonic: switch shared buffer, e.g. 128MiB."),
+        interface: str = typer.Option("eth0", "--interface", help="host: the RoCE netdev, e.g. eth0."),
     ) -> None:
-        """Print a config_db.json fragment with a correct lossless-RoCE profile (it passes `aifabric audit`)."""
-        from aifabric.audit.generate import roce_config
+        """Print a lossless-RoCE config in the SONiC, NVUE or EOS dialect, or the host commands; `aifabric audit` finds nothing wrong in it."""
+        from aifabric.audit.generate import render
         from aifabric.errors import InputError
 
+        kw = dict(
+            ports=ports, nic_dscp=nic_dscp, cnp_dscp=cnp_dscp, lossless_priority=priority, mtu=mtu, ecn=ecn
+        )
+        if os_name == "sonic":
+            kw.update(asic=asic, buffer=buffer)
+        if os_name == "host":
+            kw["interface"] = interface
         try:
-            cfg = roce_config(
-                switch,
-                speed,
-                cable,
-                os=os_name,
-                ports=ports,
-                nic_dscp=nic_dscp,
-                cnp_dscp=cnp_dscp,
-                lossless_priority=priority,
-                asic=asic,
-                mtu=mtu,
-                ecn=ecn,
-                buffer=buffer,
-            )
+            text = render(os_name, switch, speed, cable, **kw)
         except InputError as exc:
             _fail_lines([str(exc)])
-        sys.stdout.write(json.dumps(cfg, indent=4) + "\n")
+        sys.stdout.write(text)
