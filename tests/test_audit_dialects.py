@@ -70,7 +70,7 @@ def test_nvue_fleet_difference_between_two_leaves():
     """leaf01 (SP3) and leaf02 (SP2) share the hostname pattern leaf#: their PFC priorities differ
     → pfc-priority-mismatch, and the DSCP 26 move → qos-map-inconsistent."""
     r = audit_files([str(NVUE_YAML), str(NVUE_CMDS)])
-    assert r.roles == {"leaf01": "leaf#", "leaf02": "leaf#"}
+    assert r.roles == {"leaf01": "leaf#/nvue", "leaf02": "leaf#/nvue"}
     rules = {x[0] for x in errors(r)}
     assert {"pfc-priority-mismatch", "qos-map-inconsistent"} <= rules
 
