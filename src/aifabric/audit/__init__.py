@@ -31,9 +31,9 @@ from aifabric.errors import InputError
 RULES["fleet-inconsistent"] = Rule(
     "fleet-inconsistent",
     "warning",
-    "a lossless-path field (scheduler, WRED thresholds, PFC watchdog, cable length, MTU, buffer "
-    "profiles and PG/queue bindings, lookup table) differs from the majority of the switch's role "
-    "(error for lossy/egress buffer profiles and lossless PG bindings)",
+    "a lossless-path field (pfc_enable per port, scheduler, WRED thresholds, PFC watchdog, cable "
+    "length, MTU, buffer profiles and PG/queue bindings, lookup-table rows) differs from the majority "
+    "of the switch's role (error for pfc_enable, buffer profiles and PG bindings)",
     rule_fleet_inconsistent,
 )
 INTENTS = ("auto", "dcqcn", "pfc-only")

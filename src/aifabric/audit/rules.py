@@ -1441,7 +1441,7 @@ def rule_checks_skipped(fab: Fabric) -> list[Finding]:
                         else ""
                     )
                     + (
-                        " (no DEVICE_METADATA: role unknown, left out of cross-switch comparisons)"
+                        " (no DEVICE_METADATA: the role comes from the name's pattern, or --roles)"
                         if "DEVICE_METADATA" in absent
                         else ""
                     ),
@@ -1470,7 +1470,7 @@ RULES: dict[str, Rule] = {
         Rule(
             "qos-map-inconsistent",
             "error",
-            "a DSCP/TC/PG/queue map of one name differs across the fabric "
+            "a DSCP/TC/PG/queue map of one name differs between switches of one role "
             "(warning when no lossless class is involved)",
             rule_qos_map_inconsistent,
         ),
@@ -1508,7 +1508,7 @@ RULES: dict[str, Rule] = {
         Rule(
             "cnp-not-strict",
             "warning",
-            "CNP (DSCP 48) is not in a strict-priority queue",
+            "the NICs' CNP DSCP (--cnp-dscp or mlxconfig CNP_DSCP_P1) is not in a strict-priority queue",
             rule_cnp_not_strict,
         ),
         Rule(
