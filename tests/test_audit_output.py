@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import typer
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from aifabric.cli.audit import register
@@ -137,3 +140,50 @@ def test_stray_plus_is_rejected_not_the_current_directory(tmp_path, monkeypatch)
         assert res.exit_code == 2, arg
         lines = res.stderr.splitlines()
         assert len(lines) == 1 and "empty file name" in lines[0] and res.stdout == ""
+
+
+_TOKENS = [
+    "--format",
+    "json",
+    "sarif",
+    "markdown",
+    "table",
+    "yaml",
+    "--intent",
+    "dcqcn",
+    "pfc-only",
+    "bogus",
+    "--nic-dscp",
+    "26",
+    "64",
+    "-1",
+    "x",
+    "--cnp-dscp",
+    "48",
+    "--width",
+    "10",
+    "100",
+    "--verbose",
+    "--roles",
+    "+",
+    "a.json+",
+    "/nonexistent",
+    "--routing",
+    "up-down",
+    "ring",
+    "--json",
+]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(extra=st.lists(st.sampled_from(_TOKENS), max_size=6))
+def test_fuzz_audit_flags(tmp_path, extra):
+    """Random audit flags and values after a real config: exit 0, 1 or 2; on 2 every stderr line
+    starts with 'error:' or is click's usage text, and there is never a traceback."""
+    cfg = str(tmp_path / "leaf-1.json")
+    if not Path(cfg).exists():
+        write(tmp_path, "leaf-1.json", arista("leaf-1"))
+    res = runner.invoke(app, ["audit", cfg, *extra])
+    assert res.exit_code in (0, 1, 2), (extra, res.exit_code, res.output)
+    assert res.exception is None or isinstance(res.exception, SystemExit), (extra, repr(res.exception))
+    assert "Traceback" not in res.stderr
