@@ -145,3 +145,17 @@ def test_hostname_pattern_roles_without_metadata(tmp_path):
     r = audit_cfgs(tmp_path, {"leaf-1": a, "leaf-2": b}, ini=ARISTA_INI)
     assert r.roles == {"leaf-1": "leaf-#", "leaf-2": "leaf-#"}
     assert errors(r) == {("qos-map-inconsistent", "leaf-2", "DSCP_TO_TC_MAP|AZURE")}
+
+
+def test_xoff_tie_is_broken_by_the_lookup_table(tmp_path):
+    """A pair disagreeing on xoff has no majority; with the SKU's lookup table bound, the switch whose
+    xoff differs from the table row is the one reported — even when it sorts first."""
+    from test_audit_fixtures import MSN2700_INI
+
+    a, b = sn2700("leaf-a"), sn2700("leaf-b")
+    a["BUFFER_PROFILE|pg_lossless_100000_300m_profile"]["xoff"] = "60416"  # leaf-a is the odd one
+    b["BUFFER_PROFILE|pg_lossless_100000_300m_profile"]["xoff"] = "104448"  # the MSN2700 table row
+    r = audit_cfgs(tmp_path, {"a": a, "b": b}, ini=MSN2700_INI)
+    f = [x for x in r.findings if x.rule == "pfc-threshold-mismatch"]
+    assert [(x.device, x.severity) for x in f] == [("leaf-a", "error")]
+    assert "pg_profile_lookup.ini row" in f[0].evidence["majority"]

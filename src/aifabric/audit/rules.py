@@ -634,6 +634,31 @@ def _profiles_by_speed_cable(d: Device) -> dict[tuple[str, str], tuple[str, dict
     return out
 
 
+def _threshold_tie_break(
+    fab: Fabric, have: dict[str, tuple], pair: tuple[str, str], ref: tuple
+) -> tuple[tuple, str]:
+    """No majority: the tied value whose xoff matches the SKU's lookup-table row (or, on Spectrum-4/5,
+    the headroom formula) is the reference; else the alphabetically first switch's value."""
+    counts = Counter(have.values())
+    top = max(counts.values())
+    tied = [v for v, c in counts.items() if c == top]
+    xi = _THRESH_FIELDS.index("xoff")
+    for n in sorted(have):
+        d = fab.device(n)
+        want = None
+        if d.lookup is not None and d.lookup.get(*pair) is not None:
+            want, src = d.lookup.get(*pair).xoff_bytes, f"{d.name}'s pg_profile_lookup.ini row"
+        elif d.asic in hr.FORMULA_VERIFIED and pair[1][:-1].isdigit():
+            want = hr.sonic_headroom(int(pair[0]), int(pair[1][:-1]), asic=d.asic).xoff_bytes
+            src = f"the SONiC headroom formula for {d.asic}"
+        if want is None:
+            continue
+        close = [v for v in tied if _int(v[xi][1]) is not None and abs(_int(v[xi][1]) - want) <= 1024]
+        if len(close) == 1:
+            return close[0], f"tie: no majority; the value matching {src} ({want} B) is the reference"
+    return ref, "tie: no majority; the alphabetically first switch's value is the reference"
+
+
 def rule_pfc_threshold_mismatch(fab: Fabric) -> list[Finding]:
     out = []
     roles: dict[str, list[Device]] = defaultdict(list)
@@ -651,12 +676,15 @@ def rule_pfc_threshold_mismatch(fab: Fabric) -> list[Finding]:
             if len(have) < 2 or len(set(have.values())) == 1:
                 continue
             ref = _majority(have)
+            tie_note = ""
+            if _is_tie(have):
+                ref, tie_note = _threshold_tie_break(fab, have, pair, ref)
             ref_devs = [n for n, v in have.items() if v == ref]
             ref_sku = {fab.device(n).hwsku for n in ref_devs}
             for name, vals in sorted(have.items()):
                 if vals == ref:
                     continue
-                ev: dict[str, str] = {}
+                ev: dict[str, str] = {"majority": tie_note} if tie_note else {}
                 for (f, mine), (_, theirs) in zip(vals, ref, strict=True):
                     if mine != theirs:
                         nums = [_int(have[n][_THRESH_FIELDS.index(f)][1]) for n in have]
