@@ -187,3 +187,12 @@ def test_fuzz_audit_flags(tmp_path, extra):
     assert res.exit_code in (0, 1, 2), (extra, res.exit_code, res.output)
     assert res.exception is None or isinstance(res.exception, SystemExit), (extra, repr(res.exception))
     assert "Traceback" not in res.stderr
+
+
+def test_ranges_compacts_dscp_lists():
+    """ranges() prints runs as a-b and pairs as a,b: the RoCE-class line stays short."""
+    from aifabric.audit.output import ranges
+
+    assert ranges([24, 25, 26, 27, 28, 29, 30, 31]) == "24-31"
+    assert ranges([2, 3, 4, 6, 16, 17]) == "2-4,6,16,17"
+    assert ranges([]) == ""

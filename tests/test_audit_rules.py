@@ -304,3 +304,18 @@ def test_buffer_pool_oversubscribed(tmp_path):
     )
     assert errors(r) == {("buffer-pool-oversubscribed", "leaf-a", "BUFFER_POOL|ingress_lossless_pool")}
     assert len([f for f in r.findings if f.rule == "buffer-pool-oversubscribed"]) == 2
+
+
+def test_pfc_off_on_a_pg_with_lossless_headroom(tmp_path):
+    """The real SN2700 running config (lossless BUFFER_PG 3-4 on every port) with PORT_QOS_MAP
+    pfc_enable "3,4", except Ethernet0 with "3" → pfc-off-on-headroom-pg on PORT_QOS_MAP|Ethernet0:
+    PG 4 keeps its headroom but PFC never pauses priority 4."""
+    cfg = sn2700("leaf-a")
+    for port in [k.split("|")[1] for k in cfg if k.startswith("PORT|")]:
+        cfg[f"PORT_QOS_MAP|{port}"] = {"pfc_enable": "3,4", "pfcwd_sw_enable": "3,4"}
+    cfg["DEVICE_METADATA|localhost"]["default_pfcwd_status"] = "enable"
+    assert errors(audit_cfgs(tmp_path, {"a": cfg})) == set()
+    cfg["PORT_QOS_MAP|Ethernet0"]["pfc_enable"] = "3"
+    r = audit_cfgs(tmp_path, {"a": cfg})
+    assert errors(r) == {("pfc-off-on-headroom-pg", "leaf-a", "PORT_QOS_MAP|Ethernet0")}
+    assert r.roce_classes["leaf-a"]["headroom_pgs"] == [3, 4]

@@ -70,6 +70,9 @@ class RoceClasses:
     tcs: tuple[int, ...]  # the TCs those DSCPs reach
     lossless_ports: int
     dscp_mapped_ports: int
+    strict_dscps: tuple[int, ...] = ()  # DSCPs reaching a STRICT queue on every lossless port: CNP candidates
+    strict_queues: tuple[int, ...] = ()
+    headroom_pgs: tuple[int, ...] = ()  # PGs with a lossless (xoff > 0) BUFFER_PG profile on some port
 
     def to_dict(self) -> dict:
         return {
@@ -78,6 +81,9 @@ class RoceClasses:
             "dscps_some_ports": list(self.dscps_some_ports),
             "tcs": list(self.tcs),
             "lossless_ports": self.lossless_ports,
+            "cnp_candidate_dscps": list(self.strict_dscps),
+            "strict_queues": list(self.strict_queues),
+            "headroom_pgs": list(self.headroom_pgs),
         }
 
     def describe(self) -> str:
@@ -104,6 +110,7 @@ def infer_classes(dev: Device) -> RoceClasses:
             if tc is not None:
                 tcs.add(tc)
     prios = sorted({x for v in lp.values() for x in v})
+    strict, squeues = _strict(dev, list(lp))
     return RoceClasses(
         dev.name,
         tuple(prios),
@@ -112,4 +119,39 @@ def infer_classes(dev: Device) -> RoceClasses:
         tuple(sorted(tcs)),
         len(lp),
         len(sets),
+        strict,
+        squeues,
+        tuple(sorted({pg for (_p, pg) in headroom_pgs(dev)})),
     )
+
+
+def _strict(dev: Device, ports: list[str]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """DSCPs that reach a STRICT-scheduled queue on every given port (where the CNP class usually
+    is), and those queues."""
+    qs = dev.queues()
+    sched = dev.table("SCHEDULER")
+    common: set[int] | None = None
+    queues: set[int] = set()
+    for p in ports:
+        here = set()
+        for x in range(64):
+            tc = tc_of(dev, p, x)[1]
+            if tc is None:
+                return (), ()
+            q = queue_of(dev, p, tc)
+            s = qs.get((p, q), ("", {}))[1].get("scheduler")
+            if s and sched.get(s, {}).get("type", "").upper() == "STRICT":
+                here.add(x)
+                queues.add(q)
+        common = here if common is None else common & here
+    return tuple(sorted(common or ())), tuple(sorted(queues))
+
+
+def headroom_pgs(dev: Device) -> dict[tuple[str, int], str]:
+    """(port, pg) → profile name, for BUFFER_PG entries whose profile has xoff > 0 (lossless headroom)."""
+    out = {}
+    for (port, pg), (_key, f) in dev.buffer_pg().items():
+        prof = dev.profile(f.get("profile"))
+        if prof is not None and (_int(prof.get("xoff"), 0) or 0) > 0:
+            out[(port, pg)] = f.get("profile", "")
+    return out

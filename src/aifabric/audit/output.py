@@ -27,6 +27,21 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
 
 
+def ranges(values) -> str:
+    """[2, 3, 4, 6, 24, 25, 26] → ``2-4,6,24-26``."""
+    vals = sorted(set(values))
+    out, i = [], 0
+    while i < len(vals):
+        j = i
+        while j + 1 < len(vals) and vals[j + 1] == vals[j] + 1:
+            j += 1
+        out.append(
+            str(vals[i]) if j == i else f"{vals[i]},{vals[j]}" if j == i + 1 else f"{vals[i]}-{vals[j]}"
+        )
+        i = j + 1
+    return ",".join(out)
+
+
 def _short_object(obj: str, width: int = 30) -> str:
     """``PORT_QOS_MAP|Ethernet136,Ethernet144,...|3`` → ``PORT_QOS_MAP|Ethernet136+19|3``."""
     parts = obj.split("|")
@@ -58,16 +73,17 @@ def render_table(report, width: int = 100, verbose: bool = False) -> str:
     lines = [_cut(_summary_line(report), width)]
     for name, c in report.roce_classes.items():
         if c.get("lossless_ports"):
-            d = ",".join(map(str, c["dscps"])) or "none"
-            some = (
-                f" (+{','.join(map(str, c['dscps_some_ports']))} on some ports)"
-                if c["dscps_some_ports"]
+            d = ranges(c["dscps"]) or "none"
+            some = f" (+{ranges(c['dscps_some_ports'])} on some ports)" if c["dscps_some_ports"] else ""
+            cnp = (
+                f"; strict: DSCP {ranges(c['cnp_candidate_dscps'])} → queue {ranges(c['strict_queues'])}"
+                if c.get("cnp_candidate_dscps")
                 else ""
             )
             lines.append(
                 _cut(
-                    f"  RoCE classes {name}: DSCP {d}{some} → TC {','.join(map(str, c['tcs'])) or '-'}, "
-                    f"PFC {','.join(map(str, c['lossless_priorities']))} on {c['lossless_ports']} port(s)",
+                    f"  RoCE classes {name}: DSCP {d}{some} → TC {ranges(c['tcs']) or '-'}, "
+                    f"PFC {ranges(c['lossless_priorities'])} on {c['lossless_ports']} port(s){cnp}",
                     width,
                 )
             )

@@ -476,6 +476,40 @@ def rule_pfc_priority_port_mismatch(fab: Fabric) -> list[Finding]:
     return out
 
 
+def rule_pfc_off_on_headroom_pg(fab: Fabric) -> list[Finding]:
+    """A PG with a lossless buffer profile (xoff > 0) on a port whose pfc_enable lacks that
+    priority: the headroom is reserved but PFC never fires, so the class is lossy (a priority
+    dropped from pfc_enable on one port, or a BUFFER_PG left behind)."""
+    from aifabric.audit.infer import headroom_pgs
+
+    out = []
+    for d in fab.devices:
+        qos = d.qos_ports()
+        if not qos:
+            continue
+        bad: list[tuple[tuple, str]] = []
+        for (port, pg), prof in headroom_pgs(d).items():
+            if port not in qos:
+                continue
+            prios = d.lossless(port)
+            if pg not in prios:
+                bad.append(((pg, prof, _csv(prios) or "none"), port))
+        for (pg, prof, prios), ports in _group(bad).items():
+            out.append(
+                Finding(
+                    "pfc-off-on-headroom-pg",
+                    "error",
+                    d.name,
+                    f"PORT_QOS_MAP|{_ports_key(ports)}",
+                    f"PG {pg} has lossless headroom ({prof}) on {len(ports)} port(s) whose pfc_enable is "
+                    f'"{prios}": PFC never pauses priority {pg}, so it is dropped under congestion',
+                    {"pg": str(pg), "profile": prof, "pfc_enable": prios, "ports": _ports_key(ports)},
+                    f"add {pg} to pfc_enable (and pfcwd_sw_enable) on these ports, or remove the lossless BUFFER_PG",
+                )
+            )
+    return out
+
+
 def rule_dscp_lossless_some_ports(fab: Fabric) -> list[Finding]:
     """Within one switch: a DSCP lossless on some ports (TC t) that another port's map sends to a
     lossy TC although TC t is lossless on that port too — the map moved a lossless DSCP. (A DSCP
@@ -1516,6 +1550,12 @@ RULES: dict[str, Rule] = {
             rule_pfc_priority_port_mismatch,
         ),
         Rule(
+            "pfc-off-on-headroom-pg",
+            "error",
+            "a PG has a lossless (xoff) buffer profile but its priority is not in the port's pfc_enable",
+            rule_pfc_off_on_headroom_pg,
+        ),
+        Rule(
             "dscp-lossless-some-ports",
             "error",
             "within a switch, a port's DSCP map sends a DSCP that is lossless elsewhere to a lossy TC",
@@ -1657,7 +1697,7 @@ def run_rules(fab: Fabric, only: list[str] | None = None) -> list[Finding]:
 
 # rule → rules whose finding on the same device and object makes it redundant
 SUPERSEDED_BY = {
-    "pfc-priority-port-mismatch": ("pfc-priority-mismatch",),
-    "fleet-inconsistent": ("pfc-priority-mismatch", "pfc-priority-port-mismatch"),
+    "fleet-inconsistent": ("pfc-priority-mismatch", "pfc-priority-port-mismatch", "pfc-off-on-headroom-pg"),
+    "pfc-priority-port-mismatch": ("pfc-priority-mismatch", "pfc-off-on-headroom-pg"),
     "dscp-lossless-some-ports": ("qos-map-inconsistent", "roce-dscp-lossy", "lossless-dscp-lossy-at-peer"),
 }
