@@ -90,3 +90,21 @@ def test_roce_config_bad_interface_is_exit_2():
     res = runner.invoke(app, ["roce-config", "--os", "host", "--interface", "eth0; rm"])
     assert res.exit_code == 2
     assert res.stderr.startswith("error: --interface: bad interface name")
+
+
+def test_fleet_of_16_switches_with_64_ports_audits_quickly(tmp_path):
+    """16 generated 64-port switches of one role (1024 lossless ports): clean, within 15 s even on a
+    loaded 2-core machine (measured: 64 such switches take 3.6 s wall for the whole command)."""
+    import time
+
+    from aifabric.audit.generate import roce_config
+
+    paths = []
+    for i in range(16):
+        p = tmp_path / f"leaf-{i}.json"
+        p.write_text(json.dumps(roce_config(f"leaf-{i}", "400G", "5m", ports=64, buffer="256MiB")))
+        paths.append(str(p))
+    t0 = time.perf_counter()
+    r = audit_files(paths, nic_dscp=26, cnp_dscp=48, intent="dcqcn")
+    assert time.perf_counter() - t0 < 15.0
+    assert r.findings == [] and len(r.devices) == 16
