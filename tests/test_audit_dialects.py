@@ -308,3 +308,38 @@ def test_fuzz_nvue_command_mixes(lines):
         assert "\n" not in str(exc) and str(exc).startswith("n.txt: ")
     else:
         assert d.dialect == "nvue"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    text=st.one_of(
+        st.text(max_size=300),
+        st.sampled_from(list(SEEDS.values())).map(lambda s: s[:500]),
+    ),
+    suffix=st.sampled_from([".txt", ".cfg", ".yaml", ".env", ".conf"]),
+)
+def test_fuzz_any_file_through_the_dispatcher(tmp_path, text, suffix):
+    """Any text in any accepted suffix, through the same path as the CLI (classify → reader →
+    rules): a report whose problems are single lines naming the file; never an exception."""
+    p = tmp_path / f"f{suffix}"
+    p.write_text(text, encoding="utf-8")
+    r = audit_files([str(p)])
+    for e in r.errors:
+        assert "\n" not in str(e) and str(p) in str(e)
+    assert r.exit_code() in (0, 1, 2)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(max_size=200))
+def test_fuzz_roles_file(tmp_path, text):
+    """Any roles file: parsed into (glob, role) pairs or one InputError line naming the file."""
+    from aifabric.audit.roles import read_roles
+
+    p = tmp_path / "roles.txt"
+    p.write_text(text, encoding="utf-8")
+    try:
+        pairs = read_roles(p)
+    except InputError as exc:
+        assert "\n" not in str(exc) and str(p) in str(exc)
+    else:
+        assert pairs and all(len(x) == 2 for x in pairs)
