@@ -343,3 +343,18 @@ def test_fuzz_roles_file(tmp_path, text):
         assert "\n" not in str(exc) and str(p) in str(exc)
     else:
         assert pairs and all(len(x) == 2 for x in pairs)
+
+
+def test_host_finding_points_at_the_file_it_came_from():
+    """SARIF location of a host finding is the host file of that kind (nccl.env for NCCL_IB_TC)."""
+    import json as _json
+
+    from aifabric.audit.output import render_sarif
+
+    r = audit_files([str(NVUE_YAML), str(HOST_UNSET)])
+    doc = _json.loads(render_sarif(r))
+    locs = [
+        res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        for res in doc["runs"][0]["results"]
+    ]
+    assert locs == [(HOST_UNSET / "nccl.env").as_posix()]

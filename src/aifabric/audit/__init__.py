@@ -441,10 +441,7 @@ def _locator(devices: list[Device], hosts=(), ib_files=()) -> Callable[[str, str
         if d is None:
             h = host_files.get(device)
             if h is not None:
-                for key, (file, _line) in h.key_line.items():
-                    if key in obj or key.lower() in obj.lower():
-                        return file
-                return h.files[0]
+                return h.file_for(obj)
             return ib_by_stem.get(device)
         if d.dialect != "sonic":
             return d.files[0]

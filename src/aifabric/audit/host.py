@@ -50,6 +50,11 @@ class Host:
     nccl: dict[str, str] | None = None
     global_tclass: int | None = None
     key_line: dict[str, tuple[str, int]] = field(default_factory=dict)  # what → (file, line)
+    kind_files: dict[str, str] = field(default_factory=dict)  # mlnx_qos | mlxconfig | sysfs | nccl-env → file
+
+    def file_for(self, obj: str) -> str:
+        """The file a finding's object (``mlnx_qos|...``, ``nccl-env|...``) was read from."""
+        return self.kind_files.get(obj.split("|", 1)[0]) or self.files[0]
 
     def roce_dscp(self, stated: int | None = None) -> tuple[int | None, str]:
         """(DSCP the host's RoCE traffic uses, where that comes from)."""
@@ -248,6 +253,15 @@ def read_into(h: Host, path: str | Path, text: str) -> None:
         if re.match(r"^\s*(?:export\s+)?[A-Z_][A-Z0-9_]*\s*=", raw):
             h.nccl = h.nccl if h.nccl is not None else {}  # other environment variables: an env file
             continue
+    kinds = {
+        "mlnx_qos": r"Priority trust state:|PFC configuration|^mlnx_qos\s",
+        "mlxconfig": r"\b(CNP_DSCP|CNP_802P_PRIO|ROCE_CC_PRIO_MASK)_P\d",
+        "sysfs": r"/ecn/roce_(np|rp)/enable/|Global tclass=",
+        "nccl-env": r"^\s*(?:export\s+)?NCCL_[A-Z0-9_]+\s*=",
+    }
+    for kind, pat in kinds.items():
+        if re.search(pat, text, re.M):
+            h.kind_files.setdefault(kind, f)
     if h.trust == "dscp" and h.dscp2prio is None and any("dscp2prio" in ln for ln in lines):
         h.dscp2prio = {}
 

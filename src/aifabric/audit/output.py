@@ -147,8 +147,8 @@ def render_markdown(report) -> str:
         out += ["| switch | RoCE DSCPs | TCs | PFC priorities | lossless ports |", "|---|---|---|---|---|"]
         for name, c in report.roce_classes.items():
             out.append(
-                f"| {esc(name)} | {','.join(map(str, c['dscps'])) or '-'} | {','.join(map(str, c['tcs'])) or '-'} "
-                f"| {','.join(map(str, c['lossless_priorities'])) or '-'} | {c['lossless_ports']} |"
+                f"| {esc(name)} | {ranges(c['dscps']) or '-'} | {ranges(c['tcs']) or '-'} "
+                f"| {ranges(c['lossless_priorities']) or '-'} | {c['lossless_ports']} |"
             )
         out.append("")
     for sev, rule, fs in _by_rule(report.findings):
