@@ -358,3 +358,24 @@ def test_host_finding_points_at_the_file_it_came_from():
         for res in doc["runs"][0]["results"]
     ]
     assert locs == [(HOST_UNSET / "nccl.env").as_posix()]
+
+
+def test_opensm_conf_routing_engine_and_ar(tmp_path):
+    """The UFM-style opensm.conf sample (routing_engine ar_updn): read, adaptive routing on, no
+    finding; with `routing_engine updn` (or the key unset: minhop) an ib-sm-routing info."""
+    sm = SAMPLES / "ib" / "opensm.conf"
+    r = audit_files([str(sm)])
+    assert r.findings == [] and r.extra["infiniband"][0]["adaptive_routing"] is True
+    p = write(tmp_path, "opensm.conf", sm.read_text().replace("ar_updn", "updn"))
+    r = audit_files([p])
+    assert [(f.rule, f.severity) for f in r.findings] == [("ib-sm-routing", "info")]
+    q = write(tmp_path, "opensm2.conf", sm.read_text().replace("routing_engine ar_updn\n", ""))
+    f = audit_files([q]).findings
+    assert len(f) == 1 and "minhop" in f[0].message
+
+
+def test_eos_config_is_not_taken_for_opensm():
+    """An EOS config with two `qos map` lines is still read as EOS (the SM detector ignores 'qos')."""
+    from aifabric.audit import classify
+
+    assert classify(EOS) == "eos"

@@ -7,6 +7,10 @@
   everywhere) are their own majority and are not flagged.
 * ``iblinkinfo``: the trailing ``( Could be 4X Could be 106.25 Gbps )`` is iblinkinfo's own
   "runs below its capability" note, reported as is.
+* ``opensm.conf`` (the subnet manager's ``key value`` lines): the routing engine and whether it is
+  an adaptive-routing one. OpenSM tries the comma-separated ``routing_engine`` list in order and
+  falls back to ``minhop`` when none applies or the key is unset; NVIDIA's SM (UFM) names its
+  adaptive-routing engines ``ar_*`` (``routing_engine ar_updn`` in UFM's opensm.conf).
 """
 
 from __future__ import annotations
@@ -52,8 +56,18 @@ class IbLink:
         return self.width * _GBPS[self.speed]
 
 
+_SM_KEYS = re.compile(
+    r"^\s*(routing_engine|sm_priority|max_op_vls|max_operational_vls|lmc|use_ucast_cache|qos|"
+    r"root_guid_file|log_flags|sweep_interval|scatter_ports|routing_threads_num)\s+\S",
+    re.M,
+)
+
+
 def kind_of(text: str) -> str | None:
     head = text[:20000]
+    keys = set(_SM_KEYS.findall(head)) - {"qos"}
+    if len(keys) >= 2 or "routing_engine" in keys:
+        return "opensm"
     if re.search(r"^(Switch|Ca)\s+\d+\s+\"[SH]-", head, re.M) and ("guid=" in head or "vendid=" in head):
         return "ibnetdiscover"
     if re.search(r"==\(.*\)==>", head) and re.search(r"^(CA|Switch):", head, re.M):
@@ -105,12 +119,62 @@ def read_ibnetdiscover(path: str | Path, text: str) -> list[IbLink]:
     ]
 
 
+def read_opensm_conf(path: str | Path, text: str) -> dict[str, str]:
+    """``key value`` lines (``#`` comments) → dict. Raises InputError for a line without a value."""
+    f = str(path)
+    out: dict[str, str] = {}
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        s = raw.split("#", 1)[0].strip()
+        if not s:
+            continue
+        parts = s.split(None, 1)
+        if len(parts) != 2 or not re.fullmatch(r"[a-z][a-z0-9_]*", parts[0]):
+            raise InputError(
+                "unreadable line", file=f, field=f"line {lineno}", value=s[:60], allowed="'key value' lines"
+            )
+        out[parts[0]] = parts[1].strip()
+    return out
+
+
+def sm_findings(path: str | Path, text: str) -> tuple[list[Finding], dict]:
+    f = str(path)
+    conf = read_opensm_conf(path, text)
+    raw = conf.get("routing_engine", "(null)")
+    engines = [e.strip() for e in raw.split(",") if e.strip() and e.strip() != "(null)"]
+    first = engines[0] if engines else "minhop"
+    ar = first.startswith("ar_")
+    summary = {
+        "file": f,
+        "format": "opensm.conf",
+        "routing_engine": ",".join(engines) or "minhop (default)",
+        "adaptive_routing": ar,
+    }
+    out: list[Finding] = []
+    if not ar:
+        out.append(
+            Finding(
+                "ib-sm-routing",
+                "info",
+                Path(f).stem,
+                "opensm.conf|routing_engine",
+                f"routing engine {first}{' (unset: the default)' if not engines else ''}: adaptive routing is off, "
+                "so each flow keeps one static path (hash collisions on the spine links are not avoided)",
+                {"routing_engine": raw, "adaptive_routing": "false"},
+                "use an adaptive-routing engine where the switches support it (e.g. routing_engine ar_updn on "
+                "Quantum switches managed by UFM), or check that static routing is intended",
+            )
+        )
+    return out, summary
+
+
 def ib_findings(path: str | Path, text: str) -> tuple[list[Finding], dict]:
-    """Findings and a summary for one ibnetdiscover / iblinkinfo file. Raises InputError."""
+    """Findings and a summary for one ibnetdiscover / iblinkinfo / opensm.conf file. Raises InputError."""
     f = str(path)
     name = Path(f).stem
     kind = kind_of(text)
     out: list[Finding] = []
+    if kind == "opensm":
+        return sm_findings(path, text)
     if kind == "iblinkinfo":
         n = 0
         cur = "?"
@@ -174,4 +238,10 @@ def ib_findings(path: str | Path, text: str) -> tuple[list[Finding], dict]:
     return out, summary
 
 
-IB_RULES = {"ib-link-degraded": ("warning", "an InfiniBand link trained below the fabric's width or speed")}
+IB_RULES = {
+    "ib-link-degraded": ("warning", "an InfiniBand link trained below the fabric's width or speed"),
+    "ib-sm-routing": (
+        "info",
+        "the subnet manager's routing engine is not an adaptive-routing one (opensm.conf)",
+    ),
+}

@@ -88,6 +88,15 @@ def render_table(report, width: int = 100, verbose: bool = False) -> str:
                 )
             )
     for ib in report.extra.get("infiniband", []):
+        if ib.get("format") == "opensm.conf":
+            lines.append(
+                _cut(
+                    f"  InfiniBand SM {Path(ib['file']).name}: routing engine {ib['routing_engine']}, adaptive "
+                    f"routing {'on' if ib['adaptive_routing'] else 'off'}",
+                    width,
+                )
+            )
+            continue
         kinds = ", ".join(
             f"{k} {v['links']} × {v['width']}{v['speed']}" for k, v in ib.get("by_kind", {}).items()
         )
