@@ -10,9 +10,12 @@ The lossless-RoCE lines it reads (Arista EOS QoS / PFC configuration guides):
   maximum-threshold N ... [max-mark-probability P]``, ``bandwidth percent N`` (DWRR weight),
   ``priority strict``, ``no priority``.
 
-Defaults when a line is absent: DSCP → TC is DSCP // 8, except DSCP 0-7 → TC 1 and 8-15 → TC 0
-(EOS's default, which keeps CoS 1 "background" below best effort); TC → tx-queue is the identity;
-a no-drop priority P is lossless for traffic class P (EOS maps TC P to PFC priority P by default).
+Defaults when a line is absent (assumptions, not checked against a platform's ``show qos maps``):
+DSCP → TC is DSCP // 8, except DSCP 0-7 → TC 1 and 8-15 → TC 0 (EOS's CoS-style default that keeps
+"background" below best effort); TC → tx-queue is the identity; a no-drop priority P is lossless for
+traffic class P; an interface without ``mtu`` is taken at 9214 (the jumbo size L2 ports pass; a
+routed port's 1500 default is not assumed). Map the RoCE and CNP DSCPs explicitly, as
+``roce-config --os eos`` does, and the defaults do not matter.
 Buffers and headroom are managed by the platform (no BUFFER_* tables). Findings name the EOS line
 (``interface Ethernet1/1 priority-flow-control``) with the SONiC-model object in the evidence.
 """
@@ -35,7 +38,7 @@ NATIVE = {
     "PORT": "interface {key} mtu",
     "PFC_WD": "interface {key} priority-flow-control pause watchdog",
 }
-DEFAULT_MTU = 9214  # EOS default L3 MTU on Ethernet interfaces is 1500; 9214 is the jumbo maximum
+DEFAULT_MTU = 9214  # assumed when an interface has no mtu line (see the module docstring)
 _UNITS = {"bytes": 1, "kbytes": 1000, "mbytes": 1000**2, "segments": 208}
 
 
