@@ -20,8 +20,8 @@ def register(app: typer.Typer) -> None:
             ...,
             help="Switch configs: SONiC config_db (nested, flat TABLE|key, or old [TABLE|key] "
             "syntax), NVUE (nv config show -o yaml, nv set lists), Arista EOS running-config; host "
-            "files (mlnx_qos, mlxconfig, sysfs ecn, NCCL env); ibnetdiscover. a+b+c or a directory = "
-            "one switch or host.",
+            "files (mlnx_qos, mlxconfig, sysfs ecn, NCCL env); ibnetdiscover, iblinkinfo, opensm.conf. "
+            "a+b+c or a directory = one switch or host.",
         ),
         topology: str | None = typer.Option(
             None,
