@@ -69,7 +69,7 @@ def test_roce_config_passes_audit(tmp_path):
 
 
 def test_roce_config_bad_os_is_exit_2():
-    """--os eos → exit 2 with one line naming --os and what is allowed."""
-    res = runner.invoke(app, ["roce-config", "--switch", "x", "--os", "eos"])
+    """--os junos → exit 2 with one line naming --os and what is allowed."""
+    res = runner.invoke(app, ["roce-config", "--switch", "x", "--os", "junos"])
     assert res.exit_code == 2
-    assert res.stderr.strip() == "error: --os: unsupported switch OS (got 'eos'); allowed: sonic"
+    assert res.stderr.strip() == "error: --os: unsupported OS (got 'junos'); allowed: sonic, nvue, eos, host"

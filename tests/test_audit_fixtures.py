@@ -118,12 +118,24 @@ def test_known_good_configs_together_have_no_errors():
 
 def test_known_good_arista_warnings_are_the_documented_ones(tmp_path):
     """The running-form Arista T1 (real tables + metadata + 100G ports) has only the documented
-    warnings: NVIDIA-default DSCP 26 and CNP 48 versus the Azure maps, PFC-WD left to runtime, and
-    the watchdog not covering lossless priorities 2 and 6 on the downlinks."""
+    warnings — PFC-WD left to runtime, and the watchdog not covering lossless priorities 2 and 6 on
+    the downlinks — and no RoCE-DSCP or CNP finding: the NIC side is not stated."""
     r = audit_cfgs(tmp_path, {"l1": arista("leaf-1"), "l2": arista("leaf-2")}, ini=ARISTA_INI)
     assert errors(r) == set()
     warn = {f.rule for f in r.findings if f.severity == "warning"}
-    assert warn == {"roce-dscp-lossy", "cnp-not-strict", "pfcwd-not-configured", "pfcwd-partial"}
+    assert warn == {"pfcwd-not-configured", "pfcwd-partial"}
+
+
+def test_shipped_azure_qos_and_buffers_infer_dscp_3_4(tmp_path):
+    """SONiC's shipped Azure QoS + buffer rendering (as given, no metadata) audits with no error
+    and no RoCE-DSCP warning; the inferred RoCE classes are DSCP 3,4 → TC 3,4 on all 28 lossless
+    ports, with DSCP 2,6 lossless on the 20 downlinks only."""
+    r = audit_files([f"{ARISTA_QOS}+{ARISTA_BUF}+{ARISTA_INI}"])
+    assert r.errors == [] and errors(r) == set()
+    assert not [f for f in r.findings if f.rule in ("roce-dscp-lossy", "cnp-not-strict")]
+    c = r.roce_classes["qos-arista7260-t1"]
+    assert c["dscps"] == [3, 4] and c["tcs"] == [3, 4] and c["dscps_some_ports"] == [2, 6]
+    assert c["lossless_priorities"] == [2, 3, 4, 6] and c["lossless_ports"] == 28
 
 
 def test_known_good_sn2700_pair_is_clean(tmp_path):

@@ -53,7 +53,12 @@ def test_pfc_priority_link_mismatch(tmp_path):
     a["DEVICE_NEIGHBOR"] = {"Ethernet0": {"name": "spine-1", "port": "Ethernet0"}}
     b["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] = "3"
     r = audit_cfgs(tmp_path, {"a": a, "b": b}, ini=ARISTA_INI)
-    assert errors(r) == {("pfc-priority-link-mismatch", "leaf-1", "PORT_QOS_MAP|Ethernet0")}
+    # spine-1's Ethernet0 also differs from its other AZURE-map ports: the same root cause seen
+    # from inside the switch
+    assert errors(r) == {
+        ("pfc-priority-link-mismatch", "leaf-1", "PORT_QOS_MAP|Ethernet0"),
+        ("pfc-priority-port-mismatch", "spine-1", "PORT_QOS_MAP|Ethernet0"),
+    }
     f = next(f for f in r.findings if f.rule == "pfc-priority-link-mismatch")
     assert f.evidence["peer_pfc_enable"] == "3" and f.evidence["dscp_lossless_on_one_end_only"] == "4"
 
@@ -73,11 +78,17 @@ def test_roce_dscp_lossy_when_nic_dscp_given(tmp_path):
     assert errors(r) == {("roce-dscp-lossy", "leaf-1", "DSCP_TO_TC_MAP|AZURE_UPLINK")}
 
 
-def test_roce_dscp_default_is_a_warning(tmp_path):
-    """Without --nic-dscp the NVIDIA default 26 is assumed: TC1 on the Azure maps is a warning."""
+def test_roce_dscp_not_judged_when_nic_side_unstated(tmp_path):
+    """Without --nic-dscp nothing is assumed about the NICs: no roce-dscp-lossy finding on the
+    Azure maps (DSCP 26 → TC1 is lossy there, but nobody said the NICs send 26); stating
+    --nic-dscp 26 makes it an error on both maps."""
     r = _one(tmp_path, lambda c: None)
-    f = [f for f in r.findings if f.rule == "roce-dscp-lossy"]
-    assert {x.severity for x in f} == {"warning"} and {x.evidence["tc"] for x in f} == {"1"}
+    assert not [f for f in r.findings if f.rule == "roce-dscp-lossy"]
+    r26 = _one(tmp_path, lambda c: None, nic_dscp=26)
+    assert errors(r26) == {
+        ("roce-dscp-lossy", "leaf-1", "DSCP_TO_TC_MAP|AZURE"),
+        ("roce-dscp-lossy", "leaf-1", "DSCP_TO_TC_MAP|AZURE_UPLINK"),
+    }
 
 
 def test_lossless_dscp_lossy_at_peer(tmp_path):
@@ -98,9 +109,10 @@ def test_tc_pg_mismatch(tmp_path):
 
 
 def test_cnp_not_strict_fires_and_clears(tmp_path):
-    """CNP DSCP 48 → TC7 → queue 7 on DWRR: cnp-not-strict warning on QUEUE|<ports>|7; a STRICT
-    scheduler on queue 7 clears it."""
-    r = _one(tmp_path, lambda c: None)
+    """Only with the NICs' CNP DSCP stated: CNP 48 → TC7 → queue 7 on DWRR gives a cnp-not-strict
+    warning on QUEUE|<ports>|7; a STRICT scheduler on queue 7 clears it."""
+    assert not [f for f in _one(tmp_path, lambda c: None).findings if f.rule == "cnp-not-strict"]
+    r = _one(tmp_path, lambda c: None, cnp_dscp=48)
     f = [f for f in r.findings if f.rule == "cnp-not-strict"]
     assert len(f) == 1 and f[0].object.endswith("|7") and f[0].severity == "warning"
 
@@ -110,7 +122,7 @@ def test_cnp_not_strict_fires_and_clears(tmp_path):
             if k.endswith("|7"):
                 c["QUEUE"][k]["scheduler"] = "scheduler.cnp"
 
-    assert not [f for f in _one(tmp_path, strict).findings if f.rule == "cnp-not-strict"]
+    assert not [f for f in _one(tmp_path, strict, cnp_dscp=48).findings if f.rule == "cnp-not-strict"]
 
 
 def test_pfc_threshold_mismatch_two_batches(tmp_path):
@@ -192,10 +204,19 @@ def test_ecn_disabled_on_lossless_queue(tmp_path):
     assert errors(r) == {("ecn-disabled", "leaf-1", "QUEUE|Ethernet0|3")}
 
 
-def test_ecn_none_on_profile(tmp_path):
-    """The lossless WRED profile set to ecn_none → ecn-disabled on every lossless queue group."""
-    r = _one(tmp_path, lambda c: c["WRED_PROFILE"]["AZURE_LOSSLESS"].update(ecn="ecn_none"))
+def test_ecn_none_on_profile_judged_by_intent(tmp_path):
+    """The only lossless WRED profile set to ecn_none (no queue marks ECN): under --intent dcqcn an
+    ecn-disabled error on every lossless queue group; with no intent stated a warning (nothing
+    says the design uses ECN); under --intent pfc-only information."""
+
+    def mutate(c):
+        c["WRED_PROFILE"]["AZURE_LOSSLESS"].update(ecn="ecn_none")
+
+    r = _one(tmp_path, mutate, intent="dcqcn")
     assert {x[0] for x in errors(r)} == {"ecn-disabled"}
+    for intent, sev in (("auto", "warning"), ("pfc-only", "info")):
+        f = [f for f in _one(tmp_path, mutate, intent=intent).findings if f.rule == "ecn-disabled"]
+        assert f and {x.severity for x in f} == {sev}, intent
 
 
 def test_ecn_kmin_ge_kmax(tmp_path):
@@ -283,3 +304,18 @@ def test_buffer_pool_oversubscribed(tmp_path):
     )
     assert errors(r) == {("buffer-pool-oversubscribed", "leaf-a", "BUFFER_POOL|ingress_lossless_pool")}
     assert len([f for f in r.findings if f.rule == "buffer-pool-oversubscribed"]) == 2
+
+
+def test_pfc_off_on_a_pg_with_lossless_headroom(tmp_path):
+    """The real SN2700 running config (lossless BUFFER_PG 3-4 on every port) with PORT_QOS_MAP
+    pfc_enable "3,4", except Ethernet0 with "3" → pfc-off-on-headroom-pg on PORT_QOS_MAP|Ethernet0:
+    PG 4 keeps its headroom but PFC never pauses priority 4."""
+    cfg = sn2700("leaf-a")
+    for port in [k.split("|")[1] for k in cfg if k.startswith("PORT|")]:
+        cfg[f"PORT_QOS_MAP|{port}"] = {"pfc_enable": "3,4", "pfcwd_sw_enable": "3,4"}
+    cfg["DEVICE_METADATA|localhost"]["default_pfcwd_status"] = "enable"
+    assert errors(audit_cfgs(tmp_path, {"a": cfg})) == set()
+    cfg["PORT_QOS_MAP|Ethernet0"]["pfc_enable"] = "3"
+    r = audit_cfgs(tmp_path, {"a": cfg})
+    assert errors(r) == {("pfc-off-on-headroom-pg", "leaf-a", "PORT_QOS_MAP|Ethernet0")}
+    assert r.roce_classes["leaf-a"]["headroom_pgs"] == [3, 4]

@@ -1,4 +1,9 @@
-"""``roce-config``: a SONiC config_db fragment with a correct lossless-RoCE profile.
+"""``roce-config``: one lossless-RoCE design written in the SONiC, NVUE and EOS dialects, plus the
+host commands — and the audit of what it writes is clean (tests/test_audit_generate.py).
+
+``--os sonic`` (:func:`roce_config`) writes a config_db fragment, ``--os nvue`` ``nv set`` lines,
+``--os eos`` a running-config, ``--os host`` the NIC-side shell commands (``mlnx_qos``,
+``mlxconfig``, sysfs ECN, NCCL environment); :func:`render` returns any of them as text.
 
 What it writes (nested config_db.json form, formats.md §1):
 PFC on one lossless priority (default 3, NVIDIA/Cumulus convention, hardware-facts §E.3), the
@@ -11,12 +16,21 @@ default, hardware-facts "Recommended defaults"), ECN on the lossless queue (NVID
 
 from __future__ import annotations
 
+import re
+
 from aifabric.audit.headroom import ASICS, DEFAULT_PORT_MTU, sonic_headroom
 from aifabric.errors import InputError
 from aifabric.units import UnitError, parse_length_m, parse_rate, parse_size
 
-OSES = ("sonic",)
+OSES = ("sonic", "nvue", "eos", "host")
 # ECN presets (hardware-facts §E.3): Kmin, Kmax in bytes, Pmax in percent.
+# A platform string per ASIC, so that the audit applies that ASIC's headroom formula (formats.md §1.5).
+PLATFORMS = {
+    "spectrum-1": "x86_64-mlnx_msn2700-r0",
+    "spectrum-2": "x86_64-mlnx_msn3800-r0",
+    "spectrum-3": "x86_64-mlnx_msn4600c-r0",
+    "spectrum-4": "x86_64-nvidia_sn5600-r0",
+}
 ECN_PRESETS = {"nvidia": (150_000, 1_500_000, 100), "sonic": (1_048_576, 2_097_152, 5)}
 PFCWD_MS = 200  # hardware-facts §E.2 defaults (detection, restoration, poll)
 
@@ -53,8 +67,8 @@ def roce_config(
     role: str = "LeafRouter",
 ) -> dict:
     """Return the config_db fragment as a dict (``json.dumps`` it to write config_db.json)."""
-    if os not in OSES:
-        raise InputError("unsupported switch OS", field="--os", value=os, allowed=", ".join(OSES))
+    if os != "sonic":
+        raise InputError("roce_config writes SONiC; use render() for other dialects", field="--os", value=os)
     if asic not in ASICS:
         raise InputError("unknown ASIC", field="--asic", value=asic, allowed=", ".join(ASICS))
     if ecn not in ECN_PRESETS:
@@ -111,6 +125,7 @@ def roce_config(
             "localhost": {
                 "hostname": switch,
                 "type": role,
+                **({"platform": PLATFORMS[asic]} if asic in PLATFORMS else {}),
                 "buffer_model": "traditional",
                 "default_pfcwd_status": "enable",
             }
@@ -193,3 +208,216 @@ def roce_config(
             "pfc_stat_history": "disable",
         }
     return cfg
+
+
+def _checked(
+    switch: str,
+    speed: str,
+    cable: str,
+    ports: str | int,
+    nic_dscp: int,
+    cnp_dscp: int,
+    lossless_priority: int,
+    mtu: int,
+    ecn: str,
+) -> tuple[int, int, int, int]:
+    """Validate the shared settings → (port count, cable metres, CNP TC, speed Mb/s). Raises InputError."""
+    if ecn not in ECN_PRESETS:
+        raise InputError("unknown ECN preset", field="--ecn", value=ecn, allowed=", ".join(ECN_PRESETS))
+    for name, v, hi in (
+        ("--nic-dscp", nic_dscp, 63),
+        ("--cnp-dscp", cnp_dscp, 63),
+        ("--priority", lossless_priority, 7),
+    ):
+        if not 0 <= v <= hi:
+            raise InputError("out of range", field=name, value=v, allowed=f"0..{hi}")
+    if nic_dscp == cnp_dscp:
+        raise InputError("RoCE and CNP DSCP must differ", field="--cnp-dscp", value=cnp_dscp)
+    if not 1280 <= mtu <= 9216:
+        raise InputError("MTU out of range", field="--mtu", value=mtu, allowed="1280..9216")
+    try:
+        sp = speed.strip()
+        rate = parse_rate(sp + "bps" if sp[-1:].upper() in "GMK" else sp)
+        cable_m = parse_length_m(cable)
+    except UnitError as exc:
+        raise InputError(
+            "cannot read the value", field="--speed/--cable", value=exc.value, allowed=exc.allowed
+        ) from None
+    if cable_m <= 0 or cable_m != int(cable_m):
+        raise InputError(
+            "cable length must be a whole number of metres above 0", field="--cable", value=cable
+        )
+    n = len(_ports(ports, rate // 10**6))
+    if not switch or any(c.isspace() for c in switch):
+        raise InputError(
+            "bad switch name", field="--switch", value=switch, allowed="a hostname without spaces"
+        )
+    return n, int(cable_m), 6 if lossless_priority != 6 else 7, rate // 10**6
+
+
+def nvue_commands(
+    switch: str,
+    speed: str = "400G",
+    cable: str = "5m",
+    *,
+    ports: str | int = 32,
+    nic_dscp: int = 26,
+    cnp_dscp: int = 48,
+    lossless_priority: int = 3,
+    mtu: int = 9216,
+    ecn: str = "nvidia",
+) -> str:
+    """The design as ``nv set`` lines (Cumulus Linux 5.x NVUE, formats.md §3.2)."""
+    n, cable_m, cnp_tc, _ = _checked(
+        switch, speed, cable, ports, nic_dscp, cnp_dscp, lossless_priority, mtu, ecn
+    )
+    p = lossless_priority
+    kmin, kmax, pmax = ECN_PRESETS[ecn]
+    lines = [
+        f"nv set system hostname {switch}",
+        f"nv set interface swp1-{n} type swp" if n > 1 else "nv set interface swp1 type swp",
+        f"nv set interface swp1-{n} link mtu {min(mtu, 9216)}"
+        if n > 1
+        else f"nv set interface swp1 link mtu {min(mtu, 9216)}",
+        "nv set qos roce mode lossless",
+        f"nv set qos pfc default-global switch-priority {p}",
+        f"nv set qos pfc default-global cable-length {cable_m}",
+        "nv set qos mapping default-global trust l3",
+        f"nv set qos mapping default-global dscp {nic_dscp} switch-priority {p}",
+        f"nv set qos mapping default-global dscp {cnp_dscp} switch-priority {cnp_tc}",
+        f"nv set qos egress-queue-mapping default-global switch-priority {p} traffic-class {p}",
+        f"nv set qos egress-queue-mapping default-global switch-priority {cnp_tc} traffic-class {cnp_tc}",
+    ]
+    if p != 3:
+        lines.append("nv set qos egress-queue-mapping default-global switch-priority 3 traffic-class 0")
+        lines.append("nv set qos congestion-control default-global traffic-class 3 ecn disable")
+    lines += [
+        f"nv set qos congestion-control default-global traffic-class {p} ecn enable",
+        f"nv set qos congestion-control default-global traffic-class {p} min-threshold {kmin}",
+        f"nv set qos congestion-control default-global traffic-class {p} max-threshold {kmax}",
+        f"nv set qos congestion-control default-global traffic-class {p} probability {pmax}",
+        f"nv set qos egress-scheduler default-global traffic-class {cnp_tc} mode strict",
+        f"nv set qos egress-scheduler default-global traffic-class {p} mode dwrr",
+        f"nv set qos egress-scheduler default-global traffic-class {p} bw-percent 50",
+        "nv config apply",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _eos_threshold(b: int) -> str:
+    return f"{b // 1000} kbytes" if b % 1000 == 0 else f"{b} bytes"
+
+
+def eos_config(
+    switch: str,
+    speed: str = "400G",
+    cable: str = "5m",
+    *,
+    ports: str | int = 32,
+    nic_dscp: int = 26,
+    cnp_dscp: int = 48,
+    lossless_priority: int = 3,
+    mtu: int = 9214,
+    ecn: str = "nvidia",
+) -> str:
+    """The design as an Arista EOS running-config fragment."""
+    n, _cable_m, cnp_tc, _ = _checked(
+        switch, speed, cable, ports, nic_dscp, cnp_dscp, lossless_priority, mtu, ecn
+    )
+    p = lossless_priority
+    kmin, kmax, pmax = ECN_PRESETS[ecn]
+    out = [
+        f"hostname {switch}",
+        "!",
+        f"qos map dscp {nic_dscp} to traffic-class {p}",
+        f"qos map dscp {cnp_dscp} to traffic-class {cnp_tc}",
+        "!",
+        "priority-flow-control pause watchdog default timeout 0.2",
+        "!",
+    ]
+    for i in range(1, n + 1):
+        out += [
+            f"interface Ethernet{i}/1",
+            f"   mtu {min(mtu, 9214)}",
+            "   qos trust dscp",
+            "   priority-flow-control on",
+            f"   priority-flow-control priority {p} no-drop",
+            "   priority-flow-control pause watchdog",
+            "   !",
+            f"   tx-queue {p}",
+            "      bandwidth percent 50",
+            f"      random-detect ecn minimum-threshold {_eos_threshold(kmin)} maximum-threshold "
+            f"{_eos_threshold(kmax)} max-mark-probability {pmax}",
+            "   !",
+            f"   tx-queue {cnp_tc}",
+            "      priority strict",
+            "!",
+        ]
+    out.append("end")
+    return "\n".join(out) + "\n"
+
+
+def host_commands(
+    *,
+    interface: str = "eth0",
+    nic_dscp: int = 26,
+    cnp_dscp: int = 48,
+    lossless_priority: int = 3,
+) -> str:
+    """The NIC side (ConnectX, MLNX_OFED tools) as shell commands the host reader also audits."""
+    for name, v, hi in (
+        ("--nic-dscp", nic_dscp, 63),
+        ("--cnp-dscp", cnp_dscp, 63),
+        ("--priority", lossless_priority, 7),
+    ):
+        if not 0 <= v <= hi:
+            raise InputError("out of range", field=name, value=v, allowed=f"0..{hi}")
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,15}", interface):
+        raise InputError(
+            "bad interface name", field="--interface", value=interface, allowed="e.g. eth0, ens1f0np0"
+        )
+    p = lossless_priority
+    cnp_tc = 6 if p != 6 else 7
+    pfc = ",".join("1" if i == p else "0" for i in range(8))
+    return (
+        "\n".join(
+            [
+                "#!/bin/sh",
+                "# NIC side of the lossless RoCE class (aifabric roce-config --os host); run as root.",
+                f"mlnx_qos -i {interface} --trust dscp",
+                f"mlnx_qos -i {interface} --pfc {pfc}",
+                f"mlnx_qos -i {interface} --dscp2prio set,{nic_dscp},{p}",
+                f"mlnx_qos -i {interface} --dscp2prio set,{cnp_dscp},{cnp_tc}",
+                "# firmware settings, effective after a reset; MST_DEV from `mst status`, e.g. /dev/mst/mt4129_pciconf0",
+                f'mlxconfig -y -d "$MST_DEV" set CNP_DSCP_P1={cnp_dscp} CNP_802P_PRIO_P1={cnp_tc} ROCE_CC_PRIO_MASK_P1=255',
+                f"echo 1 > /sys/class/net/{interface}/ecn/roce_np/enable/{p}",
+                f"echo 1 > /sys/class/net/{interface}/ecn/roce_rp/enable/{p}",
+                "# for the training job: ToS = DSCP << 2 | ECT(0)",
+                f"export NCCL_IB_TC={nic_dscp * 4 + 2}",
+                "export NCCL_IB_GID_INDEX=3  # the RoCE v2 IPv4 GID: check with show_gids",
+            ]
+        )
+        + "\n"
+    )
+
+
+def render(os: str, switch: str, speed: str = "400G", cable: str = "5m", **kw) -> str:
+    """``--os`` sonic | nvue | eos | host → the text ``roce-config`` prints."""
+    import json
+
+    if os not in OSES:
+        raise InputError("unsupported OS", field="--os", value=os, allowed=", ".join(OSES))
+    common = {k: kw[k] for k in ("ports", "nic_dscp", "cnp_dscp", "lossless_priority", "ecn") if k in kw}
+    if os == "sonic":
+        skw = {k: v for k, v in kw.items() if k != "interface"}
+        return json.dumps(roce_config(switch, speed, cable, **skw), indent=4) + "\n"
+    if "mtu" in kw and kw["mtu"] != DEFAULT_PORT_MTU:
+        common["mtu"] = kw["mtu"]
+    if os == "nvue":
+        return nvue_commands(switch, speed, cable, **common)
+    if os == "eos":
+        return eos_config(switch, speed, cable, **common)
+    return host_commands(
+        interface=kw.get("interface", "eth0"),
+        **{k: common[k] for k in ("nic_dscp", "cnp_dscp", "lossless_priority") if k in common},
+    )

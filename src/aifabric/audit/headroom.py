@@ -110,9 +110,24 @@ def sonic_headroom(
     return Headroom(xon_bytes=xon, xoff_bytes=xoff, size_bytes=size)
 
 
-def minimum_xoff(speed_mbps: int, cable_m: float, port_mtu: int = DEFAULT_PORT_MTU) -> int:
-    """Vendor-neutral floor for PFC headroom: the cable round trip plus two maximum frames (the
-    frame being sent when XOFF is generated and the one the peer is sending when PAUSE lands).
-    These are the cable and MTU terms of §E.1 step 5 without the ASIC-specific response, cell
-    and pipeline terms; every real vendor table in the fixtures is above it."""
-    return int(math.ceil(cable_bytes(speed_mbps, cable_m) + 2 * port_mtu))
+# The smallest PFC response a SONiC ASIC table assumes (peer_response_time 3.8 KB, §E.1): the
+# bytes the peer still sends between receiving PAUSE and stopping. The IEEE 802.3 Annex 31B
+# worst case (PAUSE_QUANTA, 25 KB at 100G) is in the formula; the real SN2700 tables are below it.
+PFC_RESPONSE_BYTES = int(3.8 * 1024)
+
+
+ROCE_FRAME_BYTES = 4200  # the largest RoCE frame: 4096-byte payload + headers (hardware-facts §E.3)
+
+
+def minimum_xoff(
+    speed_mbps: int, cable_m: float, port_mtu: int = DEFAULT_PORT_MTU, frame_bytes: int = ROCE_FRAME_BYTES
+) -> int:
+    """Vendor-neutral floor for PFC headroom: the cable round trip at the port speed, plus two
+    maximum frames — the frame being sent when XOFF is due (any class: the port MTU) and the
+    lossless frame the peer is sending when PAUSE lands (``frame_bytes``: a RoCE frame, or
+    LOSSLESS_TRAFFIC_PATTERN mtu) — plus the PFC response time (:data:`PFC_RESPONSE_BYTES`).
+    These are the cable, MTU and response terms of §E.1 step 5 without the cell and pipeline
+    terms. All 45 rows of the three real pg_profile_lookup.ini tables and the 10 pg_lossless
+    profiles of the real SN2700 config are above it (closest: SN2700 10G/40m,
+    22528 B against 17697 B)."""
+    return int(math.ceil(cable_bytes(speed_mbps, cable_m) + port_mtu + frame_bytes + PFC_RESPONSE_BYTES))

@@ -18,6 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from aifabric.audit import headroom as hr
+from aifabric.audit.infer import dscp_lossless as _dscp_lossless
+from aifabric.audit.infer import pg_of as _pg_of
+from aifabric.audit.infer import queue_of as _queue_of
+from aifabric.audit.infer import tc_of as _tc_of
+from aifabric.audit.roles import assign_roles, hostname_pattern
 from aifabric.audit.sonic import Device, parse_prio_list
 
 SEVERITIES = ("error", "warning", "info")
@@ -64,18 +69,45 @@ class Link:
 
 @dataclass
 class Fabric:
+    """The audited switches and what is known about the rest of the fabric.
+
+    ``nic_dscp`` / ``cnp_dscp``: what the NICs send, when the user states it (``--nic-dscp``,
+    ``--cnp-dscp`` or host configs; ``*_source`` says where from). None: not stated, and the
+    NIC/switch rules are not run — the RoCE classes are inferred from the switches instead.
+    ``intent``: ``auto`` (judge ECN by the role's majority), ``dcqcn`` (ECN + PFC intended) or
+    ``pfc-only`` (a declared PFC-only design: ECN off is information).
+    """
+
     devices: list[Device]
-    nic_dscp: int = NVIDIA_ROCE_DSCP
-    nic_dscp_given: bool = False  # False: the NVIDIA default is assumed, mismatches are warnings
-    cnp_dscp: int = NVIDIA_CNP_DSCP
+    nic_dscp: int | None = None
+    nic_dscp_source: str = "--nic-dscp"
+    cnp_dscp: int | None = None
+    cnp_dscp_source: str = "--cnp-dscp"
+    intent: str = "auto"
     links: list[Link] = field(default_factory=list)
+    roles: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.links:
             self.links = find_links(self.devices)
+        if not self.roles:
+            self.roles = assign_roles({d.name: d.metadata.get("type", "") for d in self.devices})
+
+    @property
+    def nic_dscp_given(self) -> bool:
+        return self.nic_dscp is not None
 
     def device(self, name: str) -> Device:
         return next(d for d in self.devices if d.name == name)
+
+    def role(self, d: Device) -> str:
+        return self.roles.get(d.name) or hostname_pattern(d.name)
+
+    def by_role(self) -> dict[str, list[Device]]:
+        out: dict[str, list[Device]] = defaultdict(list)
+        for d in self.devices:
+            out[self.role(d)].append(d)
+        return dict(out)
 
 
 @dataclass(frozen=True)
@@ -130,6 +162,12 @@ def _int(v, default: int | None = None) -> int | None:
         return default
 
 
+def _is_tie(values: dict[str, object]) -> bool:
+    """True when two or more different values share the top count (no majority)."""
+    counts = sorted(Counter(values.values()).values(), reverse=True)
+    return len(counts) > 1 and counts[0] == counts[1]
+
+
 def _majority(values: dict[str, object]) -> object:
     """The most common value; ties go to the value of the alphabetically first device."""
     counts = Counter(values.values())
@@ -138,32 +176,6 @@ def _majority(values: dict[str, object]) -> object:
         if counts[values[name]] == top:
             return values[name]
     raise AssertionError  # pragma: no cover
-
-
-def _tc_of(dev: Device, port: str, dscp: int) -> tuple[str | None, int | None]:
-    name, m = dev.port_map(port, "dscp_to_tc_map", "DSCP_TO_TC_MAP")
-    if m is None:
-        return name, None
-    return name, _int(m.get(str(dscp)), 0)  # an unmapped DSCP goes to TC 0 (SAI default)
-
-
-def _pg_of(dev: Device, port: str, tc: int) -> int:
-    _, m = dev.port_map(port, "tc_to_pg_map", "TC_TO_PRIORITY_GROUP_MAP")
-    return tc if m is None else _int(m.get(str(tc)), 0)
-
-
-def _queue_of(dev: Device, port: str, tc: int) -> int:
-    _, m = dev.port_map(port, "tc_to_queue_map", "TC_TO_QUEUE_MAP")
-    return tc if m is None else _int(m.get(str(tc)), tc)
-
-
-def _dscp_lossless(dev: Device, port: str, dscp: int) -> bool | None:
-    """Does traffic with ``dscp`` arriving on ``port`` land in a lossless class? None: no map."""
-    _, tc = _tc_of(dev, port, dscp)
-    if tc is None:
-        return None
-    prios = dev.lossless(port)
-    return tc in prios and _pg_of(dev, port, tc) in prios
 
 
 def _lossless_pg_profiles(dev: Device) -> dict[tuple[str, int], tuple[str, dict[str, str], bool]]:
@@ -211,8 +223,8 @@ def rule_pfc_priority_mismatch(fab: Fabric) -> list[Finding]:
     by_role: dict[str, dict[str, frozenset]] = defaultdict(dict)
     for d in fab.devices:
         lp = d.lossless_ports()
-        if lp and d.role != "unknown":
-            by_role[d.role][d.name] = frozenset(lp.values())
+        if lp:
+            by_role[fab.role(d)][d.name] = frozenset(lp.values())
     out = []
     for role, sets in by_role.items():
         if len(sets) < 2:
@@ -303,7 +315,13 @@ def rule_qos_map_inconsistent(fab: Fabric) -> list[Finding]:
         for prios in d.lossless_ports().values():
             lossless_tcs.update(prios)
     out = []
-    known = [d for d in fab.devices if d.role != "unknown"]  # fabric members (DEVICE_METADATA given)
+    for role, known in fab.by_role().items():
+        out.extend(_maps_in_role(fab, role, known, lossless_tcs))
+    return out
+
+
+def _maps_in_role(fab: Fabric, role: str, known: list[Device], lossless_tcs: set[int]) -> list[Finding]:
+    out = []
     for table in _MAPS:
         names = sorted({n for d in known for n in d.table(table)})
         for mname in names:
@@ -315,6 +333,7 @@ def rule_qos_map_inconsistent(fab: Fabric) -> list[Finding]:
             if len(have) < 2 or len(set(have.values())) == 1:
                 continue
             ref = dict(_majority(have))
+            tie = _is_tie(have)
             for dev, items in sorted(have.items()):
                 mine = dict(items)
                 if mine == ref:
@@ -326,22 +345,57 @@ def rule_qos_map_inconsistent(fab: Fabric) -> list[Finding]:
                     classes |= {int(k) for k in diff}
                 sev = "error" if classes & lossless_tcs else "warning"
                 shown = ", ".join(f"{k}→{mine.get(k, '-')} (others {ref.get(k, '-')})" for k in diff[:8])
+                ev = {
+                    "entries": shown,
+                    "role": role,
+                    "lossless_classes": ",".join(map(str, sorted(lossless_tcs))),
+                    "majority": "tie: no majority, the first switch's value is the reference"
+                    if tie
+                    else f"{sum(v == tuple(sorted(ref.items(), key=lambda kv: int(kv[0]))) for v in have.values())}"
+                    f" of {len(have)} switches",
+                }
+                if table == "DSCP_TO_TC_MAP":
+                    d = fab.device(dev)
+                    users = [p for p, f in d.qos_ports().items() if f.get("dscp_to_tc_map", "") == mname]
+                    users = users or list(d.lossless_ports())
+                    lost = sorted(
+                        int(k)
+                        for k in diff
+                        if any(
+                            _int(ref.get(k), 0) in d.lossless(p) and _int(mine.get(k), 0) not in d.lossless(p)
+                            for p in users
+                        )
+                    )
+                    if lost:
+                        ev["lossless_dscps_made_lossy"] = ",".join(map(str, lost))
+                what = (
+                    f"DSCP {','.join(map(str, lost))} lossless on the other {role} switches is lossy here: "
+                    if table == "DSCP_TO_TC_MAP" and ev.get("lossless_dscps_made_lossy")
+                    else ""
+                )
                 out.append(
                     Finding(
                         "qos-map-inconsistent",
                         sev,
                         dev,
                         f"{table}|{mname}",
-                        f"{table} {mname} differs from the rest of the fabric in {len(diff)} entr{'y' if len(diff) == 1 else 'ies'}: {shown}",
-                        {"entries": shown, "lossless_classes": ",".join(map(str, sorted(lossless_tcs)))},
-                        f"make {table}|{mname} identical on every switch",
+                        f"{what}{table} {mname} differs from the other {role} switches in {len(diff)} "
+                        f"entr{'y' if len(diff) == 1 else 'ies'}: {shown}",
+                        ev,
+                        f"make {table}|{mname} identical on every {role} switch (majority: {shown_ref(ref, diff)})",
                     )
                 )
     return out
 
 
+def shown_ref(ref: dict, keys: list[str]) -> str:
+    return ", ".join(f"{k}→{ref.get(k, '-')}" for k in keys[:8])
+
+
 def rule_roce_dscp_lossy(fab: Fabric) -> list[Finding]:
-    sev = "error" if fab.nic_dscp_given else "warning"
+    if fab.nic_dscp is None:  # NIC side not stated: the RoCE classes are inferred, nothing to compare
+        return []
+    sev = "error"
     out = []
     for d in fab.devices:
         bad: list[tuple[tuple, str]] = []
@@ -351,7 +405,7 @@ def rule_roce_dscp_lossy(fab: Fabric) -> list[Finding]:
                 name, tc = _tc_of(d, port, fab.nic_dscp)
                 bad.append(((name, tc, ",".join(map(str, prios))), port))
         for (mname, tc, prios), ports in _group(bad).items():
-            assumed = "" if fab.nic_dscp_given else " (NVIDIA NIC default; pass --nic-dscp to state yours)"
+            assumed = f" (from {fab.nic_dscp_source})"
             out.append(
                 Finding(
                     "roce-dscp-lossy",
@@ -362,6 +416,7 @@ def rule_roce_dscp_lossy(fab: Fabric) -> list[Finding]:
                     f"whose lossless priorities are {prios}",
                     {
                         "dscp": str(fab.nic_dscp),
+                        "dscp_source": fab.nic_dscp_source,
                         "tc": str(tc),
                         "pfc_enable": prios,
                         "ports": _ports_key(ports),
@@ -371,6 +426,130 @@ def rule_roce_dscp_lossy(fab: Fabric) -> list[Finding]:
                 )
             )
     return out
+
+
+def rule_pfc_priority_port_mismatch(fab: Fabric) -> list[Finding]:
+    """Within one switch: ports that use the same DSCP_TO_TC_MAP are one class of port (downlinks,
+    uplinks); a port whose pfc_enable differs from the majority of its class lost (or gained) a
+    lossless priority."""
+    out = []
+    for d in fab.devices:
+        classes: dict[str, dict[str, tuple[int, ...]]] = defaultdict(dict)
+        for port, f in d.qos_ports().items():
+            mname, m = d.port_map(port, "dscp_to_tc_map", "DSCP_TO_TC_MAP")
+            if m is None or ("pfc_enable" not in f and not d.lossless_ports()):
+                continue
+            classes[mname or ""][port] = parse_prio_list(f.get("pfc_enable", ""))
+        for mname, ports in classes.items():
+            if len(ports) < 3 or len(set(ports.values())) == 1 or _is_tie(ports):
+                continue
+            ref = _majority(ports)
+            odd = _group([((v,), p) for p, v in ports.items() if v != ref])
+            n_ref = sum(v == ref for v in ports.values())
+            for (v,), plist in odd.items():
+                missing = sorted(set(ref) - set(v))
+                extra = sorted(set(v) - set(ref))
+                what = []
+                if missing:
+                    what.append(
+                        f"lacks lossless priorit{'y' if len(missing) == 1 else 'ies'} {_csv(missing)}"
+                    )
+                if extra:
+                    what.append(f"adds {_csv(extra)}")
+                out.append(
+                    Finding(
+                        "pfc-priority-port-mismatch",
+                        "error",
+                        d.name,
+                        f"PORT_QOS_MAP|{_ports_key(plist)}",
+                        f'pfc_enable "{_csv(v) or "none"}" {" and ".join(what)}: the other {n_ref} port(s) '
+                        f'with DSCP map {mname} use "{_csv(ref)}"',
+                        {
+                            "pfc_enable": _csv(v) or "none",
+                            "majority_pfc_enable": _csv(ref),
+                            "dscp_to_tc_map": mname,
+                            "ports": _ports_key(plist),
+                        },
+                        f'set pfc_enable "{_csv(ref)}" on these ports (and pfcwd_sw_enable to match)',
+                    )
+                )
+    return out
+
+
+def rule_pfc_off_on_headroom_pg(fab: Fabric) -> list[Finding]:
+    """A PG with a lossless buffer profile (xoff > 0) on a port whose pfc_enable lacks that
+    priority: the headroom is reserved but PFC never fires, so the class is lossy (a priority
+    dropped from pfc_enable on one port, or a BUFFER_PG left behind)."""
+    from aifabric.audit.infer import headroom_pgs
+
+    out = []
+    for d in fab.devices:
+        qos = d.qos_ports()
+        if not qos:
+            continue
+        bad: list[tuple[tuple, str]] = []
+        for (port, pg), prof in headroom_pgs(d).items():
+            if port not in qos:
+                continue
+            prios = d.lossless(port)
+            if pg not in prios:
+                bad.append(((pg, prof, _csv(prios) or "none"), port))
+        for (pg, prof, prios), ports in _group(bad).items():
+            out.append(
+                Finding(
+                    "pfc-off-on-headroom-pg",
+                    "error",
+                    d.name,
+                    f"PORT_QOS_MAP|{_ports_key(ports)}",
+                    f"PG {pg} has lossless headroom ({prof}) on {len(ports)} port(s) whose pfc_enable is "
+                    f'"{prios}": PFC never pauses priority {pg}, so it is dropped under congestion',
+                    {"pg": str(pg), "profile": prof, "pfc_enable": prios, "ports": _ports_key(ports)},
+                    f"add {pg} to pfc_enable (and pfcwd_sw_enable) on these ports, or remove the lossless BUFFER_PG",
+                )
+            )
+    return out
+
+
+def rule_dscp_lossless_some_ports(fab: Fabric) -> list[Finding]:
+    """Within one switch: a DSCP lossless on some ports (TC t) that another port's map sends to a
+    lossy TC although TC t is lossless on that port too — the map moved a lossless DSCP. (A DSCP
+    whose TC is simply not in the other port's pfc_enable is a design choice: SONiC's Azure T1
+    maps make DSCP 2 and 6 lossless on the downlinks only.)"""
+    out = []
+    for d in fab.devices:
+        lp = d.lossless_ports()
+        lossless_at: dict[int, dict[str, int]] = defaultdict(dict)  # dscp → port → tc
+        for port in lp:
+            for x in range(64):
+                if _dscp_lossless(d, port, x):
+                    lossless_at[x][port] = _tc_of(d, port, x)[1]
+        bad: list[tuple[tuple, str]] = []
+        for x, where in lossless_at.items():
+            tcs = set(where.values())
+            for port, prios in lp.items():
+                if port in where or _dscp_lossless(d, port, x) is None:
+                    continue
+                if tcs & set(prios) and all(_pg_of(d, port, t) in prios for t in tcs & set(prios)):
+                    mname, tc = _tc_of(d, port, x)
+                    bad.append(((mname, x, tc, _csv(sorted(tcs & set(prios)))), port))
+        for (mname, x, tc, want), ports in _group(bad).items():
+            out.append(
+                Finding(
+                    "dscp-lossless-some-ports",
+                    "error",
+                    d.name,
+                    f"DSCP_TO_TC_MAP|{mname}",
+                    f"DSCP {x} → lossy TC {tc} on {len(ports)} port(s), lossless (TC {want}) on "
+                    f"{len(lossless_at[x])} other port(s): {mname} moved it although TC {want} is lossless there",
+                    {"dscp": str(x), "tc": str(tc), "lossless_tc": want, "ports": _ports_key(ports)},
+                    f"map DSCP {x} to TC {want} in DSCP_TO_TC_MAP|{mname}",
+                )
+            )
+    return out
+
+
+def _csv(v) -> str:
+    return ",".join(map(str, v))
 
 
 def rule_lossless_dscp_lossy_at_peer(fab: Fabric) -> list[Finding]:
@@ -433,6 +612,8 @@ def rule_tc_pg_mismatch(fab: Fabric) -> list[Finding]:
 
 def rule_cnp_not_strict(fab: Fabric) -> list[Finding]:
     out = []
+    if fab.cnp_dscp is None:  # the NICs' CNP DSCP is not stated: nothing to compare with
+        return out
     for d in fab.devices:
         if not (d.has("QUEUE") and d.has("SCHEDULER")):
             continue
@@ -454,7 +635,7 @@ def rule_cnp_not_strict(fab: Fabric) -> list[Finding]:
                     "warning",
                     d.name,
                     f"QUEUE|{_ports_key(ports)}|{q}",
-                    f"CNP (DSCP {fab.cnp_dscp}, NVIDIA default) goes to TC {tc} / queue {q} with scheduler {sched} ({typ}), "
+                    f"CNP (DSCP {fab.cnp_dscp}, from {fab.cnp_dscp_source}) goes to TC {tc} / queue {q} with scheduler {sched} ({typ}), "
                     "not a strict-priority queue: congestion notifications wait behind data",
                     {
                         "dscp": str(fab.cnp_dscp),
@@ -487,12 +668,36 @@ def _profiles_by_speed_cable(d: Device) -> dict[tuple[str, str], tuple[str, dict
     return out
 
 
+def _threshold_tie_break(
+    fab: Fabric, have: dict[str, tuple], pair: tuple[str, str], ref: tuple
+) -> tuple[tuple, str]:
+    """No majority: the tied value whose xoff matches the SKU's lookup-table row (or, on Spectrum-4/5,
+    the headroom formula) is the reference; else the alphabetically first switch's value."""
+    counts = Counter(have.values())
+    top = max(counts.values())
+    tied = [v for v, c in counts.items() if c == top]
+    xi = _THRESH_FIELDS.index("xoff")
+    for n in sorted(have):
+        d = fab.device(n)
+        want = None
+        if d.lookup is not None and d.lookup.get(*pair) is not None:
+            want, src = d.lookup.get(*pair).xoff_bytes, f"{d.name}'s pg_profile_lookup.ini row"
+        elif d.asic in hr.FORMULA_VERIFIED and pair[1][:-1].isdigit():
+            want = hr.sonic_headroom(int(pair[0]), int(pair[1][:-1]), asic=d.asic).xoff_bytes
+            src = f"the SONiC headroom formula for {d.asic}"
+        if want is None:
+            continue
+        close = [v for v in tied if _int(v[xi][1]) is not None and abs(_int(v[xi][1]) - want) <= 1024]
+        if len(close) == 1:
+            return close[0], f"tie: no majority; the value matching {src} ({want} B) is the reference"
+    return ref, "tie: no majority; the alphabetically first switch's value is the reference"
+
+
 def rule_pfc_threshold_mismatch(fab: Fabric) -> list[Finding]:
     out = []
     roles: dict[str, list[Device]] = defaultdict(list)
     for d in fab.devices:
-        if d.role != "unknown":  # no DEVICE_METADATA: not known to be in this fabric's role
-            roles[d.role].append(d)
+        roles[fab.role(d)].append(d)
     for role, devs in roles.items():
         if len(devs) < 2:
             continue
@@ -505,12 +710,15 @@ def rule_pfc_threshold_mismatch(fab: Fabric) -> list[Finding]:
             if len(have) < 2 or len(set(have.values())) == 1:
                 continue
             ref = _majority(have)
+            tie_note = ""
+            if _is_tie(have):
+                ref, tie_note = _threshold_tie_break(fab, have, pair, ref)
             ref_devs = [n for n, v in have.items() if v == ref]
             ref_sku = {fab.device(n).hwsku for n in ref_devs}
             for name, vals in sorted(have.items()):
                 if vals == ref:
                     continue
-                ev: dict[str, str] = {}
+                ev: dict[str, str] = {"majority": tie_note} if tie_note else {}
                 for (f, mine), (_, theirs) in zip(vals, ref, strict=True):
                     if mine != theirs:
                         nums = [_int(have[n][_THRESH_FIELDS.index(f)][1]) for n in have]
@@ -590,7 +798,13 @@ def rule_headroom_too_small(fab: Fabric) -> list[Finding]:
             groups[(name, speed, cable, mtu, xoff, synth)].append(port)
         for (name, speed, cable, mtu, xoff, synth), ports in groups.items():
             cable_m = int(cable[:-1])
-            floor = hr.minimum_xoff(speed, cable_m, mtu)
+            frame = min(
+                mtu,
+                _int(next(iter(lt.values()), {}).get("mtu"), hr.ROCE_FRAME_BYTES)
+                if lt
+                else hr.ROCE_FRAME_BYTES,
+            )
+            floor = hr.minimum_xoff(speed, cable_m, mtu, frame)
             ev = {
                 "xoff_bytes": str(xoff),
                 "speed_mbps": str(speed),
@@ -610,7 +824,7 @@ def rule_headroom_too_small(fab: Fabric) -> list[Finding]:
                         d.name,
                         obj,
                         f"xoff {xoff} B{src} is below the physical minimum {floor} B for {speed} Mb/s "
-                        f"over {cable} with MTU {mtu} (cable round trip + 2 frames): packets are dropped "
+                        f"over {cable} with MTU {mtu} (cable round trip + 2 frames + PFC response): packets are dropped "
                         "after PAUSE",
                         ev,
                         fix,
@@ -652,6 +866,47 @@ def rule_headroom_too_small(fab: Fabric) -> list[Finding]:
                             "restore the profile from the lookup table (buffermgrd reuses a stale profile)",
                         )
                     )
+    return out
+
+
+def rule_pg_profile_stale(fab: Fabric) -> list[Finding]:
+    """A lossless BUFFER_PG uses ``pg_lossless_<speed>_<cable>_profile`` whose speed or cable is
+    not the port's: the profile was not recreated after a cable-length or speed change
+    (sonic-buildimage#1602), so its headroom was sized for another cable."""
+    out = []
+    for d in fab.devices:
+        pgs = d.buffer_pg()
+        groups: dict[tuple, list[str]] = defaultdict(list)
+        for port, prios in d.lossless_ports().items():
+            for pg in prios:
+                hit = pgs.get((port, pg))
+                if hit is None:
+                    continue
+                m = _PG_NAME.match(hit[1].get("profile", ""))
+                speed, cable = d.port_speed(port), d.cable(port)
+                if not m or not speed or not cable:
+                    continue
+                if (m.group(1), m.group(2)) != (speed, cable):
+                    groups[(hit[1]["profile"], m.group(1), m.group(2), speed, cable)].append(port)
+        for (prof, ps, pc, speed, cable), ports in groups.items():
+            ports = sorted(set(ports), key=_port_order)
+            out.append(
+                Finding(
+                    "pg-profile-stale",
+                    "error",
+                    d.name,
+                    f"BUFFER_PROFILE|{prof}",
+                    f"{len(ports)} lossless port(s) at {speed} Mb/s with CABLE_LENGTH {cable} use {prof}, sized "
+                    f"for {ps} Mb/s over {pc}: the headroom was not recomputed after the change",
+                    {
+                        "profile_speed_cable": f"{ps} {pc}",
+                        "port_speed_cable": f"{speed} {cable}",
+                        "ports": _ports_key(ports),
+                    },
+                    f"point BUFFER_PG of these ports to pg_lossless_{speed}_{cable}_profile (or delete the "
+                    "lossless PGs and let buffermgrd recreate them)",
+                )
+            )
     return out
 
 
@@ -740,8 +995,8 @@ def rule_lossless_pg_runtime(fab: Fabric) -> list[Finding]:
                     "info",
                     d.name,
                     "BUFFER_PG",
-                    f"{len(absent)} lossless port(s) have no lossless BUFFER_PG in the config: buffermgrd creates them "
-                    f"at runtime from pfc_enable + CABLE_LENGTH + speed; {how}",
+                    f"lossless PGs of {len(absent)} port(s) are created at runtime: buffermgrd makes them "
+                    f"from pfc_enable + CABLE_LENGTH + speed; {how}",
                     {"ports": _ports_key(absent)},
                     "audit the running CONFIG_DB (show runningconfiguration all) to see them",
                 )
@@ -788,49 +1043,71 @@ def _truthy(v: str | None) -> bool:
     return str(v).lower() == "true"
 
 
-def rule_ecn_disabled(fab: Fabric) -> list[Finding]:
+def _ecn_queues(fab: Fabric, d: Device) -> list[tuple[str, int, str, str]]:
+    """(port, queue, problem or "", wred profile) for each lossless queue of ``d``."""
+    qs = d.queues()
     out = []
-    for d in fab.devices:
-        if not d.has("QUEUE") and not d.has("WRED_PROFILE"):
-            continue
-        qs = d.queues()
-        bad: list[tuple[tuple, str]] = []
-        for port, prios in d.lossless_ports().items():
-            for tc in prios:
-                q = _queue_of(d, port, tc)
-                wp = qs.get((port, q), ("", {}))[1].get("wred_profile")
-                if not wp:
-                    bad.append(((q, "no wred_profile on the queue", ""), port))
-                    continue
-                prof = d.table("WRED_PROFILE").get(wp, {})
-                if prof.get("ecn", "ecn_none") == "ecn_none":
-                    bad.append(
-                        ((q, f"WRED_PROFILE {wp} has ecn {prof.get('ecn', 'ecn_none (default)')}", wp), port)
-                    )
-                elif not _truthy(prof.get("wred_green_enable")):
-                    bad.append(
-                        (
-                            (
-                                q,
-                                f"WRED_PROFILE {wp} has wred_green_enable {prof.get('wred_green_enable', 'false (default)')}",
-                                wp,
-                            ),
-                            port,
-                        )
-                    )
-        for (q, why, wp), ports in _group(bad).items():
-            out.append(
-                Finding(
-                    "ecn-disabled",
-                    "error",
-                    d.name,
-                    f"QUEUE|{_ports_key(ports)}|{q}",
-                    f"lossless queue {q} does not mark ECN ({why}): without ECN/DCQCN, congestion is handled by PFC "
-                    "alone (pause storms, head-of-line blocking)",
-                    {"queue": str(q), "reason": why, "wred_profile": wp or "none"},
-                    f"set QUEUE|<port>|{q} wred_profile to a profile with ecn ecn_all and wred_green_enable true",
+    for port, prios in d.lossless_ports().items():
+        for tc in prios:
+            q = _queue_of(d, port, tc)
+            wp = qs.get((port, q), ("", {}))[1].get("wred_profile")
+            if not wp:
+                out.append((port, q, "no wred_profile on the queue", ""))
+                continue
+            prof = d.table("WRED_PROFILE").get(wp, {})
+            if prof.get("ecn", "ecn_none") == "ecn_none":
+                out.append(
+                    (port, q, f"WRED_PROFILE {wp} has ecn {prof.get('ecn', 'ecn_none (default)')}", wp)
                 )
-            )
+            elif not _truthy(prof.get("wred_green_enable")):
+                why = f"WRED_PROFILE {wp} has wred_green_enable {prof.get('wred_green_enable', 'false (default)')}"
+                out.append((port, q, why, wp))
+            else:
+                out.append((port, q, "", wp))
+    return out
+
+
+def rule_ecn_disabled(fab: Fabric) -> list[Finding]:
+    """Severity follows the design's intent: ``dcqcn`` → error; ``pfc-only`` → info; ``auto`` →
+    error when at least half of the role's lossless queues mark ECN, else warning."""
+    out = []
+    per = {d.name: _ecn_queues(fab, d) for d in fab.devices if d.has("QUEUE") or d.has("WRED_PROFILE")}
+    for role, devs in fab.by_role().items():
+        qs = [q for d in devs for q in per.get(d.name, [])]
+        marked = sum(1 for q in qs if not q[2])
+        role_uses = bool(qs) and 2 * marked >= len(qs)
+        for d in devs:
+            if d.name not in per:
+                continue
+            bad = [((q, why, wp), port) for port, q, why, wp in per[d.name] if why]
+            if fab.intent == "dcqcn":
+                sev, basis = "error", "--intent dcqcn"
+            elif fab.intent == "pfc-only":
+                sev, basis = "info", "--intent pfc-only"
+            elif role_uses:
+                sev, basis = "error", f"{marked} of {len(qs)} lossless queues of the {role} switches mark ECN"
+            else:
+                sev, basis = "warning", f"no majority of {role} lossless queues marks ECN; state --intent"
+            for (q, why, wp), ports in _group(bad).items():
+                out.append(
+                    Finding(
+                        "ecn-disabled",
+                        sev,
+                        d.name,
+                        f"QUEUE|{_ports_key(ports)}|{q}",
+                        f"lossless queue {q} does not mark ECN ({why}): without ECN/DCQCN, congestion is "
+                        "handled by PFC alone (pause storms, head-of-line blocking)",
+                        {
+                            "queue": str(q),
+                            "reason": why,
+                            "wred_profile": wp or "none",
+                            "intent": fab.intent,
+                            "judged_by": basis,
+                        },
+                        f"set QUEUE|<port>|{q} wred_profile to a profile with ecn ecn_all and wred_green_enable "
+                        "true" + ("" if sev != "info" else " if DCQCN is ever wanted"),
+                    )
+                )
     return out
 
 
@@ -959,6 +1236,8 @@ def _wd_ports(d: Device) -> dict[str, dict[str, str]]:
 def rule_pfcwd_disabled(fab: Fabric) -> list[Finding]:
     out = []
     for d in fab.devices:
+        if d.dialect != "sonic":
+            continue  # SONiC's PFC_WD model; NVUE/EOS watchdogs are not modelled
         lp = d.lossless_ports()
         if not lp:
             continue
@@ -1021,8 +1300,8 @@ def rule_pfcwd_disabled(fab: Fabric) -> list[Finding]:
                     "warning",
                     d.name,
                     f"PORT_QOS_MAP|{_ports_key(ports)}",
-                    f"the PFC watchdog watches priorities {sw} but not lossless priority {missing} on "
-                    f"{len(ports)} port(s)",
+                    f"PFC watchdog misses lossless priority {missing} on {len(ports)} port(s) "
+                    f"(pfcwd_sw_enable {sw})",
                     {"pfcwd_sw_enable": sw, "unwatched": missing},
                     f"add {missing} to pfcwd_sw_enable if storms on it must be broken",
                 )
@@ -1034,8 +1313,8 @@ def rule_pfcwd_disabled(fab: Fabric) -> list[Finding]:
                     "warning" if status != "enable" else "info",
                     d.name,
                     "PFC_WD",
-                    "no PFC_WD entries in this config; `config pfcwd start_default` creates them at boot only when "
-                    f"DEVICE_METADATA default_pfcwd_status is enable (here: {status or 'not in these files'}) and only for "
+                    f"no PFC_WD entries (default_pfcwd_status: {status or 'not in these files'}): "
+                    "`config pfcwd start_default` creates them at boot only when it is enable, and only for "
                     "ports with a DEVICE_NEIGHBOR",
                     {"default_pfcwd_status": status or "absent", "lossless_ports": str(len(lp))},
                     "check `show pfcwd config` on the switch, or add PFC_WD entries (200 ms detect/restore, action drop)",
@@ -1194,6 +1473,8 @@ def rule_buffer_pool_oversubscribed(fab: Fabric) -> list[Finding]:
 def rule_checks_skipped(fab: Fabric) -> list[Finding]:
     out = []
     for d in fab.devices:
+        if d.dialect != "sonic":
+            continue  # NVUE/EOS: buffers are managed by the platform, nothing to list
         absent = [
             t
             for t in (
@@ -1222,7 +1503,7 @@ def rule_checks_skipped(fab: Fabric) -> list[Finding]:
                         else ""
                     )
                     + (
-                        " (no DEVICE_METADATA: role unknown, left out of cross-switch comparisons)"
+                        " (no DEVICE_METADATA: the role comes from the name's pattern, or --roles)"
                         if "DEVICE_METADATA" in absent
                         else ""
                     ),
@@ -1251,16 +1532,34 @@ RULES: dict[str, Rule] = {
         Rule(
             "qos-map-inconsistent",
             "error",
-            "a DSCP/TC/PG/queue map of one name differs across the fabric "
+            "a DSCP/TC/PG/queue map of one name differs between switches of one role "
             "(warning when no lossless class is involved)",
             rule_qos_map_inconsistent,
         ),
         Rule(
             "roce-dscp-lossy",
             "error",
-            "the RoCE DSCP lands in a lossy class (warning when --nic-dscp is not given "
-            "and the NVIDIA default 26 is assumed)",
+            "the NICs' RoCE DSCP lands in a lossy class (checked only when the NIC side is "
+            "stated: --nic-dscp or host configs)",
             rule_roce_dscp_lossy,
+        ),
+        Rule(
+            "pfc-priority-port-mismatch",
+            "error",
+            "within a switch, a port's pfc_enable differs from the other ports with the same DSCP map",
+            rule_pfc_priority_port_mismatch,
+        ),
+        Rule(
+            "pfc-off-on-headroom-pg",
+            "error",
+            "a PG has a lossless (xoff) buffer profile but its priority is not in the port's pfc_enable",
+            rule_pfc_off_on_headroom_pg,
+        ),
+        Rule(
+            "dscp-lossless-some-ports",
+            "error",
+            "within a switch, a port's DSCP map sends a DSCP that is lossless elsewhere to a lossy TC",
+            rule_dscp_lossless_some_ports,
         ),
         Rule(
             "lossless-dscp-lossy-at-peer",
@@ -1277,7 +1576,7 @@ RULES: dict[str, Rule] = {
         Rule(
             "cnp-not-strict",
             "warning",
-            "CNP (DSCP 48) is not in a strict-priority queue",
+            "the NICs' CNP DSCP (--cnp-dscp or mlxconfig CNP_DSCP_P1) is not in a strict-priority queue",
             rule_cnp_not_strict,
         ),
         Rule(
@@ -1293,6 +1592,12 @@ RULES: dict[str, Rule] = {
             "xoff below the physical minimum, the SONiC formula (Spectrum-4/5; "
             "warning on Spectrum-2/3/6) or the SKU table row",
             rule_headroom_too_small,
+        ),
+        Rule(
+            "pg-profile-stale",
+            "error",
+            "a lossless PG uses the profile of another speed or cable length (not recreated after a change)",
+            rule_pg_profile_stale,
         ),
         Rule(
             "pg-lookup-missing",
@@ -1318,7 +1623,13 @@ RULES: dict[str, Rule] = {
             "lossless PGs are not in the config (buffermgrd creates them)",
             rule_lossless_pg_runtime,
         ),
-        Rule("ecn-disabled", "error", "a lossless queue has no ECN marking", rule_ecn_disabled),
+        Rule(
+            "ecn-disabled",
+            "error",
+            "a lossless queue has no ECN marking (error under --intent dcqcn or when the role's "
+            "majority marks ECN; warning otherwise; info under --intent pfc-only)",
+            rule_ecn_disabled,
+        ),
         Rule("ecn-kmin-ge-kmax", "error", "WRED Kmin > Kmax (warning when equal)", rule_ecn_kmin_ge_kmax),
         Rule(
             "ecn-above-pfc-threshold",
@@ -1375,5 +1686,18 @@ def run_rules(fab: Fabric, only: list[str] | None = None) -> list[Finding]:
     for rid, rule in RULES.items():
         if only is None or rid in only:
             out.extend(rule.fn(fab))
+    # one root cause, one finding: the fleet-wide rule carries more evidence than the per-switch one
+    seen = {(f.rule, f.device, f.object) for f in out}
+    out = [
+        f for f in out if not any((sup, f.device, f.object) in seen for sup in SUPERSEDED_BY.get(f.rule, ()))
+    ]
     order = {s: i for i, s in enumerate(SEVERITIES)}
     return sorted(out, key=lambda f: (order[f.severity], f.device, f.rule, f.object))
+
+
+# rule → rules whose finding on the same device and object makes it redundant
+SUPERSEDED_BY = {
+    "fleet-inconsistent": ("pfc-priority-mismatch", "pfc-priority-port-mismatch", "pfc-off-on-headroom-pg"),
+    "pfc-priority-port-mismatch": ("pfc-priority-mismatch", "pfc-off-on-headroom-pg"),
+    "dscp-lossless-some-ports": ("qos-map-inconsistent", "roce-dscp-lossy", "lossless-dscp-lossy-at-peer"),
+}

@@ -353,6 +353,22 @@ class Device:
     tables: Tables
     lookup: PgLookup | None = None
     key_file: dict[str, str] = field(default_factory=dict)  # "TABLE|key" -> file it came from
+    dialect: str = "sonic"  # sonic | nvue | eos: NVUE and EOS configs are translated into these tables
+    # TABLE → how the dialect names that object: a format string with {key} (and {idx} for
+    # port|index keys); findings on non-SONiC switches are renamed with it.
+    native: dict[str, str] = field(default_factory=dict)
+    # memo of the derived per-port views below; the tables are not changed after loading
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def native_object(self, obj: str) -> str:
+        """A finding's ``TABLE|key[|idx]`` object in this switch's own configuration language."""
+        parts = obj.split("|")
+        fmt = self.native.get(parts[0])
+        if not fmt or self.dialect == "sonic":
+            return obj
+        key = parts[1] if len(parts) > 1 else ""
+        idx = parts[2] if len(parts) > 2 else ""
+        return fmt.format(key=key, idx=idx)
 
     # ---- metadata -----------------------------------------------------------------------------
     def table(self, name: str) -> dict[str, dict[str, str]]:
@@ -419,13 +435,17 @@ class Device:
         return None
 
     def qos_ports(self) -> dict[str, dict[str, str]]:
-        """PORT_QOS_MAP expanded per port (comma-separated keys split; ``global`` left out)."""
+        """PORT_QOS_MAP expanded per port (comma-separated keys split; ``global`` left out). Read-only."""
+        memo = self._memo.get("qos_ports")
+        if memo is not None:
+            return memo
         out: dict[str, dict[str, str]] = {}
         for key, fields in self.table("PORT_QOS_MAP").items():
             if key == "global":
                 continue
             for p in key.split(","):
                 out.setdefault(p.strip(), {}).update(fields)
+        self._memo["qos_ports"] = out
         return out
 
     def lossless(self, port: str) -> tuple[int, ...]:
@@ -433,26 +453,41 @@ class Device:
         return parse_prio_list(v)
 
     def lossless_ports(self) -> dict[str, tuple[int, ...]]:
-        return {
-            p: parse_prio_list(f.get("pfc_enable", ""))
-            for p, f in self.qos_ports().items()
-            if parse_prio_list(f.get("pfc_enable", ""))
-        }
+        memo = self._memo.get("lossless_ports")
+        if memo is None:
+            memo = {
+                p: parse_prio_list(f.get("pfc_enable", ""))
+                for p, f in self.qos_ports().items()
+                if parse_prio_list(f.get("pfc_enable", ""))
+            }
+            self._memo["lossless_ports"] = memo
+        return dict(memo)
 
     def port_map(self, port: str, kind: str, table: str) -> tuple[str | None, dict[str, str] | None]:
         """The map a port uses (its own PORT_QOS_MAP reference, else ``global``, else ``AZURE`` if
         it is the only one), with its entries."""
+        key = ("port_map", port, kind, table)
+        if key in self._memo:
+            return self._memo[key]
         name = self.qos_ports().get(port, {}).get(kind) or self.table("PORT_QOS_MAP").get("global", {}).get(
             kind
         )
         maps = self.table(table)
         if name is None and len(maps) == 1:
             name = next(iter(maps))
-        if name is None:
-            return None, None
-        return name, maps.get(name)
+        res = (None, None) if name is None else (name, maps.get(name))
+        self._memo[key] = res
+        return res
 
     def _indexed(self, table: str) -> dict[tuple[str, int], tuple[str, dict[str, str]]]:
+        memo = self._memo.get(("indexed", table))
+        if memo is not None:
+            return memo
+        out = self._index(table)
+        self._memo[("indexed", table)] = out
+        return out
+
+    def _index(self, table: str) -> dict[tuple[str, int], tuple[str, dict[str, str]]]:
         out: dict[tuple[str, int], tuple[str, dict[str, str]]] = {}
         for key, fields in self.table(table).items():
             if "|" not in key:
