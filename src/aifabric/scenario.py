@@ -479,7 +479,7 @@ class AdvisorSpec(_Model):
     """``advisor:`` — the questions ``aifabric compare`` asks (interface.md)."""
 
     gpus: Annotated[int, Field(ge=1)] = 1024
-    gpu: Literal["h100", "h200", "b200"] = "h100"
+    gpu: Literal["h100", "h200", "b200", "h800", "b300", "gb200-nvl72", "gb300-nvl72"] = "h100"
     workload: Literal["training", "inference", "storage", "trading"] = "training"
     model: str | None = None
     jitter_sensitivity: Literal["low", "medium", "high"] = "medium"

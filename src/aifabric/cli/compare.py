@@ -10,7 +10,7 @@ import typer
 from aifabric.errors import InputError
 
 CHOICES = {
-    "gpu": ("h100", "h200", "b200"),
+    "gpu": ("h100", "h200", "b200", "h800", "b300", "gb200-nvl72", "gb300-nvl72"),
     "workload": ("training", "inference", "storage", "trading"),
     "jitter_sensitivity": ("low", "medium", "high"),
     "team_expertise": ("none", "some", "expert"),
@@ -77,7 +77,9 @@ def register(app: typer.Typer) -> None:
             None, help="Scenario YAML with an advisor: section (optional)."
         ),
         gpus: int | None = typer.Option(None, "--gpus", help="GPU count (default 1024)."),
-        gpu: str | None = typer.Option(None, "--gpu", help="h100 | h200 | b200 (default h100)."),
+        gpu: str | None = typer.Option(
+            None, "--gpu", help="h100 | h200 | b200 | h800 | b300 | gb200-nvl72 | gb300-nvl72 (default h100)."
+        ),
         workload: str | None = typer.Option(
             None, "--workload", help="training | inference | storage | trading."
         ),

@@ -4,6 +4,7 @@ each number."""
 
 from __future__ import annotations
 
+from aifabric.stages.performance import server_usd_per_gpu
 from aifabric.stages.pipeline import Comparison
 from aifabric.stages.risk import MISCONFIG_PROBABILITY_BASIS
 from aifabric.stages.testbed import CONGESTION_SHARE, CONGESTION_SHARE_BASIS, SMALL_JITTER_DUTY
@@ -26,8 +27,10 @@ def assumptions(c: Comparison) -> list[str]:
             else "routes adaptively (Spectrum-X class switches; NCCL leaves AR off on RoCE by default, S15)"
         ),
         "switch hop latency from the catalog (low confidence: no primary figure for QM9700 or SN5600)",
-        f"training cost = (servers at {perf.server_usd_per_gpu:,.0f} USD per GPU (S60, low) + network) amortised "
-        f"over 4 years, for {perf.train_tokens:.3g} tokens; energy and operations excluded",
+        f"training cost = (servers at {perf.server_usd_per_gpu:,.0f} USD per GPU ("
+        + server_usd_per_gpu(c.inputs.catalog.get("gpu", c.inputs.advisor.gpu))[1]
+        + f") + network) amortised over 4 years, for {perf.train_tokens:.3g} tokens; energy and operations "
+        "excluded",
         MISCONFIG_PROBABILITY_BASIS,
         "misconfiguration impacts (ECN off, DCQCN at firmware defaults, PFC threshold mismatch, PFC storm) come "
         "from a packet-level "

@@ -342,6 +342,13 @@ def decide(adv, design, workload, network, perf, risk, gpu, catalog, options, se
                 "design": inp.design,
             }
         )
+        if inp.unit_usd is not None:
+            sens[-1].update(
+                item=inp.item,
+                unit_price_usd=inp.unit_usd,
+                item_price_range_usd=list(inp.item_range_usd) if inp.item_range_usd else None,
+                break_even_unit_price_usd=None if be is None else be * inp.unit_usd,
+            )
     torn = tornado(obj, inputs, winner, runner)
     p_best, samples = monte_carlo(obj, inputs, feasible, seed)
     spread = {
@@ -381,7 +388,7 @@ def decide(adv, design, workload, network, perf, risk, gpu, catalog, options, se
                 {
                     f"{w.fabric}_capex": _usd(w.capex_usd),
                     f"{r.fabric}_capex": _usd(r.capex_usd),
-                    "ratio": f"{r.capex_usd / w.capex_usd:.3f}",
+                    "ratio": f"{cheaper.capex_usd / dearer.capex_usd:.3f}",
                 },
                 "2",
             )
@@ -438,9 +445,31 @@ def decide(adv, design, workload, network, perf, risk, gpu, catalog, options, se
         words = []
         for s in flips[:3]:
             side = "above" if s["break_even"] > s["base"] else "below"
-            words.append(f"{s['label']} {side} {s['break_even']:.3g}")
+            if s.get("break_even_unit_price_usd") is not None:
+                words.append(f"{s['item']} costs {side} {s['break_even_unit_price_usd']:,.0f} USD per unit")
+            else:
+                words.append(f"{s['label']} {side} {s['break_even']:.3g}")
         text += f"; {winner} wins unless " + " or ".join(words)
     reasons.append(Reason(text, pb, "verdict"))
+    quoted = [x for x in sens if x.get("break_even_unit_price_usd") is not None and " input" in x["basis"]]
+    if quoted:
+        parts = []
+        for x in quoted:
+            side = "below" if x["break_even"] > x["base"] else "above"
+            parts.append(
+                f"{x['item']} costs {side} {x['break_even_unit_price_usd']:,.0f} USD per unit "
+                f"(catalog input range {x['range'][0] * x['unit_price_usd']:,.0f}–"
+                f"{x['range'][1] * x['unit_price_usd']:,.0f})"
+            )
+        reasons.append(
+            Reason(
+                f"conditional on prices no public source gives: {winner} stays the choice while "
+                + " and ".join(parts)
+                + "; replace them with your quotes (--catalog FILE)",
+                {x["item"]: f"break-even {x['break_even_unit_price_usd']:,.0f} USD" for x in quoted},
+                "verdict",
+            )
+        )
     rec = Recommendation(
         winner, design.nic_rate_gbps, reasons, _label(evidence, winner), verdict, f"risk-adjusted {unit}"
     )

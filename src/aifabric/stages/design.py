@@ -129,10 +129,29 @@ class DesignEvidence:
 
 
 def nic_rate_for(gpu) -> tuple[float, str, dict[str, str]]:
-    """Rule 7: per-GPU NIC rate from the GPU generation's interconnect. H100/H200 pair with
-    ConnectX-7 (400G); B200 with ConnectX-8 (800G): HGX reference designs give one NIC per GPU at
-    those rates (hardware-facts §B, S57). Returns (rate in Gb/s, the reason, its evidence)."""
+    """Rule 7: per-GPU NIC rate. The catalog's system record says what its reference design ships
+    (``nic_rate_gbps``: DGX/HGX H100, H200 and B200 eight 400G ConnectX-7, B300 and GB300 800G
+    ConnectX-8, hardware-facts §B); without it, the NVLink generation decides (≥ 900 GB/s → 800G).
+    Returns (rate in Gb/s, the reason, its evidence)."""
     nvl = float(gpu.nvlink_gbytes_per_s or 0)
+    listed = getattr(gpu, "nic_rate_gbps", None)
+    if listed:
+        rate = float(listed)
+        nics = getattr(gpu, "nics_per_node", None) or gpu.gpus_per_node
+        text = (
+            f"{gpu.id.upper()} systems ship with {nics} scale-out NICs of {rate:g}G per node in their reference "
+            f"design (catalog: {getattr(gpu, 'nic_rate_source', None) or getattr(gpu, 'source', None) or 'gpu record'}), {rate / 8:g} GB/s per GPU = "
+            f"{rate / 8 / nvl:.0%} of its {nvl:g} GB/s NVLink"
+        )
+        return (
+            rate,
+            text,
+            {
+                "nic_rate": f"{rate:g} Gb/s",
+                "nics_per_node": str(nics),
+                "nvlink_gbytes_per_s": f"{nvl:g} GB/s",
+            },
+        )
     rate = 800.0 if nvl >= 900 else 400.0
     text = (
         f"{gpu.id.upper()} has {nvl:g} GB/s NVLink per direction, so one {rate:g}G NIC per GPU "

@@ -189,7 +189,15 @@ def rule_explanations(adv, design, evidence: dict, winner: str) -> list[dict]:
         "the hybrid is not priced yet (a front-end/storage network is not in the bill of materials), so it "
         "is not recommended on numbers",
     )
-    add("7", "400G or 800G from the GPU's interconnect", True, True, design.nic_rate_basis)
+    nvl = float(design.nic_rate_evidence.get("nvlink_gbytes_per_s", "0 GB/s").split()[0])
+    by_nvlink = 800.0 if nvl >= 900 else 400.0
+    add(
+        "7",
+        f"400G or 800G from the GPU's NVLink generation ({by_nvlink:g}G for {design.gpu.upper()})",
+        True,
+        design.nic_rate_gbps == by_nvlink,
+        design.nic_rate_basis,
+    )
     return out
 
 

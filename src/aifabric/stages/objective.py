@@ -30,8 +30,9 @@ from aifabric.stages.performance import LIFETIME_YEARS, step_time
 from aifabric.stages.risk import MISCONFIG_PROBABILITY
 
 CATEGORIES = ("switch", "nic", "transceiver", "cable")
-# Price ranges as multipliers of the catalog's price: an estimated price (no public source) is
-# taken as uncertain by ±50 %, a sourced street/list price by ±15 % (discounts, dates). ASSUMPTION.
+# Price ranges as multipliers of the catalog's price: the catalog's own low/high per BOM line where it
+# has them (quote-only products are input ranges); otherwise an estimated price is taken as uncertain
+# by ±50 % and a sourced street/list price by ±15 % (discounts, dates). ASSUMPTION for the latter two.
 PRICE_RANGE = {True: (0.5, 1.5), False: (0.85, 1.15)}
 # Misconfiguration probability per lossless setting, plausible range by team expertise. ASSUMPTION
 # (no public source; the base values are the risk stage's).
@@ -56,6 +57,9 @@ class UncertainInput:
     basis: str
     design: str | None = None  # the design it applies to (None: all)
     bracket: tuple[float, float] = (0.0, 1.0)  # where a break-even is searched (physically possible values)
+    item: str | None = None  # price inputs: the category's largest catalog item
+    unit_usd: float | None = None  # and its unit price (a multiplier × this = a price per unit)
+    item_range_usd: tuple[float, float] | None = None  # that item's own price range in the catalog
 
 
 @dataclass
@@ -171,28 +175,55 @@ def uncertain_inputs(design, objective: Objective, expertise: str) -> list[Uncer
     """Every uncertain input of the objective with its base, plausible range and basis."""
     out = []
     for fd in design.fabrics:
-        est = {c: False for c in CATEGORIES}
-        for line in fd.plan.to_dict()["bom"]:
-            est[line["category"]] = est.get(line["category"], False) or bool(line.get("estimate"))
+        lines = fd.plan.to_dict()["bom"]
         for cat in CATEGORIES:
-            if objective.capex_by_category[fd.key].get(cat, 0.0) <= 0:
+            mine = [ln for ln in lines if ln["category"] == cat]
+            total = sum(float(ln["total_usd"]) for ln in mine)
+            if total <= 0:
                 continue
-            lo, hi = PRICE_RANGE[est[cat]]
-            basis = (
-                "catalog price is an estimate (no public price): ±50 %"
-                if est[cat]
-                else "catalog price has a public source: ±15 % for discounts and dates"
+            low = (
+                sum(ln["count"] * float(ln.get("unit_price_low_usd", ln["unit_price_usd"])) for ln in mine)
+                / total
             )
+            high = (
+                sum(ln["count"] * float(ln.get("unit_price_high_usd", ln["unit_price_usd"])) for ln in mine)
+                / total
+            )
+            est = any(ln.get("estimate") or ln.get("price_input") for ln in mine)
+            top = max(mine, key=lambda ln: float(ln["total_usd"]))
+            if high - low > 1e-9:
+                basis = (
+                    "the catalog's price ranges ("
+                    + ", ".join(
+                        sorted(
+                            {ln["catalog_id"] + (" input" if ln.get("price_input") else "") for ln in mine}
+                        )
+                    )
+                    + ")"
+                )
+            else:
+                low, high = PRICE_RANGE[est]
+                basis = (
+                    "catalog price is an estimate without a range: ±50 % (assumption)"
+                    if est
+                    else "catalog price has a public source: ±15 % for discounts and dates (assumption)"
+                )
             out.append(
                 UncertainInput(
                     f"price.{cat}.{fd.key}",
                     f"{fd.key} {cat} price (× catalog)",
                     1.0,
-                    lo,
-                    hi,
+                    low,
+                    high,
                     basis,
                     fd.key,
                     (0.05, 20.0),
+                    top["catalog_id"],
+                    float(top["unit_price_usd"]),
+                    (
+                        float(top.get("unit_price_low_usd", top["unit_price_usd"])),
+                        float(top.get("unit_price_high_usd", top["unit_price_usd"])),
+                    ),
                 )
             )
     if any(objective.risk_items.get(k) for k in objective.designs):

@@ -113,10 +113,29 @@ def fabric_performance(
     return FabricPerformance(network.key, it, cost)
 
 
+def server_usd_per_gpu(gpu) -> tuple[float, str]:
+    """One GPU's share of its server's price: the catalog system's ``price_usd`` / GPUs per node,
+    else the HGX H100 figure (S60) — said so in the basis."""
+    price = getattr(gpu, "price_usd", None)
+    per_node = getattr(gpu, "gpus_per_node", None) or 8
+    if price:
+        basis = getattr(gpu, "price_source", None) or getattr(gpu, "source", None) or "catalog"
+        return float(
+            price
+        ) / per_node, f"{gpu.id} system price {float(price):,.0f} USD / {per_node} GPUs ({basis})"
+    return SERVER_USD_PER_GPU, f"no public {gpu.id} system price: the HGX H100 figure (S60, low) is used"
+
+
 def performance(
-    workload, design, network, peak_tflops: float, mfu: float = MFU, progress=None
+    workload,
+    design,
+    network,
+    peak_tflops: float,
+    mfu: float = MFU,
+    progress=None,
+    server_usd: float = SERVER_USD_PER_GPU,
 ) -> PerformanceEvidence:
-    """Every fabric's iteration and cost per token."""
+    """Every fabric's iteration and cost per token (``server_usd``: servers' price per GPU)."""
     if not 0 < mfu <= 1:
         raise InputError("must be in (0, 1]", field="--mfu", value=mfu, allowed="e.g. 0.4")
     tick = progress or (lambda msg: None)
@@ -124,8 +143,17 @@ def performance(
     for fd in design.fabrics:
         if workload.is_training_step:
             tick(f"training iteration on {fd.key}")
-        out.append(fabric_performance(workload, network.fabric(fd.key), peak_tflops, fd.capex_usd, mfu))
-    return PerformanceEvidence(mfu, TRAIN_TOKENS, SERVER_USD_PER_GPU, tuple(out))
+        out.append(
+            fabric_performance(
+                workload,
+                network.fabric(fd.key),
+                peak_tflops,
+                fd.capex_usd,
+                mfu,
+                server_usd_per_gpu=server_usd,
+            )
+        )
+    return PerformanceEvidence(mfu, TRAIN_TOKENS, server_usd, tuple(out))
 
 
 def iteration_slowdown(
@@ -145,5 +173,6 @@ __all__ = [
     "fabric_performance",
     "iteration_slowdown",
     "performance",
+    "server_usd_per_gpu",
     "step_time",
 ]

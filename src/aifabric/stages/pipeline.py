@@ -22,7 +22,7 @@ from aifabric.errors import InputError
 from aifabric.stages.decide import Decision, decide
 from aifabric.stages.design import DesignEvidence, DesignInput, default_options, design
 from aifabric.stages.measure import NetworkEvidence, measure
-from aifabric.stages.performance import MFU, PerformanceEvidence, performance
+from aifabric.stages.performance import MFU, PerformanceEvidence, performance, server_usd_per_gpu
 from aifabric.stages.risk import RiskEvidence, assess
 from aifabric.stages.testbed import CONGESTION_SHARE
 from aifabric.stages.workload import Workload, WorkloadInput, workload
@@ -72,7 +72,8 @@ def run(inputs: CompareInputs, progress=None) -> Comparison:
     options = default_options(gpu, getattr(adv, "roce_routing", None))
     des = design(DesignInput(adv.gpus, adv.gpu, options, cat), progress)
     net = measure(des, wl, gpu, inputs.seed, progress)
-    perf = performance(wl, des, net, float(gpu.bf16_tflops), inputs.mfu, progress)
+    server_usd, _ = server_usd_per_gpu(gpu)
+    perf = performance(wl, des, net, float(gpu.bf16_tflops), inputs.mfu, progress, server_usd)
     rsk = assess(des, wl, net, perf, gpu, adv.team_expertise, inputs.congestion_share, inputs.seed, progress)
     if progress:
         progress("advising")
