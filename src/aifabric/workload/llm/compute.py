@@ -49,7 +49,8 @@ class Calibration:
     Cross-check: cuBLASLt large-GEMM microbenchmarks on Hopper reach about 0.8 of peak (gpus.py
     [GEMM-FP8]); a training step reaches less.
     ``reserve_bytes``: memory per GPU not available to the model (CUDA context, NCCL buffers,
-    allocator fragmentation) — estimate, no public source; 5 GiB.
+    allocator fragmentation) — estimate, no public source: 3 GiB (CUDA context ≈ 0.5 GiB, NCCL
+    buffers ≈ 1 GiB, allocator slack).
     ``optimizer_bytes_per_param``: 30, counted (see module docstring).
     """
 
@@ -57,7 +58,7 @@ class Calibration:
     fp8_gemm_efficiency: float = 0.44
     tp_overlap_fraction: float = 0.5
     blackwell_gemm_scale: float = 0.8
-    reserve_bytes: float = 5 * 2**30
+    reserve_bytes: float = 3 * 2**30
     optimizer_bytes_per_param: float = 30.0
     loss_bytes_per_logit: float = 16.0
     attention_bwd_flops_ratio: float = 2.5
