@@ -103,10 +103,7 @@ def memory_per_gpu(
     per_stage, _ = stage_layers(model.layers, layout.pp)
     weights = 2.0 * lp.total
     grads = 4.0 * lp.total
-    if fw.zero >= 1:
-        optimizer = 12.0 * (lp.dense / dp_dense + lp.expert / dp_expert)
-    else:
-        optimizer = 12.0 * lp.total
+    optimizer = 12.0 * (lp.dense / dp_dense + lp.expert / dp_expert) if fw.zero >= 1 else 12.0 * lp.total
     if fw.zero >= 2:
         grads = 4.0 * (lp.dense / dp_dense + lp.expert / dp_expert)
     if fw.zero >= 3:

@@ -40,7 +40,8 @@ class SearchResult:
         return {
             "best": self.best.to_dict(),
             "runners_up": [
-                {"layout": r.layout.to_dict(), "iteration_s": r.iteration_s, "mfu": r.mfu} for r in self.runners_up
+                {"layout": r.layout.to_dict(), "iteration_s": r.iteration_s, "mfu": r.mfu}
+                for r in self.runners_up
             ],
             "candidates": self.candidates,
             "fitting": self.fitting,
@@ -61,7 +62,9 @@ def candidate_layouts(
     unknown = set(fixed) - set(LAYOUT_KEYS)
     if unknown:
         raise InputError(
-            "unknown parallelism key", field=f"training.parallelism.{sorted(unknown)[0]}", allowed=", ".join(LAYOUT_KEYS)
+            "unknown parallelism key",
+            field=f"training.parallelism.{sorted(unknown)[0]}",
+            allowed=", ".join(LAYOUT_KEYS),
         )
     kv = model.heads if model.mla else model.kv_heads
     tps = [fixed["tp"]] if "tp" in fixed else [t for t in TP_CHOICES if t <= domain]
@@ -108,7 +111,9 @@ def check_fixed(model: ModelConfig, fixed: dict, gpus: int, seq_len: int, domain
     """Each given layout key on its own: one-line :class:`InputError` naming what is allowed."""
     for key, v in fixed.items():
         if key not in LAYOUT_KEYS:
-            raise InputError("unknown parallelism key", field=f"training.parallelism.{key}", allowed=", ".join(LAYOUT_KEYS))
+            raise InputError(
+                "unknown parallelism key", field=f"training.parallelism.{key}", allowed=", ".join(LAYOUT_KEYS)
+            )
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise InputError("must be an integer ≥ 1", field=f"training.parallelism.{key}", value=v)
     kv = model.heads if model.mla else model.kv_heads
@@ -135,7 +140,9 @@ def check_fixed(model: ModelConfig, fixed: dict, gpus: int, seq_len: int, domain
             allowed=", ".join(map(str, _divisors(model.experts))),
         )
     if not model.is_moe and fixed.get("ep", 1) != 1:
-        raise InputError("ep applies to MoE models only", field="training.parallelism.ep", value=fixed["ep"], allowed="1")
+        raise InputError(
+            "ep applies to MoE models only", field="training.parallelism.ep", value=fixed["ep"], allowed="1"
+        )
     prod = 1
     for key in ("tp", "pp", "cp", "dp"):
         prod *= fixed.get(key, 1)

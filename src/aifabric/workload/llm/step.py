@@ -236,6 +236,7 @@ def step_time(
     # ---- per-layer communication (per micro-batch) --------------------------------------------
     colls: list[Collective] = []
     exposed_mb = dict.fromkeys(GROUPS, 0.0)  # per micro-batch per layer-equivalent, on the critical path
+    exposed_fwd = 0.0  # the forward part of it
 
     # TP (sequence parallel): all-gather + reduce-scatter of the activations
     if tp > 1:
@@ -253,6 +254,7 @@ def step_time(
         else:
             exp_f, exp_b, win = tp_dir, tp_dir, "none (TP exposed)"
         exposed_mb["tp"] = exp_f * fwd_count + exp_b
+        exposed_fwd += exp_f
         per_layer_count = n_dir // 2
         layers_mb = m * per_stage
         colls.append(Collective("tp", "all-gather", ag_bytes, tp, span, int(per_layer_count * (fwd_count + 1) * layers_mb),
@@ -268,6 +270,7 @@ def step_time(
         exp_f = max(0.0, (cp - 1) * t_kv - attn_fwd)
         exp_b = max(0.0, (cp - 1) * t_kv2 - attn_bwd)
         exposed_mb["cp"] = exp_f * (2 if fw.recompute == "full" else 1) + exp_b
+        exposed_fwd += exp_f
         n = int((cp - 1) * m * per_stage)
         colls.append(
             Collective(
@@ -300,6 +303,7 @@ def step_time(
         else:
             exp_f, exp_b, win = a2a, a2a, "none (all-to-all exposed)"
         exposed_mb["ep"] = moe_share * (exp_f * (2 if fw.recompute == "full" else 1) + exp_b)
+        exposed_fwd += moe_share * exp_f
         n = int(2 * m * per_stage * moe_share)
         colls.append(
             Collective(
@@ -367,8 +371,8 @@ def step_time(
     )
     fb = max(mid, last) + fsdp_exposed_mb
     fb_mean = (mid * (pp - 1) + last) / pp + fsdp_exposed_mb if pp > 1 else fb
-    f_stage = slow_layers * (layer_fwd + per_layer_exposed / 3)
-    b_stage = fb - f_stage
+    f_stage = slow_layers * (layer_fwd + exposed_fwd) + (0.0 if mid >= last else head_f)
+    b_stage = fb - f_stage  # the backward of one micro-batch on the slowest stage (+ its exposed comm)
 
     compute = m * fb_compute
     exposed = {g: m * slow_layers * exposed_mb[g] for g in ("tp", "cp", "ep")}
@@ -430,10 +434,7 @@ def step_time(
                                     ag_exposed))  # fmt: skip
 
     # optimizer
-    if fw.zero >= 1:
-        opt_params = lp.dense / dp_dense + lp.expert / dp_expert
-    else:
-        opt_params = lp.total
+    opt_params = lp.dense / dp_dense + lp.expert / dp_expert if fw.zero >= 1 else lp.total
     t_opt = optimizer_time(opt_params, gpu, cal)
 
     iteration = t_end + exposed["dp"] - m * fsdp_exposed_mb + t_opt
