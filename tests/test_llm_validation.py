@@ -13,12 +13,17 @@ pytestmark = pytest.mark.validation
 
 # cases the model misses by more than 10 % today (honest list; see README)
 KNOWN_MISSES = {
-    "Llama 3.1 70B FP8 64 H100",
-    "Llama 3.1 70B FP8 128 H100",
-    "GPT-3 175B FP8 512 H100",
-    "GPT-3 175B FP8 1024 H100",
-    "Llama 3 405B BF16 8192 H100 (Meta, RoCE)",
-    "Llama 3 405B BF16 16384 H100 (Meta, RoCE)",
+    "Llama 3.1 70B FP8 64 H100",  # +11.5 %
+    "Llama 3.1 70B FP8 128 H100",  # +10.4 %
+    "GPT-3 175B FP8 512 H100",  # −10.9 % (the published FP8 series is non-monotonic)
+    "GPT-3 175B FP8 1024 H100",  # −14.6 %
+    "Grok-1 314B FP8 512 H100",  # −10.9 %
+    # fine-grained MoE: the model is too fast (see README: software far from the hardware)
+    "DeepSeek-V3 BF16 512 H100 (NVIDIA recipe)",
+    "DeepSeek-V3 BF16 1024 H100 (NVIDIA recipe)",
+    "DeepSeek-V3 BF16 128 GB200 (NVIDIA recipe)",
+    "DeepSeek-V3 BF16 256 GB200 (NVIDIA recipe)",
+    "DeepSeek-V3 BF16 512 GB200 (NVIDIA recipe)",
     "DeepSeek-V3 FP8 2048 H800 (GPU-h per 1T tokens)",
 }
 
@@ -37,7 +42,7 @@ def test_case_set_covers_what_the_issue_asks():
     assert sum("weak-scaling" in c.tags for c in CASES) >= 5
     assert any(c.model == "deepseek-v3" and c.gpus == 2048 and c.gpu == "h800" for c in CASES)
     fits = [c for c in CASES if c.role == "fit"]
-    assert len(fits) == 4 and len(CASES) - len(fits) >= 30
+    assert len(fits) == 4 and len(CASES) - len(fits) >= 40
 
 
 @pytest.fixture(scope="module")

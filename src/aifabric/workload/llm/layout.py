@@ -3,9 +3,10 @@
 Rank order is Megatron-Core's default ``tp-cp-ep-dp-pp`` (TP innermost): a TP group is ``tp``
 consecutive GPUs, a CP group has stride ``tp``, the (dense) DP group — ``dp × cp`` ranks, since
 gradients are reduced over CP too — stride ``tp``, and a PP group stride ``tp · cp · dp``. Experts
-keep the TP split (expert-tensor-parallel = TP, Megatron's default); the expert-parallel group is
-``ep`` ranks of stride ``tp`` and expert gradients are reduced over the expert-data-parallel group
-of ``dp · cp / ep`` ranks (stride ``tp · ep``). ``ep`` must divide ``dp × cp`` and the experts.
+keep the TP split by default (expert-tensor-parallel ``etp`` = tp, Megatron's default; ``expert_tp``
+changes it); the expert-parallel group is ``ep`` ranks of stride ``etp`` and expert gradients are
+reduced over the expert-data-parallel group of ``tp · cp · dp / (etp · ep)`` ranks (= dp · cp / ep
+when etp = tp), stride ``etp · ep``. ``ep`` must divide ``dp × cp`` and the experts.
 ``vp`` is the number of model chunks per pipeline rank (interleaved 1F1B).
 """
 
@@ -69,6 +70,11 @@ class Framework:
     fp8_param_gather: bool = False
     a2a_fp8_dispatch: bool = False
     comm_sms: int = 0  # multiprocessors reserved for communication kernels (DeepSeek-V3: 20)
+    expert_tp: int | None = None  # expert tensor parallelism (None = tp, Megatron's default)
+    a2a_node_limit: int | None = None  # tokens sent to at most this many nodes (DeepSeek-V3: 4)
+
+    def etp(self, tp: int) -> int:
+        return tp if self.expert_tp is None else self.expert_tp
 
 
 def _divisors(n: int) -> list[int]:
@@ -98,8 +104,10 @@ def check_layout(
     seq_len: int,
     global_batch: int,
     nvlink_domain_gpus: int = 8,
+    etp: int | None = None,
 ) -> None:
-    """Raise :class:`InputError` (one line, field + what is allowed) for an impossible layout."""
+    """Raise :class:`InputError` (one line, field + what is allowed) for an impossible layout.
+    ``etp``: expert tensor parallelism (None = tp)."""
     for name, v in layout.to_dict().items():
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise InputError("must be an integer ≥ 1", field=f"training.parallelism.{name}", value=v)
@@ -140,10 +148,17 @@ def check_layout(
             allowed=f"1..{(model.layers + 2) // layout.pp}" if layout.pp > 1 else "1",
         )
     if model.is_moe:
-        if model.experts % layout.ep or (layout.dp * layout.cp) % layout.ep:
-            ok = [e for e in _divisors(model.experts) if (layout.dp * layout.cp) % e == 0]
+        etp = layout.tp if etp is None else etp
+        pool = (
+            layout.tp * layout.cp * layout.dp // etp if (layout.tp * layout.cp * layout.dp) % etp == 0 else 0
+        )
+        if model.experts % layout.ep or not pool or pool % layout.ep:
+            ok = [e for e in _divisors(model.experts) if pool and pool % e == 0]
+            what = (
+                f"dp × cp = {layout.dp * layout.cp}" if etp == layout.tp else f"tp × cp × dp / etp = {pool}"
+            )
             raise InputError(
-                f"ep must divide the {model.experts} experts and dp × cp = {layout.dp * layout.cp}",
+                f"ep must divide the {model.experts} experts and {what}",
                 field="training.parallelism.ep",
                 value=layout.ep,
                 allowed=", ".join(map(str, ok)),

@@ -40,7 +40,7 @@ class LocalParams:
         return self.dense + self.expert
 
 
-def local_params(model: ModelConfig, layout: Layout) -> LocalParams:
+def local_params(model: ModelConfig, layout: Layout, etp: int | None = None) -> LocalParams:
     """Parameters per GPU on the fullest stage (layers of the stage / tp; experts / ep)."""
     per_stage, last = stage_layers(model.layers, layout.pp)
     n_stage = max(per_stage, last + (model.head_params / max(model.dense_layer_params, 1)))
@@ -51,7 +51,12 @@ def local_params(model: ModelConfig, layout: Layout) -> LocalParams:
     if layout.pp == 1:
         dense = model.total_params - model.moe_layers * model.experts * model.expert_params
     expert = moe_layers * model.experts * model.expert_params / layout.ep
-    return LocalParams(dense=dense / layout.tp, expert=expert / layout.tp)
+    return LocalParams(dense=dense / layout.tp, expert=expert / (layout.tp if etp is None else etp))
+
+
+def expert_dp(layout: Layout, etp: int) -> int:
+    """Ranks of the expert-data-parallel group: tp · cp · dp / (etp · ep)."""
+    return max(1, layout.tp * layout.cp * layout.dp // (etp * layout.ep))
 
 
 @dataclass(frozen=True)
@@ -97,9 +102,10 @@ def memory_per_gpu(
     cal: Calibration = CALIBRATION,
 ) -> MemoryBreakdown:
     """Bytes per GPU on the fullest stage."""
-    lp = local_params(model, layout)
+    etp = fw.etp(layout.tp)
+    lp = local_params(model, layout, etp)
     dp_dense = layout.dp * layout.cp
-    dp_expert = max(1, dp_dense // layout.ep)
+    dp_expert = expert_dp(layout, etp)
     per_stage, _ = stage_layers(model.layers, layout.pp)
     weights = 2.0 * lp.total
     grads = 4.0 * lp.total

@@ -263,6 +263,20 @@ MODELS: dict[str, ModelConfig] = {
         source="deepseek-ai/DeepSeek-V3 config.json (Hugging Face) and arXiv 2412.19437 §4.2; the "
         "multi-token-prediction module is not modelled",
     ),
+    "grok-1": ModelConfig(
+        "grok-1",
+        64,
+        6144,
+        32768,
+        48,
+        8,
+        131072,
+        experts=8,
+        experts_per_token=2,
+        moe_ffn_hidden=32768,
+        source="xai-org/grok-1 run.py (64 layers, emb 6144, 48 q / 8 kv heads, 8 experts top-2, widening "
+        "factor 8 → ffn 32768, vocab 131072)",
+    ),
     "qwen3-235b-a22b": ModelConfig(
         "qwen3-235b-a22b",
         94,

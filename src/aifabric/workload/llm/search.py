@@ -95,7 +95,7 @@ def candidate_layouts(
                     ]
                 if model.is_moe:
                     eps = [fixed["ep"]] if "ep" in fixed else [
-                        e for e in _divisors(model.experts) if (dp * cp) % e == 0
+                        e for e in _divisors(model.experts) if (tp * dp * cp) % e == 0
                     ]  # fmt: skip
                 else:
                     eps = [fixed.get("ep", 1)]
@@ -191,11 +191,11 @@ def search_layouts(
             ep=fixed.get("ep", 1),
             micro_batch=fixed.get("micro_batch", 1),
         )
-        check_layout(model, lay, gpus, seq_len, global_batch, gpu.nvlink_domain_gpus)
+        check_layout(model, lay, gpus, seq_len, global_batch, gpu.nvlink_domain_gpus, fw.etp(lay.tp))
     valid: list[Layout] = []
     for lay in candidate_layouts(model, gpus, seq_len, global_batch, domain, fixed):
         try:
-            check_layout(model, lay, gpus, seq_len, global_batch, gpu.nvlink_domain_gpus)
+            check_layout(model, lay, gpus, seq_len, global_batch, gpu.nvlink_domain_gpus, fw.etp(lay.tp))
         except InputError:
             continue
         valid.append(lay)

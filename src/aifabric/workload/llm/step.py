@@ -45,7 +45,7 @@ from aifabric.errors import InputError
 from aifabric.workload.llm.compute import CALIBRATION, Calibration, head_time, layer_time, optimizer_time
 from aifabric.workload.llm.gpus import GpuSpec
 from aifabric.workload.llm.layout import Framework, Layout, check_framework, check_layout, stage_layers
-from aifabric.workload.llm.memory import MemoryBreakdown, local_params, memory_per_gpu
+from aifabric.workload.llm.memory import MemoryBreakdown, expert_dp, local_params, memory_per_gpu
 from aifabric.workload.llm.models import ModelConfig
 
 GROUPS = ("tp", "cp", "pp", "dp", "ep")
@@ -142,14 +142,18 @@ class StepResult:
 
 
 # ---- communication helpers ------------------------------------------------------------------
-def group_time(comm, op: str, size_bytes: float, ranks: int, stride: int, domain: int) -> tuple[float, str]:
-    """Seconds of one collective of a group of ``ranks`` ranks ``stride`` apart (see module doc)."""
+def group_time(
+    comm, op: str, size_bytes: float, ranks: int, stride: int, domain: int, net_share: float = 1.0
+) -> tuple[float, str]:
+    """Seconds of one collective of a group of ``ranks`` ranks ``stride`` apart (see module doc).
+    ``net_share`` scales the bytes an all-to-all puts on the network (node-limited routing)."""
     if ranks < 2 or size_bytes <= 0:
         return 0.0, "none"
     if stride * ranks <= domain:
         return comm.collective_s(op, size_bytes, ranks, "nvlink"), "nvlink"
     if stride >= domain:
-        return comm.collective_s(op, size_bytes, ranks, "network"), "network"
+        share = net_share if op == "all-to-all" else 1.0
+        return comm.collective_s(op, size_bytes * share, ranks, "network"), "network"
     local = domain // stride
     nodes = -(-ranks // local)
     if op in ("all-reduce", "reduce-scatter", "all-gather"):
@@ -159,7 +163,7 @@ def group_time(comm, op: str, size_bytes: float, ranks: int, stride: int, domain
     elif op == "all-to-all":
         t = max(
             comm.collective_s(op, size_bytes, local, "nvlink"),
-            comm.collective_s(op, size_bytes, nodes, "network"),
+            comm.collective_s(op, size_bytes * net_share, nodes, "network"),
         )
     else:
         t = comm.collective_s(op, size_bytes, ranks, "network")
@@ -205,7 +209,7 @@ def step_time(
         cal = Calibration(**{**asdict(cal), key: compute_efficiency})
     domain = gpu.placement_domain_gpus
     if check:
-        check_layout(model, layout, gpus, seq_len, global_batch, gpu.nvlink_domain_gpus)
+        check_layout(model, layout, gpus, seq_len, global_batch, gpu.nvlink_domain_gpus, fw.etp(layout.tp))
         check_framework(fw)
     tp, pp, cp, vp, dp, ep, mb = (
         layout.tp, layout.pp, layout.cp, layout.vp, layout.dp, layout.ep, layout.micro_batch,
@@ -293,8 +297,12 @@ def step_time(
         k = model.experts_per_token
         disp = tokens / tp * k * model.hidden * (1.0 if fw.a2a_fp8_dispatch else 2.0)
         comb = tokens / tp * k * model.hidden * 2.0
-        t_d, span = group_time(comm, "all-to-all", disp, ep, tp, domain)
-        t_c, _ = group_time(comm, "all-to-all", comb, ep, tp, domain)
+        etp_ = fw.etp(tp)
+        # node-limited routing (DeepSeek-V3): a token crosses the network to at most `limit` nodes,
+        # once per node, and is forwarded over NVLink inside it
+        share = min(k, fw.a2a_node_limit) / k if fw.a2a_node_limit else 1.0
+        t_d, span = group_time(comm, "all-to-all", disp, ep, etp_, domain, share)
+        t_c, _ = group_time(comm, "all-to-all", comb, ep, etp_, domain, share)
         a2a = t_d + t_c
         if fw.ep_a2a_overlap:
             exp_f = max(0.0, a2a - lt_moe.fwd_s)
@@ -322,15 +330,16 @@ def step_time(
         colls.append(Collective("ep", "all-to-all", comb, ep, span, n, t_c, lt_moe.fwd_s / 2 if fw.ep_a2a_overlap else 0.0, win, 0.0))  # fmt: skip
 
     # ---- DP groups ------------------------------------------------------------------------------
-    lp = local_params(model, layout)
-    dp_dense, dp_expert = dp * cp, max(1, dp * cp // ep)
+    etp = fw.etp(tp)
+    lp = local_params(model, layout, etp)
+    dp_dense, dp_expert = dp * cp, expert_dp(layout, etp)
     grad_b = 4.0 if fw.grad_reduce_fp32 else 2.0
     param_b = 1.0 if (fw.fp8_param_gather and precision == "fp8") else 2.0
     rs_op = "all-reduce" if fw.zero == 0 else "reduce-scatter"
 
     def dp_time(op: str, bytes_per_param: float, scale: float) -> tuple[float, str]:
         t1, s1 = group_time(comm, op, lp.dense * bytes_per_param * scale, dp_dense, tp, domain)
-        t2, s2 = group_time(comm, op, lp.expert * bytes_per_param * scale, dp_expert, tp * ep, domain)
+        t2, s2 = group_time(comm, op, lp.expert * bytes_per_param * scale, dp_expert, etp * ep, domain)
         return t1 + t2, s1 if s1 != "none" else s2
 
     # ZeRO-3 / FSDP: per layer gathers and reduce-scatters inside every micro-batch

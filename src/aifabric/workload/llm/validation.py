@@ -39,6 +39,10 @@ DSV3 = (
     "2,048 H800, InfiniBand 400 Gb/s per GPU"
 )
 
+DGXC_DSV3 = "NVIDIA/dgxc-benchmarking deepseek_v3/pretraining/README.md @1f6d9f4 (no MTP)"
+DGXC_GROK = "NVIDIA/dgxc-benchmarking grok1/README.md @1f6d9f4, H100, InfiniBand"
+NEMO_2502 = "NeMo performance_summary page (25.02), stored excerpt (published-training.md 1.35)"
+
 NEMO = Framework(tp_comm_overlap=True)  # NeMo recipes: distributed optimizer, FP32 grad reduce, overlaps on
 
 
@@ -165,10 +169,51 @@ def _llama3_meta(gpus: int, dp: int, tflops: float) -> Case:
         "tflops_per_gpu",
         tflops,
         fabric="roce",
-        framework=Framework(tp_comm_overlap=True),
-        notes="vp not published: 4 assumed (128 layer-slots / 16 stages = 8 per stage, 2 per chunk); "
+        framework=Framework(),
+        notes="framework settings not published: Megatron defaults (no TP-comm overlap); vp not published: 4 assumed (128 layer-slots / 16 stages = 8 per stage, 2 per chunk); "
         "TFLOPS counted with this package's convention (Meta's may differ by the causal-mask share, ≤ 4 %)",
         tags=("roce", "dense-1000"),
+    )
+
+
+def _dsv3_nvidia(gpu: str, gpus: int, pp: int, ep: int, gbs: int, step: float) -> Case:
+    return Case(
+        f"DeepSeek-V3 BF16 {gpus} {gpu.upper()} (NVIDIA recipe)",
+        DGXC_DSV3,
+        "A",
+        "deepseek-v3",
+        gpu,
+        gpus,
+        "bf16",
+        4096,
+        gbs,
+        Layout(tp=2, pp=pp, cp=1, vp=1, dp=gpus // (2 * pp), ep=ep),
+        "step_s",
+        step,
+        framework=Framework(expert_tp=1),
+        notes="expert TP 1 (ep exceeds dp); other framework settings not published: Megatron defaults. "
+        "The same software's GB200 write-up (Megatron-LM deepseek-v3-gb200-optimization.md) doubles "
+        "throughput by software changes alone (494 → 944 TFLOPS): this recipe is far from the hardware",
+        tags=("moe",),
+    )
+
+
+def _grok(prec: str, step: float) -> Case:
+    return Case(
+        f"Grok-1 314B {prec.upper()} 512 H100",
+        DGXC_GROK,
+        "A",
+        "grok-1",
+        "h100",
+        512,
+        prec,
+        8192,
+        1024,
+        Layout(tp=4, pp=8, cp=2, vp=8, dp=8, ep=8),
+        "step_s",
+        step,
+        framework=Framework(expert_tp=1, tp_comm_overlap=True),
+        tags=("moe",),
     )
 
 
@@ -203,6 +248,29 @@ CASES: tuple[Case, ...] = (
     ),
     *(_gb200_405b(g, "bf16", s) for g, s in zip((128, 256, 512), (9.347, 9.484, 9.508), strict=True)),
     *(_gb200_405b(g, "fp8", s) for g, s in zip((128, 256, 512), (6.131, 6.183, 6.244), strict=True)),
+    _grok("bf16", 15.933),
+    _grok("fp8", 13.433),
+    _dsv3_nvidia("h100", 512, 8, 64, 4096, 48.948),
+    _dsv3_nvidia("h100", 1024, 16, 64, 8192, 52.04),
+    *(
+        _dsv3_nvidia("gb200", g, 4, ep, gbs, s)
+        for g, ep, gbs, s in ((128, 32, 1024, 34.17), (256, 64, 2048, 34.19), (512, 64, 4096, 34.27))
+    ),
+    Case(
+        "Mixtral 8x7B FP8 64 B200",
+        NEMO_2502,
+        "B",
+        "mixtral-8x7b",
+        "b200",
+        64,
+        "fp8",
+        4096,
+        256,
+        Layout(tp=1, pp=1, cp=1, vp=1, dp=64, ep=8, micro_batch=2),
+        "tokens_per_s_per_gpu",
+        15457.0,
+        tags=("moe",),
+    ),
     _llama3_meta(8192, 64, 430.0),
     _llama3_meta(16384, 128, 400.0),
     Case(
@@ -218,9 +286,12 @@ CASES: tuple[Case, ...] = (
         Layout(tp=1, pp=16, cp=1, vp=2, dp=128, ep=64),
         "tokens_per_s_per_gpu",
         1e12 / (180e3 * 3600) / 2048 * 2048,  # 180K GPU-hours per 1T tokens → tokens/s/GPU
-        framework=Framework(ep_a2a_overlap=True, a2a_fp8_dispatch=True, comm_sms=20, recompute="selective"),
+        framework=Framework(
+            ep_a2a_overlap=True, a2a_fp8_dispatch=True, comm_sms=20, recompute="selective", a2a_node_limit=4
+        ),
         notes="DualPipe modelled as 2 model chunks per rank (its bidirectional schedule); all-to-all "
-        "overlapped with compute; 20 of 132 SMs for communication; the MTP module is not modelled; "
+        "overlapped with compute, node-limited to 4 nodes per token, FP8 dispatch; 20 of 132 SMs for "
+        "communication; the MTP module is not modelled; "
         "batch 15,360 (after the ramp)",
         tags=("moe",),
     ),
