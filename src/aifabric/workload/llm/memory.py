@@ -83,14 +83,32 @@ class MemoryBreakdown:
         return d
 
 
-def activation_bytes_per_token_layer(model: ModelConfig, moe: bool) -> float:
+def activation_bytes_per_token_layer(
+    model: ModelConfig, moe: bool, precision: str = "bf16", recompute: str = "none"
+) -> float:
+    """Bytes kept for backward per token and layer (before the tp split). FP8 runs keep the inputs of
+    the four GEMMs (QKV, projection, FC1, FC2) as their FP8 casts, 1 byte instead of 2
+    (Transformer Engine). MLA with selective recompute keeps the compressed latents instead of the
+    materialised Q, K, V (DeepSeek-V3 recomputes the up-projections, arXiv 2412.19437 §3.3.4)."""
     h = model.hidden
     if moe:
         k = model.experts_per_token + model.shared_experts
         mlp = h * (1 + k) + 3 * model.moe_ffn_hidden * k
     else:
         mlp = 3 * model.ffn_hidden if model.gated_mlp else 2 * model.ffn_hidden
-    return 2.0 * (6 * h + 2 * model.kv_dim + (model.q_dim - h) + mlp)
+    attn = 6 * h + 2 * model.kv_dim + (model.q_dim - h)
+    if model.mla and recompute != "none":
+        m = model.mla
+        attn = 5 * h + m.kv_lora_rank + m.qk_rope_head_dim + (m.q_lora_rank or h)
+    total = 2.0 * (attn + mlp)
+    if precision == "fp8":
+        fc2_in = (
+            model.ffn_hidden
+            if not moe
+            else model.moe_ffn_hidden * (model.experts_per_token + model.shared_experts)
+        )
+        total -= 2 * h + model.q_dim + fc2_in
+    return total
 
 
 def memory_per_gpu(
@@ -100,6 +118,7 @@ def memory_per_gpu(
     global_batch: int,
     fw: Framework = Framework(),
     cal: Calibration = CALIBRATION,
+    precision: str = "bf16",
 ) -> MemoryBreakdown:
     """Bytes per GPU on the fullest stage."""
     etp = fw.etp(layout.tp)
@@ -120,8 +139,8 @@ def memory_per_gpu(
         tokens
         / layout.tp
         * (
-            (1 - moe_share) * activation_bytes_per_token_layer(model, False)
-            + moe_share * activation_bytes_per_token_layer(model, True)
+            (1 - moe_share) * activation_bytes_per_token_layer(model, False, precision, fw.recompute)
+            + moe_share * activation_bytes_per_token_layer(model, True, precision, fw.recompute)
         )
     )
     m = layout.micro_batches(global_batch)

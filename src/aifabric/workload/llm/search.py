@@ -210,7 +210,7 @@ def search_layouts(
     fitting: list[Layout] = []
     leanest = None
     for lay in valid:
-        need = memory_per_gpu(model, lay, seq_len, global_batch, fw, cal).total_bytes
+        need = memory_per_gpu(model, lay, seq_len, global_batch, fw, cal, precision).total_bytes
         if need <= gpu.hbm_bytes:
             fitting.append(lay)
         elif leanest is None or need < leanest[0]:

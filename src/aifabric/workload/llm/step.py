@@ -116,6 +116,8 @@ class StepResult:
     mfu_peak: str
     precision: str
 
+    mfu_vs_precision_peak: float = 0.0  # the same FLOPs against the FP8 peak for FP8 runs
+
     @property
     def tokens_per_s(self) -> float:
         return self.tokens_per_step / self.iteration_s
@@ -130,6 +132,7 @@ class StepResult:
             "iteration_s": self.iteration_s,
             "mfu": self.mfu,
             "mfu_peak": self.mfu_peak,
+            "mfu_vs_precision_peak": self.mfu_vs_precision_peak,
             "layout": self.layout.to_dict(),
             "breakdown": self.breakdown.to_dict(),
             "tokens_per_s": self.tokens_per_s,
@@ -464,7 +467,7 @@ def step_time(
     flops = model.model_flops_per_token(seq_len) * tokens_step
     mfu = flops / (iteration * gpus * gpu.bf16_dense_tflops * 1e12)
     bd = Breakdown(compute_s=compute, bubble_s=bubble, optimizer_s=t_opt, exposed_s=exposed_final)
-    mem = memory_per_gpu(model, layout, seq_len, global_batch, fw, cal)
+    mem = memory_per_gpu(model, layout, seq_len, global_batch, fw, cal, precision)
     return StepResult(
         iteration_s=iteration,
         mfu=mfu,
@@ -479,4 +482,5 @@ def step_time(
         mfu_peak=f"model FLOPs (6·N + non-causal attention) / dense BF16 peak {gpu.bf16_dense_tflops:g} TFLOPS, "
         f"also for FP8 runs",
         precision=precision,
+        mfu_vs_precision_peak=flops / (iteration * gpus * gpu.peak_tflops(precision) * 1e12),
     )
