@@ -12,19 +12,24 @@ from aifabric.workload.llm.validation import CASES, TOLERANCE, fit_calibration, 
 pytestmark = pytest.mark.validation
 
 # cases the model misses by more than 10 % today (honest list; see README)
-KNOWN_MISSES = {
+KNOWN_MISSES = {  # error in step-time terms: + = model slower than published
     "Llama 3.1 70B FP8 64 H100",  # +11.5 %
     "Llama 3.1 70B FP8 128 H100",  # +10.4 %
     "GPT-3 175B FP8 512 H100",  # −10.9 % (the published FP8 series is non-monotonic)
     "GPT-3 175B FP8 1024 H100",  # −14.6 %
+    "GPT-3 175B FP8 512 H100 (NeMo 25.02)",  # +19.4 % (same GPUs and layout as 24.07, 11 % faster software)
+    "GPT-3 175B FP8 512 B200 (NeMo 25.02)",  # +19.0 %
+    "GPT-3 175B FP8 128 GB200 (NeMo 25.04)",  # +20.7 %
     "Grok-1 314B FP8 512 H100",  # −10.9 %
-    # fine-grained MoE: the model is too fast (see README: software far from the hardware)
-    "DeepSeek-V3 BF16 512 H100 (NVIDIA recipe)",
-    "DeepSeek-V3 BF16 1024 H100 (NVIDIA recipe)",
-    "DeepSeek-V3 BF16 128 GB200 (NVIDIA recipe)",
-    "DeepSeek-V3 BF16 256 GB200 (NVIDIA recipe)",
-    "DeepSeek-V3 BF16 512 GB200 (NVIDIA recipe)",
-    "DeepSeek-V3 FP8 2048 H800 (GPU-h per 1T tokens)",
+    "Mixtral 8x22B FP8 256 B200 seq 64K (NeMo 25.02)",  # −20.1 %
+    "Mixtral 8x22B FP8 256 GB200 seq 64K (NeMo 25.04)",  # −25.4 %
+    # fine-grained MoE: the model is too fast (host-bound software, see README)
+    "DeepSeek-V3 BF16 512 H100 (NVIDIA recipe)",  # −27.5 %
+    "DeepSeek-V3 BF16 1024 H100 (NVIDIA recipe)",  # −31.2 %
+    "DeepSeek-V3 BF16 128 GB200 (NVIDIA recipe)",  # −71.9 %
+    "DeepSeek-V3 BF16 256 GB200 (NVIDIA recipe)",  # −71.9 %
+    "DeepSeek-V3 BF16 512 GB200 (NVIDIA recipe)",  # −71.8 %
+    "DeepSeek-V3 FP8 2048 H800 (GPU-h per 1T tokens)",  # −27.9 %
 }
 
 

@@ -41,7 +41,15 @@ DSV3 = (
 
 DGXC_DSV3 = "NVIDIA/dgxc-benchmarking deepseek_v3/pretraining/README.md @1f6d9f4 (no MTP)"
 DGXC_GROK = "NVIDIA/dgxc-benchmarking grok1/README.md @1f6d9f4, H100, InfiniBand"
-NEMO_2502 = "NeMo performance_summary page (25.02), stored excerpt (published-training.md 1.35)"
+NEMO_2502 = "NeMo performance_summary page (25.02), stored excerpt (published-training.md 1.25, 1.35, 1.36)"
+NEMO_2504 = "NeMo performance_summary page (25.04), stored excerpt (published-training.md 1.26, 1.37)"
+NEMO_2407 = "NVIDIA/NeMo docs/source/performance/performance_summary.md @070a0bb1 (24.07)"
+
+
+def _nemo(label, source, grade, model, gpu, gpus, prec, seq, gbs, layout, tok_s, tags=()) -> Case:
+    return Case(label, source, grade, model, gpu, gpus, prec, seq, gbs, layout, "tokens_per_s_per_gpu", tok_s,
+                tags=tags)  # fmt: skip
+
 
 NEMO = Framework(tp_comm_overlap=True)  # NeMo recipes: distributed optimizer, FP32 grad reduce, overlaps on
 
@@ -271,6 +279,113 @@ CASES: tuple[Case, ...] = (
         15457.0,
         tags=("moe",),
     ),
+    _nemo(
+        "GPT-3 175B FP8 128 H100 (NeMo 24.07)",
+        NEMO_2407,
+        "A",
+        "gpt3-175b",
+        "h100",
+        128,
+        "fp8",
+        2048,
+        256,
+        Layout(tp=4, pp=8, vp=6, dp=4, micro_batch=1),
+        726.0,
+    ),
+    _nemo(
+        "GPT-3 175B FP8 512 H100 (NeMo 24.07)",
+        NEMO_2407,
+        "A",
+        "gpt3-175b",
+        "h100",
+        512,
+        "fp8",
+        2048,
+        2048,
+        Layout(tp=4, pp=8, vp=6, dp=16, micro_batch=2),
+        782.0,
+    ),
+    _nemo(
+        "GPT-3 175B FP8 512 H100 (NeMo 25.02)",
+        NEMO_2502,
+        "B",
+        "gpt3-175b",
+        "h100",
+        512,
+        "fp8",
+        2048,
+        2048,
+        Layout(tp=4, pp=8, vp=6, dp=16, micro_batch=2),
+        866.0,
+    ),
+    _nemo(
+        "GPT-3 175B FP8 512 B200 (NeMo 25.02)",
+        NEMO_2502,
+        "B",
+        "gpt3-175b",
+        "b200",
+        512,
+        "fp8",
+        2048,
+        2048,
+        Layout(tp=4, pp=4, vp=6, dp=32, micro_batch=2),
+        1600.0,
+    ),
+    _nemo(
+        "GPT-3 175B FP8 128 GB200 (NeMo 25.04)",
+        NEMO_2504,
+        "B",
+        "gpt3-175b",
+        "gb200",
+        128,
+        "fp8",
+        2048,
+        256,
+        Layout(tp=4, pp=4, vp=12, dp=8, micro_batch=2),
+        1804.0,
+    ),
+    _nemo(
+        "Mixtral 8x7B FP8 64 GB200 (NeMo 25.04)",
+        NEMO_2504,
+        "B",
+        "mixtral-8x7b",
+        "gb200",
+        64,
+        "fp8",
+        4096,
+        256,
+        Layout(tp=1, pp=1, dp=64, ep=8, micro_batch=2),
+        19275.0,
+        ("moe",),
+    ),
+    _nemo(
+        "Mixtral 8x22B FP8 256 B200 seq 64K (NeMo 25.02)",
+        NEMO_2502,
+        "B",
+        "mixtral-8x22b",
+        "b200",
+        256,
+        "fp8",
+        65536,
+        64,
+        Layout(tp=2, pp=4, cp=8, vp=14, dp=4, ep=8),
+        2232.0,
+        ("moe",),
+    ),
+    _nemo(
+        "Mixtral 8x22B FP8 256 GB200 seq 64K (NeMo 25.04)",
+        NEMO_2504,
+        "B",
+        "mixtral-8x22b",
+        "gb200",
+        256,
+        "fp8",
+        65536,
+        64,
+        Layout(tp=2, pp=4, cp=8, vp=14, dp=4, ep=8),
+        2731.0,
+        ("moe",),
+    ),
     _llama3_meta(8192, 64, 430.0),
     _llama3_meta(16384, 128, 400.0),
     Case(
@@ -334,13 +449,15 @@ def model_value(case: Case, result: StepResult) -> float:
 
 
 def validation_table(cal: Calibration = CALIBRATION, cases: tuple[Case, ...] = CASES) -> list[dict]:
-    """Rows ``case, source, grade, metric, published, model, error, within_tolerance, role, fabric``;
-    ``error`` = model / published − 1."""
+    """Rows ``case, source, grade, metric, published, model, error, within_tolerance, role, fabric``.
+    ``error`` is in step-time terms for every metric: model step time / published step time − 1
+    (for tokens/s or TFLOP/s: published / model − 1), so + means the model is slower."""
     rows = []
     for case in cases:
         res = run_case(case, cal)
         value = model_value(case, res)
-        err = value / case.published - 1
+        # error in step-time terms for every metric: + = the model is slower than published
+        err = value / case.published - 1 if case.metric == "step_s" else case.published / value - 1
         rows.append(
             {
                 "case": case.case,
@@ -402,7 +519,7 @@ def fit_calibration(base: Calibration = CALIBRATION) -> Calibration:
 def format_table(rows: list[dict]) -> str:
     """A Markdown table of the rows (for the README and ``aifabric validate``)."""
     lines = [
-        "| case | metric | published | model | error | fit/validate | source |",
+        "| case | metric | published | model | error (time) | fit/validate | source |",
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
