@@ -49,6 +49,22 @@ class SearchResult:
         }
 
 
+class MemoComm:
+    """Remembers ``comm.collective_s`` answers: a search asks the same collectives many times, and a
+    fabric's network model (flow-level, measured) may be slow to ask."""
+
+    def __init__(self, comm) -> None:
+        self.comm = comm
+        self._memo: dict[tuple, float] = {}
+
+    def collective_s(self, op: str, size_bytes: float, ranks: int, span: str) -> float:
+        key = (op, float(size_bytes), int(ranks), span)
+        t = self._memo.get(key)
+        if t is None:
+            t = self._memo[key] = self.comm.collective_s(op, size_bytes, ranks, span)
+        return t
+
+
 def _divisors(n: int) -> list[int]:
     small = [d for d in range(1, int(n**0.5) + 1) if n % d == 0]
     return sorted(set(small + [n // d for d in small]))
@@ -223,6 +239,7 @@ def search_layouts(
             field="training.parallelism",
             allowed="more GPUs, a larger pp/tp/cp, full recompute, or a GPU with more memory",
         )
+    comm = MemoComm(comm)
     results = [
         step_time(
             model,
