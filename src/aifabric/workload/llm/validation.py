@@ -516,15 +516,24 @@ def fit_calibration(base: Calibration = CALIBRATION) -> Calibration:
     return Calibration(**values)
 
 
+UNITS = {"step_s": "s/step", "tokens_per_s_per_gpu": "tok/s/GPU", "tflops_per_gpu": "TFLOP/s/GPU"}
+
+
+def _short(source: str) -> str:
+    return source.split(" (")[0].replace("NVIDIA/dgxc-benchmarking ", "dgxc ").split(" @")[0]
+
+
 def format_table(rows: list[dict]) -> str:
-    """A Markdown table of the rows (for the README and ``aifabric validate``)."""
+    """A Markdown table of the rows (for the README and ``aifabric validate``); ✓/✗ marks validation
+    cases within / outside ±10 %."""
     lines = [
-        "| case | metric | published | model | error (time) | fit/validate | source |",
-        "|---|---|---|---|---|---|---|",
+        "| case | published | model | error (time) | role | source |",
+        "|---|---|---|---|---|---|",
     ]
     for r in rows:
+        mark = ("✓" if r["within_tolerance"] else "✗") if r["role"] == "validate" else ""
         lines.append(
-            f"| {r['case']} | {r['metric']} | {r['published']:.4g} | {r['model']:.4g} | {r['error']:+.1%} "
-            f"| {r['role']} | {r['source'].split(' (')[0]} |"
+            f"| {r['case']} | {r['published']:.4g} {UNITS[r['metric']]} | {r['model']:.4g} | "
+            f"{r['error']:+.1%} {mark} | {r['role']} | {_short(r['source'])} |"
         )
     return "\n".join(lines)
