@@ -220,3 +220,19 @@ def test_to_dict_has_the_contract_keys():
     assert all(
         {"op", "size_bytes", "ranks", "span", "count", "overlap_window_s"} <= set(c) for c in d["collectives"]
     )
+
+
+def test_experts_with_few_tokens_are_bound_by_weight_reads():
+    """With ep = 1 every GPU holds all 256 DeepSeek-V3 experts and each sees a few tokens: the MoE layer
+    is bound by reading expert weights from HBM (roofline), slower than with experts spread over ep 64;
+    a dense layer with thousands of tokens stays compute-bound."""
+    m = get_model("deepseek-v3")
+    narrow = layer_time(m, H100, "bf16", 4096, 4096, 1, moe=True, ep=1)
+    wide = layer_time(m, H100, "bf16", 4096, 4096, 1, moe=True, ep=64)
+    expert_bytes = 256 * m.expert_params * 2.0
+    assert narrow.gemm_fwd_s > expert_bytes / H100.hbm_sustained_bytes_per_s  # + the dense part
+    assert narrow.gemm_fwd_s > 1.2 * wide.gemm_fwd_s
+    assert narrow.gemm_bwd_s > 2.5 * wide.gemm_bwd_s  # backward also accumulates FP32 gradients
+    dense = layer_time(get_model("llama3.1-70b"), H100, "bf16", 8192, 8192, 4, moe=False)
+    flops_bound = 2 * 8192 * get_model("llama3.1-70b").dense_layer_params / 4 / (989.4e12 * 0.626)
+    assert dense.gemm_fwd_s == pytest.approx(flops_bound, rel=0.05)

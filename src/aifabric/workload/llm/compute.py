@@ -4,7 +4,9 @@ Per layer and micro-batch (``T`` = micro_batch · seq_len / cp tokens on the GPU
 and, with sequence parallelism, the element-wise work):
 
 * **GEMMs**: 2 · T · (matmul parameters the token passes through) / tp FLOPs forward, twice that
-  backward, at ``gemm_efficiency`` × the dense peak of the precision (FP8 GEMMs at the FP8 peak).
+  backward, at ``gemm_efficiency`` × the dense peak of the precision (FP8 GEMMs at the FP8 peak),
+  but never faster than reading the local weights from HBM (roofline; backward also reads and
+  writes the FP32 gradient accumulator) — what binds when experts see few tokens each.
   MoE layers: attention + shared experts + router + ``experts_per_token`` routed experts (balanced
   routing). A *small-GEMM penalty* applies only to GEMMs whose output width TP splits (QKV and the
   first MLP GEMM): the tail of the last wave of output tiles (128 × 256 tiles on ``sms``
@@ -125,6 +127,8 @@ def layer_time(
     moe: bool,
     cal: Calibration = CALIBRATION,
     sm_share: float = 1.0,
+    ep: int = 1,
+    etp: int | None = None,
 ) -> LayerTime:
     """Compute time of one dense (``moe`` False) or MoE layer for ``tokens`` tokens on one GPU.
 
@@ -153,6 +157,26 @@ def layer_time(
     f = 2.0 * tokens / tp
     gemm_fwd = f * (qkv_params / pen_qkv + out_params + fc1_params / pen_fc1 + fc2_params) / gemm_rate
     gemm_flops = f * (model.attention_params + mlp_params)
+    # roofline, per group of GEMMs: a GEMM cannot beat reading its weights (forward: the weights,
+    # 1 byte in FP8; backward: the weights again + the FP32 main-grad accumulation, read and
+    # written). Binds for routed experts that see few tokens each (small ep: many local experts);
+    # dense GEMMs with thousands of tokens stay compute-bound.
+    w_bytes = 1.0 if precision == "fp8" else 2.0
+    hbm = gpu.hbm_sustained_bytes_per_s
+    if moe:
+        routed_flops_s = f * model.experts_per_token * model.expert_params / gemm_rate
+        routed_params = model.experts / ep * model.expert_params / (tp if etp is None else etp)
+        rest_params = (model.attention_params + model.shared_experts * model.expert_params) / tp
+    else:
+        routed_flops_s, routed_params = 0.0, 0.0
+        rest_params = (model.attention_params + model.dense_mlp_params) / tp
+    rest_flops_s = gemm_fwd - routed_flops_s
+    gemm_fwd = max(rest_flops_s, rest_params * w_bytes / hbm) + max(
+        routed_flops_s, routed_params * w_bytes / hbm
+    )
+    gemm_bwd = max(2 * rest_flops_s, rest_params * (w_bytes + 8.0) / hbm) + max(
+        2 * routed_flops_s, routed_params * (w_bytes + 8.0) / hbm
+    )
     # causal attention (flash), BF16
     attn_flops = 2.0 * tokens * (seq_len / 2) * (model.heads / tp) * (model.qk_head_dim + model.v_head_dim)
     attn_fwd = attn_flops / (gpu.bf16_dense_tflops * 1e12 * gpu.attention_fwd_fraction * sm_share)
@@ -182,7 +206,7 @@ def layer_time(
         gemm_fwd_s=gemm_fwd,
         attn_fwd_s=attn_fwd,
         ew_fwd_s=ew_fwd,
-        gemm_bwd_s=2 * gemm_fwd,
+        gemm_bwd_s=gemm_bwd,
         attn_bwd_s=attn_bwd,
         ew_bwd_s=2 * ew_fwd,
         flops_fwd=gemm_flops + attn_flops,

@@ -225,7 +225,19 @@ def step_time(
     sm_share = (gpu.sms - fw.comm_sms) / gpu.sms
     lt_dense = layer_time(model, gpu, precision, tokens, seq_len, tp, moe=False, cal=cal, sm_share=sm_share)
     lt_moe = (
-        layer_time(model, gpu, precision, tokens, seq_len, tp, moe=True, cal=cal, sm_share=sm_share)
+        layer_time(
+            model,
+            gpu,
+            precision,
+            tokens,
+            seq_len,
+            tp,
+            moe=True,
+            cal=cal,
+            sm_share=sm_share,
+            ep=ep,
+            etp=fw.etp(tp),
+        )
         if model.is_moe
         else lt_dense
     )
