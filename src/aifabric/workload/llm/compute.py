@@ -55,8 +55,8 @@ class Calibration:
     ``tp_overlap_fraction``: share of the TP all-gather/reduce-scatter time that Transformer Engine's
     TP-communication overlap hides (at most the GEMM time of the layer). **Fitted** on Llama 3.1 70B
     BF16 on 64 H100 (dgxc v25.04, 14.66 s) after the two above.
-    ``blackwell_gemm_scale``: Blackwell's GEMM efficiency relative to Hopper's (no public Blackwell
-    microbenchmark was found). **Fitted** on Llama 3.1 405B BF16 on 128 GB200 (dgxc v25.05.04,
+    ``blackwell_gemm_scale``: Blackwell's GEMM and attention efficiency relative to Hopper's (no
+    public Blackwell microbenchmark was found). **Fitted** on Llama 3.1 405B BF16 on 128 GB200 (dgxc v25.05.04,
     9.347 s) after the three above.
     The fit is reproducible: ``fit_calibration()`` returns these values (tested).
     ``reserve_bytes``: memory per GPU not available to the model (CUDA context, NCCL buffers,
@@ -68,7 +68,7 @@ class Calibration:
     gemm_efficiency: float = 0.626
     fp8_gemm_efficiency: float = 0.477
     tp_overlap_fraction: float = 0.394
-    blackwell_gemm_scale: float = 0.799
+    blackwell_gemm_scale: float = 0.807
     reserve_bytes: float = 3 * 2**30
     optimizer_bytes_per_param: float = 30.0
     loss_bytes_per_logit: float = 16.0
@@ -177,13 +177,14 @@ def layer_time(
     gemm_bwd = max(2 * rest_flops_s, rest_params * (w_bytes + 8.0) / hbm) + max(
         2 * routed_flops_s, routed_params * (w_bytes + 8.0) / hbm
     )
-    # causal attention (flash), BF16
+    # causal attention (flash), BF16; Blackwell reaches the same share of Hopper's fraction as GEMMs
+    bw_scale = cal.blackwell_gemm_scale if gpu.generation == "blackwell" else 1.0
     attn_flops = 2.0 * tokens * (seq_len / 2) * (model.heads / tp) * (model.qk_head_dim + model.v_head_dim)
-    attn_fwd = attn_flops / (gpu.bf16_dense_tflops * 1e12 * gpu.attention_fwd_fraction * sm_share)
+    attn_fwd = attn_flops / (gpu.bf16_dense_tflops * 1e12 * gpu.attention_fwd_fraction * sm_share * bw_scale)
     attn_bwd = (
         cal.attention_bwd_flops_ratio
         * attn_flops
-        / (gpu.bf16_dense_tflops * 1e12 * gpu.attention_bwd_fraction * sm_share)
+        / (gpu.bf16_dense_tflops * 1e12 * gpu.attention_bwd_fraction * sm_share * bw_scale)
     )
     # element-wise bytes forward
     t_sp = tokens / tp  # sequence-parallel region

@@ -16,8 +16,8 @@ fractions of the dense peak, because the published microbenchmarks are:
   1.5–1.75× faster than FA2's ≈ 300–330 TFLOPS on H100, i.e. ≈ 450–560 TFLOPS) [FA3];
 * HBM: 0.92 of the datasheet bandwidth (STREAM triad 3,089 GB/s on H100 SXM 3.35 TB/s) [HBM-BENCH].
 
-Blackwell: attention and HBM fractions reuse Hopper's (estimate: no public microbenchmark read); its
-GEMM fraction is Hopper's times ``blackwell_gemm_scale`` (compute.py), fitted on one GB200 case.
+Blackwell: its GEMM and attention fractions are Hopper's times ``blackwell_gemm_scale`` (compute.py),
+fitted on one GB200 case; its HBM fraction reuses Hopper's (estimate: no public microbenchmark read).
 Public cross-checks for Hopper GEMMs: 780 TFLOPS BF16 on H100 (torch.compile/CUTLASS, 4224×8192×2048,
 gist Chillee/2ec89696) [GEMM-BF16]; cuBLASLt 853 BF16 / 1,630 FP8 TFLOPS on H200 NVL
 (xzwgit/gpu-flops-bench) [GEMM-H200].
