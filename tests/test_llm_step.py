@@ -236,3 +236,19 @@ def test_experts_with_few_tokens_are_bound_by_weight_reads():
     dense = layer_time(get_model("llama3.1-70b"), H100, "bf16", 8192, 8192, 4, moe=False)
     flops_bound = 2 * 8192 * get_model("llama3.1-70b").dense_layer_params / 4 / (989.4e12 * 0.626)
     assert dense.gemm_fwd_s == pytest.approx(flops_bound, rel=0.05)
+
+
+def test_interleaved_dp_exposure_is_per_chunk():
+    """With vp chunks, each chunk's gradients start reducing at that chunk's last backward: when the
+    chunks do not queue on the link, exposed DP = max(0, t_DP/vp − one chunk's backward) — far less
+    than the non-interleaved max(0, t_DP − the stage's backward) would give for the same t_DP."""
+    comm = StubComm(link_gbps=200.0)
+    lay = Layout(tp=8, pp=4, vp=4, dp=2)
+    r = step_time(TOY, H100, 64, lay, 8192, 32, comm, fw=Framework(zero=0))
+    dp = next(c for c in r.collectives if c.group == "dp")
+    assert dp.count == 4 and dp.overlap_window_s > 0
+    gap = 4 * dp.overlap_window_s  # pp chunk-backwards between a stage's chunks in the drain
+    assert dp.time_each_s <= gap  # the chunks do not queue
+    expected = max(0.0, dp.time_each_s - dp.overlap_window_s)
+    assert expected > 0
+    assert r.breakdown.exposed_s["dp"] == pytest.approx(expected, rel=0.05)

@@ -7,7 +7,8 @@ Modules: :mod:`.models` (architectures), :mod:`.gpus` (sourced GPU table), :mod:
 (per-layer compute, the fitted parameter set), :mod:`.layout` (layouts, framework options, checks),
 :mod:`.memory`, :mod:`.step` (the step schedule and breakdown), :mod:`.search` (layout search),
 :mod:`.spec` (the scenario's ``training:`` section), :mod:`.network` (the α-β network of a
-published cluster, for validation), :mod:`.validation` (published cases).
+published cluster, for validation), :mod:`.validation` (published cases), :mod:`.inference` and
+:mod:`.storage` (serving and storage traffic).
 
 Typical use (the performance stage, once per fabric)::
 
@@ -23,12 +24,15 @@ from collections.abc import Mapping
 
 from aifabric.workload.llm.compute import CALIBRATION, Calibration
 from aifabric.workload.llm.gpus import GPUS, GpuSpec, get_gpu
+from aifabric.workload.llm.inference import InferenceResult, InferenceSpec, inference_step
 from aifabric.workload.llm.layout import Framework, Layout
 from aifabric.workload.llm.models import MODELS, ModelConfig, get_model, model_from_mapping, resolve_model
 from aifabric.workload.llm.network import AlphaBetaNetwork
 from aifabric.workload.llm.search import SearchResult, search_layouts
 from aifabric.workload.llm.spec import TrainingSpec
 from aifabric.workload.llm.step import Breakdown, Collective, StepResult, step_time
+from aifabric.workload.llm.storage import StorageTraffic, storage_traffic
+from aifabric.workload.llm.validation import validation_table
 
 __all__ = [
     "CALIBRATION",
@@ -40,18 +44,24 @@ __all__ = [
     "Collective",
     "Framework",
     "GpuSpec",
+    "InferenceResult",
+    "InferenceSpec",
     "Layout",
     "ModelConfig",
     "SearchResult",
     "StepResult",
+    "StorageTraffic",
     "TrainingSpec",
     "get_gpu",
     "get_model",
+    "inference_step",
     "model_from_mapping",
     "plan_training",
     "resolve_model",
     "search_layouts",
     "step_time",
+    "storage_traffic",
+    "validation_table",
 ]
 
 
