@@ -1,0 +1,230 @@
+"""Compute time of one transformer layer for one micro-batch on one GPU, from FLOPs and bytes.
+
+Per layer and micro-batch (``T`` = micro_batch · seq_len / cp tokens on the GPU; TP splits weights
+and, with sequence parallelism, the element-wise work):
+
+* **GEMMs**: 2 · T · (matmul parameters the token passes through) / tp FLOPs forward, twice that
+  backward, at ``gemm_efficiency`` × the dense peak of the precision (FP8 GEMMs at the FP8 peak),
+  but never faster than reading the local weights from HBM (roofline; backward also reads and
+  writes the FP32 gradient accumulator) — what binds when experts see few tokens each.
+  MoE layers: attention + shared experts + router + ``experts_per_token`` routed experts (balanced
+  routing). A *small-GEMM penalty* applies only to GEMMs whose output width TP splits (QKV and the
+  first MLP GEMM): the tail of the last wave of output tiles (128 × 256 tiles on ``sms``
+  multiprocessors; expected idle = half a wave), relative to the same GEMM unsplit.
+* **Attention** (FlashAttention, BF16 also in FP8 runs as Transformer Engine's default recipes do):
+  causal, so T · s/2 · heads/tp · 2 · (qk_dim + v_dim) FLOPs forward at the GPU's attention
+  forward throughput, 2.5× that backward (five matmuls instead of two) at its backward throughput.
+* **Element-wise** (norms, residual adds, RoPE, SwiGLU, MoE permute/unpermute, FP8 casts): bytes
+  read + written counted per kernel, at the sustained HBM bandwidth; backward 2× forward.
+* **Output layer + loss** on the last stage: GEMM as above; softmax/cross-entropy 16 bytes per
+  logit (bf16 write, fp32 read/write forward and backward).
+* **Recomputation**: ``full`` adds the layer forward to its backward; ``selective`` adds the core
+  attention forward (Megatron's selective recompute); ``none`` adds nothing.
+* **Optimizer step** (Adam, mixed precision): 30 bytes per local parameter (read fp32 master,
+  grad, m, v; write master, m, v; write the bf16 copy) at sustained HBM bandwidth.
+
+The fitted parameters are the four of :data:`CALIBRATION` (GEMM efficiency for BF16 and FP8, the
+share of TP communication that TP-comm overlap hides, Blackwell's GEMM scale), each fitted on one
+published case and validated on the others (validation.py). Everything else is counted, comes from
+the GPU table (:mod:`aifabric.workload.llm.gpus`), or is an estimate saying so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from aifabric.workload.llm.gpus import GpuSpec
+from aifabric.workload.llm.models import ModelConfig
+
+BF16_BYTES = 2
+TILE_M, TILE_N = 128, 256  # CUTLASS/cuBLAS Hopper BF16 default tile (estimate: cuBLAS picks per shape)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The step-time model's parameter set — one for every case (no per-case tuning).
+
+    ``gemm_efficiency`` / ``fp8_gemm_efficiency``: fraction of the BF16 / FP8 dense peak that GEMMs
+    reach *inside a training step* (kernels, launch gaps, clock throttling under load, and whatever
+    else a step loses that the counted terms miss). **Fitted**, each on one published case only —
+    Llama 3.1 8B on 8 H100, BF16 12.27 s and FP8 9.33 s (dgxc v25.04) — by
+    :func:`aifabric.workload.llm.validation.fit_calibration`, and validated on all other cases.
+    Cross-check: cuBLASLt large-GEMM microbenchmarks on Hopper reach about 0.8 of peak (gpus.py
+    [GEMM-FP8], [GEMM-BF16]); a training step reaches less.
+    ``tp_overlap_fraction``: share of the TP all-gather/reduce-scatter time that Transformer Engine's
+    TP-communication overlap hides (at most the GEMM time of the layer). **Fitted** on Llama 3.1 70B
+    BF16 on 64 H100 (dgxc v25.04, 14.66 s) after the two above.
+    ``blackwell_gemm_scale``: Blackwell's GEMM and attention efficiency relative to Hopper's (no
+    public Blackwell microbenchmark was found). **Fitted** on Llama 3.1 405B BF16 on 128 GB200 (dgxc v25.05.04,
+    9.347 s) after the three above.
+    The fit is reproducible: ``fit_calibration()`` returns these values (tested).
+    ``reserve_bytes``: memory per GPU not available to the model (CUDA context, NCCL buffers,
+    allocator fragmentation) — estimate, no public source: 3 GiB (CUDA context ≈ 0.5 GiB, NCCL
+    buffers ≈ 1 GiB, allocator slack).
+    ``optimizer_bytes_per_param``: 30, counted (see module docstring).
+    """
+
+    gemm_efficiency: float = 0.626
+    fp8_gemm_efficiency: float = 0.477
+    tp_overlap_fraction: float = 0.394
+    blackwell_gemm_scale: float = 0.807
+    reserve_bytes: float = 3 * 2**30
+    optimizer_bytes_per_param: float = 30.0
+    loss_bytes_per_logit: float = 16.0
+    attention_bwd_flops_ratio: float = 2.5
+
+
+CALIBRATION = Calibration()
+
+
+@dataclass(frozen=True)
+class LayerTime:
+    """Seconds for one layer and one micro-batch on one GPU (compute only)."""
+
+    gemm_fwd_s: float
+    attn_fwd_s: float
+    ew_fwd_s: float
+    gemm_bwd_s: float
+    attn_bwd_s: float
+    ew_bwd_s: float
+    flops_fwd: float  # executed FLOPs forward (GEMM + causal attention)
+
+    @property
+    def fwd_s(self) -> float:
+        return self.gemm_fwd_s + self.attn_fwd_s + self.ew_fwd_s
+
+    @property
+    def bwd_s(self) -> float:
+        return self.gemm_bwd_s + self.attn_bwd_s + self.ew_bwd_s
+
+
+def _eff(cal: Calibration, precision: str, gpu: GpuSpec) -> float:
+    eff = cal.fp8_gemm_efficiency if precision == "fp8" else cal.gemm_efficiency
+    return eff * (cal.blackwell_gemm_scale if gpu.generation == "blackwell" else 1.0)
+
+
+def _waves_eff(m: float, n: float, sms: int) -> float:
+    """Smooth wave-quantization efficiency of an M × N output (expected half a wave idle)."""
+    waves = math.ceil(m / TILE_M) * math.ceil(max(n, 1) / TILE_N) / sms
+    return waves / (waves + 0.5)
+
+
+def split_gemm_penalty(m: float, n: float, tp: int, sms: int) -> float:
+    """Efficiency factor (≤ 1) of an M × N/tp GEMM relative to the unsplit M × N (1 when tp = 1)."""
+    if tp <= 1:
+        return 1.0
+    return min(1.0, _waves_eff(m, n / tp, sms) / _waves_eff(m, n, sms))
+
+
+def layer_time(
+    model: ModelConfig,
+    gpu: GpuSpec,
+    precision: str,
+    tokens: float,
+    seq_len: int,
+    tp: int,
+    moe: bool,
+    cal: Calibration = CALIBRATION,
+    sm_share: float = 1.0,
+    ep: int = 1,
+    etp: int | None = None,
+) -> LayerTime:
+    """Compute time of one dense (``moe`` False) or MoE layer for ``tokens`` tokens on one GPU.
+
+    ``sm_share``: the fraction of the GPU's multiprocessors left to compute when communication
+    kernels hold the rest (DeepSeek-V3 gives 20 of 132 SMs to its all-to-all, arXiv 2412.19437 §3.2).
+    """
+    h = model.hidden
+    gemm_rate = gpu.peak_tflops(precision) * 1e12 * _eff(cal, precision, gpu) * sm_share
+    q, kv = model.q_dim, model.kv_dim
+    mlp_width = model.ffn_hidden if not moe else model.moe_ffn_hidden
+    gate = 2 if model.gated_mlp else 1
+    # GEMM FLOPs forward on this GPU, and the part whose output width TP splits
+    if moe:
+        mlp_params = (model.shared_experts + model.experts_per_token) * model.expert_params
+        mlp_params += h * model.experts  # router
+    else:
+        mlp_params = model.dense_mlp_params
+    qkv_params = (
+        h * (q + 2 * kv) if not model.mla else model.attention_params - model.heads * model.v_head_dim * h
+    )
+    out_params = model.attention_params - qkv_params
+    fc1_params = mlp_params * gate / (gate + 1)
+    fc2_params = mlp_params - fc1_params
+    pen_qkv = split_gemm_penalty(tokens, q + 2 * kv, tp, gpu.sms)
+    pen_fc1 = split_gemm_penalty(tokens, gate * mlp_width, tp, gpu.sms) if not moe else 1.0
+    f = 2.0 * tokens / tp
+    gemm_fwd = f * (qkv_params / pen_qkv + out_params + fc1_params / pen_fc1 + fc2_params) / gemm_rate
+    gemm_flops = f * (model.attention_params + mlp_params)
+    # roofline, per group of GEMMs: a GEMM cannot beat reading its weights (forward: the weights,
+    # 1 byte in FP8; backward: the weights again + the FP32 main-grad accumulation, read and
+    # written). Binds for routed experts that see few tokens each (small ep: many local experts);
+    # dense GEMMs with thousands of tokens stay compute-bound.
+    w_bytes = 1.0 if precision == "fp8" else 2.0
+    hbm = gpu.hbm_sustained_bytes_per_s
+    if moe:
+        routed_flops_s = f * model.experts_per_token * model.expert_params / gemm_rate
+        routed_params = model.experts / ep * model.expert_params / (tp if etp is None else etp)
+        rest_params = (model.attention_params + model.shared_experts * model.expert_params) / tp
+    else:
+        routed_flops_s, routed_params = 0.0, 0.0
+        rest_params = (model.attention_params + model.dense_mlp_params) / tp
+    rest_flops_s = gemm_fwd - routed_flops_s
+    gemm_fwd = max(rest_flops_s, rest_params * w_bytes / hbm) + max(
+        routed_flops_s, routed_params * w_bytes / hbm
+    )
+    gemm_bwd = max(2 * rest_flops_s, rest_params * (w_bytes + 8.0) / hbm) + max(
+        2 * routed_flops_s, routed_params * (w_bytes + 8.0) / hbm
+    )
+    # causal attention (flash), BF16; Blackwell reaches the same share of Hopper's fraction as GEMMs
+    bw_scale = cal.blackwell_gemm_scale if gpu.generation == "blackwell" else 1.0
+    attn_flops = 2.0 * tokens * (seq_len / 2) * (model.heads / tp) * (model.qk_head_dim + model.v_head_dim)
+    attn_fwd = attn_flops / (gpu.bf16_dense_tflops * 1e12 * gpu.attention_fwd_fraction * sm_share * bw_scale)
+    attn_bwd = (
+        cal.attention_bwd_flops_ratio
+        * attn_flops
+        / (gpu.bf16_dense_tflops * 1e12 * gpu.attention_bwd_fraction * sm_share * bw_scale)
+    )
+    # element-wise bytes forward
+    t_sp = tokens / tp  # sequence-parallel region
+    elems = t_sp * 10 * h  # 2 norms (r+w), 2 residual adds (2r+w)
+    elems += tokens * 2 * (q + kv) / tp  # RoPE on q, k (r+w)
+    if moe:
+        k = model.experts_per_token
+        elems += t_sp * h * (2 + 2 * k)  # permute + unpermute
+        elems += t_sp * k * (gate + 1) * model.moe_ffn_hidden  # expert activations
+        elems += t_sp * model.shared_experts * (gate + 1) * model.moe_ffn_hidden
+    else:
+        elems += tokens * (gate + 1) * mlp_width / tp  # SwiGLU / GELU
+    ew_bytes = BF16_BYTES * elems
+    if precision == "fp8":  # cast each GEMM input to FP8: read 2 B, write 1 B
+        ew_bytes += 3 * (
+            t_sp * 2 * h + tokens * q / tp + tokens * mlp_width / tp * (model.experts_per_token if moe else 1)
+        )
+    ew_fwd = ew_bytes / gpu.hbm_sustained_bytes_per_s
+    return LayerTime(
+        gemm_fwd_s=gemm_fwd,
+        attn_fwd_s=attn_fwd,
+        ew_fwd_s=ew_fwd,
+        gemm_bwd_s=gemm_bwd,
+        attn_bwd_s=attn_bwd,
+        ew_bwd_s=2 * ew_fwd,
+        flops_fwd=gemm_flops + attn_flops,
+    )
+
+
+def head_time(
+    model: ModelConfig, gpu: GpuSpec, precision: str, tokens: float, tp: int, cal: Calibration = CALIBRATION
+) -> tuple[float, float]:
+    """(forward, backward) seconds of the output layer and loss for ``tokens`` tokens on one GPU."""
+    gemm_rate = gpu.peak_tflops(precision) * 1e12 * _eff(cal, precision, gpu)
+    pen = split_gemm_penalty(tokens, model.vocab, tp, gpu.sms)
+    gemm = 2.0 * tokens * model.hidden * model.vocab / tp / gemm_rate / pen
+    loss = tokens * model.vocab / tp * cal.loss_bytes_per_logit / gpu.hbm_sustained_bytes_per_s
+    return gemm + loss / 2, 2 * gemm + loss / 2
+
+
+def optimizer_time(local_params: float, gpu: GpuSpec, cal: Calibration = CALIBRATION) -> float:
+    """Adam step over ``local_params`` parameters held by this GPU."""
+    return local_params * cal.optimizer_bytes_per_param / gpu.hbm_sustained_bytes_per_s

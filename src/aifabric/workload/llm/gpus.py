@@ -1,0 +1,176 @@
+"""GPU compute, memory and NVLink figures for the step-time model, one sourced table per GPU.
+
+Every number carries a source, or says ``estimate`` with its basis. Tags ``[Sxx]`` are the
+numbered sources of ../shared/reference/hardware-facts.md (repeated in :data:`SOURCES`).
+
+*Sustained* throughputs (what kernels reach, as opposed to the datasheet peak) are given as
+fractions of the dense peak, because the published microbenchmarks are:
+
+* large BF16/FP8 GEMM: the step-time model's one fitted parameter
+  (:data:`aifabric.workload.llm.compute.CALIBRATION` ``gemm_efficiency``), cross-checked against a
+  cuBLASLt FP8 8192³ benchmark on Hopper at ≈1,600 TFLOPS = 0.81 of the 1,979 TFLOPS FP8 peak
+  [GEMM-FP8] (fitted value: see compute.py);
+* attention forward: FlashAttention-3 BF16, head dim 128, seq 8k–16k on H100: 614–621 TFLOPS
+  [FA3-BENCH] = 0.62 of 989 TFLOPS; the FA3 paper's best case is 740 TFLOPS (75 %) [FA3];
+* attention backward: estimate 0.50 of peak (basis: the FA3 paper reports the backward pass
+  1.5–1.75× faster than FA2's ≈ 300–330 TFLOPS on H100, i.e. ≈ 450–560 TFLOPS) [FA3];
+* HBM: 0.92 of the datasheet bandwidth (STREAM triad 3,089 GB/s on H100 SXM 3.35 TB/s) [HBM-BENCH].
+
+Blackwell: its GEMM and attention fractions are Hopper's times ``blackwell_gemm_scale`` (compute.py),
+fitted on one GB200 case; its HBM fraction reuses Hopper's (estimate: no public microbenchmark read).
+Public cross-checks for Hopper GEMMs: 780 TFLOPS BF16 on H100 (torch.compile/CUTLASS, 4224×8192×2048,
+gist Chillee/2ec89696) [GEMM-BF16]; cuBLASLt 853 BF16 / 1,630 FP8 TFLOPS on H200 NVL
+(xzwgit/gpu-flops-bench) [GEMM-H200].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aifabric.errors import InputError
+
+GIB = 2**30
+
+SOURCES: dict[str, str] = {
+    "S3": "NVIDIA/nccl-tests issues #212/#366 (H100 NVLink 450 GB/s per direction, ring busbw ~370 GB/s)",
+    "S82": "NVIDIA/nccl issue #1374 (H800 NVLink 400 GB/s bidirectional, all-reduce busbw ~215 GB/s)",
+    "S86": "Glenn Lockwood, H100 notes (989.4 / 1978.9 TFLOPS dense BF16 / FP8; 80 GB HBM3 3.35 TB/s)",
+    "S88": "H200 spec pages (141 GB HBM3e, 4.8 TB/s, compute as H100)",
+    "S89": "Glenn Lockwood, B200 notes (HGX 1000 W: 2250 / 4500 dense BF16 / FP8; GB200 1200 W: 2500 BF16)",
+    "S90": "Vultr HGX B200 hardware overview (192 GB HBM3e, 8 TB/s)",
+    "S91": "NVIDIA DGX B200 summary (NVLink5 1.8 TB/s per GPU)",
+    "DS-V3": "DeepSeek-V3 report arXiv 2412.19437 §3.1 (H800 NVLink ~160 GB/s achieved, IB 50 GB/s)",
+    "B300": "NVIDIA Blackwell Ultra (B300/GB300) announcement, GTC 2025: 288 GB HBM3e, NVLink5",
+    "FA3": "Shah et al., FlashAttention-3, arXiv 2407.08608 (BF16 up to 740 TFLOPS on H100)",
+    "FA3-BENCH": "pytorch/benchmark commit ff65cb67 (PR #2391): FA3 BF16 hd128 (2,16,8192) 614 TFLOPS",
+    "GEMM-FP8": "cuBLASLt FP8 8192³ cross-check report (gitea.d-robotics.cc test_gpu_scripts, 2026-05-24): "
+    "mean 1,609 TFLOPS on a Hopper node",
+    "GEMM-BF16": "gist Chillee/2ec89696db8b7ed1c24461159e325405: H100 BF16 matmul 780 TFLOPS",
+    "GEMM-H200": "github.com/xzwgit/gpu-flops-bench README: H200 NVL cuBLASLt BF16 853, FP8 1,630 TFLOPS",
+    "HBM-BENCH": "H100 80GB HBM3 STREAM triad 3,089 GB/s, d2d copy 3,024 GB/s (public benchmark JSON)",
+}
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """One GPU model. Bandwidths per GPU per direction; memory as usable bytes."""
+
+    name: str
+    bf16_dense_tflops: float
+    fp8_dense_tflops: float
+    hbm_bytes: float
+    hbm_bytes_per_s: float
+    nvlink_bytes_per_s: float  # per GPU, per direction
+    nvlink_domain_gpus: int  # GPUs that reach each other over NVLink (a node, or an NVL72 rack)
+    sms: int
+    attention_fwd_fraction: float = 0.62  # of the BF16 dense peak [FA3-BENCH]
+    attention_bwd_fraction: float = 0.50  # estimate, see module docstring [FA3]
+    hbm_sustained_fraction: float = 0.92  # [HBM-BENCH]
+    generation: str = "hopper"  # hopper | blackwell (Blackwell's GEMM fraction is fitted separately)
+    sources: str = ""
+
+    def peak_tflops(self, precision: str) -> float:
+        return self.fp8_dense_tflops if precision == "fp8" else self.bf16_dense_tflops
+
+    @property
+    def hbm_sustained_bytes_per_s(self) -> float:
+        return self.hbm_bytes_per_s * self.hbm_sustained_fraction
+
+    @property
+    def placement_domain_gpus(self) -> int:
+        """GPUs per NVLink domain that jobs lay out ranks over: the largest power of two in the domain
+        (an NVL72 rack runs 64-GPU layouts, as the published GB200 recipes do; 8 on HGX)."""
+        p = 1
+        while p * 2 <= self.nvlink_domain_gpus:
+            p *= 2
+        return p
+
+
+_H = "[S86] peaks, HBM 80 GB (nvidia-smi: 81,559 MiB = 79.6 GiB); [S3] NVLink 450 GB/s per direction, 8 per HGX node; 132 SMs"
+GPUS: dict[str, GpuSpec] = {
+    "h100": GpuSpec("h100", 989.4, 1978.9, 79.6 * GIB, 3.35e12, 450e9, 8, 132, sources=_H),
+    "h800": GpuSpec(
+        "h800",
+        989.4,
+        1978.9,
+        79.6 * GIB,
+        3.35e12,
+        200e9,
+        8,
+        132,
+        sources="compute and HBM as H100 [S86]; NVLink 400 GB/s bidirectional = 200 GB/s per direction "
+        "[S82]; DeepSeek measured ~160 GB/s [DS-V3]",
+    ),
+    "h200": GpuSpec(
+        "h200",
+        989.4,
+        1978.9,
+        140.4 * GIB,
+        4.8e12,
+        450e9,
+        8,
+        132,
+        sources="[S88] 141 GB, 4.8 TB/s, compute as H100; NVLink as H100 [S3]",
+    ),
+    "b200": GpuSpec(
+        "b200",
+        2250.0,
+        4500.0,
+        179 * GIB,
+        8.0e12,
+        900e9,
+        8,
+        148,
+        generation="blackwell",
+        sources="[S89] HGX 1000 W peaks; [S90] 192 GB (≈180 GB usable), 8 TB/s; [S91] NVLink5 1.8 TB/s "
+        "bidirectional; 148 SMs",
+    ),
+    "b300": GpuSpec(
+        "b300",
+        2250.0,
+        4500.0,
+        270 * GIB,
+        8.0e12,
+        900e9,
+        8,
+        148,
+        generation="blackwell",
+        sources="[B300] 288 GB HBM3e (270 GB usable: estimate, same 94 % as B200), NVLink5 as B200; "
+        "dense BF16/FP8 estimate = B200 (Blackwell Ultra raised FP4, not BF16/FP8)",
+    ),
+    "gb200": GpuSpec(
+        "gb200",
+        2500.0,
+        5000.0,
+        179 * GIB,
+        8.0e12,
+        900e9,
+        72,
+        148,
+        generation="blackwell",
+        sources="[S89] GB200 1200 W: 2500 BF16 dense (dgxc uses 2450/4900 for its MFU); HBM as B200 "
+        "[S90]; NVL72: 72 GPUs in one NVLink domain across trays [S91]",
+    ),
+    "gb300": GpuSpec(
+        "gb300",
+        2500.0,
+        5000.0,
+        270 * GIB,
+        8.0e12,
+        900e9,
+        72,
+        148,
+        generation="blackwell",
+        sources="estimate: GB200 peaks; 288 GB HBM3e [B300]; NVL72 domain",
+    ),
+}
+
+
+def get_gpu(name: str | GpuSpec) -> GpuSpec:
+    """A GPU by name (case-insensitive; ``h100-sxm`` etc. accepted)."""
+    if isinstance(name, GpuSpec):
+        return name
+    key = str(name).strip().lower().replace("-sxm", "").replace("_", "")
+    if key not in GPUS:
+        raise InputError("unknown GPU", field="advisor.gpu", value=name, allowed=", ".join(GPUS))
+    return GPUS[key]

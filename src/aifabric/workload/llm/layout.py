@@ -1,0 +1,185 @@
+"""Parallel layouts (TP, PP, CP, VP, DP, EP, micro-batch), framework options, and their checks.
+
+Rank order is Megatron-Core's default ``tp-cp-ep-dp-pp`` (TP innermost): a TP group is ``tp``
+consecutive GPUs, a CP group has stride ``tp``, the (dense) DP group — ``dp × cp`` ranks, since
+gradients are reduced over CP too — stride ``tp``, and a PP group stride ``tp · cp · dp``. Experts
+keep the TP split by default (expert-tensor-parallel ``etp`` = tp, Megatron's default; ``expert_tp``
+changes it); the expert-parallel group is ``ep`` ranks of stride ``etp`` and expert gradients are
+reduced over the expert-data-parallel group of ``tp · cp · dp / (etp · ep)`` ranks (= dp · cp / ep
+when etp = tp), stride ``etp · ep``. ``ep`` must divide ``dp × cp`` and the experts.
+``vp`` is the number of model chunks per pipeline rank (interleaved 1F1B).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from aifabric.errors import InputError
+from aifabric.workload.llm.models import ModelConfig
+
+RECOMPUTE = ("none", "selective", "full")
+ZERO = (0, 1, 2, 3)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A parallel layout; ``dp`` follows from the GPU count (:func:`complete_layout`)."""
+
+    tp: int = 1
+    pp: int = 1
+    cp: int = 1
+    vp: int = 1
+    dp: int = 1
+    ep: int = 1
+    micro_batch: int = 1
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp * self.cp * self.dp
+
+    def micro_batches(self, global_batch: int) -> int:
+        """Micro-batches per replica per step (gradient-accumulation steps)."""
+        return global_batch // (self.dp * self.micro_batch)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Framework:
+    """How the training framework runs the layout (Megatron-Core / NeMo defaults unless stated).
+
+    ``zero``: 0 = DDP all-reduce; 1 = distributed optimizer (gradient reduce-scatter + parameter
+    all-gather, ZeRO-1; Megatron's default in NeMo recipes); 2 = ZeRO-2 (gradients reduce-scattered
+    every micro-batch, DeepSpeed); 3 = ZeRO-3 / FSDP (parameters gathered per layer, prefetched one
+    layer ahead). ``grad_reduce_fp32``: reduce gradients in FP32 (Megatron's main-grad buffers; twice
+    the bytes of BF16). ``overlap_p2p``: overlap steady-state pipeline sends (None = on with
+    interleaving, as Megatron does). ``ep_a2a_overlap``: MoE all-to-all overlapped with another
+    micro-batch's compute (DualPipe, Megatron's 1F1B A2A overlap); off = exposed in full.
+    ``tp_comm_overlap``: Transformer Engine's TP-communication/GEMM overlap.
+    """
+
+    recompute: str = "none"
+    zero: int = 1
+    grad_reduce_fp32: bool = True
+    overlap_grad_reduce: bool = True
+    overlap_param_gather: bool = True
+    tp_comm_overlap: bool = False
+    ep_a2a_overlap: bool = False
+    overlap_p2p: bool | None = None
+    fp8_param_gather: bool = False
+    a2a_fp8_dispatch: bool = False
+    comm_sms: int = 0  # multiprocessors reserved for communication kernels (DeepSeek-V3: 20)
+    expert_tp: int | None = None  # expert tensor parallelism (None = tp, Megatron's default)
+    a2a_node_limit: int | None = None  # tokens sent to at most this many nodes (DeepSeek-V3: 4)
+
+    def etp(self, tp: int) -> int:
+        return tp if self.expert_tp is None else self.expert_tp
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def stage_layers(layers: int, pp: int) -> tuple[float, float]:
+    """(layers on a middle/first stage, layers on the last stage). When ``pp`` does not divide the
+    layers but divides layers + 2, the embedding and the loss count as one layer each (Megatron's
+    account-for-embedding/loss split, as the published 405B recipes use); otherwise the first stages
+    hold ⌈layers/pp⌉ and the last the remainder."""
+    if pp == 1:
+        return float(layers), float(layers)
+    if layers % pp == 0:
+        return layers / pp, layers / pp
+    if (layers + 2) % pp == 0:
+        per = (layers + 2) / pp
+        return per, per - 1
+    per = -(-layers // pp)  # uneven: the first stages take one layer more, the last takes the rest
+    return float(per), float(max(1, layers - per * (pp - 1)))
+
+
+def check_layout(
+    model: ModelConfig,
+    layout: Layout,
+    gpus: int,
+    seq_len: int,
+    global_batch: int,
+    nvlink_domain_gpus: int = 8,
+    etp: int | None = None,
+) -> None:
+    """Raise :class:`InputError` (one line, field + what is allowed) for an impossible layout.
+    ``etp``: expert tensor parallelism (None = tp)."""
+    for name, v in layout.to_dict().items():
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise InputError("must be an integer ≥ 1", field=f"training.parallelism.{name}", value=v)
+    if layout.gpus != gpus:
+        raise InputError(
+            f"tp × pp × cp × dp = {layout.tp}·{layout.pp}·{layout.cp}·{layout.dp} = {layout.gpus} ≠ {gpus} GPUs",
+            field="training.parallelism",
+            allowed=f"factors whose product is {gpus}",
+        )
+    kv = model.kv_heads if not model.mla else model.heads
+    if model.heads % layout.tp or kv % layout.tp:
+        ok = [d for d in _divisors(model.heads) if kv % d == 0 and d <= nvlink_domain_gpus]
+        raise InputError(
+            f"tp must divide the {model.heads} heads and {kv} KV heads",
+            field="training.parallelism.tp",
+            value=layout.tp,
+            allowed=", ".join(map(str, ok)),
+        )
+    if layout.cp > 1 and seq_len % (2 * layout.cp):
+        raise InputError(
+            f"seq_len {seq_len} must be a multiple of 2 × cp",
+            field="training.parallelism.cp",
+            value=layout.cp,
+            allowed=", ".join(str(c) for c in (1, 2, 4, 8, 16, 32) if seq_len % (2 * c) == 0),
+        )
+    if layout.pp > model.layers:
+        raise InputError(
+            f"pp exceeds the model's {model.layers} layers",
+            field="training.parallelism.pp",
+            value=layout.pp,
+            allowed=f"1..{model.layers}",
+        )
+    if layout.vp > 1 and (layout.pp == 1 or layout.pp * layout.vp > model.layers + 2):
+        raise InputError(
+            f"vp needs pp > 1 and pp × vp ≤ the {model.layers} layers (+ 2)",
+            field="training.parallelism.vp",
+            value=layout.vp,
+            allowed=f"1..{(model.layers + 2) // layout.pp}" if layout.pp > 1 else "1",
+        )
+    if model.is_moe:
+        etp = layout.tp if etp is None else etp
+        pool = (
+            layout.tp * layout.cp * layout.dp // etp if (layout.tp * layout.cp * layout.dp) % etp == 0 else 0
+        )
+        if model.experts % layout.ep or not pool or pool % layout.ep:
+            ok = [e for e in _divisors(model.experts) if pool and pool % e == 0]
+            what = (
+                f"dp × cp = {layout.dp * layout.cp}" if etp == layout.tp else f"tp × cp × dp / etp = {pool}"
+            )
+            raise InputError(
+                f"ep must divide the {model.experts} experts and {what}",
+                field="training.parallelism.ep",
+                value=layout.ep,
+                allowed=", ".join(map(str, ok)),
+            )
+    elif layout.ep != 1:
+        raise InputError(
+            "ep applies to MoE models only", field="training.parallelism.ep", value=layout.ep, allowed="1"
+        )
+    if global_batch % (layout.dp * layout.micro_batch):
+        raise InputError(
+            f"global_batch {global_batch} is not a multiple of dp × micro_batch = {layout.dp * layout.micro_batch}",
+            field="training.global_batch",
+            value=global_batch,
+            allowed=f"multiples of {layout.dp * layout.micro_batch}",
+        )
+
+
+def check_framework(fw: Framework) -> None:
+    if fw.recompute not in RECOMPUTE:
+        raise InputError(
+            "unknown recompute", field="training.recompute", value=fw.recompute, allowed=", ".join(RECOMPUTE)
+        )
+    if fw.zero not in ZERO:
+        raise InputError("unknown ZeRO stage", field="training.zero", value=fw.zero, allowed="0, 1, 2, 3")

@@ -1,0 +1,539 @@
+"""The step-time model against published step times, with one parameter set for every case.
+
+Each :class:`Case` is a public training run with its full configuration (model, GPU and count,
+precision, sequence, global batch, layout, framework settings) and one published number: a step
+time, tokens/s per GPU or model TFLOP/s per GPU. The network of the published cluster is the
+sourced α-β model of :mod:`aifabric.workload.llm.network` at the cluster's link rate.
+
+Parameters: :data:`~aifabric.workload.llm.compute.CALIBRATION` — the same for all cases. Its two
+fitted values are fitted on the cases marked ``role="fit"`` only (:func:`fit_calibration`); every
+other case is a validation case. Grades: A = primary artefact (repository file, paper text),
+B = credible secondary source (see ../shared/reference/published-training.md).
+
+:func:`validation_table` returns the rows ``case, source, published, model, error`` that
+``aifabric validate`` prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from aifabric.workload.llm.compute import CALIBRATION, Calibration
+from aifabric.workload.llm.gpus import get_gpu
+from aifabric.workload.llm.layout import Framework, Layout
+from aifabric.workload.llm.models import get_model
+from aifabric.workload.llm.network import AlphaBetaNetwork
+from aifabric.workload.llm.step import StepResult, step_time
+
+TOLERANCE = 0.10
+
+DGXC_2504 = "NVIDIA/dgxc-benchmarking llama3.1/README.md @741c886025a7 (v25.04), Eos H100, InfiniBand"
+DGXC_2411 = "NVIDIA/dgxc-benchmarking nemo_megatron/README_175b.md @35a9aec (24.11), Eos H100, InfiniBand"
+DGXC_2505 = "NVIDIA/dgxc-benchmarking llama3.1/README.md @1f6d9f40e411 (v25.05.04), GB200 NVL72"
+LLAMA3 = (
+    "Llama 3 paper (arXiv 2407.21783) Table 4 / Balaji SC'24 slide (via glennklockwood.com/garden/llama-3.1); "
+    "Meta's 24K-GPU RoCE cluster, 400 Gb/s per GPU"
+)
+DSV3 = (
+    "DeepSeek-V3 report arXiv 2412.19437 §3.1-3.2, §4.2: 180K H800 GPU-hours per trillion tokens; "
+    "2,048 H800, InfiniBand 400 Gb/s per GPU"
+)
+
+DGXC_DSV3 = "NVIDIA/dgxc-benchmarking deepseek_v3/pretraining/README.md @1f6d9f4 (no MTP)"
+DGXC_GROK = "NVIDIA/dgxc-benchmarking grok1/README.md @1f6d9f4, H100, InfiniBand"
+NEMO_2502 = "NeMo performance_summary page (25.02), stored excerpt (published-training.md 1.25, 1.35, 1.36)"
+NEMO_2504 = "NeMo performance_summary page (25.04), stored excerpt (published-training.md 1.26, 1.37)"
+NEMO_2407 = "NVIDIA/NeMo docs/source/performance/performance_summary.md @070a0bb1 (24.07)"
+
+
+def _nemo(label, source, grade, model, gpu, gpus, prec, seq, gbs, layout, tok_s, tags=()) -> Case:
+    return Case(label, source, grade, model, gpu, gpus, prec, seq, gbs, layout, "tokens_per_s_per_gpu", tok_s,
+                tags=tags)  # fmt: skip
+
+
+NEMO = Framework(tp_comm_overlap=True)  # NeMo recipes: distributed optimizer, FP32 grad reduce, overlaps on
+
+
+@dataclass(frozen=True)
+class Case:
+    """One published run and its number."""
+
+    case: str
+    source: str
+    grade: str
+    model: str
+    gpu: str
+    gpus: int
+    precision: str
+    seq_len: int
+    global_batch: int
+    layout: Layout
+    metric: str  # step_s | tokens_per_s_per_gpu | tflops_per_gpu
+    published: float
+    fabric: str = "infiniband"
+    link_gbps: float = 400.0
+    framework: Framework = NEMO
+    role: str = "validate"  # fit | validate
+    fits: str = ""  # the Calibration field this case fits (role "fit")
+    notes: str = ""
+    tags: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _dgxc_8b(gpus: int, prec: str, step: float, role: str = "validate") -> Case:
+    return Case(
+        f"Llama 3.1 8B {prec.upper()} {gpus} H100",
+        DGXC_2504,
+        "A",
+        "llama3.1-8b",
+        "h100",
+        gpus,
+        prec,
+        8192,
+        16 * gpus,
+        Layout(tp=1, pp=1, cp=2, dp=gpus // 2),
+        "step_s",
+        step,
+        role=role,
+        fits=("gemm_efficiency" if prec == "bf16" else "fp8_gemm_efficiency") if role == "fit" else "",
+        tags=("weak-scaling",),
+    )
+
+
+def _dgxc_70b(gpus: int, prec: str, step: float) -> Case:
+    lay = (
+        Layout(tp=4, pp=4, cp=2, vp=5, dp=gpus // 32)
+        if prec == "bf16"
+        else Layout(tp=4, pp=8, cp=1, vp=5, dp=gpus // 32)
+    )
+    return Case(
+        f"Llama 3.1 70B {prec.upper()} {gpus} H100",
+        DGXC_2504,
+        "A",
+        "llama3.1-70b",
+        "h100",
+        gpus,
+        prec,
+        8192,
+        2 * gpus,
+        lay,
+        "step_s",
+        step,
+        role="fit" if (gpus == 64 and prec == "bf16") else "validate",
+        fits="tp_overlap_fraction" if (gpus == 64 and prec == "bf16") else "",
+        tags=("weak-scaling",) + (("dense-1000",) if gpus >= 1000 else ()),
+    )
+
+
+def _dgxc_175b(gpus: int, prec: str, step: float) -> Case:
+    return Case(
+        f"GPT-3 175B {prec.upper()} {gpus} H100",
+        DGXC_2411,
+        "A",
+        "gpt3-175b",
+        "h100",
+        gpus,
+        prec,
+        2048,
+        2 * gpus,
+        Layout(tp=4, pp=8, cp=1, vp=12, dp=gpus // 32),
+        "step_s",
+        step,
+        tags=("weak-scaling",) + (("dense-1000",) if gpus >= 1000 else ()),
+    )
+
+
+def _gb200_405b(gpus: int, prec: str, step: float) -> Case:
+    return Case(
+        f"Llama 3.1 405B {prec.upper()} {gpus} GB200",
+        DGXC_2505,
+        "A",
+        "llama3.1-405b",
+        "gb200",
+        gpus,
+        prec,
+        8192,
+        gpus // 2,
+        Layout(tp=4, pp=8, cp=2, vp=8, dp=gpus // 64),
+        "step_s",
+        step,
+        role="fit" if (gpus == 128 and prec == "bf16") else "validate",
+        fits="blackwell_gemm_scale" if (gpus == 128 and prec == "bf16") else "",
+        tags=("weak-scaling",),
+    )
+
+
+def _llama3_meta(gpus: int, dp: int, tflops: float) -> Case:
+    return Case(
+        f"Llama 3 405B BF16 {gpus} H100 (Meta, RoCE)",
+        LLAMA3,
+        "B",
+        "llama3.1-405b",
+        "h100",
+        gpus,
+        "bf16",
+        8192,
+        2048,
+        Layout(tp=8, pp=16, cp=1, vp=4, dp=dp),
+        "tflops_per_gpu",
+        tflops,
+        fabric="roce",
+        framework=Framework(),
+        notes="framework settings not published: Megatron defaults (no TP-comm overlap); vp not published: 4 assumed (128 layer-slots / 16 stages = 8 per stage, 2 per chunk); "
+        "TFLOPS counted with this package's convention (Meta's may differ by the causal-mask share, ≤ 4 %)",
+        tags=("roce", "dense-1000"),
+    )
+
+
+def _dsv3_nvidia(gpu: str, gpus: int, pp: int, ep: int, gbs: int, step: float) -> Case:
+    return Case(
+        f"DeepSeek-V3 BF16 {gpus} {gpu.upper()} (NVIDIA recipe)",
+        DGXC_DSV3,
+        "A",
+        "deepseek-v3",
+        gpu,
+        gpus,
+        "bf16",
+        4096,
+        gbs,
+        Layout(tp=2, pp=pp, cp=1, vp=1, dp=gpus // (2 * pp), ep=ep),
+        "step_s",
+        step,
+        framework=Framework(expert_tp=1),
+        notes="expert TP 1 (ep exceeds dp); other framework settings not published: Megatron defaults. "
+        "The same software's GB200 write-up (Megatron-LM deepseek-v3-gb200-optimization.md) doubles "
+        "throughput by software changes alone (494 → 944 TFLOPS): this recipe is far from the hardware",
+        tags=("moe",),
+    )
+
+
+def _grok(prec: str, step: float) -> Case:
+    return Case(
+        f"Grok-1 314B {prec.upper()} 512 H100",
+        DGXC_GROK,
+        "A",
+        "grok-1",
+        "h100",
+        512,
+        prec,
+        8192,
+        1024,
+        Layout(tp=4, pp=8, cp=2, vp=8, dp=8, ep=8),
+        "step_s",
+        step,
+        framework=Framework(expert_tp=1, tp_comm_overlap=True),
+        tags=("moe",),
+    )
+
+
+CASES: tuple[Case, ...] = (
+    *(
+        _dgxc_8b(g, "bf16", s, "fit" if g == 8 else "validate")
+        for g, s in zip((8, 16, 32, 64, 128), (12.27, 12.30, 12.32, 12.33, 12.33), strict=True)
+    ),
+    *(
+        _dgxc_8b(g, "fp8", s, "fit" if g == 8 else "validate")
+        for g, s in zip((8, 16, 32, 64, 128), (9.33, 9.36, 9.43, 9.48, 9.54), strict=True)
+    ),
+    *(
+        _dgxc_70b(g, "bf16", s)
+        for g, s in zip(
+            (64, 128, 256, 512, 1024, 2048), (14.66, 14.67, 14.68, 14.67, 14.65, 14.66), strict=True
+        )
+    ),
+    *(
+        _dgxc_70b(g, "fp8", s)
+        for g, s in zip(
+            (64, 128, 256, 512, 1024, 2048), (9.86, 9.95, 10.00, 10.07, 10.08, 10.15), strict=True
+        )
+    ),
+    *(
+        _dgxc_175b(g, "bf16", s)
+        for g, s in zip((128, 256, 512, 1024, 2048), (8.91, 8.95, 9.09, 9.01, 9.02), strict=True)
+    ),
+    *(
+        _dgxc_175b(g, "fp8", s)
+        for g, s in zip((128, 256, 512, 1024, 2048), (5.92, 5.96, 6.44, 6.72, 6.24), strict=True)
+    ),
+    *(_gb200_405b(g, "bf16", s) for g, s in zip((128, 256, 512), (9.347, 9.484, 9.508), strict=True)),
+    *(_gb200_405b(g, "fp8", s) for g, s in zip((128, 256, 512), (6.131, 6.183, 6.244), strict=True)),
+    _grok("bf16", 15.933),
+    _grok("fp8", 13.433),
+    _dsv3_nvidia("h100", 512, 8, 64, 4096, 48.948),
+    _dsv3_nvidia("h100", 1024, 16, 64, 8192, 52.04),
+    *(
+        _dsv3_nvidia("gb200", g, 4, ep, gbs, s)
+        for g, ep, gbs, s in ((128, 32, 1024, 34.17), (256, 64, 2048, 34.19), (512, 64, 4096, 34.27))
+    ),
+    Case(
+        "Mixtral 8x7B FP8 64 B200",
+        NEMO_2502,
+        "B",
+        "mixtral-8x7b",
+        "b200",
+        64,
+        "fp8",
+        4096,
+        256,
+        Layout(tp=1, pp=1, cp=1, vp=1, dp=64, ep=8, micro_batch=2),
+        "tokens_per_s_per_gpu",
+        15457.0,
+        tags=("moe",),
+    ),
+    _nemo(
+        "GPT-3 175B FP8 128 H100 (NeMo 24.07)",
+        NEMO_2407,
+        "A",
+        "gpt3-175b",
+        "h100",
+        128,
+        "fp8",
+        2048,
+        256,
+        Layout(tp=4, pp=8, vp=6, dp=4, micro_batch=1),
+        726.0,
+    ),
+    _nemo(
+        "GPT-3 175B FP8 512 H100 (NeMo 24.07)",
+        NEMO_2407,
+        "A",
+        "gpt3-175b",
+        "h100",
+        512,
+        "fp8",
+        2048,
+        2048,
+        Layout(tp=4, pp=8, vp=6, dp=16, micro_batch=2),
+        782.0,
+    ),
+    _nemo(
+        "GPT-3 175B FP8 512 H100 (NeMo 25.02)",
+        NEMO_2502,
+        "B",
+        "gpt3-175b",
+        "h100",
+        512,
+        "fp8",
+        2048,
+        2048,
+        Layout(tp=4, pp=8, vp=6, dp=16, micro_batch=2),
+        866.0,
+    ),
+    _nemo(
+        "GPT-3 175B FP8 512 B200 (NeMo 25.02)",
+        NEMO_2502,
+        "B",
+        "gpt3-175b",
+        "b200",
+        512,
+        "fp8",
+        2048,
+        2048,
+        Layout(tp=4, pp=4, vp=6, dp=32, micro_batch=2),
+        1600.0,
+    ),
+    _nemo(
+        "GPT-3 175B FP8 128 GB200 (NeMo 25.04)",
+        NEMO_2504,
+        "B",
+        "gpt3-175b",
+        "gb200",
+        128,
+        "fp8",
+        2048,
+        256,
+        Layout(tp=4, pp=4, vp=12, dp=8, micro_batch=2),
+        1804.0,
+    ),
+    _nemo(
+        "Mixtral 8x7B FP8 64 GB200 (NeMo 25.04)",
+        NEMO_2504,
+        "B",
+        "mixtral-8x7b",
+        "gb200",
+        64,
+        "fp8",
+        4096,
+        256,
+        Layout(tp=1, pp=1, dp=64, ep=8, micro_batch=2),
+        19275.0,
+        ("moe",),
+    ),
+    _nemo(
+        "Mixtral 8x22B FP8 256 B200 seq 64K (NeMo 25.02)",
+        NEMO_2502,
+        "B",
+        "mixtral-8x22b",
+        "b200",
+        256,
+        "fp8",
+        65536,
+        64,
+        Layout(tp=2, pp=4, cp=8, vp=14, dp=4, ep=8),
+        2232.0,
+        ("moe",),
+    ),
+    _nemo(
+        "Mixtral 8x22B FP8 256 GB200 seq 64K (NeMo 25.04)",
+        NEMO_2504,
+        "B",
+        "mixtral-8x22b",
+        "gb200",
+        256,
+        "fp8",
+        65536,
+        64,
+        Layout(tp=2, pp=4, cp=8, vp=14, dp=4, ep=8),
+        2731.0,
+        ("moe",),
+    ),
+    _llama3_meta(8192, 64, 430.0),
+    _llama3_meta(16384, 128, 400.0),
+    Case(
+        "DeepSeek-V3 FP8 2048 H800 (GPU-h per 1T tokens)",
+        DSV3,
+        "A",
+        "deepseek-v3",
+        "h800",
+        2048,
+        "fp8",
+        4096,
+        15360,
+        Layout(tp=1, pp=16, cp=1, vp=2, dp=128, ep=64),
+        "tokens_per_s_per_gpu",
+        1e12 / (180e3 * 3600) / 2048 * 2048,  # 180K GPU-hours per 1T tokens → tokens/s/GPU
+        framework=Framework(
+            ep_a2a_overlap=True, a2a_fp8_dispatch=True, comm_sms=20, recompute="selective", a2a_node_limit=4
+        ),
+        notes="DualPipe modelled as 2 model chunks per rank (its bidirectional schedule); all-to-all "
+        "overlapped with compute, node-limited to 4 nodes per token, FP8 dispatch; 20 of 132 SMs for "
+        "communication; the MTP module is not modelled; "
+        "batch 15,360 (after the ramp)",
+        tags=("moe",),
+    ),
+)
+
+
+def _network(case: Case) -> AlphaBetaNetwork:
+    gpu = get_gpu(case.gpu)
+    return AlphaBetaNetwork(
+        link_gbps=case.link_gbps,
+        nvlink_bytes_per_s=gpu.nvlink_bytes_per_s,
+        label=f"validation α-β network ({case.fabric}, {case.link_gbps:g} Gb/s per GPU)",
+    )
+
+
+def run_case(case: Case, cal: Calibration = CALIBRATION) -> StepResult:
+    """The model's step for one case."""
+    return step_time(
+        get_model(case.model),
+        get_gpu(case.gpu),
+        case.gpus,
+        case.layout,
+        case.seq_len,
+        case.global_batch,
+        _network(case),
+        precision=case.precision,
+        fw=case.framework,
+        cal=cal,
+    )
+
+
+def model_value(case: Case, result: StepResult) -> float:
+    if case.metric == "step_s":
+        return result.iteration_s
+    if case.metric == "tokens_per_s_per_gpu":
+        return result.tokens_per_s_per_gpu
+    if case.metric == "tflops_per_gpu":
+        return result.model_flops_per_step / result.iteration_s / result.gpus / 1e12
+    raise ValueError(case.metric)
+
+
+def validation_table(cal: Calibration = CALIBRATION, cases: tuple[Case, ...] = CASES) -> list[dict]:
+    """Rows ``case, source, grade, metric, published, model, error, within_tolerance, role, fabric``.
+    ``error`` is in step-time terms for every metric: model step time / published step time − 1
+    (for tokens/s or TFLOP/s: published / model − 1), so + means the model is slower."""
+    rows = []
+    for case in cases:
+        res = run_case(case, cal)
+        value = model_value(case, res)
+        # error in step-time terms for every metric: + = the model is slower than published
+        err = value / case.published - 1 if case.metric == "step_s" else case.published / value - 1
+        rows.append(
+            {
+                "case": case.case,
+                "source": case.source,
+                "grade": case.grade,
+                "metric": case.metric,
+                "published": case.published,
+                "model": value,
+                "error": err,
+                "within_tolerance": abs(err) <= TOLERANCE,
+                "role": case.role,
+                "fabric": case.fabric,
+                "layout": case.layout.to_dict(),
+                "mfu": res.mfu,
+                "breakdown": res.breakdown.to_dict(),
+                "notes": case.notes,
+            }
+        )
+    return rows
+
+
+def _bisect(f, lo: float, hi: float, tol: float = 1e-5) -> float:
+    flo = f(lo)
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        fm = f(mid)
+        if (fm > 0) == (flo > 0):
+            lo, flo = mid, fm
+        else:
+            hi = mid
+        if hi - lo < tol:
+            break
+    return (lo + hi) / 2
+
+
+FIT_ORDER = (
+    ("gemm_efficiency", 0.2, 1.0),
+    ("fp8_gemm_efficiency", 0.2, 1.0),
+    ("tp_overlap_fraction", 0.0, 1.0),
+    ("blackwell_gemm_scale", 0.3, 1.5),
+)
+
+
+def fit_calibration(base: Calibration = CALIBRATION) -> Calibration:
+    """Fit each fitted parameter on its one ``role="fit"`` case (``Case.fits`` names it), in order."""
+    fit = {c.fits: c for c in CASES if c.role == "fit"}
+    values = asdict(base)
+    for key, lo, hi in FIT_ORDER:
+        case = fit[key]
+
+        def err(x: float, key=key, case=case) -> float:
+            cal = Calibration(**{**values, key: x})
+            return model_value(case, run_case(case, cal)) / case.published - 1
+
+        values[key] = round(_bisect(err, lo, hi), 3)
+    return Calibration(**values)
+
+
+UNITS = {"step_s": "s/step", "tokens_per_s_per_gpu": "tok/s/GPU", "tflops_per_gpu": "TFLOP/s/GPU"}
+
+
+def _short(source: str) -> str:
+    return source.split(" (")[0].replace("NVIDIA/dgxc-benchmarking ", "dgxc ").split(" @")[0]
+
+
+def format_table(rows: list[dict]) -> str:
+    """A Markdown table of the rows (for the README and ``aifabric validate``); ✓/✗ marks validation
+    cases within / outside ±10 %."""
+    lines = [
+        "| case | published | model | error (time) | role | source |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        mark = ("✓" if r["within_tolerance"] else "✗") if r["role"] == "validate" else ""
+        lines.append(
+            f"| {r['case']} | {r['published']:.4g} {UNITS[r['metric']]} | {r['model']:.4g} | "
+            f"{r['error']:+.1%} {mark} | {r['role']} | {_short(r['source'])} |"
+        )
+    return "\n".join(lines)

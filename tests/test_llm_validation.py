@@ -1,0 +1,72 @@
+"""The step-time model against published step times (validation group): one parameter set, ±10 %.
+
+Cases that pass today are asserted; the ones that do not are listed as strict xfails with their
+error, so a change that fixes (or breaks) one shows here. The fitted parameters are reproducible.
+"""
+
+import pytest
+
+from aifabric.workload.llm.compute import CALIBRATION
+from aifabric.workload.llm.validation import CASES, TOLERANCE, fit_calibration, format_table, validation_table
+
+pytestmark = pytest.mark.validation
+
+# cases the model misses by more than 10 % today (honest list; see README)
+KNOWN_MISSES = {  # error in step-time terms: + = model slower than published
+    "Llama 3.1 70B FP8 64 H100",  # +11.5 %
+    "Llama 3.1 70B FP8 128 H100",  # +10.4 %
+    "GPT-3 175B FP8 512 H100",  # −10.9 % (the published FP8 series is non-monotonic)
+    "GPT-3 175B FP8 1024 H100",  # −14.6 %
+    "GPT-3 175B FP8 512 H100 (NeMo 25.02)",  # +19.4 % (same GPUs and layout as 24.07, 11 % faster software)
+    "GPT-3 175B FP8 512 B200 (NeMo 25.02)",  # +18.5 %
+    "GPT-3 175B FP8 128 GB200 (NeMo 25.04)",  # +20.2 %
+    "Grok-1 314B FP8 512 H100",  # −10.9 %
+    "Mixtral 8x22B FP8 256 B200 seq 64K (NeMo 25.02)",  # −14.2 %
+    "Mixtral 8x22B FP8 256 GB200 seq 64K (NeMo 25.04)",  # −17.9 %
+    # fine-grained MoE: the model is too fast (host-bound software, see README)
+    "DeepSeek-V3 BF16 512 H100 (NVIDIA recipe)",  # −27.5 %
+    "DeepSeek-V3 BF16 1024 H100 (NVIDIA recipe)",  # −31.2 %
+    "DeepSeek-V3 BF16 128 GB200 (NVIDIA recipe)",  # −71.4 %
+    "DeepSeek-V3 BF16 256 GB200 (NVIDIA recipe)",  # −71.4 %
+    "DeepSeek-V3 BF16 512 GB200 (NVIDIA recipe)",  # −71.3 %
+    "DeepSeek-V3 FP8 2048 H800 (GPU-h per 1T tokens)",  # −27.9 %
+}
+
+
+def test_fitted_parameters_are_reproducible():
+    """fit_calibration() on the fit cases returns the packaged CALIBRATION values (to 0.005)."""
+    fit = fit_calibration()
+    for key in ("gemm_efficiency", "fp8_gemm_efficiency", "tp_overlap_fraction", "blackwell_gemm_scale"):
+        assert getattr(fit, key) == pytest.approx(getattr(CALIBRATION, key), abs=0.005), key
+
+
+def test_case_set_covers_what_the_issue_asks():
+    """≥ 4 public cases: dense ≥ 1,000 GPUs, a weak-scaling series, InfiniBand and RoCE runs, DeepSeek-V3."""
+    assert any("dense-1000" in c.tags and c.fabric == "infiniband" for c in CASES)
+    assert any("dense-1000" in c.tags and c.fabric == "roce" for c in CASES)
+    assert sum("weak-scaling" in c.tags for c in CASES) >= 5
+    assert any(c.model == "deepseek-v3" and c.gpus == 2048 and c.gpu == "h800" for c in CASES)
+    fits = [c for c in CASES if c.role == "fit"]
+    assert len(fits) == 4 and len(CASES) - len(fits) >= 40
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return {r["case"]: r for r in validation_table()}
+
+
+@pytest.mark.parametrize("case", [c.case for c in CASES])
+def test_case_within_ten_percent(case, rows):
+    """Model vs published within ±10 % (strict xfail for the known misses)."""
+    row = rows[case]
+    if case in KNOWN_MISSES:
+        if abs(row["error"]) > TOLERANCE:
+            pytest.xfail(f"known miss: {row['error']:+.1%}")
+        pytest.fail(f"{case} now passes ({row['error']:+.1%}): remove it from KNOWN_MISSES")
+    assert abs(row["error"]) <= TOLERANCE, f"{case}: model {row['model']:.4g} vs {row['published']:.4g}"
+
+
+def test_table_formats_as_markdown(rows):
+    """format_table gives one Markdown row per case with the signed error."""
+    text = format_table(list(rows.values()))
+    assert text.count("\n") == len(CASES) + 1 and "%" in text
