@@ -41,20 +41,42 @@ FABRIC_COLUMNS = (
 
 
 def compare_advisor(
-    adv, catalog, seed: int = 1, mfu: float = 0.40, progress=None, congestion_share=None
+    adv,
+    catalog,
+    seed: int = 1,
+    compute_efficiency: float | None = None,
+    progress=None,
+    congestion_share=None,
+    training: dict | None = None,
+    scenario_file: str | None = None,
 ) -> dict:
     """The JSON-ready result of ``aifabric compare`` for advisor inputs ``adv`` (the CLI's path)."""
     from aifabric.report.result import comparison_dict
 
-    return comparison_dict(run_comparison(adv, catalog, seed, mfu, progress, congestion_share))
+    return comparison_dict(
+        run_comparison(
+            adv, catalog, seed, compute_efficiency, progress, congestion_share, training, scenario_file
+        )
+    )
 
 
-def run_comparison(adv, catalog, seed: int = 1, mfu: float = 0.40, progress=None, congestion_share=None):
+def run_comparison(
+    adv,
+    catalog,
+    seed: int = 1,
+    compute_efficiency: float | None = None,
+    progress=None,
+    congestion_share=None,
+    training: dict | None = None,
+    scenario_file: str | None = None,
+):
     from aifabric.stages.pipeline import CompareInputs, run
     from aifabric.stages.testbed import CONGESTION_SHARE
 
     share = CONGESTION_SHARE if congestion_share is None else congestion_share
-    return run(CompareInputs(adv, catalog, seed, mfu, share), progress)
+    return run(
+        CompareInputs(adv, catalog, seed, compute_efficiency, share, training, scenario_file), progress
+    )
 
 
 @dataclass(frozen=True)
@@ -112,7 +134,8 @@ def compare(
     budget: str | None = None,
     growth: str | None = None,
     roce_routing: str | None = None,
-    mfu: float = 0.40,
+    training: dict | None = None,
+    compute_efficiency: float | None = None,
     congestion_share: float | None = None,
     seed: int = 1,
     catalog=None,
@@ -120,7 +143,8 @@ def compare(
 ) -> CompareResult:
     """Both fabrics designed, priced, measured and weighed for one cluster (``aifabric compare``).
     Keyword arguments are the advisor's questions (interface.md); unset ones take the built-in
-    default (1,024 H100 training Llama-3 70B). Bad input raises :class:`aifabric.errors.InputError`
+    default (1,024 H100 training Llama-3 70B); ``training`` is the scenario's ``training:`` section
+    (model, precision, seq_len, global_batch, micro_batch, parallelism). Bad input raises :class:`aifabric.errors.InputError`
     (or ``InputErrors``) naming the field."""
     from aifabric.hardware.catalog import load_catalog
     from aifabric.scenario import scenario_from_dict
@@ -139,10 +163,15 @@ def compare(
     adv = scenario_from_dict({"advisor": {k: v for k, v in asked.items() if v is not None}}).advisor
     if adv.model and adv.workload != "training":
         raise InputError("model applies to workload training only", field="model", value=adv.model)
-    if not 0 < mfu <= 1:
-        raise InputError("must be in (0, 1]", field="mfu", value=mfu, allowed="e.g. 0.4")
+    if compute_efficiency is not None and not 0 < compute_efficiency <= 1:
+        raise InputError(
+            "must be in (0, 1]",
+            field="compute_efficiency",
+            value=compute_efficiency,
+            allowed="a measured GEMM efficiency, e.g. 0.6",
+        )
     cat = catalog if catalog is not None else load_catalog(None)
-    c = run_comparison(adv, cat, seed, mfu, progress, congestion_share)
+    c = run_comparison(adv, cat, seed, compute_efficiency, progress, congestion_share, training)
     from aifabric.report.result import comparison_dict
 
     return CompareResult(c, comparison_dict(c))

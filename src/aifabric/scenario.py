@@ -500,6 +500,9 @@ class Scenario(_Model):
     workload: WorkloadSpec | None = None
     sim: SimSpec = SimSpec()
     advisor: AdvisorSpec | None = None
+    # ``training:`` (interface.md): validated by the workload stage's TrainingSpec
+    # (aifabric.workload.llm.spec) — a layer above this module; kept as the parsed mapping here.
+    training: dict[str, Any] | None = None
     description: str | None = None
 
     @model_validator(mode="after")
@@ -597,6 +600,17 @@ def _errors_from_validation(
             continue
         out.append(InputError(msg, file=file, field=path, value=shown))
     return out
+
+
+def validation_errors(
+    exc: ValidationError, file: str | None, model: type[BaseModel], prefix: str = ""
+) -> InputErrors:
+    """A pydantic ValidationError of ``model`` as one-line InputErrors (fields prefixed by ``prefix``)."""
+    errs = _errors_from_validation(exc, file, model)
+    if prefix:
+        for e in errs:
+            e.field = f"{prefix}.{e.field}" if e.field and e.field != "(top level)" else prefix
+    return InputErrors(errs)
 
 
 def scenario_from_dict(data: Any, file: str | None = None) -> Scenario:

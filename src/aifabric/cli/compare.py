@@ -70,6 +70,15 @@ def _budget(text: str | None) -> float | None:
     return v
 
 
+def scenario_training(scenario_path: Path | None) -> dict | None:
+    """The scenario file's ``training:`` section (validated later by the workload stage)."""
+    if scenario_path is None:
+        return None
+    from aifabric.scenario import load_scenario
+
+    return load_scenario(scenario_path).training
+
+
 def register(app: typer.Typer) -> None:
     @app.command("compare")
     def compare_cmd(
@@ -103,9 +112,13 @@ def register(app: typer.Typer) -> None:
             "--network-budget",
             help="Ceiling on network capex in USD (e.g. 5e6): designs above it are ruled out.",
         ),
-        mfu: float = typer.Option(
-            0.40, "--mfu", help="Model FLOPs utilisation of compute (default 0.40, S92)."
+        compute_efficiency: float | None = typer.Option(
+            None,
+            "--compute-efficiency",
+            help="Measured sustained GEMM efficiency (fraction of the dense peak) replacing the step model's "
+            "fitted one (0.626 BF16, 0.477 FP8). MFU is an output.",
         ),
+        mfu: float | None = typer.Option(None, "--mfu", hidden=True),
         congestion_share: float = typer.Option(
             0.25,
             "--congestion-share",
@@ -139,12 +152,25 @@ def register(app: typer.Typer) -> None:
                     "network_budget_usd": _budget(network_budget),
                 },
             )
-            if not 0 < mfu <= 1:
-                raise InputError("must be in (0, 1]", field="--mfu", value=mfu, allowed="e.g. 0.4")
+            if mfu is not None:
+                raise InputError(
+                    "MFU is now computed from first principles (an output)",
+                    field="--mfu",
+                    value=mfu,
+                    allowed="--compute-efficiency FRACTION (a measured sustained GEMM efficiency)",
+                )
+            if compute_efficiency is not None and not 0 < compute_efficiency <= 1:
+                raise InputError(
+                    "must be in (0, 1]",
+                    field="--compute-efficiency",
+                    value=compute_efficiency,
+                    allowed="e.g. 0.6",
+                )
             if report is not None and not report.parent.exists():
                 raise InputError("folder does not exist", field="--report", value=str(report))
             cat = load_catalog(catalog_file)
-            result = _run(adv, cat, mfu, congestion_share, show_progress=not as_json)
+            training = scenario_training(scenario)
+            result = _run(adv, cat, compute_efficiency, congestion_share, not as_json, training, scenario)
             result["scenario"] = name
             if report is not None:
                 from aifabric.report.html import write_report
@@ -169,11 +195,19 @@ def register(app: typer.Typer) -> None:
         run_guarded(body)
 
 
-def _run(adv, cat, mfu: float, congestion_share: float, show_progress: bool) -> dict:
+def _run(
+    adv, cat, compute_efficiency, congestion_share: float, show_progress: bool, training, scenario
+) -> dict:
     from aifabric.api import compare_advisor
 
+    kw = dict(
+        compute_efficiency=compute_efficiency,
+        congestion_share=congestion_share,
+        training=training,
+        scenario_file=str(scenario) if scenario else None,
+    )
     if not show_progress:
-        return compare_advisor(adv, cat, mfu=mfu, congestion_share=congestion_share)
+        return compare_advisor(adv, cat, **kw)
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
@@ -188,7 +222,6 @@ def _run(adv, cat, mfu: float, congestion_share: float, show_progress: bool) -> 
         return compare_advisor(
             adv,
             cat,
-            mfu=mfu,
-            congestion_share=congestion_share,
             progress=lambda msg: prog.update(task, description=msg),
+            **kw,
         )

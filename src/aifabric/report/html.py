@@ -54,23 +54,27 @@ def _fig_capex(fabrics: list[dict]):
 
 
 def _fig_iteration(fabrics: list[dict]):
+    """Step time split into compute, pipeline bubble, optimizer and each group's *exposed*
+    communication (the part no compute hides)."""
     import plotly.graph_objects as go
 
-    parts = [
-        ("compute_s", "compute"),
-        ("pp_bubble_s", "pipeline bubble"),
-        ("tp_comm_s", "TP (NVLink)"),
-        ("pp_comm_s", "PP sends"),
-        ("dp_exposed_s", "DP all-reduce (exposed)"),
-        ("ep_comm_s", "EP all-to-all"),
-    ]
     fig = go.Figure()
     with_it = [f for f in fabrics if f.get("iteration")]
+    parts = [("compute_s", "compute"), ("bubble_s", "pipeline bubble"), ("optimizer_s", "optimizer")]
     for key, name in parts:
-        fig.add_bar(name=name, x=[f["label"] for f in with_it], y=[f["iteration"][key] for f in with_it])
+        fig.add_bar(
+            name=name, x=[f["label"] for f in with_it], y=[f["iteration"]["breakdown"][key] for f in with_it]
+        )
+    groups = sorted({g for f in with_it for g in f["iteration"]["breakdown"]["exposed_s"]})
+    for g in groups:
+        fig.add_bar(
+            name=f"{g.upper()} exposed",
+            x=[f["label"] for f in with_it],
+            y=[f["iteration"]["breakdown"]["exposed_s"].get(g, 0.0) for f in with_it],
+        )
     fig.update_layout(
         barmode="stack",
-        title="Training iteration time (s): compute and exposed communication",
+        title="Training step time (s): compute, bubble, optimizer and exposed communication per group",
         yaxis_title="seconds",
         height=380,
     )

@@ -18,8 +18,9 @@ def assumptions(c: Comparison) -> list[str]:
     perf, congestion_share = c.performance, c.risk.congestion_share
     roce = next((f for f in c.design.fabrics if f.technology == "roce"), None)
     out = [
-        f"MFU {perf.mfu:.0%} for compute (planning default, hardware-facts §H, S92); published MFUs include the "
-        "exposed communication of their own cluster, so iteration times are conservative",
+        "compute from first principles (aifabric.workload.llm: per-layer GEMM, attention and element-wise time at "
+        "one fitted parameter set, validated against published step times — README 'Training step model'); "
+        "MFU is an output; the layout is searched per fabric",
         "InfiniBand routes adaptively (NCCL default on IB, S15); RoCE "
         + (
             "hashes with ECMP (NCCL default on RoCE, S15)"
@@ -47,13 +48,14 @@ def assumptions(c: Comparison) -> list[str]:
         "switch shared buffer for the risk testbed: the catalog's, else 128 MB (Spectrum-4, the conservative of "
         "two conflicting public figures, hardware-facts)",
     ]
-    par, model = c.workload.parallelism, c.workload.model
-    if par is not None:
-        out.append(
-            f"parallelism TP {par.tp} × PP {par.pp} × DP {par.dp}"
-            + (f", EP {par.ep}" if par.ep > 1 else "")
-            + f" for {model.name}"
-        )
+    for f in c.performance.fabrics:
+        if f.iteration is not None:
+            lay = f.iteration.layout
+            out.append(
+                f"{f.key}: layout TP {lay.tp} × CP {lay.cp} × PP {lay.pp} (VP {lay.vp}) × DP {lay.dp}"
+                + (f", EP {lay.ep}" if lay.ep > 1 else "")
+                + f", micro-batch {lay.micro_batch} for {c.workload.model.name} (searched on this fabric)"
+            )
     return out
 
 
@@ -79,7 +81,7 @@ def _fabric_row(c: Comparison, fd) -> dict:
         "permutation_efficiency": net.permutation_efficiency,
         "switch_hop_ns": fd.switch_hop_ns,
         "plan": fd.plan.to_dict(),
-        "iteration": fp.iteration.to_dict() if fp.iteration else None,
+        "iteration": fp.iteration_dict(),
         "training_cost": fp.training_cost,
         "busbw_sweep": [dict(r) for r in net.busbw_sweep],
         "fct_us": [float(x) for x in net.ring_fct_us[:FCT_POINTS]],
@@ -111,7 +113,7 @@ def comparison_dict(c: Comparison) -> dict:
         "scenario": "built-in default" if adv.model is None else adv.model,
         "inputs": adv.model_dump() if hasattr(adv, "model_dump") else dict(adv.__dict__),
         "model": wl.model.name if wl.model else None,
-        "parallelism": wl.parallelism.to_dict() if wl.parallelism else None,
+        "parallelism": wl.parallelism.to_dict() if wl.parallelism is not None else None,
         "recommendation": c.decision.recommendation.to_dict(),
         "fabrics": [_fabric_row(c, fd) for fd in c.design.fabrics],
         "claims": list(c.decision.claims),

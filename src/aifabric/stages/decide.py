@@ -299,9 +299,7 @@ def decide(adv, design, workload, network, perf, risk, gpu, catalog, options, se
     expansion = _expansion(adv, design, catalog, options)
     for k, (cost, _reaches, _t) in expansion.items():
         evidence[k].expansion_capex_usd = cost
-    obj = build_objective(
-        design, workload, network, perf, risk, float(gpu.bf16_tflops), {k: v[0] for k, v in expansion.items()}
-    )
+    obj = build_objective(design, workload, network, perf, risk, {k: v[0] for k, v in expansion.items()})
     for k, ev in evidence.items():
         ev.objective = obj.value(k)
     reasons: list[Reason] = [

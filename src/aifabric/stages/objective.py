@@ -37,9 +37,10 @@ PRICE_RANGE = {True: (0.5, 1.5), False: (0.85, 1.15)}
 # Misconfiguration probability per lossless setting, plausible range by team expertise. ASSUMPTION
 # (no public source; the base values are the risk stage's).
 PROBABILITY_RANGE = {"none": (0.2, 0.8), "some": (0.05, 0.4), "expert": (0.01, 0.15)}
-# Compute efficiency (MFU): published large dense runs report 38–43 % (Llama 3 405B, S92); MoE and
-# smaller runs span wider. ASSUMPTION for the range.
-MFU_RANGE = (0.30, 0.50)
+# Compute efficiency: the step model's fitted GEMM efficiency (aifabric.workload.llm CALIBRATION),
+# ±15 % — the model's validation residuals are mostly within ±10 % of published step times, a few
+# cases reach 15–20 % (README "Training step model"). ASSUMPTION for the width.
+COMPUTE_EFFICIENCY_SPREAD = 0.15
 # Achieved NIC efficiency relative to the flow model's line-rate sharing: NCCL reaches about 46–48 GB/s
 # of a 50 GB/s NIC in public nccl-tests runs (issue 12's note; 0.92–0.96) — range down to 0.9.
 NIC_EFFICIENCY_RANGE = (0.90, 1.0)
@@ -71,12 +72,12 @@ class Objective:
     capex_by_category: dict[str, dict[str, float]]
     extra_capex_usd: dict[str, float]  # growth: the next expansion step on each design
     base_probability: float
-    base_mfu: float
+    base_compute_efficiency: float | None  # None: no training step
     base_congestion_share: float
     gpus: int
     server_usd_per_gpu: float
     train_tokens: float
-    peak_tflops: float
+    layouts: dict[str, object] = field(repr=False)  # each design's chosen layout (fixed under uncertainty)
     workload: object = field(repr=False)
     networks: dict[str, object] = field(repr=False)
     risk_items: dict[str, tuple] = field(repr=False)
@@ -87,20 +88,21 @@ class Objective:
             v * x.get(f"price.{cat}.{key}", 1.0) for cat, v in self.capex_by_category[key].items()
         ) + self.extra_capex_usd.get(key, 0.0)
 
-    def _iteration_s(self, key: str, nic_eff: float, mfu: float, comm_slowdown: float = 0.0) -> float:
-        ck = (key, nic_eff, mfu, comm_slowdown)
+    def _iteration_s(self, key: str, nic_eff: float, eff: float | None, comm_slowdown: float = 0.0) -> float:
+        ck = (key, nic_eff, eff, comm_slowdown)
         if ck not in self._cache:
             net = self.networks[key].with_slowdown(1 / nic_eff - 1)
             if comm_slowdown:
                 net = net.with_slowdown(comm_slowdown)
-            self._cache[ck] = step_time(self.workload, net, self.peak_tflops, mfu).iteration_s
+            ce = None if eff == self.base_compute_efficiency else eff
+            self._cache[ck] = step_time(self.workload, net, self.layouts[key], ce).iteration_s
         return self._cache[ck]
 
     def expected_slowdown(self, key: str, x: dict) -> float:
         p = x.get("misconfiguration_probability", self.base_probability)
         cs = x.get("congestion_share", self.base_congestion_share)
         eff = x.get(f"nic_efficiency.{key}", 1.0)
-        mfu = x.get("compute_efficiency", self.base_mfu)
+        mfu = x.get("compute_efficiency", self.base_compute_efficiency)
         total = 0.0
         for item in self.risk_items.get(key, ()):
             prob = item.probability * (p / self.base_probability if self.base_probability else 1.0)
@@ -125,9 +127,11 @@ class Objective:
         if not self.training:
             return capex * (1 + loss)
         it = self._iteration_s(
-            key, x.get(f"nic_efficiency.{key}", 1.0), x.get("compute_efficiency", self.base_mfu)
+            key,
+            x.get(f"nic_efficiency.{key}", 1.0),
+            x.get("compute_efficiency", self.base_compute_efficiency),
         )
-        tokens_per_s = self.workload.model.global_batch_tokens / it
+        tokens_per_s = self.workload.spec.global_batch * self.workload.spec.seq_len / it
         per_s = (self.gpus * self.server_usd_per_gpu + capex) / (LIFETIME_YEARS * 365.25 * 86400)
         return per_s / tokens_per_s * 1e6 * (1 + loss)
 
@@ -144,9 +148,20 @@ class Objective:
         )
 
 
-def build_objective(
-    design, workload, network, perf, risk, peak_tflops: float, extra_capex_usd: dict[str, float]
-) -> Objective:
+def base_compute_efficiency(workload) -> float | None:
+    """The GEMM efficiency the step model uses for this job (the user's, else the fitted one)."""
+    if not workload.is_training_step:
+        return None
+    if workload.spec.compute_efficiency is not None:
+        return float(workload.spec.compute_efficiency)
+    from aifabric.workload.llm import CALIBRATION
+
+    return (
+        CALIBRATION.fp8_gemm_efficiency if workload.spec.precision == "fp8" else CALIBRATION.gemm_efficiency
+    )
+
+
+def build_objective(design, workload, network, perf, risk, extra_capex_usd: dict[str, float]) -> Objective:
     cap: dict[str, dict[str, float]] = {}
     for fd in design.fabrics:
         per = dict.fromkeys(CATEGORIES, 0.0)
@@ -159,12 +174,12 @@ def build_objective(
         capex_by_category=cap,
         extra_capex_usd=dict(extra_capex_usd),
         base_probability=risk.probability,
-        base_mfu=perf.mfu,
+        base_compute_efficiency=base_compute_efficiency(workload),
         base_congestion_share=risk.congestion_share,
         gpus=design.gpus,
         server_usd_per_gpu=perf.server_usd_per_gpu,
         train_tokens=perf.train_tokens,
-        peak_tflops=float(peak_tflops),
+        layouts={f.key: (f.iteration.layout if f.iteration is not None else None) for f in perf.fabrics},
         workload=workload,
         networks={f.key: f for f in network.fabrics},
         risk_items={f.key: f.items for f in risk.fabrics},
@@ -251,13 +266,15 @@ def uncertain_inputs(design, objective: Objective, expertise: str) -> list[Uncer
                 )
             )
     if objective.training:
+        b = objective.base_compute_efficiency
         out.append(
             UncertainInput(
                 "compute_efficiency",
-                "compute efficiency (MFU)",
-                objective.base_mfu,
-                *MFU_RANGE,
-                "Llama 3 405B published 38–43 % (S92); wider for other jobs (assumption)",
+                "compute efficiency (sustained GEMM fraction of peak)",
+                b,
+                b * (1 - COMPUTE_EFFICIENCY_SPREAD),
+                min(1.0, b * (1 + COMPUTE_EFFICIENCY_SPREAD)),
+                "the step model's fitted GEMM efficiency ±15 % (validation residuals, assumption for the width)",
                 bracket=(0.05, 1.0),
             )
         )

@@ -22,7 +22,7 @@ from aifabric.errors import InputError
 from aifabric.stages.decide import Decision, decide
 from aifabric.stages.design import DesignEvidence, DesignInput, default_options, design
 from aifabric.stages.measure import NetworkEvidence, measure
-from aifabric.stages.performance import MFU, PerformanceEvidence, performance, server_usd_per_gpu
+from aifabric.stages.performance import PerformanceEvidence, performance, server_usd_per_gpu
 from aifabric.stages.risk import RiskEvidence, assess
 from aifabric.stages.testbed import CONGESTION_SHARE
 from aifabric.stages.workload import Workload, WorkloadInput, workload
@@ -35,8 +35,10 @@ class CompareInputs:
     advisor: Any  # aifabric.scenario.AdvisorSpec
     catalog: Any = field(repr=False, compare=False)
     seed: int = 1
-    mfu: float = MFU
+    compute_efficiency: float | None = None  # measured GEMM efficiency (else the step model's fitted one)
     congestion_share: float = CONGESTION_SHARE
+    training: dict | None = None  # the scenario's training: section
+    scenario_file: str | None = None
 
 
 @dataclass(frozen=True)
@@ -66,14 +68,26 @@ def run(inputs: CompareInputs, progress=None) -> Comparison:
     adv, cat = inputs.advisor, inputs.catalog
     gpu = cat.get("gpu", adv.gpu)
     gpn = int(gpu.gpus_per_node or 8)
-    wl = workload(
-        WorkloadInput(adv.workload, adv.gpus, gpn, float(gpu.hbm_gbytes or 80), adv.model, inputs.seed)
-    )
     options = default_options(gpu, getattr(adv, "roce_routing", None))
     des = design(DesignInput(adv.gpus, adv.gpu, options, cat), progress)
+    wl = workload(
+        WorkloadInput(
+            adv.workload,
+            adv.gpus,
+            gpn,
+            float(gpu.hbm_gbytes or 80),
+            adv.model,
+            inputs.seed,
+            inputs.training,
+            adv.gpu,
+            options[0].nic_rate_gbps,
+            inputs.compute_efficiency,
+            inputs.scenario_file,
+        )
+    )
     net = measure(des, wl, gpu, inputs.seed, progress)
     server_usd, _ = server_usd_per_gpu(gpu)
-    perf = performance(wl, des, net, float(gpu.bf16_tflops), inputs.mfu, progress, server_usd)
+    perf = performance(wl, des, net, progress, server_usd)
     rsk = assess(des, wl, net, perf, gpu, adv.team_expertise, inputs.congestion_share, inputs.seed, progress)
     if progress:
         progress("advising")

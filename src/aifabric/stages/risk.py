@@ -121,22 +121,22 @@ class RiskEvidence:
         }
 
 
-def _slowdown(workload, perf, network, comm_slowdown: float, peak_tflops: float, mfu: float) -> float:
+def _slowdown(workload, perf, network, comm_slowdown: float) -> float:
     """Iteration slowdown when the fabric measures ``comm_slowdown`` slower on bandwidth-bound
     steps; without a training iteration, the communication slowdown itself."""
     factor = 1 + comm_slowdown
     if perf.iteration is None:
         return factor - 1
-    return iteration_slowdown(workload, perf, network.with_slowdown(factor - 1), peak_tflops, mfu)
+    return iteration_slowdown(workload, perf, network.with_slowdown(factor - 1))
 
 
-def _jitter(rm: RiskMeasurement, workload, perf, network, peak_tflops: float, mfu: float) -> dict:
+def _jitter(rm: RiskMeasurement, workload, perf, network) -> dict:
     """The jitter claim's numbers: the storm sweep (quiet traffic) mapped to the iteration."""
     sweep = [
         {
             "duty": r["duty"],
             "comm_slowdown": r["comm_slowdown"],
-            "slowdown": _slowdown(workload, perf, network, max(0.0, r["comm_slowdown"]), peak_tflops, mfu),
+            "slowdown": _slowdown(workload, perf, network, max(0.0, r["comm_slowdown"])),
         }
         for r in rm.jitter_sweep
     ]
@@ -164,8 +164,6 @@ def assess(
     """Every scenario that applies to each fabric, measured and sent through *performance*."""
     tick = progress or (lambda msg: None)
     prob = MISCONFIG_PROBABILITY[expertise]
-    peak = float(gpu.bf16_tflops)
-    mfu = perf.mfu
     out, jitter = [], None
     for fd in design.fabrics:
         net, fp = network.fabric(fd.key), perf.fabric(fd.key)
@@ -185,7 +183,7 @@ def assess(
             )
             for mid, what in MISCONFIGS.items():
                 comm_slow = rm.blended(mid, congestion_share)
-                it_slow = _slowdown(workload, fp, net, comm_slow, peak, mfu)
+                it_slow = _slowdown(workload, fp, net, comm_slow)
                 items.append(
                     RiskItem(
                         mid,
@@ -199,7 +197,7 @@ def assess(
                         rm.comm_slowdown["congested"][mid],
                     )
                 )
-            jitter = _jitter(rm, workload, fp, net, peak, mfu)
+            jitter = _jitter(rm, workload, fp, net)
         if (
             fd.technology == "roce"
             and fd.routing == "adaptive"
@@ -210,7 +208,7 @@ def assess(
             # runs ECMP: the same patterns re-measured with ECMP, weighted by the mistake's chance.
             tick("flow model of the same steps with ECMP (adaptive routing off)")
             ecmp = measure_fabric(fd, workload, gpu, seed, routing="ecmp", sweep=False)
-            impact = iteration_slowdown(workload, fp, ecmp, peak, mfu)
+            impact = iteration_slowdown(workload, fp, ecmp)
             e_ecmp = ecmp.ring_step_efficiency
             comm = net.ring_step_efficiency / e_ecmp - 1 if e_ecmp else None
             items.append(RiskItem(ADAPTIVE_OFF, ADAPTIVE_OFF_WHAT, prob, comm, impact, prob * impact, of))

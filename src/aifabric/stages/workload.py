@@ -1,11 +1,15 @@
 """Stage 2 — *workload*: what the job puts on the network.
 
-Input: :class:`WorkloadInput` (the job kind, the model, the cluster's GPUs). Output:
-:class:`Workload` — for training, the model, its parallel layout and each parallel group's
-collectives with sizes, counts per step and the compute window each may overlap with
-(:class:`aifabric.workload.training.CollectiveDemand`), plus the traffic patterns the *measure*
-stage runs on each fabric, with their endpoints placed on the topology
-(:class:`TrafficPattern`: rank → node → rail, host id = node · GPUs per node + rail).
+Input: :class:`WorkloadInput` (the job kind, the ``training:`` section or a model name, the
+cluster's GPUs). Output: :class:`Workload` — for training, the validated
+:class:`~aifabric.workload.llm.spec.TrainingSpec`, the model, a *reference layout* (the fastest
+layout that fits memory on an ideal fabric: the step model's validation α-β network — every NIC at
+line rate × NCCL's achieved efficiency, no contention) with each
+parallel group's collectives (op, size, ranks, span, count per step, the compute window it may
+overlap with), plus the traffic patterns the *measure* stage runs on each fabric, with their
+endpoints placed on the topology (:class:`TrafficPattern`: rank → node → rail, host id = node ·
+GPUs per node + rail). The layout each fabric actually runs is searched again in *performance*
+on that fabric's measured network.
 
 Add a traffic pattern here: a name in :data:`PATTERNS` with a function returning its flows;
 *measure* runs every pattern the workload lists.
@@ -13,20 +17,15 @@ Add a traffic pattern here: a name in :data:`PATTERNS` with a function returning
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 
-from aifabric.workload.training import (
-    CollectiveDemand,
-    ModelSpec,
-    Parallelism,
-    default_parallelism,
-    get_model,
-    step_demands,
-)
+from aifabric.errors import InputError
 
-DEFAULT_MODEL = "llama3-70b"
+DEFAULT_MODEL = "llama3.1-70b"
 STEP_BYTES = 16 * 2**20  # per flow of a measured step: large enough to be bandwidth-bound at 400/800G
 
 
@@ -98,8 +97,13 @@ class WorkloadInput:
     gpus: int
     gpus_per_node: int
     hbm_gbytes: float
-    model: str | None = None  # training: a built-in model name
+    model: str | None = None  # training: a built-in model name (when no training: section)
     seed: int = 1
+    training: dict | None = None  # the scenario's training: section
+    gpu: str = "h100"  # the catalog's GPU id
+    nic_rate_gbps: float = 400.0
+    compute_efficiency: float | None = None  # --compute-efficiency (measured GEMM efficiency)
+    file: str | None = None  # where training: came from (error messages)
 
 
 @dataclass(frozen=True)
@@ -107,15 +111,22 @@ class Workload:
     kind: str
     gpus: int
     gpus_per_node: int
-    model: ModelSpec | None
-    parallelism: Parallelism | None
-    collectives: tuple[CollectiveDemand, ...]
-    patterns: tuple[TrafficPattern, ...]
+    spec: Any  # TrainingSpec | None
+    model: Any  # ModelConfig | None
+    gpu: str  # the step model's GPU id
+    reference: Any = field(default=None, repr=False)  # StepResult on the ideal fabric | None
+    collectives: tuple[dict, ...] = ()
+    patterns: tuple[TrafficPattern, ...] = ()
 
     @property
     def is_training_step(self) -> bool:
         """A training iteration to time (training on more than one node)."""
-        return self.model is not None and self.parallelism is not None
+        return self.spec is not None and self.gpus > self.gpus_per_node
+
+    @property
+    def parallelism(self):
+        """The reference layout (tp, pp, cp, vp, dp, ep, micro_batch), or None."""
+        return self.reference.layout if self.reference is not None else None
 
     def pattern(self, name: str) -> TrafficPattern | None:
         return next((p for p in self.patterns if p.name == name), None)
@@ -123,31 +134,71 @@ class Workload:
     def to_dict(self) -> dict:
         return {
             "kind": self.kind,
-            "model": self.model.name if self.model else None,
-            "parallelism": self.parallelism.to_dict() if self.parallelism else None,
-            "collectives": [c.to_dict() for c in self.collectives],
+            "model": self.model.name if self.model is not None else None,
+            "training": self.spec.model_dump(mode="json") if self.spec is not None else None,
+            "reference_layout": self.parallelism.to_dict() if self.parallelism is not None else None,
+            "reference_layout_on": "an ideal fabric (every NIC at line rate, no contention)",
+            "collectives": [dict(c) for c in self.collectives],
             "patterns": [p.to_dict() for p in self.patterns],
         }
 
 
+def step_gpu(gpu: str) -> str:
+    """The step model's GPU id for a catalog system id (``gb200-nvl72`` → ``gb200``)."""
+    return gpu.removesuffix("-nvl72")
+
+
+def training_spec(inp: WorkloadInput):
+    """The validated ``training:`` section (or one built from the model name); one-line errors."""
+    from aifabric.scenario import validation_errors
+    from aifabric.workload.llm.spec import TrainingSpec
+
+    data = dict(inp.training) if inp.training is not None else {"model": inp.model or DEFAULT_MODEL}
+    if inp.training is not None and inp.model:
+        data["model"] = inp.model
+    if inp.compute_efficiency is not None:
+        data["compute_efficiency"] = inp.compute_efficiency
+    try:
+        spec = TrainingSpec.model_validate(data)
+        spec.model_config_resolved()
+    except ValidationError as exc:
+        raise validation_errors(exc, inp.file, TrainingSpec, "training") from None
+    return spec
+
+
 def workload(inp: WorkloadInput) -> Workload:
-    """The job's model, layout, per-group collectives and the patterns to measure."""
-    model = par = None
+    """The job's model, reference layout, per-group collectives and the patterns to measure."""
     gpn = inp.gpus_per_node
+    spec = model = ref = None
+    colls: tuple[dict, ...] = ()
     if inp.kind == "training":
-        model = get_model(inp.model or DEFAULT_MODEL)
+        spec = training_spec(inp)
+        model = spec.model_config_resolved()
         if inp.gpus > gpn:
-            par = default_parallelism(model, inp.gpus, gpn, inp.hbm_gbytes)
-    demands = tuple(step_demands(model, par, gpn)) if par is not None else ()
+            from aifabric.workload.llm import plan_training
+            from aifabric.workload.llm.gpus import get_gpu
+            from aifabric.workload.llm.network import AlphaBetaNetwork
+
+            g = get_gpu(step_gpu(inp.gpu))
+            ideal = AlphaBetaNetwork(inp.nic_rate_gbps, g.nvlink_bytes_per_s, label="ideal fabric")
+            ref = plan_training(spec, g, inp.gpus, ideal, runners_up=0).best
+            colls = tuple(c.to_dict() for c in ref.collectives)
+    elif inp.training is not None:
+        raise InputError(
+            "applies to --workload training only",
+            field="training",
+            value=inp.kind,
+            allowed="remove the training: section, or use workload: training",
+        )
     patterns: tuple[TrafficPattern, ...] = ()
     if inp.gpus > gpn:
         nodes = inp.gpus // gpn
-        group = par.dp if par else nodes
+        group = ref.layout.dp if ref is not None else nodes
         group = max(2, min(group, nodes))
         patterns = (TrafficPattern("dp-ring-step", inp.gpus, gpn, STEP_BYTES, group_nodes=group),)
         if nodes > 1:
             patterns += (TrafficPattern("rail-permutation", inp.gpus, gpn, STEP_BYTES, seed=inp.seed),)
-    return Workload(inp.kind, inp.gpus, gpn, model, par, demands, patterns)
+    return Workload(inp.kind, inp.gpus, gpn, spec, model, step_gpu(inp.gpu), ref, colls, patterns)
 
 
 __all__ = [
@@ -156,5 +207,7 @@ __all__ = [
     "WorkloadInput",
     "rail_permutation_flows",
     "ring_step_flows",
+    "step_gpu",
+    "training_spec",
     "workload",
 ]
