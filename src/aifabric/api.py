@@ -266,4 +266,103 @@ def plan(
     return PlanResult(tuple(plans))
 
 
-__all__ = ["CompareResult", "PlanResult", "compare", "compare_advisor", "plan", "run_comparison"]
+TRAIN_FABRICS = {
+    "both": ("infiniband", "roce"),
+    "ib": ("infiniband",),
+    "infiniband": ("infiniband",),
+    "roce": ("roce",),
+}
+
+
+def train_result(
+    adv,
+    catalog,
+    training: dict | None = None,
+    fabric: str = "both",
+    seed: int = 1,
+    compute_efficiency: float | None = None,
+    scenario_file: str | None = None,
+    progress=None,
+) -> dict:
+    """``aifabric train``: the design, workload, measure and performance stages only (no risk, no
+    advice) for the ``training:`` section on each asked fabric; the JSON-ready dict."""
+    import time
+
+    from aifabric.stages.design import DesignInput, default_options, design
+    from aifabric.stages.measure import measure
+    from aifabric.stages.performance import performance, server_usd_per_gpu
+    from aifabric.stages.workload import WorkloadInput, workload
+
+    if fabric not in TRAIN_FABRICS:
+        raise InputError("unknown fabric", field="--fabric", value=fabric, allowed="ib, roce, both")
+    t0 = time.perf_counter()
+    gpu = catalog.get("gpu", adv.gpu)
+    gpn = int(gpu.gpus_per_node or 8)
+    options = tuple(
+        o for o in default_options(gpu, adv.roce_routing) if o.technology in TRAIN_FABRICS[fabric]
+    )
+    des = design(DesignInput(adv.gpus, adv.gpu, options, catalog), progress)
+    wl = workload(
+        WorkloadInput(
+            "training",
+            adv.gpus,
+            gpn,
+            float(gpu.hbm_gbytes or 80),
+            adv.model,
+            seed,
+            training,
+            adv.gpu,
+            options[0].nic_rate_gbps,
+            compute_efficiency,
+            scenario_file,
+        )
+    )
+    net = measure(des, wl, gpu, seed, progress, sweep=False)
+    perf = performance(wl, des, net, progress, server_usd_per_gpu(gpu)[0])
+    rows = []
+    for fd in des.fabrics:
+        n, fp = net.fabric(fd.key), perf.fabric(fd.key)
+        it = fp.iteration_dict()
+        rows.append(
+            {
+                "technology": fd.technology,
+                "fabric": fd.key,
+                "label": fd.label,
+                "routing": n.routing,
+                "capex_usd": fd.capex_usd,
+                "ring_step_efficiency": n.ring_step_efficiency,
+                "permutation_efficiency": n.permutation_efficiency,
+                "iteration_time_s": fp.iteration_time_s,
+                "tokens_per_s": fp.tokens_per_s,
+                "mfu": it["mfu"] if it else None,
+                "iteration": it,
+                "training_cost": fp.training_cost,
+            }
+        )
+    return {
+        "scenario": scenario_file or "built-in default",
+        "gpus": adv.gpus,
+        "gpu": adv.gpu,
+        "model": wl.model.name if wl.model is not None else None,
+        "training": wl.spec.model_dump(mode="json") if wl.spec is not None else None,
+        "stages": ["design", "workload", "measure", "performance"],
+        "fabrics": rows,
+        "evidence": {
+            "design": des.to_dict(),
+            "workload": wl.to_dict(),
+            "measure": net.to_dict(),
+            "performance": perf.to_dict(),
+        },
+        "wall_s": time.perf_counter() - t0,
+    }
+
+
+__all__ = [
+    "CompareResult",
+    "PlanResult",
+    "compare",
+    "compare_advisor",
+    "plan",
+    "run_comparison",
+    "train_result",
+]

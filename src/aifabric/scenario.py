@@ -606,11 +606,26 @@ def validation_errors(
     exc: ValidationError, file: str | None, model: type[BaseModel], prefix: str = ""
 ) -> InputErrors:
     """A pydantic ValidationError of ``model`` as one-line InputErrors (fields prefixed by ``prefix``)."""
-    errs = _errors_from_validation(exc, file, model)
-    if prefix:
-        for e in errs:
-            e.field = f"{prefix}.{e.field}" if e.field and e.field != "(top level)" else prefix
-    return InputErrors(errs)
+    out = []
+    for raw, e in zip(exc.errors(), _errors_from_validation(exc, file, model), strict=True):
+        inner = (raw.get("ctx") or {}).get("error")
+        if isinstance(inner, InputError):  # a validator's own one-line error: keep its field and words
+            field = inner.field if (inner.field or "").startswith(prefix) else f"{prefix}.{inner.field or ''}"
+            out.append(
+                InputError(
+                    inner.problem,
+                    file=file,
+                    field=field.rstrip("."),
+                    value=inner.value,
+                    allowed=inner.allowed,
+                )
+            )
+            continue
+        field = (
+            f"{prefix}.{e.field}" if prefix and e.field and e.field != "(top level)" else (prefix or e.field)
+        )
+        out.append(InputError(e.problem, file=e.file, field=field, value=e.value, allowed=e.allowed))
+    return InputErrors(out)
 
 
 def scenario_from_dict(data: Any, file: str | None = None) -> Scenario:

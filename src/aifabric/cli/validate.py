@@ -1,4 +1,5 @@
-"""``aifabric validate SCENARIO.yaml`` — check a scenario file, print one line per problem."""
+"""``aifabric validate SCENARIO.yaml`` — check a scenario file, print one line per problem.
+``aifabric validate --published [--json]`` — the training step model against published step times."""
 
 from __future__ import annotations
 
@@ -10,7 +11,11 @@ import typer
 def register(app: typer.Typer) -> None:
     @app.command("validate")
     def validate(
-        scenario: Path = typer.Argument(..., help="Scenario YAML file to check."),
+        scenario: Path | None = typer.Argument(None, help="Scenario YAML file to check."),
+        published: bool = typer.Option(
+            False, "--published", help="Print the step-time model against published training runs instead."
+        ),
+        as_json: bool = typer.Option(False, "--json", help="With --published: one JSON object on stdout."),
         build: bool = typer.Option(
             True,
             "--build/--no-build",
@@ -21,9 +26,38 @@ def register(app: typer.Typer) -> None:
         from aifabric.cli import run_guarded
 
         def body() -> int:
+            from aifabric.errors import InputError
             from aifabric.scenario import load_scenario
 
+            if published:
+                return _published(as_json)
+            if scenario is None:
+                raise InputError("missing", field="SCENARIO", allowed="a scenario YAML file, or --published")
             sc = load_scenario(scenario)
+            if sc.training is not None:  # the workload stage's own checks: spec, layout, memory
+                from aifabric.hardware.catalog import load_catalog
+                from aifabric.scenario import AdvisorSpec
+                from aifabric.stages.design import nic_rate_for
+                from aifabric.stages.workload import WorkloadInput, workload
+
+                adv = sc.advisor or AdvisorSpec()
+                g = load_catalog().get("gpu", adv.gpu)
+                gpn = int(g.gpus_per_node or 8)
+                workload(
+                    WorkloadInput(
+                        "training",
+                        adv.gpus,
+                        gpn,
+                        float(g.hbm_gbytes or 80),
+                        adv.model,
+                        sc.seed,
+                        sc.training,
+                        adv.gpu,
+                        nic_rate_for(g)[0],
+                        None,
+                        str(scenario),
+                    )
+                )
             if build and sc.topology is not None:
                 from aifabric.errors import InputError
                 from aifabric.topology import from_spec
@@ -90,3 +124,22 @@ def _check_workload_fits(wl, hosts: int, file: str) -> None:
         )
     if wl.path is not None and not Path(wl.path).is_file():
         raise InputError("flow file not found", file=file, field="workload.path", value=wl.path)
+
+
+def _published(as_json: bool) -> int:
+    """The validation table of :mod:`aifabric.workload.llm.validation` (sources, tolerance ±10 %)."""
+    import json
+
+    from aifabric.workload.llm.validation import format_table, validation_table
+
+    rows = validation_table()
+    checked = [r for r in rows if r["role"] != "fit"]
+    ok = sum(1 for r in checked if r["within_tolerance"])
+    if as_json:
+        typer.echo(json.dumps({"cases": rows, "within_tolerance": ok, "checked": len(checked)}, default=str))
+    else:
+        typer.echo(format_table(rows))
+        typer.echo(
+            f"\n{ok} of {len(checked)} published cases (not used in the fit) within ±10 % of the step time"
+        )
+    return 0

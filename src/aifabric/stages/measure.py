@@ -369,14 +369,15 @@ def measure_fabric(
     )
 
 
-def measure(design, workload, gpu, seed: int = 1, progress=None) -> NetworkEvidence:
-    """Every designed fabric measured for the workload's patterns."""
+def measure(design, workload, gpu, seed: int = 1, progress=None, sweep: bool = True) -> NetworkEvidence:
+    """Every designed fabric measured for the workload's patterns (``sweep``: also the all-reduce
+    busbw-vs-size sweep)."""
     tick = progress or (lambda msg: None)
     out = []
     roce_routing = next((f.routing for f in design.fabrics if f.technology == "roce"), "")
     for fd in design.fabrics:
         tick(f"flow model of the workload's traffic on {fd.key}")
-        out.append(measure_fabric(fd, workload, gpu, seed, roce_routing=roce_routing))
+        out.append(measure_fabric(fd, workload, gpu, seed, sweep=sweep, roce_routing=roce_routing))
     return NetworkEvidence(tuple(out))
 
 

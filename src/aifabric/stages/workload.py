@@ -181,7 +181,10 @@ def workload(inp: WorkloadInput) -> Workload:
 
             g = get_gpu(step_gpu(inp.gpu))
             ideal = AlphaBetaNetwork(inp.nic_rate_gbps, g.nvlink_bytes_per_s, label="ideal fabric")
-            ref = plan_training(spec, g, inp.gpus, ideal, runners_up=0).best
+            try:
+                ref = plan_training(spec, g, inp.gpus, ideal, runners_up=0).best
+            except InputError as exc:
+                raise (exc.with_file(inp.file) if inp.file else exc) from None
             colls = tuple(c.to_dict() for c in ref.collectives)
     elif inp.training is not None:
         raise InputError(

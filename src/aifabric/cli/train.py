@@ -1,0 +1,133 @@
+"""``aifabric train SCENARIO.yaml [--fabric ib|roce|both] [--json]`` — the workload, measure and
+performance stages only (no risk, no advice): the fastest layout that fits memory on each fabric,
+its step time, MFU and where the time goes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("train")
+    def train_cmd(
+        scenario: Path | None = typer.Argument(
+            None, help="Scenario YAML with advisor: (gpus, gpu) and training: sections (optional)."
+        ),
+        fabric: str = typer.Option("both", "--fabric", help="ib | roce | both."),
+        gpus: int | None = typer.Option(None, "--gpus", help="GPU count (overrides advisor.gpus)."),
+        gpu: str | None = typer.Option(None, "--gpu", help="GPU system (overrides advisor.gpu)."),
+        model: str | None = typer.Option(None, "--model", help="Model (overrides training.model)."),
+        compute_efficiency: float | None = typer.Option(
+            None,
+            "--compute-efficiency",
+            help="Measured sustained GEMM efficiency (fraction of the dense peak).",
+        ),
+        roce_routing: str | None = typer.Option(None, "--roce-routing", help="ecmp | adaptive."),
+        catalog_file: Path | None = typer.Option(
+            None, "--catalog", help="YAML file overriding catalog records."
+        ),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+    ) -> None:
+        """Step time, MFU and the best layout per fabric for a training job (fast; no risk, no advice)."""
+        from aifabric.cli import run_guarded
+
+        def body() -> int:
+            from aifabric.api import train_result
+            from aifabric.cli.compare import build_advisor, scenario_training
+            from aifabric.errors import InputError
+            from aifabric.hardware.catalog import load_catalog
+
+            if fabric not in ("ib", "infiniband", "roce", "both"):
+                raise InputError("unknown fabric", field="--fabric", value=fabric, allowed="ib, roce, both")
+            if compute_efficiency is not None and not 0 < compute_efficiency <= 1:
+                raise InputError(
+                    "must be in (0, 1]",
+                    field="--compute-efficiency",
+                    value=compute_efficiency,
+                    allowed="e.g. 0.6",
+                )
+            adv, name = build_advisor(
+                scenario,
+                {
+                    "gpus": gpus,
+                    "gpu": gpu.lower() if gpu else None,
+                    "model": model,
+                    "roce_routing": roce_routing,
+                },
+            )
+            if adv.workload != "training":
+                raise InputError(
+                    "train times a training job",
+                    field="advisor.workload",
+                    value=adv.workload,
+                    allowed="training",
+                )
+            cat = load_catalog(catalog_file)
+            out = train_result(
+                adv,
+                cat,
+                scenario_training(scenario),
+                fabric,
+                compute_efficiency=compute_efficiency,
+                scenario_file=str(scenario) if scenario else None,
+            )
+            out["scenario"] = name
+            if as_json:
+                typer.echo(json.dumps(out, indent=2, default=float))
+            else:
+                _print(out)
+            return 0
+
+        run_guarded(body)
+
+
+def _print(out: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console(width=max(100, Console().width))
+    con.print(f"[bold]aifabric train[/bold] — {out['gpus']:,} × {out['gpu'].upper()}, {out['model']}")
+    t = Table(title="best layout per fabric (searched where the training: section leaves it open)")
+    t.add_column("")
+    for f in out["fabrics"]:
+        t.add_column(f["label"], justify="right")
+
+    def row(name, fn):
+        t.add_row(name, *[fn(f) for f in out["fabrics"]])
+
+    def lay(f):
+        la = f["iteration"]["layout"]
+        return f"TP{la['tp']} CP{la['cp']} PP{la['pp']} VP{la['vp']} DP{la['dp']} EP{la['ep']} mb{la['micro_batch']}"
+
+    row("layout", lay)
+    row("step time", lambda f: f"{f['iteration_time_s']:.3f} s")
+    row("MFU", lambda f: f"{f['mfu']:.1%}")
+    row("tokens / s", lambda f: f"{f['tokens_per_s']:,.0f}")
+    row("compute", lambda f: f"{f['iteration']['breakdown']['compute_s']:.3f} s")
+    row("pipeline bubble", lambda f: f"{f['iteration']['breakdown']['bubble_s']:.3f} s")
+    for g in ("tp", "cp", "pp", "dp", "ep"):
+        row(
+            f"{g.upper()} exposed",
+            lambda f, g=g: f"{f['iteration']['breakdown']['exposed_s'].get(g, 0.0):.3f} s",
+        )
+    row(
+        "ring-step / permutation efficiency",
+        lambda f: f"{f['ring_step_efficiency']:.3f} / {f['permutation_efficiency']:.3f}",
+    )
+    con.print(t)
+    for f in out["fabrics"]:
+        ru = f["iteration"].get("runners_up") or []
+        if ru:
+            con.print(
+                f"{f['fabric']} runners-up: "
+                + "; ".join(
+                    f"TP{r['layout']['tp']} CP{r['layout']['cp']} PP{r['layout']['pp']} VP{r['layout']['vp']} "
+                    f"DP{r['layout']['dp']} mb{r['layout']['micro_batch']} "
+                    f"{r['iteration_s']:.3f} s"
+                    for r in ru
+                )
+            )
+    con.print(f"[dim]{out['wall_s']:.1f} s[/dim]")
