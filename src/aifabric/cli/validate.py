@@ -58,7 +58,7 @@ def register(app: typer.Typer) -> None:
                 typer.echo(f"{scenario}: ok — {sc.name}")
             return 0
 
-        run_guarded(body)
+        run_guarded(body, every_problem=True)
 
 
 def _check_workload_fits(wl, hosts: int, file: str) -> None:

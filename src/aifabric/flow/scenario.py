@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from aifabric.errors import InputError
+from aifabric.flow.draws import derangement
 from aifabric.flow.engine import simulate_flows, summary_of
 from aifabric.topology.core import Topology
 
@@ -27,11 +28,7 @@ def _basic_flows(scenario, topo: Topology) -> pd.DataFrame:
     if w.kind == "permutation":
         n = w.hosts or len(hosts)
         h = hosts[:n]
-        perm = rng.permutation(n)
-        while n > 1 and (perm == np.arange(n)).any():  # a derangement: nobody sends to itself
-            fix = np.flatnonzero(perm == np.arange(n))
-            j = rng.integers(0, n, len(fix))
-            perm[fix], perm[j] = perm[j], perm[fix].copy()
+        perm = derangement(n, rng)  # uniform: nobody sends to itself, bounded time for any seed
         src, dst = h, h[perm]
     elif w.kind == "incast":
         recv = int(w.receiver or 0)

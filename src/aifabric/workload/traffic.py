@@ -7,8 +7,9 @@ fct.txt writer adds it back). :func:`flow_columns` is :func:`flows_for` without 
 table as :class:`FlowColumns` (numpy columns), which :func:`aifabric.sim.simulate` uses so that a
 run that never reads a DataFrame never imports pandas.
 
-* :func:`permutation` — a seeded derangement (nobody sends to itself), the same draw as the flow
-  model's generator so both engines see the same flows.
+* :func:`permutation` — a seeded uniform derangement (nobody sends to itself; two hosts swap),
+  :func:`aifabric.flow.draws.derangement`, the same draw as the flow model's generator so both
+  engines see the same flows.
 * :func:`incast` — N senders (the first N hosts other than the receiver) → one receiver.
 * :func:`all_to_all` — every ordered pair.
 * :func:`poisson` — per-host Poisson arrivals at a load from a flow-size CDF (``websearch``,
@@ -90,13 +91,9 @@ def permutation(hosts: np.ndarray, size_bytes: int, seed: int, start_ps: int = 0
 
 
 def _permutation(hosts: np.ndarray, size_bytes: int, seed: int, start_ps: int = 0) -> FlowColumns:
-    n = len(hosts)
-    rng = np.random.default_rng(seed)
-    perm = rng.permutation(n)
-    while n > 1 and (perm == np.arange(n)).any():
-        fix = np.flatnonzero(perm == np.arange(n))
-        j = rng.integers(0, n, len(fix))
-        perm[fix], perm[j] = perm[j], perm[fix].copy()
+    from aifabric.flow.draws import derangement
+
+    perm = derangement(len(hosts), np.random.default_rng(seed))
     return _columns(hosts, hosts[perm], size_bytes, start_ps)
 
 
