@@ -109,6 +109,7 @@ MAX_BYTES = 10**15
 MAX_BPS = 10**15
 MAX_PS = 10**17
 MAX_COUNT = 10**9  # any count (hosts, switches, senders, ...)
+DEFAULT_MAX_EVENTS = 10**9  # sim.max_events
 
 Size = Annotated[int, _unit(parse_size, bare_ok=True), Field(ge=0, le=MAX_BYTES)]
 PosSize = Annotated[int, _unit(parse_size, bare_ok=True), Field(gt=0, le=MAX_BYTES)]
@@ -485,6 +486,9 @@ class SimSpec(_Model):
     mode: Literal["packet", "flow"] = "packet"
     deadlock_timeout: PosTime = 10**9  # 1 ms with packets queued and nothing moving
     progress: bool = True
+    # packet engine: stop after this many events (a run that hits it is incomplete, exit 1);
+    # 10^9 events is several minutes of wall time (perm1024: 9 M events in 5 s on one core)
+    max_events: _count(1, 10**15) = DEFAULT_MAX_EVENTS
 
     @property
     def until_ps(self) -> int:
@@ -676,6 +680,16 @@ def load_scenario(path: str | Path) -> Scenario:
     except OSError as exc:
         raise InputErrors(
             [InputError(f"cannot read scenario file: {exc.strerror or exc}", file=str(path))]
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise InputErrors(
+            [
+                InputError(
+                    f"scenario file is not UTF-8 text (byte {exc.start})",
+                    file=str(path),
+                    allowed="a YAML text file",
+                )
+            ]
         ) from None
     try:
         data = load_yaml(text)

@@ -84,15 +84,9 @@ class CollectiveResults(Results):
         out["collective"] = _clean(self.collective)
         return out
 
-    def save(self, folder):
+    def save(self, folder, meta: dict | None = None):
         """:meth:`Results.save`, with ``collective`` added to summary.json."""
-        import json
-
-        paths = super().save(folder)
-        meta = json.loads(paths[2].read_text())
-        meta["collective"] = _clean(self.collective)
-        paths[2].write_text(json.dumps(meta, indent=2) + "\n")
-        return paths
+        return super().save(folder, meta={**(meta or {}), "collective": _clean(self.collective)})
 
 
 def _clean(d: dict) -> dict:
@@ -407,6 +401,7 @@ def _summary(
         "ecn_marks": int(counted["ecn_marks"]),
         "max_queue_bytes": int(max_queue),
         "deadlock": bool(stop and stop["deadlock"]),
+        "complete": stop is None and bool(done.all()),
     }
     if storms:
         out["injected_pauses"] = int(counted["injected_pauses"])
