@@ -38,7 +38,9 @@ def _version(value: bool) -> None:
 
 
 _DEBUG = {"on": False}
-REPORT_HINT = "this is a bug in aifabric; please report it with the command line (rerun with --debug for the traceback)"
+REPORT_HINT = (
+    "this is a bug in aifabric; please report it with the command line (rerun with --debug for the traceback)"
+)
 
 
 def debug_enabled() -> bool:

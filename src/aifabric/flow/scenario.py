@@ -67,9 +67,13 @@ def _basic_flows(scenario, topo: Topology) -> pd.DataFrame:
     )
 
 
-def simulate_flow_scenario(scenario, flows=None, topology: Topology | None = None) -> dict:
+def simulate_flow_scenario(
+    scenario, flows=None, topology: Topology | None = None, tables: dict | None = None
+) -> dict:
     """Run ``scenario`` at flow level; returns ``{"scenario", "summary", "engine", "flows"}``
-    shaped as interface.md's ``simulate --json`` (``engine.packets`` is 0: no packets exist)."""
+    shaped as interface.md's ``simulate --json`` (``engine.packets`` is 0: no packets exist).
+    ``tables`` (a dict), when given, receives ``"flows"``: the flows DataFrame (with its
+    ``attrs``: per-link bytes for :func:`aifabric.flow.engine.link_table`)."""
     from aifabric.topology.builders import from_spec
 
     t0 = time.perf_counter()
@@ -111,6 +115,8 @@ def simulate_flow_scenario(scenario, flows=None, topology: Topology | None = Non
         table = _basic_flows(scenario, topo) if flows is None else flows
         df = simulate_flows(topo, table, **kw)
         events = int(df.attrs.get("events", 0))
+    if tables is not None:
+        tables["flows"] = df
     out_flows = [
         {
             "id": int(r.id),

@@ -62,7 +62,7 @@ def simulate(scenario, flows=None, topology=None, progress=None) -> Results:
 
     maxhop = 2 * int(topology.node_tier.max(initial=0)) + 2
     memory.check(
-        engine.estimate_bytes(len(flows), topology.num_links, maxhop, scenario.fabric),
+        engine.estimate_bytes(len(flows), topology.num_links, maxhop, scenario.fabric, json_flows=False),
         f"a packet-level run of {len(flows):,} flows on {topology.num_links:,} links",
         field="workload",
         hint="fewer flows or hosts, or sim.mode: flow (the flow model needs far less)",

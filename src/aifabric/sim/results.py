@@ -261,6 +261,8 @@ def save_flow_mode(folder: str | Path, res: dict, flows_df, links_df) -> list[Pa
     d = Path(folder)
     d.mkdir(parents=True, exist_ok=True)
     paths = [d / "flows.parquet", d / "links.parquet", d / "summary.json", d / "flows.json"]
+    flows_df = flows_df.copy()
+    flows_df.attrs = {}  # per-link arrays: in links.parquet, not in the flows table's metadata
     atomic_write(paths[0], lambda p: _parquet(flows_df, p, "flow_mode_flows"))
     atomic_write(paths[1], lambda p: _parquet(links_df, p, "links"))
     meta = clean_json({k: v for k, v in res.items() if k != "flows"})
