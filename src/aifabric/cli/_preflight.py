@@ -185,6 +185,13 @@ def _prepare_collective(sc, file, mode, topo, maxhop, json_flows) -> Prepared:
     """A collective: the fabric restrictions and the step decomposition simulate starts with."""
     w = sc.workload
     ranks = w.hosts or topo.num_hosts
+    if ranks < 2:
+        raise InputError(
+            "a collective needs at least 2 hosts",
+            field="workload.hosts" if w.hosts else "topology",
+            value=ranks,
+            allowed=f"a topology with 2 or more hosts (this one has {topo.num_hosts})",
+        )
     if ranks > topo.num_hosts:
         raise InputError(
             "more hosts than the topology has",

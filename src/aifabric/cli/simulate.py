@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import typer
@@ -52,10 +53,17 @@ def register(app: typer.Typer) -> None:
 
             _compile_notice()
             try:
-                with _Progress(sc.sim.until_ps, enabled=progress and sc.sim.progress) as bar:
+                with (
+                    warnings.catch_warnings(record=True) as caught,
+                    _Progress(sc.sim.until_ps, enabled=progress and sc.sim.progress) as bar,
+                ):
+                    warnings.simplefilter("always", RuntimeWarning)
                     res = simulate(sc, flows=prep.flows, topology=prep.topology, progress=bar.update)
             except InputError as exc:
                 raise in_file(exc, str(scenario)) from None
+            for w in caught:  # e.g. a lossless fabric that dropped packets: one line each
+                if issubclass(w.category, RuntimeWarning):
+                    typer.echo(f"warning: {scenario}: {' '.join(str(w.message).split())}", err=True)
             if out is not None:
                 res.save(out)
             if as_json:

@@ -153,6 +153,13 @@ def simulate_collective(scenario, topology=None, progress=None) -> CollectiveRes
         topology = from_spec(scenario.topology)
     topo = topology
     _check_fabric(fab)
+    if (w.hosts or topo.num_hosts) < 2:
+        raise InputError(
+            "a collective needs at least 2 hosts",
+            field="topology",
+            value=topo.num_hosts,
+            allowed="a topology with 2 or more hosts",
+        )
     algorithm = w.algorithm or "ring"
     steps = C.collective_flows(w.op, w.size, topo, ranks=w.hosts, algorithm=algorithm)
     times: dict[int, tuple[float, float, str]] = {}  # id(network step) → (bandwidth_s, phys_s, "packet")
