@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import signal
 import time
 from dataclasses import dataclass
@@ -20,9 +21,10 @@ from hypothesis import HealthCheck, settings
 from aifabric.cli import run
 
 # fuzz profile: bounded examples, no per-example deadline (the time bound below is per run),
-# derandomized so the suite is the same on every run and every machine
+# derandomized so the suite is the same on every run and every machine. A deeper hunt:
+# AIFABRIC_FUZZ_EXAMPLES=500 pytest tests/test_fuzz_*.py (new failures go to tests/corpus).
 FUZZ = settings(
-    max_examples=25,
+    max_examples=int(os.environ.get("AIFABRIC_FUZZ_EXAMPLES", "25")),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
