@@ -125,7 +125,47 @@ def _prepare(sc, file: str, mode, out, force, json_flows) -> Prepared:
     nf = estimate_flow_count(sc, topo)
     _check_flows_memory(m, nf, topo, maxhop, sc.fabric, json_flows, "the workload")
     flows = flow_columns(sc, topo)
+    check_routes(topo, flows["src"], flows["dst"])
     return Prepared(sc, file, m, topo, flows, len(flows))
+
+
+def path_model(topo):
+    """The topology's :class:`~aifabric.flow.paths.PathModel`, built once and kept on it (the
+    engines reuse it; it is deterministic, so results are the same as building their own)."""
+    from aifabric.flow.paths import PathModel
+
+    pm = topo.__dict__.get("_flow_path_model")
+    if pm is None:
+        pm = PathModel(topo)  # raises "host without a link to a switch"
+        object.__setattr__(topo, "_flow_path_model", pm)
+    return pm
+
+
+def check_routes(topo, src, dst) -> None:
+    """Every flow has a path (its hosts' switches are connected), as routing will need."""
+    import numpy as np
+
+    from aifabric.flow.paths import _FAR
+
+    pm = path_model(topo)
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    if not len(src):
+        return
+    s_h, d_h = pm.host_index[src], pm.host_index[dst]
+    up = pm.up_node[s_h]
+    up_sw = np.where(up >= 0, pm.sw_index[np.maximum(up, 0)], -1)
+    dist = pm.dist_to_host(up_sw, np.repeat(d_h[:, None], up_sw.shape[1], axis=1)).min(axis=1)
+    bad = np.flatnonzero(dist >= _FAR)
+    if len(bad):
+        i = int(bad[0])
+        names = topo.node_names
+        raise InputError(
+            f"no route: flow {i} from {names[int(src[i])]} to {names[int(dst[i])]} crosses switches that "
+            f"are not connected",
+            field="topology",
+            allowed="a topology where every host's switch reaches every other",
+        )
 
 
 def checked_topology(sc, m: str = "packet"):
@@ -162,6 +202,7 @@ def checked_topology(sc, m: str = "packet"):
     memory.check(
         path_model_bytes(ns, ns, topo.num_links), "the routing tables of this topology", field="topology"
     )
+    path_model(topo)  # every host has a link to a switch
     return topo
 
 

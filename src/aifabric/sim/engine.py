@@ -167,7 +167,7 @@ def compile_scenario(scenario, topo, flows) -> State:
     start = int_column(flows, "start_ps")
     sport = flow_sport(int_column(flows, "id"))
 
-    pm = PathModel(topo)
+    pm = topo.__dict__.get("_flow_path_model") or PathModel(topo)  # one kept by a caller: deterministic
     base_routing = "ecmp" if routing == "adaptive" else routing
     fpath = pm.route(src, dst, base_routing, scenario.seed, sport).astype(np.int64)
     apath = pm.route(dst, src, base_routing, scenario.seed, sport).astype(np.int64)

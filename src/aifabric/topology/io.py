@@ -28,6 +28,10 @@ from aifabric.errors import InputError
 from aifabric.topology.core import Topology
 from aifabric.units import UnitError, parse_rate, parse_time
 
+MAX_LINKS = 10**8
+MAX_RATE_BPS = 10**15  # as scenario rates
+MAX_DELAY_PS = 10**17  # as scenario times
+
 
 def _read_text(path: str | Path) -> str:
     try:
@@ -83,7 +87,7 @@ def read_hpcc_topology(path: str | Path) -> Topology:
     head = lines[0].split()
     try:
         n, ns, nl = (int(x) for x in head[:3])
-        if len(head) < 3 or min(n, nl) < 0 or ns < 0 or ns > n:
+        if len(head) < 3 or min(n, nl) < 0 or ns < 0 or ns > n or nl > MAX_LINKS:
             raise ValueError
     except ValueError:
         raise InputError(
@@ -105,6 +109,14 @@ def read_hpcc_topology(path: str | Path) -> Topology:
         ) from None
     if len(sw) != ns or any(not 0 <= s < n for s in sw):
         raise InputError(f"expected {ns} switch ids in 0..{n - 1}", file=f, field="line 2", value=len(sw))
+    if n - ns > 2 * nl:  # every host needs a link; also bounds the node tables by the file's size
+        raise InputError(
+            f"{n - ns} hosts but only {nl} links",
+            file=f,
+            field="line 1",
+            value=lines[0],
+            allowed="at most 2 × links hosts (each host has a link)",
+        )
     body = lines[2:] if ns else lines[1:]
     if len(body) != nl:
         raise InputError(
@@ -126,22 +138,25 @@ def read_hpcc_topology(path: str | Path) -> Topology:
                 "expected '<a> <b> <rate> <delay> [error_rate]'", file=f, field=where, value=ln[:60]
             )
         try:
-            a[i], b[i] = int(parts[0]), int(parts[1])
+            x, y = int(parts[0]), int(parts[1])
         except ValueError:
             raise InputError("node ids must be integers", file=f, field=where, value=ln[:60]) from None
-        if not (0 <= a[i] < n and 0 <= b[i] < n) or a[i] == b[i]:
+        if not (0 <= x < n and 0 <= y < n) or x == y:
             raise InputError(
                 f"link endpoints must be two different ids in 0..{n - 1}", file=f, field=where, value=ln[:60]
             )
+        a[i], b[i] = x, y
         try:
-            rate[i] = parse_rate(parts[2])
-            delay[i] = parse_time(parts[3])
+            r, d = parse_rate(parts[2]), parse_time(parts[3])
         except UnitError as exc:
             raise InputError(
                 "bad rate or delay", file=f, field=where, value=exc.value, allowed=exc.allowed
             ) from None
-        if rate[i] <= 0:
-            raise InputError("link rate must be > 0", file=f, field=where, value=parts[2])
+        if not 0 < r <= MAX_RATE_BPS:
+            raise InputError("link rate must be in (0, 1 Pbps]", file=f, field=where, value=parts[2])
+        if not 0 <= d <= MAX_DELAY_PS:
+            raise InputError("link delay must be in [0, 100000 s]", file=f, field=where, value=parts[3])
+        rate[i], delay[i] = r, d
     is_switch = np.zeros(n, dtype=bool)
     is_switch[sw] = True
     tier = _infer_tiers(n, is_switch, a, b)
