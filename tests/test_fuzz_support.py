@@ -24,7 +24,7 @@ from aifabric.cli import run
 # derandomized so the suite is the same on every run and every machine. A deeper hunt:
 # AIFABRIC_FUZZ_EXAMPLES=500 pytest tests/test_fuzz_*.py (new failures go to tests/corpus).
 FUZZ = settings(
-    max_examples=int(os.environ.get("AIFABRIC_FUZZ_EXAMPLES", "25")),
+    max_examples=int(os.environ.get("AIFABRIC_FUZZ_EXAMPLES", "40")),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
