@@ -83,11 +83,17 @@ def run_guarded(fn: Callable[[], int | None], every_problem: bool = False) -> No
         fail(str(exc))
     except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit):
         raise
-    except MemoryError:
-        internal_error(
-            MemoryError("out of memory"),
-            hint="the run needs more memory than is available; try a smaller topology or workload",
+    except MemoryError as exc:  # the memory guard's estimate was too low: not a bug report
+        if debug_enabled():
+            import traceback
+
+            traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+        typer.echo(
+            "error: out of memory: the run needed more memory than is available; "
+            "try a smaller topology or workload",
+            err=True,
         )
+        raise typer.Exit(1) from None
     except Exception as exc:  # noqa: BLE001 - the one top-level handler
         internal_error(exc)
     if code:
