@@ -123,3 +123,27 @@ def topology_bytes(spec) -> int | None:
         return None
     nodes, links, _ = c
     return nodes * NODE_BYTES + links * LINK_BYTES
+
+
+def read_text(path, what: str, bytes_per_byte: int = 40, errors: str = "strict") -> str:
+    """A user's text file, or one :class:`~aifabric.errors.InputError` naming it: missing or
+    unreadable, not a regular file (a folder, ``/dev/zero``: reading it would never end), too big
+    for memory once parsed (``bytes_per_byte`` × its size), or not UTF-8 text."""
+    p = Path(path)
+    try:
+        st = p.stat()
+    except OSError as exc:
+        raise InputError(f"cannot read {what}: {exc.strerror or exc}", file=str(path)) from None
+    import stat
+
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"cannot read {what}: not a regular file", file=str(path), allowed="a text file")
+    check(st.st_size * bytes_per_byte, f"reading this {what} ({fmt_bytes(st.st_size)})")
+    try:
+        return p.read_text(encoding="utf-8", errors=errors)
+    except OSError as exc:
+        raise InputError(f"cannot read {what}: {exc.strerror or exc}", file=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{what} is not UTF-8 text (byte {exc.start})", file=str(path), allowed="a text file"
+        ) from None

@@ -674,23 +674,13 @@ def load_yaml(text: str) -> Any:
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario YAML file. Relative ``path:`` entries inside it are resolved
     against the file's folder."""
+    from aifabric.memory import read_text
+
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputErrors(
-            [InputError(f"cannot read scenario file: {exc.strerror or exc}", file=str(path))]
-        ) from None
-    except UnicodeDecodeError as exc:
-        raise InputErrors(
-            [
-                InputError(
-                    f"scenario file is not UTF-8 text (byte {exc.start})",
-                    file=str(path),
-                    allowed="a YAML text file",
-                )
-            ]
-        ) from None
+        text = read_text(p, "scenario file", bytes_per_byte=100)
+    except InputError as exc:
+        raise InputErrors([exc]) from None
     try:
         data = load_yaml(text)
     except DuplicateKeyError as exc:

@@ -34,10 +34,9 @@ MAX_DELAY_PS = 10**17  # as scenario times
 
 
 def _read_text(path: str | Path) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise InputError(f"cannot read topology file: {exc.strerror or exc}", file=str(path)) from None
+    from aifabric.memory import read_text
+
+    return read_text(path, "topology file", errors="replace")
 
 
 def _infer_tiers(

@@ -146,13 +146,14 @@ def read_cdf(name_or_path: str) -> np.ndarray:
         text = resources.files("aifabric.data").joinpath(f"cdfs/{name_or_path}.txt").read_text()
         where = f"{name_or_path} (shipped)"
     else:
+        from aifabric.memory import read_text
+
         p = Path(name_or_path)
         try:
-            text = p.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = getattr(exc, "strerror", None) or "not UTF-8 text"
+            text = read_text(p, "flow-size CDF")
+        except InputError as exc:
             raise InputError(
-                f"cannot read flow-size CDF: {reason}",
+                exc.problem,
                 field="workload.cdf",
                 value=name_or_path,
                 allowed=", ".join(CDFS) + " or a file path",
@@ -233,15 +234,11 @@ def _poisson(
 
 # ---- flow files -------------------------------------------------------------------------------
 def _read_text(path: Path, what: str) -> str:
-    """A text file's contents, or a one-line InputError (missing, unreadable, not UTF-8 text)."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read {what}: {exc.strerror or exc}", file=str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"{what} is not UTF-8 text (byte {exc.start})", file=str(path), allowed="a text file"
-        ) from None
+    """A text file's contents, or a one-line InputError (missing, unreadable, not a regular file,
+    too big for memory, not UTF-8 text)."""
+    from aifabric.memory import read_text
+
+    return read_text(path, what)
 
 
 def _bad(path, n, problem, line) -> InputError:
@@ -387,6 +384,8 @@ def _read_flow_file(path: str | Path, fmt: str | None = "auto") -> FlowColumns:
 def _count_lines(path: str | Path) -> int:
     """Lines of a file, counted in 1 MiB blocks (no parsing): a flow file's row count bound."""
     n = 0
+    if not Path(path).is_file():  # a folder, a device such as /dev/zero: the reader reports it
+        return 0
     try:
         with open(path, "rb") as fh:
             while block := fh.read(1 << 20):
