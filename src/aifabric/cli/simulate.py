@@ -141,7 +141,7 @@ def _flow(prep, as_json: bool, out: Path | None) -> int:
         from aifabric.flow.scenario import simulate_flow_scenario
     except ImportError:  # pragma: no cover
         raise InputError("flow mode is not available in this build", field="--mode") from None
-    from aifabric.sim.results import clean_json
+    from aifabric.sim.results import dumps_strict
 
     sc = prep.scenario
     flows = None
@@ -161,9 +161,9 @@ def _flow(prep, as_json: bool, out: Path | None) -> int:
         df = tables["flows"]
         save_flow_mode(out, res, df, link_table(prep.topology, df))
     if as_json:
-        sys.stdout.write(json.dumps(clean_json(res)) + "\n")
+        sys.stdout.write(dumps_strict(res) + "\n")
     else:
-        typer.echo(json.dumps(clean_json(res.get("summary", {})), indent=2))
+        typer.echo(dumps_strict(res.get("summary", {}), indent=2))
         if out is not None:
             typer.echo(f"wrote {out}/flows.parquet, links.parquet, summary.json, flows.json")
     return _outcome(res.get("summary", {}), res.get("engine", {}), prep.file)

@@ -265,11 +265,26 @@ def save_flow_mode(folder: str | Path, res: dict, flows_df, links_df) -> list[Pa
     flows_df.attrs = {}  # per-link arrays: in links.parquet, not in the flows table's metadata
     atomic_write(paths[0], lambda p: _parquet(flows_df, p, "flow_mode_flows"))
     atomic_write(paths[1], lambda p: _parquet(links_df, p, "links"))
-    meta = clean_json({k: v for k, v in res.items() if k != "flows"})
+    meta = {k: v for k, v in res.items() if k != "flows"}
     meta["columns"] = {"flows": COLUMNS["flow_mode_flows"], "links": COLUMNS["links"]}
-    atomic_write(paths[2], lambda p: p.write_text(json.dumps(meta, indent=2) + "\n"))
-    atomic_write(paths[3], lambda p: p.write_text(json.dumps(clean_json(res.get("flows", []))) + "\n"))
+    atomic_write(paths[2], lambda p: p.write_text(dumps_strict(meta, indent=2) + "\n"))
+    atomic_write(paths[3], lambda p: p.write_text(dumps_strict(res.get("flows", [])) + "\n"))
     return paths
+
+
+def dumps_strict(obj, **kw) -> str:
+    """``json.dumps`` that never writes NaN / Infinity (invalid JSON): one fast encoding when every
+    number is finite, else :func:`clean_json` first (non-finite numbers become ``null``)."""
+
+    def default(o):
+        if isinstance(o, np.generic):
+            return o.item()
+        raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+    try:
+        return json.dumps(obj, allow_nan=False, default=default, **kw)
+    except ValueError:
+        return json.dumps(clean_json(obj), allow_nan=False, default=default, **kw)
 
 
 def clean_json(obj):
