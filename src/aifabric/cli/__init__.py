@@ -81,7 +81,7 @@ def run_guarded(fn: Callable[[], int | None], every_problem: bool = False) -> No
         fail(f"{lines[0]} (and {len(lines) - 1} more: 'aifabric validate' lists every problem)")
     except InputError as exc:
         fail(str(exc))
-    except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit):
+    except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit, BrokenPipeError):
         raise
     except MemoryError as exc:  # the memory guard's estimate was too low: not a bug report
         if debug_enabled():
@@ -175,6 +175,13 @@ def run(argv: list[str] | None = None, prog_name: str = "aifabric") -> int:
         return int(getattr(exc, "exit_code", 2) or 2)
     except KeyboardInterrupt:  # pragma: no cover
         return 130
+    except BrokenPipeError:  # stdout closed early (| head): stop quietly, as other tools do
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):  # pragma: no cover - stdout without a file descriptor
+            pass
+        return 141
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except Exception as exc:  # noqa: BLE001 - outside any command body (option parsing, start-up)
