@@ -1,10 +1,13 @@
-"""``aifabric simulate SCENARIO.yaml [--json] [--out DIR] [--mode packet|flow]``.
+"""``aifabric simulate SCENARIO.yaml [--json] [--out DIR [--force]] [--mode packet|flow]``.
 
-Thin: load the scenario, call :func:`aifabric.sim.simulate` (or the flow model for ``--mode
-flow``), print. A ``collective`` workload runs in both modes (packet: network step by network
-step, :mod:`aifabric.sim.collective`); its JSON has a ``collective`` key. With ``--json``
-stdout holds exactly one JSON object; the progress bar (runs longer than about a second) goes
-to stderr. Exit 1 when a deadlock was detected.
+Thin: :func:`aifabric.cli._preflight.prepare` checks everything first (the scenario, topology,
+fabric references, flows, memory, ``--out``; ``aifabric validate`` runs the same checks), then
+:func:`aifabric.sim.simulate` (or the flow model for ``--mode flow``) runs and the result is
+printed. A ``collective`` workload runs in both modes (packet: network step by network step,
+:mod:`aifabric.sim.collective`); its JSON has a ``collective`` key. With ``--json`` stdout holds
+exactly one JSON object; the progress bar (runs longer than about a second), the first-run compile
+notice and warnings go to stderr. Exit 1 when a deadlock was detected or a limit (``sim.until``,
+``sim.max_events``) stopped the run before every flow finished (``summary.complete`` false).
 """
 
 from __future__ import annotations
