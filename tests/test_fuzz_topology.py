@@ -6,6 +6,8 @@ using the file end cleanly and agree."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -90,3 +92,36 @@ def test_hpcc_topology_rejects(tmp_path, text, words):
     with pytest.raises(InputError) as ei:
         read_hpcc_topology(p)
     assert words in str(ei.value)
+
+
+IBND = Path(__file__).resolve().parent / "fixtures/real/nvidia-topograph/ibnetdiscover-ndr-example.out.txt"
+IB_TOKENS = st.sampled_from(
+    ["4xFOO", "0xNDR", "99999999999999999999", "[0]", "[-1]", '""', "Switch", "Ca", "nan", "#"]
+)
+
+
+@st.composite
+def ibnetdiscover_dump(draw):
+    """The first blocks of a real ibnetdiscover dump with lines deleted, duplicated or corrupted."""
+    lines = IBND.read_text().splitlines()[:160]
+    for _ in range(draw(st.integers(1, 4))):
+        i = draw(st.integers(0, len(lines) - 1))
+        op = draw(st.sampled_from(["delete", "duplicate", "corrupt"]))
+        if op == "delete":
+            del lines[i]
+        elif op == "duplicate":
+            lines.insert(i, lines[i])
+        else:
+            parts = lines[i].split()
+            if parts:
+                parts[draw(st.integers(0, len(parts) - 1))] = draw(IB_TOKENS)
+                lines[i] = " ".join(parts)
+    return "\n".join(lines) + "\n"
+
+
+@FUZZ
+@given(text=ibnetdiscover_dump())
+def test_fuzz_ibnetdiscover_real_dump(tmp_path_factory, text):
+    """A real ibnetdiscover dump with lines deleted, duplicated or corrupted: clean outcomes;
+    validate agrees with simulate."""
+    _check(tmp_path_factory.mktemp("tp"), text, "ibnetdiscover", "fabric.ibnd")

@@ -219,6 +219,7 @@ _IB_SPEED_GBPS_PER_LANE = {
     "NDR": 100,
     "XDR": 200,
 }
+_IB_WIDTHS = (1, 2, 4, 8, 12)
 _HEADER = re.compile(r'^(Switch|Ca|Rt)\s+(\d+)\s+"([^"]+)"\s*(?:#\s*"([^"]*)")?')
 _PORT = re.compile(r'^\[(\d+)\](?:\[ext \d+\])?(?:\([0-9a-fA-Fx]+\))?\s+"([^"]+)"\[(\d+)\]')
 _WIDTH_SPEED = re.compile(r"\b(\d+)x(SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR|XDR)\b")
@@ -240,6 +241,7 @@ def read_ibnetdiscover(path: str | Path, link_delay_ps: int = 0) -> Topology:
     nodes: dict[str, tuple[str, str]] = {}  # id -> (type, desc)
     order: list[str] = []
     raw_links: dict[tuple, int] = {}
+    first_line: dict[tuple, int] = {}
     current: str | None = None
     for lineno, line in enumerate(text.splitlines(), 1):
         s = line.strip()
@@ -271,13 +273,34 @@ def read_ibnetdiscover(path: str | Path, link_delay_ps: int = 0) -> Topology:
                 )
             lport, peer, pport = int(pm.group(1)), pm.group(2), int(pm.group(3))
             ws = _WIDTH_SPEED.findall(s)
-            rate = int(int(ws[-1][0]) * _IB_SPEED_GBPS_PER_LANE[ws[-1][1]] * 10**9) if ws else 0
+            rate = 0
+            if ws:
+                lanes = int(ws[-1][0])
+                if lanes not in _IB_WIDTHS:
+                    raise InputError(
+                        "unknown link width",
+                        file=f,
+                        field=f"line {lineno}",
+                        value=f"{ws[-1][0]}x{ws[-1][1]}",
+                        allowed="1x, 2x, 4x, 8x or 12x",
+                    )
+                rate = int(lanes * _IB_SPEED_GBPS_PER_LANE[ws[-1][1]] * 10**9)
             key = tuple(sorted(((current, lport), (peer, pport))))
-            raw_links.setdefault(key, rate)
+            # each link is reported from both ends: keep the rate either end gives
+            raw_links[key] = max(raw_links.get(key, 0), rate)
+            first_line.setdefault(key, lineno)
             continue
         # vendid=, devid=, sysimgguid=, switchguid=, caguid= lines: ignored
     if not nodes:
         raise InputError("no Switch/Ca node blocks found", file=f, allowed="ibnetdiscover output")
+    for key, r in raw_links.items():
+        if r <= 0:  # neither end said how fast the link is
+            raise InputError(
+                "port line without a link width and speed",
+                file=f,
+                field=f"line {first_line[key]}",
+                allowed="a width and speed at the end of the line, e.g. 4xNDR",
+            )
     for (x, _), (y, _) in raw_links:
         for nid in (x, y):
             if nid not in nodes:  # peer only seen from the other side
