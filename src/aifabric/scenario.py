@@ -716,4 +716,9 @@ def _resolve_paths(data: Any, base: Path) -> Any:
             candidate = base / sec["path"]
             sec["path"] = str(candidate)
             data[section] = sec
+    wl = data.get("workload")
+    if isinstance(wl, dict) and isinstance(wl.get("cdf"), str) and not Path(wl["cdf"]).is_absolute():
+        candidate = base / wl["cdf"]
+        if candidate.is_file():  # a CDF file next to the scenario (else a shipped name, or cwd)
+            data["workload"] = {**wl, "cdf": str(candidate)}
     return data

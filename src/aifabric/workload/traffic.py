@@ -182,6 +182,10 @@ def read_cdf(name_or_path: str) -> np.ndarray:
     cdf = np.asarray(rows, dtype=np.float64)
     if len(cdf) < 2 or np.any(np.diff(cdf[:, 1]) < 0) or np.any(np.diff(cdf[:, 0]) < 0) or cdf[-1, 1] != 1.0:
         raise InputError("a CDF needs ≥ 2 non-decreasing points ending at 100 %", file=where)
+    if cdf_mean(cdf) < 1:
+        raise InputError(
+            "the CDF's mean flow size is below 1 byte", file=where, allowed="flow sizes of 1 byte or more"
+        )
     return cdf
 
 
