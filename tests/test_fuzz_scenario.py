@@ -79,7 +79,29 @@ fabrics = st.fixed_dictionaries(
             {}, optional={"enabled": st.booleans(), "xoff": st.just("60000B"), "xon": st.just("40000B")}
         ),
         "ecn": st.fixed_dictionaries({"enabled": st.booleans()}),
-        "congestion_control": st.sampled_from(["none", "hpcc"]),
+        "congestion_control": st.sampled_from(["none", "hpcc", "dcqcn"]),
+        "ib": st.fixed_dictionaries({}, optional={"vls": st.integers(1, 3), "credit_bytes": st.just("64B")}),
+        "failures": st.lists(
+            st.fixed_dictionaries(
+                {"link": st.sampled_from(["h0-sw0", "leaf0-spine0", "h1-leaf0", "sw0-sw1"])},
+                optional={"at": st.sampled_from(["0us", "5us"])},
+            ),
+            max_size=1,
+        ),
+        "pause_storms": st.lists(
+            st.fixed_dictionaries(
+                {"node": st.sampled_from(["sw0", "leaf0", "h0"]), "duration": st.just("2us")},
+                optional={"period": st.just("10us"), "count": st.integers(1, 5)},
+            ),
+            max_size=1,
+        ),
+        "pfc_overrides": st.lists(
+            st.fixed_dictionaries(
+                {"switches": st.sampled_from([["sw0"], ["leaf0"], [0]])},
+                optional={"xoff": st.just("30000B"), "mode": st.sampled_from(["static", "dynamic"])},
+            ),
+            max_size=1,
+        ),
         "routing": st.sampled_from(["ecmp", "adaptive", "static"]),
         "qp_split": st.integers(1, 3),
     },

@@ -491,9 +491,9 @@ def reroute(st: State) -> None:
     down = np.flatnonzero(st.pt[0::2, K.PT_DOWN] == 1)
     keep = np.setdiff1d(np.arange(topo.num_links), down)
     t2 = topo.without_links(down.tolist())
-    pm = PathModel(t2)
     src, dst, sport = st.info["src"], st.info["dst"], st.info["sport"]
     try:
+        pm = PathModel(t2)  # raises when a host lost its only link
         fnew = pm.route(src, dst, st.info["base_routing"], st.info["seed"], sport)
         anew = pm.route(dst, src, st.info["base_routing"], st.info["seed"], sport)
     except InputError:
