@@ -143,3 +143,29 @@ def test_flow_file_reader_rejects(tmp_path, name, text, words):
     with pytest.raises(InputError) as ei:
         read_flow_file(p)
     assert words in str(ei.value) and name in str(ei.value)
+
+
+@FUZZ
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.one_of(st.integers(-5, 10**7).map(str), TOKENS),
+            st.one_of(st.integers(-5, 120).map(str), TOKENS),
+        ),
+        max_size=6,
+    )
+)
+def test_fuzz_flow_size_cdf(tmp_path_factory, rows):
+    """A flow-size CDF file (``size percent`` lines): a (k, 2) table whose sizes and fractions are
+    non-decreasing and end at 100 % with a mean of at least 1 byte, or one InputError naming it."""
+    from aifabric.workload.traffic import cdf_mean, read_cdf
+
+    p = tmp_path_factory.mktemp("cdf") / "sizes.cdf"
+    p.write_text("".join(f"{a} {b}\n" for a, b in rows))
+    try:
+        cdf = read_cdf(str(p))
+    except InputError as exc:
+        assert "sizes.cdf" in str(exc) and "\n" not in str(exc)
+        return
+    assert cdf.shape[1] == 2 and cdf[-1, 1] == 1.0 and cdf_mean(cdf) >= 1
+    assert np.all(np.diff(cdf[:, 0]) >= 0) and np.all(np.diff(cdf[:, 1]) >= 0)
