@@ -62,8 +62,8 @@ def _problems(data):
         ({"fabric": {"pfc": {"xof": "1KB"}}}, "fabric.pfc.xof", "allowed: alpha, enabled"),
         ({"fabric": {"mtu": "4000 parsecs"}}, "fabric.mtu", "cannot read"),
         ({"topology": {"kind": "star", "hosts": 4, "link_rate": "fast"}}, "topology.link_rate", "Gbps"),
-        ({"fabric": {"mtu": "-4000B"}}, "fabric.mtu", "greater than 0"),
-        ({"fabric": {"mtu": "0B"}}, "fabric.mtu", "greater than 0"),
+        ({"fabric": {"mtu": "-4000B"}}, "fabric.mtu", "greater than or equal to 64"),
+        ({"fabric": {"mtu": "0B"}}, "fabric.mtu", "greater than or equal to 64"),
         ({"topology": {"kind": "fat-tree", "k": 7}}, "topology.k", "even"),
         ({"topology": {"kind": "fat-tree"}}, "topology", "needs k"),
         (

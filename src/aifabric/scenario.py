@@ -103,15 +103,32 @@ def _unit(parser, **kw):
     return BeforeValidator(conv)
 
 
-Size = Annotated[int, _unit(parse_size, bare_ok=True), Field(ge=0)]
-PosSize = Annotated[int, _unit(parse_size, bare_ok=True), Field(gt=0)]
-Rate = Annotated[int, _unit(parse_rate), Field(gt=0)]
-Time = Annotated[int, _unit(parse_time), Field(ge=0)]
-PosTime = Annotated[int, _unit(parse_time), Field(gt=0)]
+# Upper bounds keep every value (and sums of a few) inside the engines' int64 arithmetic and
+# within what a simulation can mean: 1 PB, 1 Pb/s, 10^5 s of simulated time.
+MAX_BYTES = 10**15
+MAX_BPS = 10**15
+MAX_PS = 10**17
+MAX_COUNT = 10**9  # any count (hosts, switches, senders, ...)
+DEFAULT_MAX_EVENTS = 10**9  # sim.max_events
+
+Size = Annotated[int, _unit(parse_size, bare_ok=True), Field(ge=0, le=MAX_BYTES)]
+PosSize = Annotated[int, _unit(parse_size, bare_ok=True), Field(gt=0, le=MAX_BYTES)]
+Rate = Annotated[int, _unit(parse_rate), Field(gt=0, le=MAX_BPS)]
+Time = Annotated[int, _unit(parse_time), Field(ge=0, le=MAX_PS)]
+PosTime = Annotated[int, _unit(parse_time), Field(gt=0, le=MAX_PS)]
+# an MTU: a minimal Ethernet payload (64 B) up to 64 KiB (jumbo frames are ≤ 9216 B, IB ≤ 4096 B)
+Mtu = Annotated[int, _unit(parse_size, bare_ok=True), Field(ge=64, le=65536)]
+
+
+def _count(lo: int, hi: int = MAX_COUNT):
+    """An integer count in [lo, hi] (YAML booleans and floats such as 2.5 are rejected by strict
+    int parsing; 4.0 is accepted as 4 by pydantic)."""
+    return Annotated[int, Field(ge=lo, le=hi)]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    # allow_inf_nan=False: .inf / .nan in YAML (or Infinity in JSON) are errors, not numbers
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, allow_inf_nan=False)
 
 
 # ---- topology ---------------------------------------------------------------------------------
@@ -136,23 +153,23 @@ class TopologySpec(_Model):
     ]
     link_rate: Rate = 100 * 10**9
     link_delay: Time = 10**6
-    k: Annotated[int, Field(ge=2)] | None = None
-    leaves: Annotated[int, Field(ge=1)] | None = None
-    spines: Annotated[int, Field(ge=1)] | None = None
-    hosts_per_leaf: Annotated[int, Field(ge=1)] | None = None
-    links_per_spine: Annotated[int, Field(ge=1)] | None = None
+    k: _count(2) | None = None
+    leaves: _count(1) | None = None
+    spines: _count(1) | None = None
+    hosts_per_leaf: _count(1) | None = None
+    links_per_spine: _count(1) | None = None
     uplink_rate: Rate | None = None
-    gpus: Annotated[int, Field(ge=1)] | None = None
-    gpus_per_node: Annotated[int, Field(ge=1)] | None = None
-    radix: Annotated[int, Field(ge=2)] | None = None
-    oversubscription: Annotated[float, Field(ge=1)] | None = None
-    planes: Annotated[int, Field(ge=1)] | None = None
-    hosts: Annotated[int, Field(ge=1)] | None = None
-    hosts_left: Annotated[int, Field(ge=1)] | None = None
-    hosts_right: Annotated[int, Field(ge=1)] | None = None
+    gpus: _count(1) | None = None
+    gpus_per_node: _count(1) | None = None
+    radix: _count(2) | None = None
+    oversubscription: Annotated[float, Field(ge=1, le=1000)] | None = None
+    planes: _count(1) | None = None
+    hosts: _count(1) | None = None
+    hosts_left: _count(1) | None = None
+    hosts_right: _count(1) | None = None
     bottleneck_rate: Rate | None = None
-    switches: Annotated[int, Field(ge=3)] | None = None
-    hosts_per_switch: Annotated[int, Field(ge=1)] | None = None
+    switches: _count(3) | None = None
+    hosts_per_switch: _count(1) | None = None
     path: str | None = None
 
     @model_validator(mode="after")
@@ -234,7 +251,7 @@ class DcqcnSpec(_Model):
     alpha_update_timer: PosTime | None = None
     rate_decrease_interval: PosTime | None = None
     byte_counter: PosSize | None = None
-    fast_recovery_stages: Annotated[int, Field(ge=1)] | None = None
+    fast_recovery_stages: _count(1) | None = None
     cnp_interval: Time | None = None
 
 
@@ -242,7 +259,7 @@ class HpccSpec(_Model):
     """``fabric.hpcc:`` — η (target utilisation), maxStage, additive increase."""
 
     eta: Annotated[float, Field(gt=0, le=1)] = 0.95
-    max_stage: Annotated[int, Field(ge=0)] = 5
+    max_stage: _count(0, 64) = 5
     rate_ai: Rate | None = None
 
 
@@ -256,7 +273,7 @@ class IbSpec(_Model):
 
     vl_buffer: PosSize | None = None
     credit_bytes: PosSize = 64
-    vls: Annotated[int, Field(ge=1, le=15)] = 1
+    vls: _count(1, 15) = 1
 
 
 class FailureSpec(_Model):
@@ -276,7 +293,7 @@ def _us(ps: int) -> str:
 
 _AT = re.compile(r" \[at ([\w.]+)\]$")
 
-NodeRef = Annotated[int, Field(ge=0)] | str  # a node by id or by name (resolved against the topology)
+NodeRef = _count(0) | str  # a node by id or by name (resolved against the topology)
 
 
 class PfcOverrideSpec(_Model):
@@ -311,7 +328,7 @@ class PauseStormSpec(_Model):
     start: Time = 0
     duration: PosTime
     period: PosTime | None = None  # required when count > 1
-    count: Annotated[int, Field(ge=1)] = 1
+    count: _count(1) = 1
 
     @model_validator(mode="after")
     def _timing(self):
@@ -328,7 +345,7 @@ class FabricSpec(_Model):
     """``fabric:`` — technology and its lossless / congestion / routing settings."""
 
     technology: Literal["roce", "infiniband"] = "roce"
-    mtu: PosSize | None = None
+    mtu: Mtu | None = None
     header: Size | None = None
     switch_latency: Time = 0
     switch_buffer: PosSize | None = None
@@ -339,7 +356,7 @@ class FabricSpec(_Model):
     hpcc: HpccSpec = HpccSpec()
     routing: Literal["ecmp", "adaptive", "static"] = "ecmp"
     adaptive: AdaptiveSpec = AdaptiveSpec()
-    qp_split: Annotated[int, Field(ge=1)] = 1
+    qp_split: _count(1, 1024) = 1
     ib: IbSpec = IbSpec()
     failures: tuple[FailureSpec, ...] = ()
     pfc_overrides: tuple[PfcOverrideSpec, ...] = ()
@@ -428,10 +445,10 @@ class WorkloadSpec(_Model):
     """``workload:`` — traffic. Flow sizes in bytes; ``start`` is when all flows begin."""
 
     kind: Literal["permutation", "incast", "all-to-all", "flows-file", "poisson", "collective"]
-    senders: Annotated[int, Field(ge=1)] | None = None
-    receiver: Annotated[int, Field(ge=0)] | None = None
+    senders: _count(1) | None = None
+    receiver: _count(0) | None = None
     flow_size: PosSize | None = None
-    hosts: Annotated[int, Field(ge=2)] | None = None
+    hosts: _count(2) | None = None
     start: Time | None = None
     path: str | None = None
     format: Literal["auto", "hpcc", "htsim"] | None = None
@@ -469,6 +486,9 @@ class SimSpec(_Model):
     mode: Literal["packet", "flow"] = "packet"
     deadlock_timeout: PosTime = 10**9  # 1 ms with packets queued and nothing moving
     progress: bool = True
+    # packet engine: stop after this many events (a run that hits it is incomplete, exit 1);
+    # 10^9 events is several minutes of wall time (perm1024: 9 M events in 5 s on one core)
+    max_events: _count(1, 10**15) = DEFAULT_MAX_EVENTS
 
     @property
     def until_ps(self) -> int:
@@ -478,7 +498,7 @@ class SimSpec(_Model):
 class AdvisorSpec(_Model):
     """``advisor:`` — the questions ``aifabric compare`` asks (interface.md)."""
 
-    gpus: Annotated[int, Field(ge=1)] = 1024
+    gpus: _count(1) = 1024
     gpu: Literal["h100", "h200", "b200", "h800", "b300", "gb200-nvl72", "gb300-nvl72"] = "h100"
     workload: Literal["training", "inference", "storage", "trading"] = "training"
     model: str | None = None
@@ -494,7 +514,7 @@ class Scenario(_Model):
     """A whole scenario file."""
 
     name: str = "scenario"
-    seed: Annotated[int, Field(ge=0)] = 1
+    seed: _count(0, 2**63 - 1) = 1
     topology: TopologySpec | None = None
     fabric: FabricSpec = FabricSpec()
     workload: WorkloadSpec | None = None
@@ -647,18 +667,63 @@ def scenario_from_dict(data: Any, file: str | None = None) -> Scenario:
         raise InputErrors(_errors_from_validation(exc, file, Scenario)) from None
 
 
+class DuplicateKeyError(yaml.YAMLError):
+    """A mapping names the same key twice (PyYAML would silently keep the later value)."""
+
+    def __init__(self, key: object, line: int, first_line: int) -> None:
+        self.key, self.line, self.first_line = key, line, first_line
+        super().__init__(f"duplicate key {key!r} at line {line} (first at line {first_line})")
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that rejects duplicate keys in a mapping."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen: dict = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    hash(key)
+                except TypeError:
+                    continue  # SafeLoader reports unhashable keys itself
+                line = key_node.start_mark.line + 1
+                if key in seen:
+                    raise DuplicateKeyError(key, line, seen[key])
+                seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load`` that raises :class:`DuplicateKeyError` for a key given twice."""
+    return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+
+
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario YAML file. Relative ``path:`` entries inside it are resolved
     against the file's folder."""
+    from aifabric.memory import read_text
+
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputErrors(
-            [InputError(f"cannot read scenario file: {exc.strerror or exc}", file=str(path))]
-        ) from None
+        text = read_text(p, "scenario file", bytes_per_byte=100)
+    except InputError as exc:
+        raise InputErrors([exc]) from None
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
+    except DuplicateKeyError as exc:
+        raise InputErrors(
+            [
+                InputError(
+                    f"duplicate key {exc.key!r} (first at line {exc.first_line})",
+                    file=str(path),
+                    field=f"line {exc.line}",
+                    allowed="each key once per mapping",
+                )
+            ]
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else None
@@ -681,4 +746,9 @@ def _resolve_paths(data: Any, base: Path) -> Any:
             candidate = base / sec["path"]
             sec["path"] = str(candidate)
             data[section] = sec
+    wl = data.get("workload")
+    if isinstance(wl, dict) and isinstance(wl.get("cdf"), str) and not Path(wl["cdf"]).is_absolute():
+        candidate = base / wl["cdf"]
+        if candidate.is_file():  # a CDF file next to the scenario (else a shipped name, or cwd)
+            data["workload"] = {**wl, "cdf": str(candidate)}
     return data

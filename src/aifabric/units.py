@@ -9,6 +9,7 @@ Integer picoseconds keep 400/800 Gb/s serialisation exact: one byte at 800 Gb/s 
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal, InvalidOperation
 
@@ -58,8 +59,8 @@ def _parse(value: object, table: dict[str, int], allowed: str, bare_ok: bool) ->
     if isinstance(value, bool):
         raise UnitError(value, allowed)
     if isinstance(value, int | float):
-        if not bare_ok:
-            raise UnitError(value, allowed)
+        if not bare_ok or (isinstance(value, float) and not math.isfinite(value)):
+            raise UnitError(value, allowed)  # also Infinity / NaN: never a size, rate or time
         return Decimal(str(value))
     if not isinstance(value, str):
         raise UnitError(value, allowed)

@@ -12,6 +12,9 @@ OPS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast")
 
 
 ALGORITHMS = ("ring", "tree", "nvls", "nvls-tree", "auto")
+ENGINES = ("flow", "analytic")
+GPUS = ("h100", "h200", "b200")
+MAX_BYTES = 2**40
 
 
 def register(app: typer.Typer) -> None:
@@ -75,6 +78,18 @@ def register(app: typer.Typer) -> None:
                 ) from None
             if not 0 < lo <= hi:
                 raise InputError("need 0 < min ≤ max", field="--min-bytes/--max-bytes", value=f"{lo}..{hi}")
+            if hi > MAX_BYTES:
+                raise InputError(
+                    "too large", field="--max-bytes", value=max_bytes, allowed="at most 1TiB (nccl-tests -e)"
+                )
+            if engine not in ENGINES:
+                raise InputError("unknown engine", field="--engine", value=engine, allowed=", ".join(ENGINES))
+            if gpu.lower() not in GPUS:
+                raise InputError("unknown GPU", field="--gpu", value=gpu, allowed=", ".join(GPUS))
+            if sharp and tech != "infiniband":
+                raise InputError(
+                    "SHARP is an InfiniBand switch feature", field="--sharp", allowed="--technology ib"
+                )
             cat = load_catalog()
             p = plan_fabric(gpus, tech, cat, gpu=gpu.lower(), nic_rate_gbps=_parse_rate_gbps(nic_rate))
             sw = cat.switches[p.switch_id]

@@ -8,11 +8,25 @@ import typer
 
 from aifabric.errors import InputError
 
+# what the testbed can mean and run in reasonable time (base units: bit/s, bytes, ps)
+LIMITS = {
+    "--rate": (10**9, 4 * 10**12, "1Gbps..4Tbps"),
+    "--buffer": (10**6, 2**32, "1MB..4GiB (the lossless testbed needs room for PFC headroom)"),
+    "--hop": (1, 10**8, "up to 100us"),
+    "--link-delay": (1, 10**9, "up to 1ms"),
+    "--step": (1, 2**28, "1B..256MiB"),
+    "--incast-size": (1, 2**28, "1B..256MiB"),
+}
+
 
 def _parse(kind: str, text: str, flag: str, example: str) -> int:
     from aifabric.cli import parse_unit_flag
 
-    return int(parse_unit_flag(kind, text, flag, example, positive=True))
+    v = int(parse_unit_flag(kind, text, flag, example, positive=True))
+    lo, hi, allowed = LIMITS[flag]
+    if not lo <= v <= hi:
+        raise InputError("out of range", field=flag, value=text, allowed=allowed)
+    return v
 
 
 def build_testbed(
@@ -95,7 +109,17 @@ def register(app: typer.Typer) -> None:
             tb = build_testbed(
                 rate, routing, buffer, hop, link_delay, step, incast_senders, incast_size, storm_duty, seeds
             )
-            rm = measure_testbed(tb)
+            try:
+                rm = measure_testbed(tb)
+            except RuntimeError as exc:
+                if "lossless fabric dropped" not in str(exc):
+                    raise
+                raise InputError(
+                    "the switch buffer cannot hold the PFC thresholds plus headroom of the testbed",
+                    field="--buffer",
+                    value=buffer,
+                    allowed="a larger buffer, e.g. 32MB",
+                ) from None
             out = rm.to_dict()
             if as_json:
                 typer.echo(json.dumps(out, indent=2, default=float))

@@ -1,10 +1,13 @@
-"""``aifabric simulate SCENARIO.yaml [--json] [--out DIR] [--mode packet|flow]``.
+"""``aifabric simulate SCENARIO.yaml [--json] [--out DIR [--force]] [--mode packet|flow]``.
 
-Thin: load the scenario, call :func:`aifabric.sim.simulate` (or the flow model for ``--mode
-flow``), print. A ``collective`` workload runs in both modes (packet: network step by network
-step, :mod:`aifabric.sim.collective`); its JSON has a ``collective`` key. With ``--json``
-stdout holds exactly one JSON object; the progress bar (runs longer than about a second) goes
-to stderr. Exit 1 when a deadlock was detected.
+Thin: :func:`aifabric.cli._preflight.prepare` checks everything first (the scenario, topology,
+fabric references, flows, memory, ``--out``; ``aifabric validate`` runs the same checks), then
+:func:`aifabric.sim.simulate` (or the flow model for ``--mode flow``) runs and the result is
+printed. A ``collective`` workload runs in both modes (packet: network step by network step,
+:mod:`aifabric.sim.collective`); its JSON has a ``collective`` key. With ``--json`` stdout holds
+exactly one JSON object; the progress bar (runs longer than about a second), the first-run compile
+notice and warnings go to stderr. Exit 1 when a deadlock was detected or a limit (``sim.until``,
+``sim.max_events``) stopped the run before every flow finished (``summary.complete`` false).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import typer
@@ -25,8 +29,12 @@ def register(app: typer.Typer) -> None:
         out: Path | None = typer.Option(
             None,
             "--out",
-            help="Write flows.parquet, ports.parquet, summary.json, "
-            "fct.txt and pfc.txt (ns-3 HPCC formats) here.",
+            help="Write the results here (packet: flows.parquet, ports.parquet, summary.json, fct.txt, "
+            "pfc.txt in ns-3 HPCC formats; flow: flows.parquet, links.parquet, summary.json, flows.json). "
+            "The folder must be new or empty unless --force.",
+        ),
+        force: bool = typer.Option(
+            False, "--force", help="With --out: replace the results of an earlier run in that folder."
         ),
         mode: str | None = typer.Option(None, "--mode", help="packet (default) or flow; overrides sim.mode."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
@@ -35,59 +43,133 @@ def register(app: typer.Typer) -> None:
         from aifabric.cli import run_guarded
 
         def body() -> int:
+            from aifabric.cli._preflight import in_file, prepare
             from aifabric.errors import InputError
-            from aifabric.scenario import load_scenario
 
-            sc = load_scenario(scenario)
-            m = mode or sc.sim.mode
-            if m not in ("packet", "flow"):
-                raise InputError("unknown mode", field="--mode", value=m, allowed="packet, flow")
-            if m == "flow":
-                return _flow(sc, as_json, out)
+            # every check first (scenario, topology, fabric, flows, memory, --out): nothing runs
+            # until all pass, and `aifabric validate` runs these same checks
+            prep = prepare(scenario, mode, out, force, json_flows=as_json)
+            sc = prep.scenario
+            if prep.mode == "flow":
+                return _flow(prep, as_json, out)
             from aifabric.sim import simulate
 
+            _compile_notice()
             try:
-                with _Progress(sc.sim.until_ps, enabled=progress and sc.sim.progress) as bar:
-                    res = simulate(sc, progress=bar.update)
+                with (
+                    warnings.catch_warnings(record=True) as caught,
+                    _Progress(sc.sim.until_ps, enabled=progress and sc.sim.progress) as bar,
+                ):
+                    warnings.simplefilter("always", RuntimeWarning)
+                    res = simulate(sc, flows=prep.flows, topology=prep.topology, progress=bar.update)
             except InputError as exc:
-                raise (exc if exc.file else exc.with_file(str(scenario))) from None
+                raise in_file(exc, str(scenario)) from None
+            for w in caught:  # e.g. a lossless fabric that dropped packets: one line each
+                if issubclass(w.category, RuntimeWarning):
+                    typer.echo(f"warning: {scenario}: {' '.join(str(w.message).split())}", err=True)
             if out is not None:
                 res.save(out)
             if as_json:
                 sys.stdout.write(json.dumps(res.to_dict()) + "\n")
             else:
                 _print(res, out)
-            return 1 if res.summary["deadlock"] else 0
+            return _outcome(res.summary, res.engine, str(scenario))
 
         run_guarded(body)
 
 
-def _flow(sc, as_json: bool, out: Path | None) -> int:
+def _outcome(summary: dict, engine: dict, file: str) -> int:
+    """Exit code of a finished run: 1 when a deadlock was found or a limit stopped the run before
+    every flow finished (then one line on stderr says which; the results are marked incomplete)."""
+    if summary.get("deadlock"):
+        return 1
+    if summary.get("complete", True):
+        return 0
+    status = engine.get("status")
+    if status == "event budget":
+        why = (
+            f"the run hit sim.max_events ({engine.get('max_events', 0):,} events) before every flow "
+            f"finished; results are incomplete (raise sim.max_events or shorten the workload)"
+        )
+    elif status == "time limit":
+        why = (
+            f"the run reached sim.until ({engine.get('sim_time_us', 0):,.0f} us) before every flow "
+            f"finished; results are incomplete (raise sim.until)"
+        )
+    else:
+        why = f"not every flow finished (status: {status}); results are incomplete"
+    typer.echo(f"warning: {file}: {why}", err=True)
+    return 1
+
+
+COMPILE_NOTICE = "compiling the simulator kernels (first run only, about a minute)"
+
+
+def cache_is_cold(dispatcher) -> bool:
+    """Whether numba's on-disk cache lacks a compiled ``dispatcher`` (an ``@njit(cache=True)``
+    function) for its current source: reads the small cache index only (numba's own check that
+    the index matches the source file's stamp), ~1 ms; False when numba's JIT is off or the
+    check itself fails (no notice rather than a wrong one)."""
+    try:
+        from numba.core import config
+        from numba.core.caching import FunctionCache
+
+        if config.DISABLE_JIT or dispatcher.stats.cache_hits or dispatcher.overloads:
+            return False
+        return not FunctionCache(dispatcher.py_func)._cache_file._load_index()
+    except Exception:  # noqa: BLE001 - numba internals may change; the notice is optional
+        return False
+
+
+def _compile_notice(mode: str = "packet") -> None:
+    """On a cold numba cache, say on stderr that this run compiles first (about a minute)."""
+    if mode == "packet":
+        from aifabric.sim import kernel as K
+
+        fn = K.run
+    else:
+        from aifabric.flow import _kernels
+
+        fn = _kernels.drain
+    if cache_is_cold(fn):
+        typer.echo(COMPILE_NOTICE, err=True)
+
+
+def _flow(prep, as_json: bool, out: Path | None) -> int:
+    from aifabric.cli._preflight import in_file
     from aifabric.errors import InputError
 
     try:
+        from aifabric.flow.engine import link_table
         from aifabric.flow.scenario import simulate_flow_scenario
     except ImportError:  # pragma: no cover
         raise InputError("flow mode is not available in this build", field="--mode") from None
-    flows = None
-    if sc.workload is not None and sc.workload.kind != "collective" and sc.topology is not None:
-        # the packet engine's traffic generator, so both engines see identical flows
-        from aifabric.topology import from_spec
-        from aifabric.workload.traffic import flows_for
+    from aifabric.sim.results import dumps_strict
 
-        flows = flows_for(sc, from_spec(sc.topology))
+    sc = prep.scenario
+    flows = None
+    if prep.flows is not None:
+        # the packet engine's traffic generator, so both engines see identical flows
+        flows = prep.flows.to_frame()
         flows["start_us"] = flows["start_ps"] / 1e6
-    res = simulate_flow_scenario(sc, flows=flows)
+    tables: dict = {}
+    _compile_notice("flow")
+    try:
+        res = simulate_flow_scenario(sc, flows=flows, topology=prep.topology, tables=tables)
+    except InputError as exc:
+        raise in_file(exc, prep.file) from None
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "summary.json").write_text(
-            json.dumps({k: v for k, v in res.items() if k != "flows"}, indent=2)
-        )
+        from aifabric.sim.results import save_flow_mode
+
+        df = tables["flows"]
+        save_flow_mode(out, res, df, link_table(prep.topology, df))
     if as_json:
-        sys.stdout.write(json.dumps(res, default=float) + "\n")
+        sys.stdout.write(dumps_strict(res) + "\n")
     else:
-        typer.echo(json.dumps(res.get("summary", {}), indent=2, default=float))
-    return 0
+        typer.echo(dumps_strict(res.get("summary", {}), indent=2))
+        if out is not None:
+            typer.echo(f"wrote {out}/flows.parquet, links.parquet, summary.json, flows.json")
+    return _outcome(res.get("summary", {}), res.get("engine", {}), prep.file)
 
 
 class _Progress:

@@ -1,5 +1,12 @@
 """``aifabric validate SCENARIO.yaml`` — check a scenario file, print one line per problem.
-``aifabric validate --published [--json]`` — the training step model against published step times."""
+
+A scenario with a topology and a workload is checked exactly as ``aifabric simulate`` checks it
+before running (:func:`aifabric.cli._preflight.prepare`: the topology built, fabric references
+resolved, flow files read, memory estimated); a scenario without them (an ``advisor:`` file for
+``compare``) is checked as a file, and its topology built when it has one. A ``training:`` section
+gets the workload stage's own checks (the spec, the layout, memory).
+``aifabric validate --published [--json]`` — the training step model against published step times.
+"""
 
 from __future__ import annotations
 
@@ -12,17 +19,18 @@ def register(app: typer.Typer) -> None:
     @app.command("validate")
     def validate(
         scenario: Path | None = typer.Argument(None, help="Scenario YAML file to check."),
+        build: bool = typer.Option(
+            True,
+            "--build/--no-build",
+            help="Also build the topology and workload it describes (the checks simulate runs).",
+        ),
+        mode: str | None = typer.Option(None, "--mode", help="packet or flow: check for this mode."),
         published: bool = typer.Option(
             False, "--published", help="Print the step-time model against published training runs instead."
         ),
         as_json: bool = typer.Option(False, "--json", help="With --published: one JSON object on stdout."),
-        build: bool = typer.Option(
-            True,
-            "--build/--no-build",
-            help="Also build the topology it describes (catches sizes a topology cannot hold).",
-        ),
     ) -> None:
-        """Check a scenario file: unknown keys, bad units, impossible sizes. Exit 2 on problems."""
+        """Check a scenario file: unknown keys, bad units, impossible sizes, flow files. Exit 2 on problems."""
         from aifabric.cli import run_guarded
 
         def body() -> int:
@@ -33,97 +41,66 @@ def register(app: typer.Typer) -> None:
                 return _published(as_json)
             if scenario is None:
                 raise InputError("missing", field="SCENARIO", allowed="a scenario YAML file, or --published")
-            sc = load_scenario(scenario)
-            if sc.training is not None:  # the workload stage's own checks: spec, layout, memory
-                from aifabric.hardware.catalog import load_catalog
-                from aifabric.scenario import AdvisorSpec
-                from aifabric.stages.design import nic_rate_for
-                from aifabric.stages.workload import WorkloadInput, workload
+            if not build:
+                sc = load_scenario(scenario)
+                typer.echo(f"{scenario}: ok — {sc.name}")
+                return 0
+            from aifabric.cli._preflight import in_file, prepare
 
-                adv = sc.advisor or AdvisorSpec()
-                g = load_catalog().get("gpu", adv.gpu)
-                gpn = int(g.gpus_per_node or 8)
-                workload(
-                    WorkloadInput(
-                        "training",
-                        adv.gpus,
-                        gpn,
-                        float(g.hbm_gbytes or 80),
-                        adv.model,
-                        sc.seed,
-                        sc.training,
-                        adv.gpu,
-                        nic_rate_for(g)[0],
-                        None,
-                        str(scenario),
-                    )
+            sc = load_scenario(scenario)
+            if sc.training is not None:
+                _check_training(sc, str(scenario))
+            if sc.topology is not None and sc.workload is not None:
+                prep = prepare(scenario, mode)
+                topo = prep.topology
+                flows = f", {prep.num_flows:,} flows" if prep.flows is not None else ""
+                typer.echo(
+                    f"{scenario}: ok — {sc.name}: {topo.num_hosts} hosts, {topo.num_switches} switches, "
+                    f"{topo.num_links} links, {sc.fabric.technology}{flows} ({prep.mode} mode)"
                 )
-            if build and sc.topology is not None:
-                from aifabric.errors import InputError
-                from aifabric.topology import from_spec
+            elif sc.topology is not None:
+                from aifabric.cli._preflight import checked_topology
 
                 try:
-                    topo = from_spec(sc.topology)
+                    topo = checked_topology(sc, mode or sc.sim.mode)
                 except InputError as exc:
-                    raise exc.with_file(str(scenario)) from None
-                if sc.fabric.pfc_overrides or sc.fabric.pause_storms:  # switch / node names exist
-                    from aifabric.sim.misconfig import check
-
-                    try:
-                        check(sc.fabric, topo, sc.sim.until_ps)
-                    except InputError as exc:
-                        raise exc.with_file(str(scenario)) from None
-                if sc.fabric.failures:  # failed links exist (the same resolution the engine uses)
-                    from aifabric.sim.engine import _failure_events
-
-                    try:
-                        _failure_events(sc.fabric, topo)
-                    except InputError as exc:
-                        raise exc.with_file(str(scenario)) from None
-                hosts = topo.num_hosts
-                wl = sc.workload
-                if wl is not None:
-                    _check_workload_fits(wl, hosts, str(scenario))
+                    raise in_file(exc, str(scenario)) from None
                 typer.echo(
-                    f"{scenario}: ok — {sc.name}: {hosts} hosts, {topo.num_switches} switches, "
+                    f"{scenario}: ok — {sc.name}: {topo.num_hosts} hosts, {topo.num_switches} switches, "
                     f"{topo.num_links} links, {sc.fabric.technology}"
                 )
             else:
                 typer.echo(f"{scenario}: ok — {sc.name}")
             return 0
 
-        run_guarded(body)
+        run_guarded(body, every_problem=True)
 
 
-def _check_workload_fits(wl, hosts: int, file: str) -> None:
-    from aifabric.errors import InputError
+def _check_training(sc, file: str) -> None:
+    """The workload stage's checks of a ``training:`` section: the spec, the layout, memory."""
+    from aifabric.hardware.catalog import load_catalog
+    from aifabric.scenario import AdvisorSpec
+    from aifabric.stages.design import nic_rate_for
+    from aifabric.stages.workload import WorkloadInput, workload
 
-    if wl.senders is not None and wl.senders > hosts - 1:
-        raise InputError(
-            f"more senders than the topology's other hosts ({hosts - 1})",
-            file=file,
-            field="workload.senders",
-            value=wl.senders,
-            allowed=f"1..{hosts - 1}",
+    adv = sc.advisor or AdvisorSpec()
+    g = load_catalog().get("gpu", adv.gpu)
+    gpn = int(g.gpus_per_node or 8)
+    workload(
+        WorkloadInput(
+            "training",
+            adv.gpus,
+            gpn,
+            float(g.hbm_gbytes or 80),
+            adv.model,
+            sc.seed,
+            sc.training,
+            adv.gpu,
+            nic_rate_for(g)[0],
+            None,
+            file,
         )
-    if wl.receiver is not None and wl.receiver >= hosts:
-        raise InputError(
-            "receiver is not a host of the topology",
-            file=file,
-            field="workload.receiver",
-            value=wl.receiver,
-            allowed=f"0..{hosts - 1}",
-        )
-    if wl.hosts is not None and wl.hosts > hosts:
-        raise InputError(
-            "more hosts than the topology has",
-            file=file,
-            field="workload.hosts",
-            value=wl.hosts,
-            allowed=f"2..{hosts}",
-        )
-    if wl.path is not None and not Path(wl.path).is_file():
-        raise InputError("flow file not found", file=file, field="workload.path", value=wl.path)
+    )
 
 
 def _published(as_json: bool) -> int:

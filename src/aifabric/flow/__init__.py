@@ -2,6 +2,7 @@
 as the packet engine.
 
 * :mod:`aifabric.flow.hashing` — vectorised ECMP hash (bit-identical to the packet engine's).
+* :mod:`aifabric.flow.draws` — seeded draws both engines share (the uniform derangement).
 * :mod:`aifabric.flow.paths` — :class:`PathModel`: per-flow ECMP / adaptive / static (IB LFT)
   paths from switch-to-leaf distances, and even-split link loads for huge flow counts.
 * :mod:`aifabric.flow.maxmin` — max-min fair rates by progressive filling.

@@ -136,7 +136,55 @@ def simulate_flows(
     out.attrs["events"] = int(events)
     out.attrs["wall_s"] = time.perf_counter() - t0
     out.attrs["routing"] = routing
+    # per directed link (port 2*link + dir, as the packet engine's port ids): payload bytes and flows
+    valid = paths >= 0
+    hop_links = paths[valid]
+    nd = 2 * topology.num_links
+    out.attrs["link_bytes"] = np.bincount(
+        hop_links, weights=np.repeat(size, valid.sum(axis=1)), minlength=nd
+    ).astype(np.int64)
+    out.attrs["link_flows"] = np.bincount(hop_links, minlength=nd).astype(np.int64)
     return out
+
+
+def link_table(topology: Topology, df: pd.DataFrame) -> pd.DataFrame:
+    """One row per interface (egress of ``node`` on ``link`` toward ``peer``; row ``2*link + dir``
+    as the packet engine's ports table) with the payload bytes and flows the flow model routed over
+    it and its mean utilisation over the run (first start → last completion)."""
+    nl = topology.num_links
+    la = topology.link_a.astype(np.int64)
+    lb = topology.link_b.astype(np.int64)
+    node = np.empty(2 * nl, np.int64)
+    peer = np.empty(2 * nl, np.int64)
+    node[0::2], node[1::2] = la, lb
+    peer[0::2], peer[1::2] = lb, la
+    rate = directed_rates_bps(topology)
+    nbytes = np.asarray(df.attrs.get("link_bytes", np.zeros(2 * nl, np.int64)))
+    nflows = np.asarray(df.attrs.get("link_flows", np.zeros(2 * nl, np.int64)))
+    done = np.isfinite(df["fct_us"].to_numpy(np.float64)) if len(df) else np.zeros(0, bool)
+    span_us = float((df["start_us"] + df["fct_us"])[done].max() - df["start_us"].min()) if done.any() else 0.0
+    names = np.asarray(topology.node_names, dtype=object)
+    return pd.DataFrame(
+        {
+            "node": node,
+            "node_name": names[node],
+            "peer": peer,
+            "peer_name": names[peer],
+            "link": np.repeat(np.arange(nl), 2),
+            "rate_gbps": rate / 1e9,
+            "tx_bytes": nbytes,
+            "flows": nflows,
+            "mean_utilization": nbytes * 8 / (rate * span_us * 1e-6) if span_us > 0 else np.zeros(2 * nl),
+        }
+    )
+
+
+def estimate_bytes(num_flows: int, hops: int = 8, json_flows: bool = True) -> int:
+    """Peak bytes of :func:`simulate_flows` (and the scenario runner's output) for ``num_flows``
+    flows of up to ``hops`` links: paths and their per-hop temporaries, the drain kernel's work
+    arrays, the result table and, with ``json_flows``, one Python record per flow."""
+    per_flow = 8 * hops * 9 + 8 * 24 + (1200 if json_flows else 0)
+    return int(num_flows) * per_flow
 
 
 def simulate_drain(
@@ -200,4 +248,5 @@ def summary_of(df: pd.DataFrame) -> dict:
         "ecn_marks": 0,
         "max_queue_bytes": 0,
         "deadlock": False,
+        "complete": bool(len(done) == n),
     }

@@ -35,6 +35,17 @@ from aifabric.topology.routing import ib_destination_rank, ib_tier_divisors
 ROUTINGS = ("ecmp", "adaptive", "static")
 _FAR = np.int32(1 << 20)
 _CHUNK = 262_144
+_BFS_CELLS = 1 << 24
+
+
+def path_model_bytes(num_switches: int, num_leaves: int, num_links: int) -> int:
+    """Peak bytes of a :class:`PathModel`: the int32 switch × leaf distance table, the BFS
+    temporaries (bounded by ``_BFS_CELLS``) and per-link adjacency."""
+    return (
+        4 * num_switches * num_leaves
+        + 11 * min(_BFS_CELLS, 2 * num_links * max(num_leaves, 1))
+        + 64 * num_links
+    )
 
 
 class PathModel:
@@ -98,20 +109,25 @@ class PathModel:
         self.nbr[s_idx, c] = dst
         self.nbr_link[s_idx, c] = lid
         self.nbr_sw = np.where(self.nbr >= 0, self.sw_index[np.maximum(self.nbr, 0)], -1)
-        # BFS from every attachment switch over the switch graph: dist[s, a] (int32, _FAR = none)
+        # BFS from every attachment switch over the switch graph: dist[s, a] (int32, _FAR = none),
+        # in blocks of attachment columns so the (edges × columns) temporaries stay under
+        # _BFS_CELLS cells (~0.2 GB) whatever the fabric's size (columns are independent BFSs)
         ns, na = len(self.switches), len(att_nodes)
         dist = np.full((ns, na), _FAR, dtype=np.int32)
         dist[self.sw_index[att_nodes], np.arange(na)] = 0
         es, ed = self.sw_index[src], self.sw_index[dst]
-        level = 0
-        while True:
-            frontier = dist[ed] == level  # (edges, A)
-            cand = frontier & (dist[es] == _FAR)
-            if not cand.any():
-                break
-            e_i, a_i = np.nonzero(cand)
-            dist[es[e_i], a_i] = level + 1
-            level += 1
+        block = max(1, _BFS_CELLS // max(len(es), 1))
+        for a0 in range(0, na, block):
+            d = dist[:, a0 : a0 + block]  # a view: the BFS writes into dist
+            level = 0
+            while True:
+                frontier = d[ed] == level  # (edges, block)
+                cand = frontier & (d[es] == _FAR)
+                if not cand.any():
+                    break
+                e_i, a_i = np.nonzero(cand)
+                d[es[e_i], a_i] = level + 1
+                level += 1
         self.dist = dist
 
     # ---- distances ---------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from aifabric.errors import InputError
+from aifabric.flow.draws import derangement
 from aifabric.flow.engine import simulate_flows, summary_of
 from aifabric.topology.core import Topology
 
@@ -27,11 +28,7 @@ def _basic_flows(scenario, topo: Topology) -> pd.DataFrame:
     if w.kind == "permutation":
         n = w.hosts or len(hosts)
         h = hosts[:n]
-        perm = rng.permutation(n)
-        while n > 1 and (perm == np.arange(n)).any():  # a derangement: nobody sends to itself
-            fix = np.flatnonzero(perm == np.arange(n))
-            j = rng.integers(0, n, len(fix))
-            perm[fix], perm[j] = perm[j], perm[fix].copy()
+        perm = derangement(n, rng)  # uniform: nobody sends to itself, bounded time for any seed
         src, dst = h, h[perm]
     elif w.kind == "incast":
         recv = int(w.receiver or 0)
@@ -70,9 +67,13 @@ def _basic_flows(scenario, topo: Topology) -> pd.DataFrame:
     )
 
 
-def simulate_flow_scenario(scenario, flows=None, topology: Topology | None = None) -> dict:
+def simulate_flow_scenario(
+    scenario, flows=None, topology: Topology | None = None, tables: dict | None = None
+) -> dict:
     """Run ``scenario`` at flow level; returns ``{"scenario", "summary", "engine", "flows"}``
-    shaped as interface.md's ``simulate --json`` (``engine.packets`` is 0: no packets exist)."""
+    shaped as interface.md's ``simulate --json`` (``engine.packets`` is 0: no packets exist).
+    ``tables`` (a dict), when given, receives ``"flows"``: the flows DataFrame (with its
+    ``attrs``: per-link bytes for :func:`aifabric.flow.engine.link_table`)."""
     from aifabric.topology.builders import from_spec
 
     t0 = time.perf_counter()
@@ -114,6 +115,8 @@ def simulate_flow_scenario(scenario, flows=None, topology: Topology | None = Non
         table = _basic_flows(scenario, topo) if flows is None else flows
         df = simulate_flows(topo, table, **kw)
         events = int(df.attrs.get("events", 0))
+    if tables is not None:
+        tables["flows"] = df
     out_flows = [
         {
             "id": int(r.id),

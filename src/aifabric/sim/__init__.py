@@ -58,8 +58,17 @@ def simulate(scenario, flows=None, topology=None, progress=None) -> Results:
         from aifabric.workload.traffic import flow_columns
 
         flows = flow_columns(scenario, topology)
+    from aifabric import memory
+
+    maxhop = 2 * int(topology.node_tier.max(initial=0)) + 2
+    memory.check(
+        engine.estimate_bytes(len(flows), topology.num_links, maxhop, scenario.fabric, json_flows=False),
+        f"a packet-level run of {len(flows):,} flows on {topology.num_links:,} links",
+        field="workload",
+        hint="fewer flows or hosts, or sim.mode: flow (the flow model needs far less)",
+    )
     st = engine.compile_scenario(scenario, topology, flows)
-    status = engine.run_state(st, scenario.sim.until_ps, progress)
+    status = engine.run_state(st, scenario.sim.until_ps, progress, max_events=scenario.sim.max_events)
     wall = time.perf_counter() - t0
     res = results_of(scenario, topology, flows, st, status, wall)
     del np, K
@@ -176,6 +185,9 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
         "ecn_marks": int(g[K.G_ECN]),
         "max_queue_bytes": int(pt[:, K.PT_MAXQ].max()) if npt else 0,
         "deadlock": bool(status == K.ST_STALL),
+        # every flow finished before a limit stopped the run (sim.until, sim.max_events) or a
+        # deadlock: only a complete run is evidence of FCTs
+        "complete": bool(status == K.ST_DONE and completed.all()),
     }
     if "pause_storms" in st.info:  # fabric.pause_storms: injected PAUSE, apart from real PFC above
         summary["injected_pauses"] = int(g[K.G_XPAUSES])
@@ -200,6 +212,8 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
     }
     if status == K.ST_STALL:
         engine_stats["deadlock_cycle"] = deadlock_cycle(topo, pt)
+    if status == engine.ST_BUDGET:
+        engine_stats["max_events"] = int(scenario.sim.max_events)
     buf_drops = int(g[K.G_BUF_DROPS])
     if st.cfg[K.C_PFC] == 1 and buf_drops:
         # PFC is on, so the fabric is meant to be lossless: a full shared buffer means the
@@ -258,7 +272,7 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
     )
 
 
-_STATUS = {0: "done", 1: "time limit", 6: "deadlock"}
+_STATUS = {0: "done", 1: "time limit", 6: "deadlock", 100: "event budget"}
 
 
 def _own(cols: dict) -> dict:
@@ -283,29 +297,30 @@ def deadlock_cycle(topo, pt) -> list[str]:
     by_node: dict[int, list[int]] = {}
     for p in blocked.tolist():
         by_node.setdefault(int(pt[p, K.PT_NODE]), []).append(p)
+    # iterative depth-first search (white 0 / grey 1 / black 2): every port is pushed and finished
+    # once, so this terminates in O(ports + edges) whatever the graph, without recursion limits
     color: dict[int, int] = {}
-    stack: list[int] = []
-
-    def dfs(p):
-        color[p] = 1
-        stack.append(p)
-        for q in by_node.get(int(pt[p, K.PT_PEER]), []):
-            if color.get(q) == 1:
-                return stack[stack.index(q) :]
-            if q not in color:
-                cyc = dfs(q)
-                if cyc:
-                    return cyc
-        color[p] = 2
-        stack.pop()
-        return None
-
-    for p in blocked.tolist():
-        if p not in color:
-            cyc = dfs(p)
-            if cyc:
-                names = topo.node_names
-                return [f"{names[int(pt[q, K.PT_NODE])]}->{names[int(pt[q, K.PT_PEER])]}" for q in cyc]
+    names = topo.node_names
+    for root in blocked.tolist():
+        if color.get(root):
+            continue
+        path: list[int] = [root]
+        iters = [iter(by_node.get(int(pt[root, K.PT_PEER]), []))]
+        color[root] = 1
+        while path:
+            q = next(iters[-1], None)
+            if q is None:
+                color[path.pop()] = 2
+                iters.pop()
+                continue
+            c = color.get(q, 0)
+            if c == 1:
+                cyc = path[path.index(q) :]
+                return [f"{names[int(pt[x, K.PT_NODE])]}->{names[int(pt[x, K.PT_PEER])]}" for x in cyc]
+            if c == 0:
+                color[q] = 1
+                path.append(q)
+                iters.append(iter(by_node.get(int(pt[q, K.PT_PEER]), [])))
     return []
 
 

@@ -84,15 +84,9 @@ class CollectiveResults(Results):
         out["collective"] = _clean(self.collective)
         return out
 
-    def save(self, folder):
+    def save(self, folder, meta: dict | None = None):
         """:meth:`Results.save`, with ``collective`` added to summary.json."""
-        import json
-
-        paths = super().save(folder)
-        meta = json.loads(paths[2].read_text())
-        meta["collective"] = _clean(self.collective)
-        paths[2].write_text(json.dumps(meta, indent=2) + "\n")
-        return paths
+        return super().save(folder, meta={**(meta or {}), "collective": _clean(self.collective)})
 
 
 def _clean(d: dict) -> dict:
@@ -159,6 +153,13 @@ def simulate_collective(scenario, topology=None, progress=None) -> CollectiveRes
         topology = from_spec(scenario.topology)
     topo = topology
     _check_fabric(fab)
+    if (w.hosts or topo.num_hosts) < 2:
+        raise InputError(
+            "a collective needs at least 2 hosts",
+            field="topology",
+            value=topo.num_hosts,
+            allowed="a topology with 2 or more hosts",
+        )
     algorithm = w.algorithm or "ring"
     steps = C.collective_flows(w.op, w.size, topo, ranks=w.hosts, algorithm=algorithm)
     times: dict[int, tuple[float, float, str]] = {}  # id(network step) → (bandwidth_s, phys_s, "packet")
@@ -407,6 +408,7 @@ def _summary(
         "ecn_marks": int(counted["ecn_marks"]),
         "max_queue_bytes": int(max_queue),
         "deadlock": bool(stop and stop["deadlock"]),
+        "complete": stop is None and bool(done.all()),
     }
     if storms:
         out["injected_pauses"] = int(counted["injected_pauses"])

@@ -73,7 +73,15 @@ def _grow_rows(a: np.ndarray, fill) -> np.ndarray:
     return out
 
 
+def _guard_growth(a: np.ndarray, what: str) -> None:
+    """Doubling ``a`` must fit in the available memory (else a one-line MemoryLimitError)."""
+    from aifabric import memory
+
+    memory.check(a.nbytes * 2, f"growing the {what} table to {2 * a.shape[0]:,} rows", field="sim")
+
+
 def grow_packets(s: State) -> None:
+    _guard_growth(s.pk, "packet")
     n = s.pk.shape[0]
     pk = _grow_rows(s.pk, -1)
     # thread the new rows onto the free list
@@ -84,7 +92,32 @@ def grow_packets(s: State) -> None:
 
 
 def grow_heap(s: State) -> None:
+    _guard_growth(s.h, "event")
     s.h = _grow_rows(s.h, 0)
+
+
+def estimate_bytes(num_flows: int, num_links: int, maxhop: int, fabric=None, json_flows: bool = True) -> int:
+    """Peak bytes of a packet run before it starts (flows, paths, packets, events, ports and the
+    result tables): :func:`compile_scenario`'s tables at their initial sizes (16 packet rows and
+    ~33 event slots per flow), routing temporaries, the results and, with ``json_flows``, one
+    Python record per flow for ``--json``. The packet and event tables may grow during the run;
+    each doubling is checked against the available memory then."""
+    hpcc = fabric is not None and fabric.congestion_control == "hpcc"
+    adaptive = fabric is not None and fabric.routing == "adaptive"
+    pk_cols = K.PK_NUM + (4 * maxhop if hpcc else 0)
+    per_flow = (
+        8 * 6  # the flows table
+        + 8 * 2 * maxhop * 2  # data and ACK paths, and their routing temporaries
+        + 8 * (K.FL_NUM + (3 * maxhop if hpcc else 0))
+        + 8 * K.FR_NUM
+        + 16 * 8 * pk_cols  # packet rows
+        + 33 * 3 * 8  # event heap
+        + (8 * 2 * maxhop if adaptive else 0)
+        + 8 * 18  # result columns
+        + (2000 if json_flows else 0)
+    )
+    per_port = 8 * K.PT_NUM + 8 * 20
+    return int(num_flows) * per_flow + 2 * int(num_links) * per_port
 
 
 def pfc_thresholds(fabric) -> tuple[int, int]:
@@ -134,7 +167,7 @@ def compile_scenario(scenario, topo, flows) -> State:
     start = int_column(flows, "start_ps")
     sport = flow_sport(int_column(flows, "id"))
 
-    pm = PathModel(topo)
+    pm = topo.__dict__.get("_flow_path_model") or PathModel(topo)  # one kept by a caller: deterministic
     base_routing = "ecmp" if routing == "adaptive" else routing
     fpath = pm.route(src, dst, base_routing, scenario.seed, sport).astype(np.int64)
     apath = pm.route(dst, src, base_routing, scenario.seed, sport).astype(np.int64)
@@ -458,9 +491,9 @@ def reroute(st: State) -> None:
     down = np.flatnonzero(st.pt[0::2, K.PT_DOWN] == 1)
     keep = np.setdiff1d(np.arange(topo.num_links), down)
     t2 = topo.without_links(down.tolist())
-    pm = PathModel(t2)
     src, dst, sport = st.info["src"], st.info["dst"], st.info["sport"]
     try:
+        pm = PathModel(t2)  # raises when a host lost its only link
         fnew = pm.route(src, dst, st.info["base_routing"], st.info["seed"], sport)
         anew = pm.route(dst, src, st.info["base_routing"], st.info["seed"], sport)
     except InputError:
@@ -501,11 +534,24 @@ def reroute(st: State) -> None:
         st.nh_links = keep[nh.links].astype(np.int64)
 
 
-def run_state(st: State, until_ps: int, progress=None, quota: int = 2_000_000) -> int:
-    """Drive the kernel to completion / the time limit; ``progress(now_ps, events)`` is called
-    between kernel slices. Returns the final kernel status."""
+ST_BUDGET = 100  # run_state's own status: the event budget (sim.max_events) ran out
+
+
+def run_state(
+    st: State, until_ps: int, progress=None, quota: int = 2_000_000, max_events: int | None = None
+) -> int:
+    """Drive the kernel to completion / the time limit / ``max_events`` events (then
+    :data:`ST_BUDGET`: the run is incomplete); ``progress(now_ps, events)`` is called between
+    kernel slices. The kernel is re-entrant, so slicing does not change results: the last slice is
+    cut to end exactly at the budget, so a run that hits it is the same for every machine."""
     while True:
-        status = K.run(*st.kernel_args(), np.int64(until_ps), np.int64(quota))
+        q = quota
+        if max_events is not None:
+            left = int(max_events) - int(st.g[K.G_EVENTS])
+            if left <= 0:
+                return ST_BUDGET
+            q = min(quota, left)
+        status = K.run(*st.kernel_args(), np.int64(until_ps), np.int64(q))
         if status == K.ST_GROW_PKT:
             grow_packets(st)
         elif status == K.ST_GROW_HEAP:
@@ -563,5 +609,5 @@ def ideal_fct_ps(st: State) -> np.ndarray:
 def timed_run(scenario, topo, flows, progress=None) -> tuple[State, int, float]:
     t0 = time.perf_counter()
     st = compile_scenario(scenario, topo, flows)
-    status = run_state(st, scenario.sim.until_ps, progress)
+    status = run_state(st, scenario.sim.until_ps, progress, max_events=scenario.sim.max_events)
     return st, status, time.perf_counter() - t0

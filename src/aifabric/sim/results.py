@@ -42,6 +42,7 @@ SUMMARY_KEYS = (
     "ecn_marks",
     "max_queue_bytes",
     "deadlock",
+    "complete",
 )
 
 COLUMNS: dict[str, dict[str, str]] = {
@@ -102,9 +103,34 @@ COLUMNS: dict[str, dict[str, str]] = {
         "ecn_marks": "packets ECN-marked",
         "max_queue_bytes": "largest egress queue anywhere",
         "deadlock": "packets stayed queued behind pauses/credits with nothing moving for sim.deadlock_timeout",
+        "complete": "every flow finished before the run stopped (false: it hit sim.until or sim.max_events, "
+        "or deadlocked; the FCT numbers then cover the finished flows only)",
         "injected_pauses": "with fabric.pause_storms only: injected pause intervals applied (one per paused port and pause)",
         "injected_pause_time_us": "with fabric.pause_storms only: injected-pause time summed over all egress ports",
     },
+}
+
+
+COLUMNS["links"] = {  # flow mode (sim.mode: flow): links.parquet
+    "node": "node id of the interface (the sending end)",
+    "node_name": "node name",
+    "peer": "node id at the other end",
+    "peer_name": "peer node name",
+    "link": "link id",
+    "rate_gbps": "link rate",
+    "tx_bytes": "payload bytes of the flows routed over this interface",
+    "flows": "flows routed over this interface",
+    "mean_utilization": "tx_bytes × 8 / (rate × run time, first start → last completion)",
+}
+COLUMNS["flow_mode_flows"] = {
+    "id": "flow id (row of the workload)",
+    "src": "sending host (node id)",
+    "dst": "receiving host (node id)",
+    "size_bytes": "payload bytes",
+    "start_us": "start time",
+    "fct_us": "flow completion time (flow model: max-min fair drain + fixed path latency)",
+    "ideal_fct_us": "the flow alone on the fabric",
+    "slowdown": "fct_us / ideal_fct_us",
 }
 
 
@@ -178,28 +204,101 @@ class Results:
             out["flows"] = _column_records(t) if isinstance(t, dict) else _records(t)
         return out
 
-    def save(self, folder: str | Path) -> list[Path]:
-        """Write flows.parquet, ports.parquet, summary.json, fct.txt, pfc.txt into ``folder``."""
+    def save(self, folder: str | Path, meta: dict | None = None) -> list[Path]:
+        """Write flows.parquet, ports.parquet, summary.json, fct.txt, pfc.txt into ``folder``, each
+        atomically (a temporary file renamed into place: a reader never sees half a file).
+        ``meta`` adds keys to summary.json."""
         d = Path(folder)
         d.mkdir(parents=True, exist_ok=True)
         paths = [d / "flows.parquet", d / "ports.parquet", d / "summary.json", d / "fct.txt", d / "pfc.txt"]
-        _parquet(self.flows, paths[0], "flows")
-        _parquet(self.ports, paths[1], "ports")
-        paths[2].write_text(
-            json.dumps(
-                {
-                    "scenario": self.scenario,
-                    "summary": _jsonable(self.summary),
-                    "engine": _jsonable(self.engine),
-                    "columns": COLUMNS,
-                },
-                indent=2,
-            )
-            + "\n"
-        )
-        write_fct_txt(self.flows, paths[3], offset_ns=int(self.extra.get("start_offset_ns", 0)))
-        write_pfc_txt(self.pfc_log, paths[4])
+        atomic_write(paths[0], lambda p: _parquet(self.flows, p, "flows"))
+        atomic_write(paths[1], lambda p: _parquet(self.ports, p, "ports"))
+        summary = {
+            "scenario": self.scenario,
+            "summary": _jsonable(self.summary),
+            "engine": _jsonable(self.engine),
+            **(meta or {}),
+            "columns": COLUMNS,
+        }
+        atomic_write(paths[2], lambda p: p.write_text(json.dumps(summary, indent=2) + "\n"))
+        offset = int(self.extra.get("start_offset_ns", 0))
+        atomic_write(paths[3], lambda p: write_fct_txt(self.flows, p, offset_ns=offset))
+        atomic_write(paths[4], lambda p: write_pfc_txt(self.pfc_log, p))
         return paths
+
+
+# every file name a results folder may hold (packet or flow mode): --force replaces exactly these
+RESULT_FILES = (
+    "flows.parquet",
+    "ports.parquet",
+    "links.parquet",
+    "summary.json",
+    "fct.txt",
+    "pfc.txt",
+    "flows.json",
+)
+
+
+def atomic_write(path: str | Path, write) -> Path:
+    """Call ``write(tmp)`` on a temporary name in ``path``'s folder, then rename it to ``path``
+    (``os.replace``: atomic on POSIX). The temporary is removed if ``write`` fails."""
+    import os
+
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def save_flow_mode(folder: str | Path, res: dict, flows_df, links_df) -> list[Path]:
+    """Write a flow-mode run (:func:`aifabric.flow.scenario.simulate_flow_scenario`'s dict): its
+    flows and links tables as Parquet, summary.json (scenario, summary, engine, collective when
+    there is one) and flows.json (the ``--json`` flow records), each atomically."""
+    d = Path(folder)
+    d.mkdir(parents=True, exist_ok=True)
+    paths = [d / "flows.parquet", d / "links.parquet", d / "summary.json", d / "flows.json"]
+    flows_df = flows_df.copy()
+    flows_df.attrs = {}  # per-link arrays: in links.parquet, not in the flows table's metadata
+    atomic_write(paths[0], lambda p: _parquet(flows_df, p, "flow_mode_flows"))
+    atomic_write(paths[1], lambda p: _parquet(links_df, p, "links"))
+    meta = {k: v for k, v in res.items() if k != "flows"}
+    meta["columns"] = {"flows": COLUMNS["flow_mode_flows"], "links": COLUMNS["links"]}
+    atomic_write(paths[2], lambda p: p.write_text(dumps_strict(meta, indent=2) + "\n"))
+    atomic_write(paths[3], lambda p: p.write_text(dumps_strict(res.get("flows", [])) + "\n"))
+    return paths
+
+
+def dumps_strict(obj, **kw) -> str:
+    """``json.dumps`` that never writes NaN / Infinity (invalid JSON): one fast encoding when every
+    number is finite, else :func:`clean_json` first (non-finite numbers become ``null``)."""
+
+    def default(o):
+        if isinstance(o, np.generic):
+            return o.item()
+        raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+    try:
+        return json.dumps(obj, allow_nan=False, default=default, **kw)
+    except ValueError:
+        return json.dumps(clean_json(obj), allow_nan=False, default=default, **kw)
+
+
+def clean_json(obj):
+    """``obj`` with numpy scalars made Python numbers and NaN / ±Infinity made ``None``, so
+    ``json.dumps`` writes strict JSON (recursing into dicts, lists and tuples)."""
+    if isinstance(obj, dict):
+        return {k: clean_json(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [clean_json(v) for v in obj]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return None
+    return obj
 
 
 def _parquet(df: pd.DataFrame, path: Path, table: str) -> None:

@@ -28,12 +28,15 @@ from aifabric.errors import InputError
 from aifabric.topology.core import Topology
 from aifabric.units import UnitError, parse_rate, parse_time
 
+MAX_LINKS = 10**8
+MAX_RATE_BPS = 10**15  # as scenario rates
+MAX_DELAY_PS = 10**17  # as scenario times
+
 
 def _read_text(path: str | Path) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise InputError(f"cannot read topology file: {exc.strerror or exc}", file=str(path)) from None
+    from aifabric.memory import read_text
+
+    return read_text(path, "topology file", errors="replace")
 
 
 def _infer_tiers(
@@ -83,7 +86,7 @@ def read_hpcc_topology(path: str | Path) -> Topology:
     head = lines[0].split()
     try:
         n, ns, nl = (int(x) for x in head[:3])
-        if len(head) < 3 or min(n, nl) < 0 or ns < 0 or ns > n:
+        if len(head) < 3 or min(n, nl) < 0 or ns < 0 or ns > n or nl > MAX_LINKS:
             raise ValueError
     except ValueError:
         raise InputError(
@@ -105,6 +108,14 @@ def read_hpcc_topology(path: str | Path) -> Topology:
         ) from None
     if len(sw) != ns or any(not 0 <= s < n for s in sw):
         raise InputError(f"expected {ns} switch ids in 0..{n - 1}", file=f, field="line 2", value=len(sw))
+    if n - ns > 2 * nl:  # every host needs a link; also bounds the node tables by the file's size
+        raise InputError(
+            f"{n - ns} hosts but only {nl} links",
+            file=f,
+            field="line 1",
+            value=lines[0],
+            allowed="at most 2 × links hosts (each host has a link)",
+        )
     body = lines[2:] if ns else lines[1:]
     if len(body) != nl:
         raise InputError(
@@ -126,22 +137,25 @@ def read_hpcc_topology(path: str | Path) -> Topology:
                 "expected '<a> <b> <rate> <delay> [error_rate]'", file=f, field=where, value=ln[:60]
             )
         try:
-            a[i], b[i] = int(parts[0]), int(parts[1])
+            x, y = int(parts[0]), int(parts[1])
         except ValueError:
             raise InputError("node ids must be integers", file=f, field=where, value=ln[:60]) from None
-        if not (0 <= a[i] < n and 0 <= b[i] < n) or a[i] == b[i]:
+        if not (0 <= x < n and 0 <= y < n) or x == y:
             raise InputError(
                 f"link endpoints must be two different ids in 0..{n - 1}", file=f, field=where, value=ln[:60]
             )
+        a[i], b[i] = x, y
         try:
-            rate[i] = parse_rate(parts[2])
-            delay[i] = parse_time(parts[3])
+            r, d = parse_rate(parts[2]), parse_time(parts[3])
         except UnitError as exc:
             raise InputError(
                 "bad rate or delay", file=f, field=where, value=exc.value, allowed=exc.allowed
             ) from None
-        if rate[i] <= 0:
-            raise InputError("link rate must be > 0", file=f, field=where, value=parts[2])
+        if not 0 < r <= MAX_RATE_BPS:
+            raise InputError("link rate must be in (0, 1 Pbps]", file=f, field=where, value=parts[2])
+        if not 0 <= d <= MAX_DELAY_PS:
+            raise InputError("link delay must be in [0, 100000 s]", file=f, field=where, value=parts[3])
+        rate[i], delay[i] = r, d
     is_switch = np.zeros(n, dtype=bool)
     is_switch[sw] = True
     tier = _infer_tiers(n, is_switch, a, b)
@@ -205,6 +219,7 @@ _IB_SPEED_GBPS_PER_LANE = {
     "NDR": 100,
     "XDR": 200,
 }
+_IB_WIDTHS = (1, 2, 4, 8, 12)
 _HEADER = re.compile(r'^(Switch|Ca|Rt)\s+(\d+)\s+"([^"]+)"\s*(?:#\s*"([^"]*)")?')
 _PORT = re.compile(r'^\[(\d+)\](?:\[ext \d+\])?(?:\([0-9a-fA-Fx]+\))?\s+"([^"]+)"\[(\d+)\]')
 _WIDTH_SPEED = re.compile(r"\b(\d+)x(SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR|XDR)\b")
@@ -226,6 +241,7 @@ def read_ibnetdiscover(path: str | Path, link_delay_ps: int = 0) -> Topology:
     nodes: dict[str, tuple[str, str]] = {}  # id -> (type, desc)
     order: list[str] = []
     raw_links: dict[tuple, int] = {}
+    first_line: dict[tuple, int] = {}
     current: str | None = None
     for lineno, line in enumerate(text.splitlines(), 1):
         s = line.strip()
@@ -257,13 +273,34 @@ def read_ibnetdiscover(path: str | Path, link_delay_ps: int = 0) -> Topology:
                 )
             lport, peer, pport = int(pm.group(1)), pm.group(2), int(pm.group(3))
             ws = _WIDTH_SPEED.findall(s)
-            rate = int(int(ws[-1][0]) * _IB_SPEED_GBPS_PER_LANE[ws[-1][1]] * 10**9) if ws else 0
+            rate = 0
+            if ws:
+                lanes = int(ws[-1][0])
+                if lanes not in _IB_WIDTHS:
+                    raise InputError(
+                        "unknown link width",
+                        file=f,
+                        field=f"line {lineno}",
+                        value=f"{ws[-1][0]}x{ws[-1][1]}",
+                        allowed="1x, 2x, 4x, 8x or 12x",
+                    )
+                rate = int(lanes * _IB_SPEED_GBPS_PER_LANE[ws[-1][1]] * 10**9)
             key = tuple(sorted(((current, lport), (peer, pport))))
-            raw_links.setdefault(key, rate)
+            # each link is reported from both ends: keep the rate either end gives
+            raw_links[key] = max(raw_links.get(key, 0), rate)
+            first_line.setdefault(key, lineno)
             continue
         # vendid=, devid=, sysimgguid=, switchguid=, caguid= lines: ignored
     if not nodes:
         raise InputError("no Switch/Ca node blocks found", file=f, allowed="ibnetdiscover output")
+    for key, r in raw_links.items():
+        if r <= 0:  # neither end said how fast the link is
+            raise InputError(
+                "port line without a link width and speed",
+                file=f,
+                field=f"line {first_line[key]}",
+                allowed="a width and speed at the end of the line, e.g. 4xNDR",
+            )
     for (x, _), (y, _) in raw_links:
         for nid in (x, y):
             if nid not in nodes:  # peer only seen from the other side

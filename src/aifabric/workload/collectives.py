@@ -1315,4 +1315,7 @@ def collective_flow_schedule(
         )
     )
     out.attrs["events"] = events
+    if frames:  # per directed link, summed over the steps (flow.engine.link_table)
+        out.attrs["link_bytes"] = sum(f.attrs["link_bytes"] for f in frames)
+        out.attrs["link_flows"] = sum(f.attrs["link_flows"] for f in frames)
     return out, res

@@ -7,8 +7,9 @@ fct.txt writer adds it back). :func:`flow_columns` is :func:`flows_for` without 
 table as :class:`FlowColumns` (numpy columns), which :func:`aifabric.sim.simulate` uses so that a
 run that never reads a DataFrame never imports pandas.
 
-* :func:`permutation` — a seeded derangement (nobody sends to itself), the same draw as the flow
-  model's generator so both engines see the same flows.
+* :func:`permutation` — a seeded uniform derangement (nobody sends to itself; two hosts swap),
+  :func:`aifabric.flow.draws.derangement`, the same draw as the flow model's generator so both
+  engines see the same flows.
 * :func:`incast` — N senders (the first N hosts other than the receiver) → one receiver.
 * :func:`all_to_all` — every ordered pair.
 * :func:`poisson` — per-host Poisson arrivals at a load from a flow-size CDF (``websearch``,
@@ -18,6 +19,7 @@ run that never reads a DataFrame never imports pandas.
 
 from __future__ import annotations
 
+import math
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +32,9 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 HPCC_DPORT = 100
+MAX_ID = 1 << 31  # host ids in flow files
+MAX_FLOW_BYTES = 10**15  # 1 PB, as scenario sizes
+MAX_START_S = 1e5  # flow start times: as scenario times (10^17 ps)
 ROCE_DPORT = 4791
 CDFS = ("websearch", "fb_hadoop")
 
@@ -90,13 +95,9 @@ def permutation(hosts: np.ndarray, size_bytes: int, seed: int, start_ps: int = 0
 
 
 def _permutation(hosts: np.ndarray, size_bytes: int, seed: int, start_ps: int = 0) -> FlowColumns:
-    n = len(hosts)
-    rng = np.random.default_rng(seed)
-    perm = rng.permutation(n)
-    while n > 1 and (perm == np.arange(n)).any():
-        fix = np.flatnonzero(perm == np.arange(n))
-        j = rng.integers(0, n, len(fix))
-        perm[fix], perm[j] = perm[j], perm[fix].copy()
+    from aifabric.flow.draws import derangement
+
+    perm = derangement(len(hosts), np.random.default_rng(seed))
     return _columns(hosts, hosts[perm], size_bytes, start_ps)
 
 
@@ -145,12 +146,14 @@ def read_cdf(name_or_path: str) -> np.ndarray:
         text = resources.files("aifabric.data").joinpath(f"cdfs/{name_or_path}.txt").read_text()
         where = f"{name_or_path} (shipped)"
     else:
+        from aifabric.memory import read_text
+
         p = Path(name_or_path)
         try:
-            text = p.read_text()
-        except OSError as exc:
+            text = read_text(p, "flow-size CDF")
+        except InputError as exc:
             raise InputError(
-                f"cannot read flow-size CDF: {exc.strerror or exc}",
+                exc.problem,
                 field="workload.cdf",
                 value=name_or_path,
                 allowed=", ".join(CDFS) + " or a file path",
@@ -163,15 +166,26 @@ def read_cdf(name_or_path: str) -> np.ndarray:
             continue
         parts = line.split()
         try:
+            if len(parts) != 2:
+                raise ValueError
             size, pct = float(parts[0]), float(parts[1])
-        except (ValueError, IndexError):
+            if not (math.isfinite(size) and math.isfinite(pct) and 0 <= size <= MAX_FLOW_BYTES and pct >= 0):
+                raise ValueError
+        except ValueError:
             raise InputError(
-                "expected 'size_bytes cumulative_percent'", file=where, field=f"line {n}", value=line
+                "expected 'size_bytes cumulative_percent' (finite, size 0..1e15, percent 0..100)",
+                file=where,
+                field=f"line {n}",
+                value=line,
             ) from None
         rows.append((size, pct / 100.0))
     cdf = np.asarray(rows, dtype=np.float64)
     if len(cdf) < 2 or np.any(np.diff(cdf[:, 1]) < 0) or np.any(np.diff(cdf[:, 0]) < 0) or cdf[-1, 1] != 1.0:
         raise InputError("a CDF needs ≥ 2 non-decreasing points ending at 100 %", file=where)
+    if cdf_mean(cdf) < 1:
+        raise InputError(
+            "the CDF's mean flow size is below 1 byte", file=where, allowed="flow sizes of 1 byte or more"
+        )
     return cdf
 
 
@@ -223,6 +237,14 @@ def _poisson(
 
 
 # ---- flow files -------------------------------------------------------------------------------
+def _read_text(path: Path, what: str) -> str:
+    """A text file's contents, or a one-line InputError (missing, unreadable, not a regular file,
+    too big for memory, not UTF-8 text)."""
+    from aifabric.memory import read_text
+
+    return read_text(path, what)
+
+
 def _bad(path, n, problem, line) -> InputError:
     return InputError(problem, file=str(path), field=f"line {n}", value=line.strip()[:80])
 
@@ -236,18 +258,18 @@ def read_hpcc_flows(path: str | Path, shift_to_zero: bool = True) -> pd.DataFram
 
 def _read_hpcc_flows(path: str | Path, shift_to_zero: bool = True) -> FlowColumns:
     path = Path(path)
-    try:
-        lines = path.read_text().splitlines()
-    except OSError as exc:
-        raise InputError(f"cannot read flow file: {exc.strerror or exc}", file=str(path)) from None
+    lines = _read_text(path, "flow file").splitlines()
     body = [(n, ln) for n, ln in enumerate(lines, 1) if ln.strip()]
     if not body:
         raise InputError("empty flow file", file=str(path))
     n0, first = body[0]
     try:
-        count = int(first.split()[0])
+        head = first.split()
+        if len(head) != 1:
+            raise ValueError
+        count = int(head[0])
     except ValueError:
-        raise _bad(path, n0, "first line must be the number of flows", first) from None
+        raise _bad(path, n0, "first line must be the number of flows (one integer)", first) from None
     rows = body[1:]
     if len(rows) != count:
         raise InputError(
@@ -258,15 +280,23 @@ def _read_hpcc_flows(path: str | Path, shift_to_zero: bool = True) -> FlowColumn
         parts = ln.split()
         if len(parts) < 6:
             raise _bad(path, n, "expected 'src dst priority dport size_bytes start_s'", ln)
+        if len(parts) > 6:
+            raise _bad(path, n, "expected 6 fields 'src dst priority dport size_bytes start_s'", ln)
         try:
-            s, d, dp, sz = int(parts[0]), int(parts[1]), int(parts[3]), int(parts[4])
+            s, d, pg, dp, sz = (int(x) for x in parts[:5])
             t = float(parts[5])
         except ValueError:
             raise _bad(
                 path, n, "expected integers src dst priority dport size_bytes and a start time in s", ln
             ) from None
-        if sz <= 0 or t < 0 or s < 0 or d < 0:
-            raise _bad(path, n, "size must be > 0, ids and start ≥ 0", ln)
+        if not (0 <= s < MAX_ID and 0 <= d < MAX_ID):
+            raise _bad(path, n, f"host ids must be in 0..{MAX_ID - 1}", ln)
+        if not 0 < sz <= MAX_FLOW_BYTES:
+            raise _bad(path, n, f"size must be in 1..{MAX_FLOW_BYTES} bytes", ln)
+        if not (math.isfinite(t) and 0 <= t <= MAX_START_S):
+            raise _bad(path, n, f"start must be a number of seconds in 0..{MAX_START_S:g}", ln)
+        if not (0 <= pg <= 7 and 0 <= dp <= 65535):
+            raise _bad(path, n, "priority must be in 0..7 and dport in 0..65535", ln)
         src.append(s)
         dst.append(d)
         dport.append(dp)
@@ -287,10 +317,7 @@ def read_htsim_cm(path: str | Path) -> pd.DataFrame:
 
 def _read_htsim_cm(path: str | Path) -> FlowColumns:
     path = Path(path)
-    try:
-        lines = path.read_text().splitlines()
-    except OSError as exc:
-        raise InputError(f"cannot read connection matrix: {exc.strerror or exc}", file=str(path)) from None
+    lines = _read_text(path, "connection matrix").splitlines()
     conns = None
     src, dst, size, start = [], [], [], []
     for n, ln in enumerate(lines, 1):
@@ -298,13 +325,15 @@ def _read_htsim_cm(path: str | Path) -> FlowColumns:
         if not parts or parts[0].startswith("#"):
             continue
         head = parts[0]
-        if head in ("Nodes", "Triggers", "Failures"):
-            continue
-        if head == "Connections":
+        if head in ("Nodes", "Triggers", "Failures", "Connections"):
             try:
-                conns = int(parts[1])
-            except (IndexError, ValueError):
-                raise _bad(path, n, "expected 'Connections C'", ln) from None
+                if len(parts) != 2 or int(parts[1]) < 0:
+                    raise ValueError
+                value = int(parts[1])
+            except ValueError:
+                raise _bad(path, n, f"expected '{head} N' (N a non-negative integer)", ln) from None
+            if head == "Connections":
+                conns = value
             continue
         if "->" not in head:
             if head.startswith("trigger") or head.startswith("failure"):
@@ -314,18 +343,28 @@ def _read_htsim_cm(path: str | Path) -> FlowColumns:
             s, d = (int(x) for x in head.split("->"))
         except ValueError:
             raise _bad(path, n, "expected integer host ids 'SRC->DST'", ln) from None
+        if len(parts) % 2 == 0:
+            raise _bad(path, n, "expected 'SRC->DST' then 'key value' pairs (id, start, size, ...)", ln)
         fields = {}
         for k in range(1, len(parts) - 1, 2):
+            if parts[k] in fields:
+                raise _bad(path, n, f"key {parts[k]!r} given twice", ln)
             fields[parts[k]] = parts[k + 1]
         try:
             sz = int(fields["size"])
             t_ps = float(fields.get("start", 0))
+            if "id" in fields:
+                int(fields["id"])
         except KeyError:
             raise _bad(path, n, "connection needs 'size BYTES'", ln) from None
         except ValueError:
-            raise _bad(path, n, "size must be an integer and start a number (ps)", ln) from None
-        if sz <= 0 or t_ps < 0:
-            raise _bad(path, n, "size must be > 0 and start ≥ 0", ln)
+            raise _bad(path, n, "size and id must be integers and start a number (ps)", ln) from None
+        if not (0 <= s < MAX_ID and 0 <= d < MAX_ID):
+            raise _bad(path, n, f"host ids must be in 0..{MAX_ID - 1}", ln)
+        if not 0 < sz <= MAX_FLOW_BYTES:
+            raise _bad(path, n, f"size must be in 1..{MAX_FLOW_BYTES} bytes", ln)
+        if not (math.isfinite(t_ps) and 0 <= t_ps <= MAX_START_S * 1e12):
+            raise _bad(path, n, f"start must be a number of picoseconds in 0..{MAX_START_S * 1e12:g}", ln)
         src.append(s)
         dst.append(d)
         size.append(sz)
@@ -346,6 +385,49 @@ def _read_flow_file(path: str | Path, fmt: str | None = "auto") -> FlowColumns:
     return _read_htsim_cm(path) if fmt == "htsim" else _read_hpcc_flows(path)
 
 
+def _count_lines(path: str | Path) -> int:
+    """Lines of a file, counted in 1 MiB blocks (no parsing): a flow file's row count bound."""
+    n = 0
+    if not Path(path).is_file():  # a folder, a device such as /dev/zero: the reader reports it
+        return 0
+    try:
+        with open(path, "rb") as fh:
+            while block := fh.read(1 << 20):
+                n += block.count(b"\n")
+    except OSError:
+        return 0  # the reader reports the problem
+    return n + 1
+
+
+def estimate_flow_count(scenario, topo) -> int:
+    """How many flows (QPs, after ``fabric.qp_split``) :func:`flow_columns` will build, computed
+    without building them, so a memory guard can refuse first. Poisson: the expected arrivals
+    × 1.5 (the generator's draw); a flow file: its line count."""
+    w = scenario.workload
+    if w is None:
+        return 0
+    hosts = topo.num_hosts
+    n = min(w.hosts or hosts, hosts)
+    if w.kind == "permutation":
+        count = n
+    elif w.kind == "incast":
+        count = w.senders
+    elif w.kind == "all-to-all":
+        count = n * (n - 1)
+    elif w.kind == "poisson":
+        try:
+            mean = cdf_mean(read_cdf(w.cdf))
+        except InputError:
+            return 0  # reported when the flows are built
+        rate = float(topo.link_rate_bps[0]) if topo.num_links else 1.0
+        count = int(n * (w.duration * w.load * rate / (max(mean, 1.0) * 8) / 1e12 * 1.5 + 16))
+    elif w.kind == "flows-file":
+        count = _count_lines(w.path)
+    else:
+        return 0
+    return int(count) * int(getattr(scenario.fabric, "qp_split", 1) or 1)
+
+
 def flows_for(scenario, topo) -> pd.DataFrame:
     """The flows table of ``scenario.workload`` on ``topo``; checks endpoints are hosts."""
     return flow_columns(scenario, topo).to_frame()
@@ -356,6 +438,13 @@ def flow_columns(scenario, topo) -> FlowColumns:
     w = scenario.workload
     hosts = topo.hosts
     start = w.start or 0
+    if w.hosts is not None and w.hosts > len(hosts):
+        raise InputError(
+            "more hosts than the topology has",
+            field="workload.hosts",
+            value=w.hosts,
+            allowed=f"2..{len(hosts)}",
+        )
     if w.kind == "permutation":
         df = _permutation(hosts[: (w.hosts or len(hosts))], w.flow_size_bytes, scenario.seed, start)
     elif w.kind == "incast":
