@@ -45,13 +45,13 @@ def ring_step_flows(gpus: int, gpus_per_node: int, group_nodes: int, size_bytes:
 def rail_permutation_flows(gpus: int, gpus_per_node: int, size_bytes: int, seed: int) -> dict:
     """Every GPU sends to the same-rail GPU of a random other node (a seeded node derangement per
     rail): the all-to-all-like pattern where hash collisions on leaf uplinks show."""
+    from aifabric.flow.draws import derangement
+
     nodes = gpus // gpus_per_node
     rng = np.random.default_rng(seed)
     src, dst = [], []
     for rail in range(gpus_per_node):
-        perm = rng.permutation(nodes)
-        while nodes > 1 and np.any(perm == np.arange(nodes)):
-            perm = rng.permutation(nodes)
+        perm = derangement(nodes, rng) if nodes > 1 else rng.permutation(nodes)
         src.append(np.arange(nodes) * gpus_per_node + rail)
         dst.append(perm * gpus_per_node + rail)
     src_a, dst_a = np.concatenate(src), np.concatenate(dst)
