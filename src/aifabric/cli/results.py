@@ -77,8 +77,7 @@ def _print(df, csv: Path | None) -> None:
     console = Console()
     hidden = {"inputs_json", "options_json", "attempt", "attempts", "worker", "finished_at", "point_id"}
     hidden |= {"point_index", "row_index", "wall_s"}
-    if "error" in df.columns and df["error"].isna().all():
-        hidden.add("error")
+    hidden |= {c for c in df.columns if df[c].isna().all()}  # e.g. no failed point: no error column
     cols = [c for c in df.columns if c not in hidden][:12]
     t = Table(show_lines=False)
     for c in cols:
@@ -100,5 +99,5 @@ def _cell(v) -> str:
     if isinstance(v, float):
         if v != v:
             return ""
-        return f"{v:,.4g}" if abs(v) < 1e6 else f"{v:,.0f}"
+        return f"{v:,.4g}" if abs(v) < 1e3 else f"{v:,.0f}"
     return str(v)

@@ -39,7 +39,7 @@ def _fmt(v) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "—"
     if isinstance(v, float):
-        return f"{v:,.4g}" if abs(v) < 1e6 else f"{v:,.0f}"
+        return f"{v:,.4g}" if abs(v) < 1e3 else f"{v:,.0f}"
     return str(v)
 
 

@@ -339,8 +339,6 @@ def _point_error(exc: InputError, path: Path, spec: StudySpec, assign: dict, ind
     fld = e.field or "(point)"
     # the dotted key this field lives under, if a point set it
     owner = next((k for k in assign if fld == k or fld.startswith(k + ".")), None)
-    if owner is None and fld.startswith("options."):
-        owner = fld
     if owner is not None:
         where = _where(owner, spec, assign) + fld[len(owner) :]
         problem = f"{e.problem} (point {index}: {_label(assign)})"

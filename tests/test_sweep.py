@@ -1,0 +1,363 @@
+"""aifabric sweep / results: study files, local runs, the results database, resume after a kill,
+retries when a worker dies, the study report. Points are tiny (collective at 64–128 GPUs,
+compare at 64) so the file runs in well under a minute on two cores."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from aifabric.cli import app
+from aifabric.cli.sweep import available_commands, invoke
+from aifabric.errors import InputError
+from aifabric.sweep.commands import execute, validator
+from aifabric.sweep.query import query
+from aifabric.sweep.runner import run_study
+from aifabric.sweep.store import ResultStore
+from aifabric.sweep.study import load_study
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+COLLECTIVE = """
+name: coll
+command: collective
+base: {op: all-reduce, engine: flow, min_bytes: 1MiB, max_bytes: 16MiB}
+axes: {gpus: [64, 128], technology: [ib, roce]}
+"""
+
+
+def _study(tmp_path: Path, text: str, name: str = "study.yaml"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def _load(path):
+    return load_study(path, validate_point=validator(available_commands()))
+
+
+def _raw_point_ids(folder: Path) -> list[str]:
+    """Every point id stored in the points files (not the deduplicating view)."""
+    ids = []
+    for f in sorted((folder / "results" / "points").glob("*.parquet")):
+        ids += pq.read_table(f, columns=["point_id"]).column("point_id").to_pylist()
+    return ids
+
+
+# ---- study files ---------------------------------------------------------------------------------
+def test_grid_points_and_stable_ids(tmp_path):
+    """Axes span a grid in key order; ids depend on what a point runs, not on the file's layout."""
+    st = _load(_study(tmp_path, COLLECTIVE))
+    assert [p.assignments for p in st.points] == [
+        {"gpus": 64, "technology": "ib"},
+        {"gpus": 64, "technology": "roce"},
+        {"gpus": 128, "technology": "ib"},
+        {"gpus": 128, "technology": "roce"},
+    ]
+    assert st.points[3].scenario["gpus"] == 128 and st.points[3].scenario["op"] == "all-reduce"
+    same = _load(_study(tmp_path, COLLECTIVE.replace("[64, 128]", "[64, 128, 256]"), "b.yaml"))
+    assert {p.point_id for p in st.points} < {p.point_id for p in same.points}
+    assert len({p.point_id for p in st.points}) == 4
+
+
+def test_points_list_and_seeded_latin_hypercube(tmp_path):
+    """An explicit list crosses the axes; an LHS sample has one draw per stratum of each range and
+    is the same for the same seed."""
+    lst = _load(
+        _study(
+            tmp_path,
+            "command: collective\nbase: {op: all-gather}\n"
+            "points: [{gpus: 16}, {gpus: 32, technology: roce}]\naxes: {engine: [flow, analytic]}\n",
+        )
+    )
+    assert [(p.scenario["gpus"], p.scenario.get("technology"), p.scenario["engine"]) for p in lst.points] == [
+        (16, None, "flow"),
+        (16, None, "analytic"),
+        (32, "roce", "flow"),
+        (32, "roce", "analytic"),
+    ]
+    text = (
+        "command: collective\nbase: {{op: all-reduce}}\nsample:\n  method: lhs\n  n: 8\n  seed: {seed}\n"
+        "  ranges:\n    gpus: {{min: 16, max: 4096, log: true, integer: true}}\n"
+        "    technology: {{values: [ib, roce]}}\n"
+    )
+    a = _load(_study(tmp_path, text.format(seed=3), "a.yaml"))
+    b = _load(_study(tmp_path, text.format(seed=3), "b.yaml"))
+    c = _load(_study(tmp_path, text.format(seed=4), "c.yaml"))
+    gpus = [p.scenario["gpus"] for p in a.points]
+    assert gpus == [p.scenario["gpus"] for p in b.points] != [p.scenario["gpus"] for p in c.points]
+    from aifabric.sweep.study import RangeSpec, SampleSpec, _sample
+
+    xs = [r["x"] for r in _sample(SampleSpec(n=10, seed=5, ranges={"x": RangeSpec(min=0, max=1)}))]
+    assert sorted(int(10 * x) for x in xs) == list(range(10))  # one draw in each tenth
+    assert sorted(p.scenario["technology"] for p in a.points).count("ib") == 4
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "allowed"),
+    [
+        ("command: plan\n", "command", "compare, train, simulate, collective"),
+        ("command: compare\naxes: {advisor.gpu: [h100, h900]}\n", "axes.advisor.gpu", "h100"),
+        ("command: compare\naxes: {advisor.gpu_count: [8]}\n", "axes.advisor.gpu_count", "gpus"),
+        ("command: compare\nbase: {advisor: {gpus: 0}}\n", "base.advisor.gpus", None),
+        ("command: compare\noptions: {mfu: 2}\n", "options.mfu", "e.g. 0.4"),
+        ("command: collective\nbase: {op: all-reduce}\naxes: {gpus: [8, 8]}\n", "axes", "distinct"),
+        ("command: compare\naxes: {advisor.gpus: []}\n", "axes.advisor.gpus", None),
+        ("command: compare\nsurprise: 1\n", "surprise", "axes"),
+    ],
+)
+def test_bad_study_is_one_line_naming_file_and_field(tmp_path, text, field, allowed):
+    """A bad study file fails before anything runs: one line with the file, the field and (where
+    there is a list) what is allowed; the CLI exits 2 with that line."""
+    p = _study(tmp_path, text)
+    with pytest.raises(InputError) as ei:
+        _load(p)
+    msg = str(ei.value)
+    assert "\n" not in msg and msg.startswith(str(p)) and f": {field}" in msg, msg
+    if allowed:
+        assert "allowed:" in msg and allowed in msg.split("allowed:")[1], msg
+    r = CliRunner().invoke(app, ["sweep", str(p), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_train_dispatches_to_the_train_command(tmp_path):
+    """command: train runs `aifabric train` through the same table: without that command in the
+    build the study is refused up front (exit 2, naming what is available); with it, each point
+    calls it with the point's scenario file and --json."""
+    p = _study(tmp_path, "command: train\nbase: {advisor: {gpus: 64}}\naxes: {advisor.gpus: [64, 128]}\n")
+    if "train" not in available_commands():
+        with pytest.raises(InputError, match=r"command: aifabric train is not available.*allowed: compare"):
+            _load(p)
+    seen = []
+
+    def fake_invoke(argv):
+        seen.append(argv)
+        sc = Path(argv[1]).read_text()
+        it = {"iteration_s": 2.0 if "128" in sc else 4.0, "mfu": 0.5, "layout": {"tp": 8, "pp": 1, "dp": 8}}
+        return 0, json.dumps({"fabrics": [{"technology": "infiniband", "iteration": it}]}), ""
+
+    out = execute(
+        {
+            "command": "train",
+            "scenario": {"advisor": {"gpus": 128}},
+            "options": {"fabric": "ib"},
+            "point_id": "x",
+        },
+        fake_invoke,
+    )
+    assert seen[0][0] == "train" and seen[0][2:] == ["--json", "--fabric", "ib"]
+    assert out["status"] == "ok" and out["summary"]["iteration_s"] == 2.0 and out["summary"]["layout_tp"] == 8
+    assert not Path(seen[0][1]).exists()  # the point's scenario file is removed
+
+
+# ---- running and querying ----------------------------------------------------------------------
+def test_local_study_results_and_queries(tmp_path):
+    """A local run stores one row per point (inputs, status, summary) and the per-size rows; the
+    stored numbers are what `aifabric collective --json` prints; results filters, SQL and CSV."""
+    st = _load(_study(tmp_path, COLLECTIVE))
+    out = tmp_path / "run"
+    res = run_study(st, out, invoke=invoke, workers=2, progress=False)
+    assert (res.points, res.ok, res.failed, res.skipped) == (4, 4, 0, 0)
+    rows = json.loads(CliRunner().invoke(app, ["results", str(out), "--json"]).stdout)["rows"]
+    assert [(r["gpus"], r["technology"], r["status"]) for r in rows] == [
+        (64, "ib", "ok"),
+        (64, "roce", "ok"),
+        (128, "ib", "ok"),
+        (128, "roce", "ok"),
+    ]
+    code, text, _ = invoke(
+        [
+            "collective",
+            "all-reduce",
+            "--engine",
+            "flow",
+            "--min-bytes",
+            "1MiB",
+            "--max-bytes",
+            "16MiB",
+            "--gpus",
+            "128",
+            "--technology",
+            "roce",
+            "--json",
+        ]
+    )
+    direct = json.loads(text)["rows"]
+    sizes = query(out, table="sizes", where=["gpus=128", "technology = roce"])
+    assert sizes["size_bytes"].tolist() == [r["size_bytes"] for r in direct]
+    assert sizes["busbw_gbps"].tolist() == pytest.approx([r["busbw_gbps"] for r in direct], rel=1e-12)
+    assert rows[3]["busbw_gbps"] == pytest.approx(direct[-1]["busbw_gbps"], rel=1e-12)
+    r = CliRunner().invoke(
+        app,
+        [
+            "results",
+            str(out),
+            "--json",
+            "--sql",
+            "SELECT technology, count(*) AS n FROM points GROUP BY 1 ORDER BY 1",
+        ],
+    )
+    assert json.loads(r.stdout)["rows"] == [{"technology": "ib", "n": 2}, {"technology": "roce", "n": 2}]
+    csv = tmp_path / "x.csv"
+    r = CliRunner().invoke(app, ["results", str(out), "--where", "gpus>=128", "--csv", str(csv)])
+    assert r.exit_code == 0 and csv.read_text().count("\n") == 3  # header + 2 rows
+    for bad in (["--where", "nosuch=1"], ["--sql", "SELEC 1"], ["--table", "fabrics"], ["--where", "gpus"]):
+        r = CliRunner().invoke(app, ["results", str(out), *bad])
+        assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1, (bad, r.stderr)
+    again = run_study(st, out, invoke=invoke, workers=2, progress=False)
+    assert (again.skipped, again.ok) == (4, 0) and len(_raw_point_ids(out)) == 4
+    other = _study(tmp_path, COLLECTIVE.replace("all-reduce", "all-gather"), "other.yaml")
+    r = CliRunner().invoke(app, ["sweep", str(other), "--out", str(out), "--no-progress"])
+    assert r.exit_code == 2 and "another study" in r.stderr
+
+
+def _crash_first_time(task, invoke_fn):
+    """A worker that dies (as an OOM kill would) the first time it sees the 128-GPU ib point."""
+    marker = Path(os.environ["SWEEP_TEST_MARKER"])
+    if (
+        task["scenario"].get("gpus") == 128
+        and task["scenario"].get("technology") == "ib"
+        and not marker.exists()
+    ):
+        marker.write_text("crashed")
+        os._exit(9)
+    return execute(task, invoke_fn)
+
+
+def _always_crash(task, invoke_fn):
+    """A worker that always dies on the 64-GPU roce point."""
+    if task["scenario"].get("gpus") == 64 and task["scenario"].get("technology") == "roce":
+        os._exit(9)
+    return execute(task, invoke_fn)
+
+
+def test_dead_worker_is_retried_then_failed(tmp_path, monkeypatch):
+    """A point whose worker process dies runs again on a new pool and lands once; one that kills
+    every worker is stored as failed after 1 + retries attempts, and the study goes on."""
+    monkeypatch.setenv("SWEEP_TEST_MARKER", str(tmp_path / "marker"))
+    st = _load(_study(tmp_path, COLLECTIVE + "retries: 1\n"))
+    res = run_study(
+        st,
+        tmp_path / "a",
+        invoke=invoke,
+        workers=1,
+        progress=False,
+        report=False,
+        worker_fn=_crash_first_time,
+    )
+    assert (tmp_path / "marker").exists() and (res.ok, res.failed) == (4, 0)
+    pts = query(tmp_path / "a")
+    assert sorted(_raw_point_ids(tmp_path / "a")) == sorted(pts["point_id"])
+    assert pts.set_index(["gpus", "technology"]).loc[(128, "ib"), "attempts"] == 2
+    res = run_study(
+        st, tmp_path / "b", invoke=invoke, workers=1, progress=False, report=False, worker_fn=_always_crash
+    )
+    pts = query(tmp_path / "b").set_index(["gpus", "technology"])
+    assert (res.ok, res.failed) == (3, 1)
+    assert pts.loc[(64, "roce"), "status"] == "failed" and pts.loc[(64, "roce"), "attempts"] == 2
+    assert "died 2 times" in pts.loc[(64, "roce"), "error"]
+
+
+def test_resume_after_sigkill_runs_every_point_exactly_once(tmp_path):
+    """`aifabric sweep` killed with SIGKILL mid-study (and its workers with it) leaves only whole
+    points behind; started again it runs the rest, and every point is stored exactly once."""
+    study = _study(
+        tmp_path,
+        "name: kill\ncommand: collective\nbase: {op: all-reduce, engine: flow, min_bytes: 1MiB, max_bytes: 64MiB}\n"
+        "axes: {gpus: [64, 128, 256], technology: [ib, roce], algorithm: [ring, tree], op: [all-reduce, all-gather]}\n",
+    )
+    out = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "aifabric",
+            "sweep",
+            str(study),
+            "--out",
+            str(out),
+            "--workers",
+            "1",
+            "--no-progress",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and len(_raw_point_ids(out) if (out / "results").exists() else []) < 3:
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the sweep and the worker it spawned
+        proc.wait()
+    before = _raw_point_ids(out)
+    assert 3 <= len(before) < 24, "the kill should land mid-study"
+    st = _load(study)
+    res = run_study(st, out, invoke=invoke, workers=2, progress=False, report=False)
+    assert res.skipped == len(before) and res.ok == 24 - len(before)
+    ids = _raw_point_ids(out)
+    assert len(ids) == 24 and sorted(ids) == sorted(p.point_id for p in st.points)
+    assert set(before) <= set(ids)
+    # detail rows: exactly those of the stored attempts
+    con = ResultStore(out).connect()
+    n_sizes, n_attempts = con.execute("SELECT count(*), count(DISTINCT attempt) FROM sizes").fetchone()
+    assert n_attempts == 24 and n_sizes == con.execute("SELECT count(*) FROM sizes_raw").fetchone()[0]
+
+
+def test_compare_study_report_and_flips(tmp_path):
+    """A compare study stores the recommendation each point's compare returns and one row per
+    fabric (the 64-GPU point equals the pinned `compare --gpus 64 --json`); the report draws the
+    Pareto charts and a heat map and lists where the recommendation flips along the budget axis."""
+    p = _study(
+        tmp_path,
+        "name: cmp\ncommand: compare\nbase: {advisor: {gpus: 64, gpu: h100}}\naxes: {advisor.budget: [medium, low]}\n",
+    )
+    out = tmp_path / "run"
+    r = CliRunner().invoke(app, ["sweep", str(p), "--out", str(out), "--no-progress", "--json"])
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["ok"] == 2
+    pts = query(out)
+    pinned = json.loads((Path(__file__).parent / "pins" / "compare-g64.json").read_text())
+    assert pts.loc[0, "recommendation"] == pinned["recommendation"]["fabric"]
+    fab = query(out, table="fabrics", where=["advisor.budget=medium"])
+    assert fab["fabric"].tolist() == [f["fabric"] for f in pinned["fabrics"]]
+    assert fab["capex_usd"].tolist() == [f["capex_usd"] for f in pinned["fabrics"]]
+    assert fab["iteration_time_s"].tolist() == pytest.approx(
+        [f["iteration_time_s"] for f in pinned["fabrics"]]
+    )
+    html = (out / "report.html").read_text()
+    for cid in ("chart-pareto-step", "chart-pareto-token", "chart-heat-0"):
+        assert f"id='{cid}'" in html
+    from aifabric.sweep.report import flips
+
+    recs = pts["recommendation"].tolist()
+    assert recs[0] != recs[1], "budget medium → low changes the 64-GPU recommendation"
+    assert flips(pts, ["advisor_budget"]) == [
+        {
+            "axis": "advisor_budget",
+            "from": "medium",
+            "to": "low",
+            "recommendation": f"{recs[0]} → {recs[1]}",
+            "with": "—",
+        }
+    ]
+    assert "Where the recommendation flips" in html and f"{recs[0]} → {recs[1]}" in html
+
+
+def test_results_on_a_folder_that_is_no_study(tmp_path):
+    """`aifabric results` on a folder without a study: one line, exit 2."""
+    r = CliRunner().invoke(app, ["results", str(tmp_path), "--json"])
+    assert r.exit_code == 2 and "not a study folder" in r.stderr and r.stdout == ""
