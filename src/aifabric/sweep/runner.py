@@ -138,6 +138,8 @@ class RayExecutor:
                         "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))
                     }
                 }
+            if self.address != "local":
+                _token_auth_if_available()
             try:
                 ray.init(
                     address=self.address,
@@ -215,6 +217,21 @@ class RayExecutor:
                     msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                     batch.append((t, _died(t, f"{type(exc).__name__}: {msg}"), self.retries + 1))
             on_batch(batch)
+
+
+def _token_auth_if_available() -> None:
+    """Send the auth token when this machine has one: since Ray 2.5x a cluster started with
+    `ray start` uses token authentication (token in ~/.ray/auth_token), and a driver that
+    connects to it must be in token mode too. An explicit RAY_AUTH_MODE is left alone."""
+    if "RAY_AUTH_MODE" in os.environ:
+        return
+    try:
+        from ray._private.authentication.authentication_token_setup import (
+            maybe_enable_token_auth_if_token_available,
+        )
+    except ImportError:  # a Ray without token authentication
+        return
+    maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
 
 
 def _probe() -> str:
