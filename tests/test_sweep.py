@@ -192,6 +192,7 @@ def test_local_study_results_and_queries(tmp_path):
             "--json",
         ]
     )
+    assert code == 0
     direct = json.loads(text)["rows"]
     sizes = query(out, table="sizes", where=["gpus=128", "technology = roce"])
     assert sizes["size_bytes"].tolist() == [r["size_bytes"] for r in direct]

@@ -132,12 +132,16 @@ def _fig_pareto(fabrics, y: str, title: str, ytitle: str):
     fig = go.Figure()
     d = fabrics.dropna(subset=["capex_usd", y])
     inputs = [c for c in d.columns if c.startswith("in:")]
-    for tech, g in d.groupby("technology", sort=True):
+    by = ["technology"] + (["nic_rate_gbps"] if "nic_rate_gbps" in d.columns else [])
+    for key, g in d.groupby(by, sort=True, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        name = str(key[0]) + (f" {key[1]:g}G" if len(key) > 1 and isinstance(key[1], int | float) else "")
         text = [
             "<br>".join([str(r.get("fabric", ""))] + [f"{c[3:]}={r[c]}" for c in inputs])
             for r in g.to_dict("records")
         ]
-        fig.add_scatter(x=g["capex_usd"], y=g[y], mode="markers", name=str(tech), text=text,
+        fig.add_scatter(x=g["capex_usd"], y=g[y], mode="markers", name=name, text=text,
+                        marker={"size": 9, "symbol": "circle" if key[0] == "infiniband" else "diamond"},
                         hovertemplate="%{text}<br>capex %{x:,.0f} USD<br>%{y:.4g}<extra></extra>")  # fmt: skip
     xs, ys = d["capex_usd"].tolist(), d[y].tolist()
     front = pareto_front(xs, ys)
@@ -145,7 +149,6 @@ def _fig_pareto(fabrics, y: str, title: str, ytitle: str):
         fig.add_scatter(x=[xs[i] for i in front], y=[ys[i] for i in front], mode="lines",
                         name="Pareto front", line={"dash": "dot", "color": "#444"})  # fmt: skip
     fig.update_layout(title=title, xaxis_title="network capex (USD)", yaxis_title=ytitle, height=420)
-    fig.update_xaxes(type="log")
     return fig
 
 
