@@ -216,6 +216,14 @@ def _train_validate(scenario: dict, options: dict) -> None:
         raise InputError(
             "not an allowed value", field="options.fabric", value=options["fabric"], allowed="ib, roce, both"
         )
+    from aifabric.scenario import Scenario
+
+    if "training" in scenario and "training" not in Scenario.model_fields:
+        # a build whose scenario model does not hold `training:`: the train command reads that
+        # section itself (a bad one is a failed point, with the command's one-line error)
+        if not isinstance(scenario["training"], dict | str):
+            raise InputError("must be a mapping", field="training", allowed="model, precision, seq_len, ...")
+        scenario = {k: v for k, v in scenario.items() if k != "training"}
     _scenario(scenario)
 
 
