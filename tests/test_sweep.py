@@ -346,3 +346,25 @@ def test_results_on_a_folder_that_is_no_study(tmp_path):
     """`aifabric results` on a folder without a study: one line, exit 2."""
     r = CliRunner().invoke(app, ["results", str(tmp_path), "--json"])
     assert r.exit_code == 2 and "not a study folder" in r.stderr and r.stdout == ""
+
+
+def test_seed_confidence_interval_and_pareto_front():
+    """Over a seed axis each cell gets the mean and the Student-t 95 % half-width; the Pareto front
+    keeps exactly the designs no other beats on both cost and time."""
+    import pandas as pd
+
+    from aifabric.sweep.report import ci_table, pareto_front
+
+    pts = pd.DataFrame(
+        {
+            "gpus": [64, 64, 64, 128, 128, 128],
+            "seed": [1, 2, 3, 1, 2, 3],
+            "status": ["ok"] * 5 + ["failed"],
+            "t": [1.0, 2.0, 3.0, 5.0, 7.0, None],
+        }
+    )
+    ci = ci_table(pts, ["gpus", "seed"], ["t"]).set_index("gpus")
+    assert ci.loc[64, "seeds"] == 3 and ci.loc[64, "t"] == pytest.approx(2.0)
+    assert ci.loc[64, "t ±95%"] == pytest.approx(4.303 * 1.0 / 3**0.5, rel=1e-4)
+    assert ci.loc[128, "seeds"] == 2 and ci.loc[128, "t ±95%"] == pytest.approx(12.706 * 2**0.5 / 2**0.5)
+    assert pareto_front([1, 2, 3, 4, 2.5], [9, 5, 6, 1, 4]) == [0, 1, 4, 3]

@@ -35,17 +35,20 @@ RUN_COLUMNS = ["wall_s", "worker", "finished_at", "attempt"]  # how and where, n
 
 @pytest.fixture
 def ray_head(tmp_path):
-    """A one-node Ray cluster (`ray start --head --block`), stopped by signalling the process
-    this fixture started (it stops the processes it started)."""
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
+    """A one-node Ray cluster (`ray start --head --block`) and its two addresses (GCS, and Ray
+    Client ray://), stopped by signalling the process this fixture started (it stops the
+    processes it started)."""
+    socks = [socket.socket() for _ in range(2)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    port, client_port = (s.getsockname()[1] for s in socks)
+    for s in socks:
+        s.close()
     ray_bin = Path(sys.executable).with_name("ray")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))}
     log = open(tmp_path / "ray.log", "w")  # noqa: SIM115 (closed below)
     proc = subprocess.Popen(
-        [str(ray_bin), "start", "--head", "--block", "--port", str(port), "--num-cpus", "2",
+        [str(ray_bin), "start", "--head", "--block", "--port", str(port), "--ray-client-server-port", str(client_port), "--num-cpus", "2",
          "--include-dashboard=false", "--disable-usage-stats"],
         env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
@@ -54,7 +57,7 @@ def ray_head(tmp_path):
         while time.time() < deadline and "--block" not in (tmp_path / "ray.log").read_text():
             assert proc.poll() is None, (tmp_path / "ray.log").read_text()[-2000:]
             time.sleep(0.5)
-        yield f"127.0.0.1:{port}"
+        yield f"127.0.0.1:{port}", f"ray://127.0.0.1:{client_port}"
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -68,18 +71,21 @@ def ray_head(tmp_path):
 
 
 def test_ray_cluster_writes_the_same_results_as_local(tmp_path, ray_head):
-    """Every point of the study on Ray (one task each, memory requested) lands once, with the same
-    inputs, summaries and per-size rows as the local process pool."""
+    """Every point of the study on Ray — through the GCS address and through Ray Client — lands
+    once, with the same inputs, summaries and per-size rows as the local process pool."""
     p = tmp_path / "study.yaml"
     p.write_text(STUDY)
     st = load_study(p, validate_point=validator(available_commands()))
     local = run_study(st, tmp_path / "local", invoke=invoke, workers=2, progress=False, report=False)
-    on_ray = run_study(st, tmp_path / "ray", invoke=invoke, address=ray_head, progress=False, report=False)
-    assert (local.ok, on_ray.ok, on_ray.failed) == (8, 8, 0)
-    assert on_ray.where.startswith("Ray at")
-    for table in ("points", "sizes"):
-        a = query(tmp_path / "local", table=table).drop(columns=RUN_COLUMNS, errors="ignore")
-        b = query(tmp_path / "ray", table=table).drop(columns=RUN_COLUMNS, errors="ignore")
-        assert len(a) and a.equals(b), table
-    workers = set(query(tmp_path / "ray")["worker"])
-    assert not any(w.endswith(f":{os.getpid()}") for w in workers)  # ran in Ray workers
+    assert local.ok == 8
+    for i, address in enumerate(ray_head):
+        on_ray = run_study(
+            st, tmp_path / f"ray{i}", invoke=invoke, address=address, progress=False, report=False
+        )
+        assert (on_ray.ok, on_ray.failed) == (8, 0) and on_ray.where.startswith(f"Ray at {address}")
+        for table in ("points", "sizes"):
+            a = query(tmp_path / "local", table=table).drop(columns=RUN_COLUMNS, errors="ignore")
+            b = query(tmp_path / f"ray{i}", table=table).drop(columns=RUN_COLUMNS, errors="ignore")
+            assert len(a) and a.equals(b), (address, table)
+        workers = set(query(tmp_path / f"ray{i}")["worker"])
+        assert not any(w.endswith(f":{os.getpid()}") for w in workers)  # ran in Ray workers
