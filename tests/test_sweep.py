@@ -368,3 +368,22 @@ def test_seed_confidence_interval_and_pareto_front():
     assert ci.loc[64, "t ±95%"] == pytest.approx(4.303 * 1.0 / 3**0.5, rel=1e-4)
     assert ci.loc[128, "seeds"] == 2 and ci.loc[128, "t ±95%"] == pytest.approx(12.706 * 2**0.5 / 2**0.5)
     assert pareto_front([1, 2, 3, 4, 2.5], [9, 5, 6, 1, 4]) == [0, 1, 4, 3]
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--out", "{file}"], "--out: not a folder"),
+        (["--out", "{tmp}/o", "--workers", "0"], "--workers: must be ≥ 1"),
+        (["--out", "{tmp}/o", "--address", "127.0.0.1:1"], "--address: cannot reach a Ray cluster"),
+    ],
+)
+def test_bad_sweep_flags_are_one_line(tmp_path, args, says):
+    """--out on a file, no workers, or a Ray address nothing listens on: one line, exit 2, at once,
+    and no study folder left behind."""
+    study = _study(tmp_path, COLLECTIVE)
+    (tmp_path / "f").write_text("")
+    argv = [a.format(file=tmp_path / "f", tmp=tmp_path) for a in args]
+    r = CliRunner().invoke(app, ["sweep", str(study), *argv, "--no-progress"])
+    assert r.exit_code == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "o" / "study.json").exists()

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from aifabric.cli.sweep import available_commands, invoke
+from aifabric.errors import InputError
 from aifabric.sweep.commands import validator
 from aifabric.sweep.query import query
 from aifabric.sweep.runner import run_study
@@ -89,3 +90,9 @@ def test_ray_cluster_writes_the_same_results_as_local(tmp_path, ray_head):
             assert len(a) and a.equals(b), (address, table)
         workers = set(query(tmp_path / f"ray{i}")["worker"])
         assert not any(w.endswith(f":{os.getpid()}") for w in workers)  # ran in Ray workers
+    # a task no node can hold is refused at once (Ray would wait for such a node forever)
+    big = tmp_path / "big.yaml"
+    big.write_text(STUDY + "resources: {memory: 100000GiB}\n")
+    st = load_study(big, validate_point=validator(available_commands()))
+    with pytest.raises(InputError, match="resources.memory: a task asks for 100000.0 GiB"):
+        run_study(st, tmp_path / "big", invoke=invoke, address=ray_head[0], progress=False, report=False)

@@ -192,6 +192,15 @@ class RayExecutor:
 
     def run(self, tasks: list[dict], on_batch: OnBatch, memory: Callable[[dict], int], cpus: float) -> None:
         ray = self.ray
+        need = max((memory(t) for t in tasks), default=0)
+        nodes = [n.get("Resources", {}).get("memory", 0) for n in ray.nodes() if n.get("Alive")]
+        if nodes and need > max(nodes):  # Ray would wait for such a node forever
+            raise InputError(
+                f"a task asks for {need / 2**30:.1f} GiB of memory; the largest Ray node offers "
+                f"{max(nodes) / 2**30:.1f} GiB",
+                field="resources.memory",
+                allowed="a smaller resources.memory in the study, or bigger nodes",
+            )
         remote = ray.remote(execute)
         pending = deque(tasks)
         inflight: dict = {}
@@ -217,6 +226,27 @@ class RayExecutor:
                     msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                     batch.append((t, _died(t, f"{type(exc).__name__}: {msg}"), self.retries + 1))
             on_batch(batch)
+
+
+def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """A HOST:PORT (or ray://HOST:PORT) that nothing listens on is one line at once, not Ray's
+    minutes of retries."""
+    import socket
+
+    rest = address.removeprefix("ray://")
+    if address in ("local", "auto") or ":" not in rest:
+        return
+    host, _, port = rest.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+            pass
+    except (OSError, ValueError) as exc:
+        raise InputError(
+            f"cannot reach a Ray cluster there ({getattr(exc, 'strerror', None) or exc})",
+            field="--address",
+            value=address,
+            allowed="ray://HOST:10001 (Ray Client), HOST:6379 (GCS), auto, or local",
+        ) from None
 
 
 def _token_auth_if_available() -> None:
@@ -286,6 +316,8 @@ def run_study(
     columns = input_columns(study)
     if workers is not None and workers < 1:
         raise InputError("must be ≥ 1", field="--workers", value=workers)
+    if address:
+        _check_reachable(address)
     with store.lock():
         store.init_study(study, columns)
         done = store.finished()
@@ -323,22 +355,22 @@ def run_study(
             bar.update(counts["ok"], counts["failed"])
 
         retries = study.spec.retries
-        with bar:
-            if tasks and address:
-                with RayExecutor(address, retries, invoke, workers) as ex:
-                    where = ex.where
-                    ex.run(tasks, on_batch, memory=lambda t: t["memory"], cpus=study.spec.resources.cpus)
-            elif tasks:
-                n = workers or os.cpu_count() or 1
-                avail = _available_memory()
-                per = max(t["memory"] for t in tasks)
-                if avail and workers is None:
-                    n = max(1, min(n, avail // per))
-                ex = LocalExecutor(min(n, len(tasks)), retries, invoke, worker_fn)
+        if tasks and address:
+            with RayExecutor(address, retries, invoke, workers) as ex, bar:  # connected before the bar
                 where = ex.where
+                ex.run(tasks, on_batch, memory=lambda t: t["memory"], cpus=study.spec.resources.cpus)
+        elif tasks:
+            n = workers or os.cpu_count() or 1
+            avail = _available_memory()
+            per = max(t["memory"] for t in tasks)
+            if avail and workers is None:
+                n = max(1, min(n, avail // per))
+            ex = LocalExecutor(min(n, len(tasks)), retries, invoke, worker_fn)
+            where = ex.where
+            with bar:
                 ex.run(tasks, on_batch)
-            else:
-                where = "nothing to run"
+        else:
+            where = "nothing to run"
         finished = store.finished()
         complete = all(p.point_id in finished for p in study.points)
         if complete:

@@ -107,7 +107,16 @@ class ResultStore:
         """Hold the folder for one writer; a second ``aifabric sweep`` on it is refused."""
         import fcntl
 
-        self.folder.mkdir(parents=True, exist_ok=True)
+        if self.folder.exists() and not self.folder.is_dir():
+            raise InputError(
+                "not a folder", field="--out", value=str(self.folder), allowed="a new or study folder"
+            )
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(
+                f"cannot create the folder: {exc.strerror or exc}", field="--out", value=str(self.folder)
+            ) from None
         with open(self.folder / ".lock", "a+") as fh:
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
