@@ -387,3 +387,12 @@ def test_bad_sweep_flags_are_one_line(tmp_path, args, says):
     r = CliRunner().invoke(app, ["sweep", str(study), *argv, "--no-progress"])
     assert r.exit_code == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert not (tmp_path / "o" / "study.json").exists()
+
+
+def test_ray_address_from_the_environment(tmp_path, monkeypatch):
+    """Without --address, RAY_ADDRESS selects Ray (here one nothing listens on: one line, exit 2)."""
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
+    r = CliRunner().invoke(app, ["sweep", str(_study(tmp_path, COLLECTIVE)), "--out", str(tmp_path / "o")])
+    assert (
+        r.exit_code == 2 and "--address: cannot reach a Ray cluster" in r.stderr and "127.0.0.1:1" in r.stderr
+    )
