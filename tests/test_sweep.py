@@ -396,3 +396,38 @@ def test_ray_address_from_the_environment(tmp_path, monkeypatch):
     assert (
         r.exit_code == 2 and "--address: cannot reach a Ray cluster" in r.stderr and "127.0.0.1:1" in r.stderr
     )
+
+
+SIMULATE = """
+name: sim-seeds
+command: simulate
+base:
+  topology: {kind: fat-tree, k: 4, link_rate: 100Gbps}
+  workload: {kind: permutation, flow_size: 200KB}
+  sim: {until: 5ms}
+axes: {seed: [1, 2, 3]}
+"""
+
+
+def test_simulate_study_with_a_seed_axis(tmp_path):
+    """simulate points store what `aifabric simulate --json` prints for that scenario; a seed axis
+    gives each metric a mean and a 95 % interval (`results --ci`, and the report)."""
+    import yaml
+
+    st = _load(_study(tmp_path, SIMULATE))
+    out = tmp_path / "run"
+    res = run_study(st, out, invoke=invoke, workers=2, progress=False)
+    assert (res.ok, res.failed) == (3, 0)
+    pts = query(out)
+    sc = tmp_path / "seed2.yaml"
+    sc.write_text(yaml.safe_dump(st.points[1].scenario))
+    code, text, _ = invoke(["simulate", str(sc), "--json", "--no-progress"])
+    direct = json.loads(text)["summary"]
+    assert code == 0 and pts.loc[1, "seed"] == 2
+    for k in ("fct_p99_us", "goodput_gbps", "drops", "pause_frames", "completed_flows"):
+        assert pts.loc[1, k] == pytest.approx(direct[k]), k
+    r = CliRunner().invoke(app, ["results", str(out), "--json", "--ci", "fct_p99_us"])
+    (row,) = json.loads(r.stdout)["rows"]
+    assert row["seeds"] == 3 and row["fct_p99_us"] == pytest.approx(pts["fct_p99_us"].mean())
+    assert row["fct_p99_us ±95%"] == pytest.approx(4.303 * pts["fct_p99_us"].std(ddof=1) / 3**0.5)
+    assert "Seeds: mean and 95 % confidence interval" in (out / "report.html").read_text()
