@@ -17,7 +17,8 @@ import typer
 from aifabric import __version__
 from aifabric.errors import InputError, InputErrors
 
-COMMAND_MODULES = ["compare", "plan", "simulate", "risk", "collective", "audit", "validate", "catalog", "sweep", "results"]
+COMMAND_MODULES = ["compare", "plan", "simulate", "risk", "collective", "audit", "validate", "catalog"]
+COMMAND_MODULES += ["sweep", "results"]  # design-space studies (aifabric.sweep)
 
 app = typer.Typer(
     name="aifabric",

@@ -29,18 +29,6 @@ from typing import Any
 
 from aifabric.errors import InputError
 
-META = (
-    "point_id",
-    "point_index",
-    "status",
-    "error",
-    "attempts",
-    "wall_s",
-    "worker",
-    "finished_at",
-    "attempt",
-)
-
 
 def column(key: str) -> str:
     """The column name of a dotted input key: ``advisor.gpus`` → ``advisor_gpus``."""

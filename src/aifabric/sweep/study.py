@@ -120,9 +120,6 @@ class Point:
     options: dict[str, Any]
     point_id: str = field(default="")
 
-    def label(self) -> str:
-        return ", ".join(f"{k}={v}" for k, v in self.assignments.items()) or "(base)"
-
 
 @dataclass(frozen=True)
 class Study:
