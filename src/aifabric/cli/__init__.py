@@ -30,6 +30,8 @@ COMMAND_MODULES = [
     "audit",
     "validate",
     "catalog",
+    "sweep",
+    "results",
 ]
 
 app = typer.Typer(
