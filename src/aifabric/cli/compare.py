@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 import typer
@@ -115,6 +116,11 @@ def register(app: typer.Typer) -> None:
         ),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
         report: Path | None = typer.Option(None, "--report", help="Write a self-contained HTML report here."),
+        calibration: Path | None = typer.Option(
+            None,
+            "--calibration",
+            help="Calibration file from `aifabric calibrate` (NIC efficiency, latency).",
+        ),
     ) -> None:
         """Both fabrics designed, priced and simulated for your cluster, and a recommendation."""
         from aifabric.cli import run_guarded
@@ -142,7 +148,14 @@ def register(app: typer.Typer) -> None:
             if report is not None and not report.parent.exists():
                 raise InputError("folder does not exist", field="--report", value=str(report))
             cat = load_catalog(catalog_file)
-            result = _run(adv, cat, mfu, congestion_share, show_progress=not as_json)
+            cal = None
+            if calibration is not None:
+                from aifabric.calibrate import load
+
+                cal = load(calibration)
+            result = _run(adv, cat, mfu, congestion_share, show_progress=not as_json, calibration=cal)
+            for w in dict.fromkeys(cal.warnings if cal else []):
+                typer.echo(f"warning: {w}", err=True)
             result["scenario"] = name
             if report is not None:
                 from aifabric.report.html import write_report
@@ -167,11 +180,21 @@ def register(app: typer.Typer) -> None:
         run_guarded(body)
 
 
-def _run(adv, cat, mfu: float, congestion_share: float, show_progress: bool) -> dict:
+def _calibrated(adv, cat, mfu: float, congestion_share: float, calibration, progress=None) -> dict:
+    """compare_advisor with a calibration applied after *measure* (``--calibration``)."""
+    from aifabric.report.result import comparison_dict
+    from aifabric.stages.pipeline import CompareInputs, run
+
+    inputs = CompareInputs(adv, cat, 1, mfu, congestion_share, calibration=calibration)
+    return comparison_dict(run(inputs, progress))
+
+
+def _run(adv, cat, mfu: float, congestion_share: float, show_progress: bool, calibration=None) -> dict:
     from aifabric.api import compare_advisor
 
+    go = compare_advisor if calibration is None else partial(_calibrated, calibration=calibration)
     if not show_progress:
-        return compare_advisor(adv, cat, mfu=mfu, congestion_share=congestion_share)
+        return go(adv, cat, mfu=mfu, congestion_share=congestion_share)
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
@@ -183,7 +206,7 @@ def _run(adv, cat, mfu: float, congestion_share: float, show_progress: bool) -> 
         transient=True,
     ) as prog:
         task = prog.add_task("starting", total=None)
-        return compare_advisor(
+        return go(
             adv,
             cat,
             mfu=mfu,

@@ -37,6 +37,9 @@ class CompareInputs:
     seed: int = 1
     mfu: float = MFU
     congestion_share: float = CONGESTION_SHARE
+    # `aifabric calibrate`'s file, loaded (aifabric.calibrate.Calibration): anything with
+    # apply_network(NetworkEvidence) -> NetworkEvidence; applied right after *measure*
+    calibration: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,8 @@ def run(inputs: CompareInputs, progress=None) -> Comparison:
     options = default_options(gpu, getattr(adv, "roce_routing", None))
     des = design(DesignInput(adv.gpus, adv.gpu, options, cat), progress)
     net = measure(des, wl, gpu, inputs.seed, progress)
+    if inputs.calibration is not None:  # the user's measured NIC efficiency / latency (issue 12)
+        net = inputs.calibration.apply_network(net)
     perf = performance(wl, des, net, float(gpu.bf16_tflops), inputs.mfu, progress)
     rsk = assess(des, wl, net, perf, gpu, adv.team_expertise, inputs.congestion_share, inputs.seed, progress)
     if progress:
