@@ -96,6 +96,7 @@ def nccl_layout(
     nic_rate_bps: float | None,
     gpu: str | None,
     transport: str | None,
+    algorithm: str | None = None,
 ) -> tuple[Layout, dict, list[str]]:
     """The layout the fit assumes, what each value came from, and warnings for assumptions."""
     notes = []
@@ -136,6 +137,8 @@ def nccl_layout(
     tech = {"roce": "roce"}.get(transport or "", "infiniband")
     algo = run.info.algorithm if run.info.algorithm in ("ring", "tree", "nvls", "nvls-tree") else "auto"
     how["algorithm"] = "NCCL_ALGO / tuner lines" if algo != "auto" else "NCCL's tuner choice by the model"
+    if algorithm is not None:
+        algo, how["algorithm"] = algorithm, "--algorithm"
     lay = Layout(run.op, int(run.ranks), int(gpus_per_node), gpu, float(nic_rate_bps), tech, algo)
     return lay, how, notes
 
@@ -147,10 +150,11 @@ def fit_nccl(
     nic_rate_bps: float | None = None,
     gpu: str | None = None,
     transport: str | None = None,
+    algorithm: str | None = None,
 ) -> FitResult:
     """Fit ``δ``, ``η`` (when identifiable) and ``k`` to an nccl-tests run (module docstring)."""
     transport = transport or run.transport or "unknown"
-    lay, how, notes = nccl_layout(run, gpus_per_node, nic_rate_bps, gpu, transport)
+    lay, how, notes = nccl_layout(run, gpus_per_node, nic_rate_bps, gpu, transport, algorithm)
     try:
         pts = decompose(lay, [r.size_bytes for r in run.rows])
     except InputError as exc:
@@ -170,7 +174,8 @@ def fit_nccl(
     share = bw0 / t0
     lat_sel = fit & (share < LATENCY_DOMINATED)
     bw_sel = fit & (share >= BANDWIDTH_DOMINATED)
-    net_bound = bw_sel & np.array([p.t_net_s >= p.t_nvl_s for p in pts])
+    simple = np.array([p.protocol == "simple" for p in pts])
+    net_bound = bw_sel & simple & np.array([p.t_net_s >= p.t_nvl_s for p in pts])
 
     def sub(mask):
         return [p for p, m in zip(pts, mask, strict=True) if m], meas[mask]
@@ -184,26 +189,30 @@ def fit_nccl(
         how_delta = f"fitted on {int(lat_sel.sum())} latency-dominated sizes"
     else:
         how_delta = "no latency-dominated size ≤ --fit-max-bytes: not fitted (0)"
-    eta, eta_how, eta_lb = 1.0, "", None
-    if net_bound.any():
+    eta, eta_how, eta_lb, k = 1.0, "", None, 0.0
+    how_k = "no bandwidth-dominated size ≤ --fit-max-bytes: not fitted (0)"
+    if net_bound.sum() >= 2:  # η and the fill together, on the network-bound Simple-protocol sizes
         sp, sm = sub(net_bound)
-        x = nelder_mead(lambda x: log_error(evaluate(sp, Params(_clip(x[0]), delta))[0], sm), [0.8], [0.1])
-        eta = _clip(x[0])
-        eta_how = f"fitted on {int(net_bound.sum())} network-bound sizes"
-    # the fill, on the bandwidth-dominated sizes, with δ and η fixed
-    k = 0.0
-    if bw_sel.any():
+        x = nelder_mead(
+            lambda x: log_error(evaluate(sp, Params(_clip(x[0]), delta, max(x[1], 0.0)))[0], sm),
+            [0.8, 2.0],
+            [0.1, 1.0],
+            iters=2000,
+        )
+        eta, k = _clip(x[0]), max(float(x[1]), 0.0)
+        eta_how = how_k = (
+            f"fitted (η and k together) on {int(net_bound.sum())} network-bound Simple-protocol sizes"
+        )
+    elif bw_sel.any():  # the fill alone, on the bandwidth-dominated sizes, δ fixed
         sp, sm = sub(bw_sel)
         x = nelder_mead(
-            lambda x: log_error(evaluate(sp, Params(eta, delta, max(x[0], 0.0)))[0], sm), [2.0], [1.0]
+            lambda x: log_error(evaluate(sp, Params(1.0, delta, max(x[0], 0.0)))[0], sm), [2.0], [1.0]
         )
         k = max(float(x[0]), 0.0)
         how_k = f"fitted on {int(bw_sel.sum())} bandwidth-dominated sizes"
-    else:
-        how_k = "no bandwidth-dominated size ≤ --fit-max-bytes: not fitted (0)"
     p = Params(eta, delta, k)
     t, bound = evaluate(pts, p)
-    if not net_bound.any():
+    if net_bound.sum() < 2:
         # η is not observable: the NVLink / NVLS term binds. Lower bound: below it the network
         # would bind and the model would be slower than measured at some fitted size.
         lat_fill = np.array([q.latency_other_s + q.net_hops * (q.net_alpha_s + delta * 1e-6) for q in pts])

@@ -295,6 +295,8 @@ def parse_nccl_tests_text(path, text: str | None = None) -> NcclTestsRun:
                 has_root = "root" in toks
             continue
         toks = s.split()
+        if toks[0] == "0" and len(toks) >= 2 and toks[1] == "0":
+            continue  # nccl-tests -b 0 prints an empty collective first: nothing to fit
         if _INT.match(toks[0]) and len(toks) >= 7 and not _NUM.match(toks[2]) and _INT.match(toks[1]):
             rows.append(_nccl_row(path, lineno, toks, has_root))
         elif _INT.match(toks[0]) and len(toks) >= 5 and has_root is not None and not _NUM.match(toks[2]):
@@ -370,7 +372,7 @@ def parse_nccl_tests_json(path, data: dict) -> NcclTestsRun:
                 field=where,
                 allowed="{size, count, type, redop, root, out_of_place: {time, alg_bw, bus_bw}, in_place}",
             ) from None
-        if math.isnan(t) or math.isnan(b):
+        if math.isnan(t) or math.isnan(b) or row.size_bytes == 0:
             continue
         if not (t > 0) or row.size_bytes <= 0 or row.size_bytes > 2**50 or min(a, b) < 0 or math.isinf(t):
             raise InputError("time must be > 0 and sizes/bandwidths ≥ 0", file=str(path), field=where)
@@ -634,7 +636,7 @@ def parse_measurement(path) -> NcclTestsRun | PerftestRun:
     """Any supported measurement file, recognised by its content."""
     text = read_text(path)
     s = text.lstrip()
-    if s.startswith("{") or s.startswith("["):
+    if (s.startswith("{") or s.startswith("[")) and not _PREFIX.match(s):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:

@@ -42,6 +42,12 @@ def register(app: typer.Typer) -> None:
             "--transport",
             help="ib | roce | efa | socket (when neither NCCL INFO nor perftest's Link type says).",
         ),
+        algorithm: str | None = typer.Option(
+            None,
+            "--algorithm",
+            help="ring | tree | nvls | nvls-tree | auto: what NCCL ran, when NCCL INFO lines do not say "
+            "(default: NCCL's tuner choice by the model).",
+        ),
         as_json: bool = typer.Option(
             False, "--json", help="Print one JSON object: fits, transport, parameters."
         ),
@@ -75,6 +81,13 @@ def register(app: typer.Typer) -> None:
                     value=transport,
                     allowed=", ".join(TRANSPORT_WORDS),
                 )
+            if algorithm is not None and algorithm not in ("ring", "tree", "nvls", "nvls-tree", "auto"):
+                raise InputError(
+                    "unknown algorithm",
+                    field="--algorithm",
+                    value=algorithm,
+                    allowed="ring, tree, nvls, nvls-tree, auto",
+                )
             if not out.parent.exists():
                 raise InputError("folder does not exist", field="--out", value=str(out))
             if report is not None and not report.parent.exists():
@@ -83,7 +96,7 @@ def register(app: typer.Typer) -> None:
             for f in files:
                 run = parsers.parse_measurement(f)
                 if run.kind == "nccl-tests":
-                    fits.append(fit.fit_nccl(run, fmax, gpus_per_node, rate, g, tr))
+                    fits.append(fit.fit_nccl(run, fmax, gpus_per_node, rate, g, tr, algorithm))
                 else:
                     fits.append(fit.fit_perftest(run, fmax, rate, tr))
             doc = calibration.build(fits, fmax, __version__)
