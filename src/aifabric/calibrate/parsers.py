@@ -646,7 +646,7 @@ def parse_measurement(path) -> NcclTestsRun | PerftestRun:
         if (
             isinstance(data, dict)
             and isinstance(data.get("results"), list)
-            and any(isinstance(r, dict) and "out_of_place" in r for r in data["results"])
+            and any(isinstance(r, dict) and ("out_of_place" in r or "size" in r) for r in data["results"])
         ):
             return parse_nccl_tests_json(path, data)
         return parse_perftest_json(path, data)
