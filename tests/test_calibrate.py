@@ -35,9 +35,7 @@ HEADER = """# nccl-tests version 2.19.6 nccl-headers=22703 nccl-library=22703
 #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
 #        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
 """
-ROW_1M = (
-    "     1048576        262144     float     sum      -1    123.2    8.51   15.95      0    121.3    8.64   16.21      0\n"
-)
+ROW_1M = "     1048576        262144     float     sum      -1    123.2    8.51   15.95      0    121.3    8.64   16.21      0\n"
 
 
 def devices(n: int = 16, per: int = 8, name: str = "NVIDIA H100 80GB HBM3") -> str:
@@ -217,7 +215,10 @@ def test_perftest_json(tmp_path):
         ("  1024  256  float  sum  -1  0.0  0.0  0.0  0  0.0  0.0  0.0  0\n", "not positive"),
         ('{"results": [{"size": 1}]}', "results[0]"),
         ("{not json", "invalid JSON"),
-        (" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n 65536 5000 1.0\n", "line 2"),
+        (
+            " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n 65536 5000 1.0\n",
+            "line 2",
+        ),
     ],
 )
 def test_bad_input_is_one_line_naming_file_and_line(tmp_path, text, needle):
@@ -245,9 +246,15 @@ def test_fit_p5_holds_out_above_256mib_and_predicts_them():
     bound); the held-out busbw is predicted within 11 % (mean 8 %), and target_met says whether ≤ 10 %."""
     f = fit_nccl(parse_measurement(P5), transport="efa")
     assert [r["held_out"] for r in f.rows] == [r["size_bytes"] > 256 * MIB for r in f.rows]
-    assert all({"source", "quantity", "size_bytes", "measured", "model", "held_out"} <= set(r) for r in f.rows)
+    assert all(
+        {"source", "quantity", "size_bytes", "measured", "model", "held_out"} <= set(r) for r in f.rows
+    )
     s = f.summary()
-    assert s["held_out_points"] == 6 and s["held_out_max_abs_error"] < 0.11 and s["held_out_mean_abs_error"] < 0.08
+    assert (
+        s["held_out_points"] == 6
+        and s["held_out_max_abs_error"] < 0.11
+        and s["held_out_mean_abs_error"] < 0.08
+    )
     assert s["target_met"] == (s["held_out_max_abs_error"] <= 0.10)
     assert f.parameters["nic_efficiency"]["value"] is None
     assert 0.3 < f.parameters["nic_efficiency_lower_bound"]["value"] < 1
@@ -329,12 +336,16 @@ def test_file_roundtrip_and_bad_files(tmp_path):
     doc = calmod.build([f], 256 * MIB, "test")
     cal = calmod.load(calmod.write(doc, tmp_path / "cal.yaml"))
     assert cal.transport == "efa"
-    assert cal.value("efa", "pipeline_fill_rounds") == pytest.approx(f.parameters["pipeline_fill_rounds"]["value"])
+    assert cal.value("efa", "pipeline_fill_rounds") == pytest.approx(
+        f.parameters["pipeline_fill_rounds"]["value"]
+    )
     assert doc["sources"][0]["quality"]["held_out_points"] == 6
     for text, needle in (("a: [", "not YAML"), ("foo: 1\n", "not an aifabric calibration file")):
         with pytest.raises(InputError, match=needle):
             calmod.load(write(tmp_path, "bad.yaml", text))
-    bad = write(tmp_path, "eta.yaml", "aifabric_calibration: 1\nparameters: {ib: {nic_efficiency: {value: 7}}}\n")
+    bad = write(
+        tmp_path, "eta.yaml", "aifabric_calibration: 1\nparameters: {ib: {nic_efficiency: {value: 7}}}\n"
+    )
     with pytest.raises(InputError, match="NIC efficiency out of range"):
         calmod.load(bad)
 
@@ -357,7 +368,9 @@ def test_cli_json_contract_out_file_and_report(runner, tmp_path):
     j = json.loads(r.stdout)
     assert len(j["fits"]) == 32 + 23 and j["transport"] == "mixed"
     assert set(j["parameters"]) == {"unknown", "roce"}
-    assert all({"source", "quantity", "size_bytes", "measured", "model", "held_out"} <= set(x) for x in j["fits"])
+    assert all(
+        {"source", "quantity", "size_bytes", "measured", "model", "held_out"} <= set(x) for x in j["fits"]
+    )
     assert calmod.load(out).value("roce", "achieved_gbps") > 90
     html = rep.read_text()
     assert "chart-cal-0" in html and "chart-cal-1" in html and "Plotly.newPlot" in html
