@@ -138,6 +138,24 @@ def test_nccl_info_lines_transport_layout_algorithm(tmp_path):
     assert parse_nccl_tests_text(write(tmp_path, "all_reduce_perf.ib", ib + ROW_1M)).transport == "ib"
 
 
+def test_nccl_info_nic_speeds_give_the_rate_per_gpu(tmp_path):
+    """NCCL INFO NIC speeds (both log formats) summed per node over GPUs per node → the layout's NIC
+    rate; the size of the fitted collective follows from the file, no assumption note about it."""
+    from aifabric.calibrate.fit import nccl_layout
+
+    info = "".join(
+        f"h:1:1 [0] NCCL INFO NET/IB: [{i}] mlx5_{i}:uverbs{i}:1/IB provider=Mlx5 speed=400000 context=0x1\n"
+        for i in range(8)
+    )
+    info += "h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0\n"
+    info += "h:1:1 [0] NCCL INFO comm 0x55 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n"
+    run = parse_nccl_tests_text(write(tmp_path, "all_reduce_perf.txt", info + ROW_1M))
+    assert run.info.nic_speeds_mbps == (400000,) * 8 and run.transport == "ib"
+    lay, how, notes = nccl_layout(run, None, None, "h100", None)
+    assert lay.nic_rate_bps == 400e9 and lay.gpus_per_node == 8 and "NCCL INFO" in how["nic_rate"]
+    assert not any("NIC rate" in n for n in notes)
+
+
 def test_nccl_tests_json(tmp_path):
     """nccl-tests -J: results[] with out_of_place / in_place, devices[] → ranks, hosts, GPU; "nan" skipped."""
     block = {"time": 123.2, "alg_bw": 8.51, "bus_bw": 15.95, "nwrong": 0}

@@ -129,11 +129,15 @@ def nccl_layout(
     if gpu is None:
         gpu, how["gpu"] = "h100", "assumed (pass --gpu)"
         notes.append(f"{Path(run.source).name}: GPU model not in the file; assumed h100")
+    if nic_rate_bps is not None:
+        how["nic_rate"] = "--nic-rate"
+    elif run.info.nic_speeds_mbps and gpus_per_node:
+        # NCCL INFO lists the node's NICs with their speed: their sum shared by the node's GPUs
+        nic_rate_bps = sum(run.info.nic_speeds_mbps) * 1e6 / gpus_per_node
+        how["nic_rate"] = f"NCCL INFO NIC speeds ({len(run.info.nic_speeds_mbps)} NICs) / GPUs per node"
     if nic_rate_bps is None:
         nic_rate_bps, how["nic_rate"] = 400e9, "assumed (pass --nic-rate)"
         notes.append(f"{Path(run.source).name}: NIC rate per GPU not in the file; assumed 400 Gb/s")
-    else:
-        how["nic_rate"] = "--nic-rate"
     tech = {"roce": "roce"}.get(transport or "", "infiniband")
     algo = run.info.algorithm if run.info.algorithm in ("ring", "tree", "nvls", "nvls-tree") else "auto"
     how["algorithm"] = "NCCL_ALGO / tuner lines" if algo != "auto" else "NCCL's tuner choice by the model"

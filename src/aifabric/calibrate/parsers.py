@@ -96,6 +96,7 @@ class NcclInfo:
     protocol: str | None = None
     tuning: tuple[tuple[int, str, str], ...] = ()  # (bytes, algorithm, protocol) from TUNING lines
     nvls: bool = False
+    nic_speeds_mbps: tuple[int, ...] = ()  # per NIC device, from "NET/IB … speed=400000"
 
 
 @dataclass(frozen=True)
@@ -182,6 +183,7 @@ def _parse_nccl_info(lines: list[tuple[int, str]]) -> NcclInfo:
     ranks = nodes = local = None
     tuning: list[tuple[int, str, str]] = []
     nvls = False
+    speeds: dict[str, int] = {}
     for _, ln in lines:
         if "NCCL INFO" not in ln and "NCCL version" not in ln:
             continue
@@ -208,11 +210,33 @@ def _parse_nccl_info(lines: list[tuple[int, str]]) -> NcclInfo:
         m = re.search(r"(\d+) Bytes -> Algo (\d+) proto (\d+)", ln)
         if m and int(m.group(2)) < len(_ALGO_IDX) and int(m.group(3)) < len(_PROTO_IDX):
             tuning.append((int(m.group(1)), _ALGO_IDX[int(m.group(2))], _PROTO_IDX[int(m.group(3))]))
+        sp = re.search(r"speed=(\d+)", ln) if "NET/IB" in ln else None
+        dev = re.search(r"NET/IB.*?(?:Device \d+ \[|\[\d+\]\s*)([A-Za-z][\w.]*)", ln) if sp else None
+        if sp and dev:
+            speeds[dev.group(1)] = int(sp.group(1))
+        if transport is None:
+            m = re.search(r"Using network (\w+)", ln)
+            if m:
+                word = m.group(1).lower()
+                transport = {"ib": None, "socket": "socket", "aws": "efa", "roce": "roce"}.get(word)
+                tline = ln.strip() if transport else None
         if "NVLS multicast support is available" in ln or "Connected NVLS" in ln:
             nvls = True
     if algo is None and tuning and len({a for _, a, _ in tuning}) == 1:
         algo = tuning[0][1]
-    return NcclInfo(transport, tline, version, ranks, nodes, local, algo, proto, tuple(tuning), nvls)
+    return NcclInfo(
+        transport,
+        tline,
+        version,
+        ranks,
+        nodes,
+        local,
+        algo,
+        proto,
+        tuple(tuning),
+        nvls,
+        tuple(speeds.values()),
+    )
 
 
 def _nccl_row(path, lineno: int, toks: list[str], has_root: bool | None) -> NcclRow:
