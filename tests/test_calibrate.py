@@ -305,6 +305,8 @@ def test_fit_perftest_plateau_efficiency_and_held_out():
     )
     s = f.summary()
     assert s["held_out_points"] == 7 and s["held_out_max_abs_error"] < 0.05
+    flagged = fit_perftest(parse_measurement(ROCE), transport="efa")  # the file's Link type wins
+    assert flagged.transport == "roce" and any("--transport efa not used" in n for n in flagged.notes)
     whole = fit_perftest(parse_measurement(ROCE))
     assert whole.summary()["held_out_points"] == 0 and any("no point is held out" in n for n in whole.notes)
     assert whole.parameters["nic_efficiency"]["value"] is None  # no line rate, no efficiency

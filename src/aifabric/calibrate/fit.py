@@ -157,8 +157,10 @@ def fit_nccl(
     algorithm: str | None = None,
 ) -> FitResult:
     """Fit ``δ``, ``η`` (when identifiable) and ``k`` to an nccl-tests run (module docstring)."""
-    transport = transport or run.transport or "unknown"
+    given = transport
+    transport = run.transport or transport or "unknown"  # the file says it, else the flag
     lay, how, notes = nccl_layout(run, gpus_per_node, nic_rate_bps, gpu, transport, algorithm)
+    notes += _transport_note(run, given)
     try:
         pts = decompose(lay, [r.size_bytes for r in run.rows])
     except InputError as exc:
@@ -284,6 +286,14 @@ def robust_log_error(t_model: np.ndarray, t_meas: np.ndarray, scale: float = 0.1
     return float(np.sum(np.log1p(r * r)))
 
 
+def _transport_note(run, given: str | None) -> list[str]:
+    if given and run.transport and given != run.transport:
+        return [
+            f"{Path(run.source).name}: the file says transport {run.transport}; --transport {given} not used"
+        ]
+    return []
+
+
 def _clip(x: float) -> float:
     return min(max(float(x), 0.05), 1.0)
 
@@ -301,10 +311,11 @@ def fit_perftest(
     transport: str | None = None,
 ) -> FitResult:
     """Fit a perftest bandwidth or latency sweep (module docstring)."""
-    transport = transport or run.transport or "unknown"
+    given = transport
+    transport = run.transport or transport or "unknown"  # the file says it, else the flag
     sizes = np.array([r.size_bytes for r in run.rows], dtype=float)
     fit = sizes <= fit_max_bytes
-    notes: list[str] = []
+    notes: list[str] = _transport_note(run, given)
     if not fit.any():
         raise InputError(
             "no size at or below --fit-max-bytes",
