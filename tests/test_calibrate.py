@@ -289,6 +289,18 @@ def test_fit_p4de_network_bound_identifies_nic_efficiency():
     assert s["held_out_points"] == 3 and s["target_met"] and s["held_out_max_abs_error"] < 0.05
 
 
+def test_tuner_lines_set_the_algorithm_per_size(tmp_path):
+    """NCCL_DEBUG_SUBSYS=TUNING lines: the logged algorithm / protocol is what the fit times at that
+    size (tree / Simple at 1 MiB instead of the model's ring / LL); other sizes keep the model's."""
+    tuning = "h:1:1 [0] NCCL INFO 1048576 Bytes -> Algo 0 proto 2 time 80.1\n"
+    p = write(tmp_path, "all_reduce_perf.txt", tuning + P5.read_text())
+    f = fit_nccl(parse_measurement(p), transport="efa")
+    row = {r["size_bytes"]: r for r in f.rows}
+    assert (row[MIB]["algorithm"], row[MIB]["protocol"]) == ("tree", "simple")
+    assert (row[2 * MIB]["algorithm"], row[2 * MIB]["protocol"]) == ("ring", "ll")
+    assert "per_size" in f.layout["how"]
+
+
 def test_fit_max_bytes_changes_what_is_held_out():
     """--fit-max-bytes 1 GiB holds out only 2 … 16 GiB."""
     f = fit_nccl(parse_measurement(P5), fit_max_bytes=2**30)

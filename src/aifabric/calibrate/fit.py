@@ -143,7 +143,12 @@ def nccl_layout(
     how["algorithm"] = "NCCL_ALGO / tuner lines" if algo != "auto" else "NCCL's tuner choice by the model"
     if algorithm is not None:
         algo, how["algorithm"] = algorithm, "--algorithm"
-    lay = Layout(run.op, int(run.ranks), int(gpus_per_node), gpu, float(nic_rate_bps), tech, algo)
+    proto = run.info.protocol if run.info.protocol in ("ll", "ll128", "simple") else "auto"
+    if proto != "auto":
+        how["protocol"] = "NCCL_PROTO"
+    if run.info.tuning:
+        how["per_size"] = f"{len({b for b, _, _ in run.info.tuning})} sizes from NCCL INFO tuner lines"
+    lay = Layout(run.op, int(run.ranks), int(gpus_per_node), gpu, float(nic_rate_bps), tech, algo, proto)
     return lay, how, notes
 
 
@@ -162,7 +167,8 @@ def fit_nccl(
     lay, how, notes = nccl_layout(run, gpus_per_node, nic_rate_bps, gpu, transport, algorithm)
     notes += _transport_note(run, given)
     try:
-        pts = decompose(lay, [r.size_bytes for r in run.rows])
+        choices = {b: (a, p) for b, a, p in run.info.tuning}
+        pts = decompose(lay, [r.size_bytes for r in run.rows], choices)
     except InputError as exc:
         raise exc.with_file(run.source) from None
     meas = np.array([r.time_us * 1e-6 for r in run.rows])

@@ -95,6 +95,7 @@ class Layout:
     nic_rate_bps: float
     technology: str = "infiniband"
     algorithm: str = "auto"
+    protocol: str = "auto"  # NCCL_PROTO when the file says it
 
     @property
     def nodes(self) -> int:
@@ -108,9 +109,12 @@ def _topology(ranks: int, rate_bps: int, gpus_per_node: int):
     return rail_optimized(ranks, rate_bps, gpus_per_node=gpus_per_node, radix=max(64, 2 * gpus_per_node))
 
 
-def decompose(lay: Layout, sizes) -> list[Point]:
+def decompose(lay: Layout, sizes, choices: dict | None = None) -> list[Point]:
     """The uncalibrated model, size by size (analytic engine: a non-blocking fabric, as the
-    measurement's own cluster is assumed to be; routing effects are *compare*'s job)."""
+    measurement's own cluster is assumed to be; routing effects are *compare*'s job).
+    ``choices`` maps a size to the ``(algorithm, protocol)`` NCCL logged for it (NCCL_DEBUG_SUBSYS
+    =TUNING lines); those sizes run that combination when the model has it, the others NCCL's
+    tuner choice by the model."""
     from aifabric.stages.measure import HEADER_BYTES, MTU_BYTES
     from aifabric.workload.collectives import collective_flows, nccl_constants, run_collective
 
@@ -132,17 +136,22 @@ def decompose(lay: Layout, sizes) -> list[Point]:
     out = []
     for s in sizes:
         s = int(s)
-        r = run_collective(
-            op,
-            s,
-            topo,
+        kw = dict(
             engine="analytic",
-            algorithm=lay.algorithm,
             gpus_per_node=lay.gpus_per_node,
             gpu=lay.gpu,
             header_bytes=HEADER_BYTES[tech],
             mtu_bytes=MTU_BYTES[tech],
         )
+        r = None
+        logged = (choices or {}).get(s)
+        if logged and logged[0] in ("ring", "tree", "nvls", "nvls-tree"):
+            try:
+                r = run_collective(op, s, topo, algorithm=logged[0], protocol=logged[1], **kw)
+            except InputError:  # a combination the model does not run: the model's own choice
+                r = None
+        if r is None:
+            r = run_collective(op, s, topo, algorithm=lay.algorithm, protocol=lay.protocol, **kw)
         algo = {"nvls+sharp": "nvls", "sharp": "ring"}.get(r.algorithm, r.algorithm)
         steps = collective_flows(op, s, topo, algorithm=algo, gpus_per_node=lay.gpus_per_node)
         hops = sum(st.repeat * st.latency_hops for st in steps if st.domain in ("network", "sharp"))

@@ -92,7 +92,7 @@ class NcclInfo:
     ranks: int | None = None
     nodes: int | None = None
     local_ranks: int | None = None
-    algorithm: str | None = None  # forced (NCCL_ALGO) or the only one the tuner lines show
+    algorithm: str | None = None  # forced (NCCL_ALGO)
     protocol: str | None = None
     tuning: tuple[tuple[int, str, str], ...] = ()  # (bytes, algorithm, protocol) from TUNING lines
     nvls: bool = False
@@ -222,8 +222,6 @@ def _parse_nccl_info(lines: list[tuple[int, str]]) -> NcclInfo:
                 tline = ln.strip() if transport else None
         if "NVLS multicast support is available" in ln or "Connected NVLS" in ln:
             nvls = True
-    if algo is None and tuning and len({a for _, a, _ in tuning}) == 1:
-        algo = tuning[0][1]
     return NcclInfo(
         transport,
         tline,
