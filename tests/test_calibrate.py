@@ -213,6 +213,25 @@ def test_perftest_units_warnings_tabs_and_latency(tmp_path):
     assert (v["t_min_us"], v["t_typical_us"], v["p99_us"], v["p99_9_us"]) == (1.61, 1.65, 2.03, 4.87)
 
 
+def test_perftest_efa_srd_and_rank_prefix(tmp_path):
+    """EFA perftest (`Connection type : SRD`, whose Link type reads IB) is efa; `[rank 0] ` prefixes
+    (Python launchers) are stripped."""
+    text = (
+        "[rank 0]                      Send Latency Test\n"
+        "[rank 0]  Number of qps   : 1\t\tTransport type : Unknown\n"
+        "[rank 0]  Connection type : SRD\t\tUsing SRQ      : OFF\n"
+        "[rank 0]  Link type       : IB\n"
+        "[rank 0]  #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]"
+        "   99% percentile[usec]   99.9% percentile[usec]\n"
+        "[rank 0]  2       1000          14.11          1210.34      15.78    \t       22.98       \t90.04  \t\t22.37"
+        "   \t\t1210.34\n"
+    )
+    run = parse_measurement(write(tmp_path, "lat.txt", text))
+    assert (
+        run.kind == "perftest-lat" and run.transport == "efa" and run.rows[0].values["t_typical_us"] == 15.78
+    )
+
+
 def test_perftest_json(tmp_path):
     """perftest --out_json records (MsgSize, BW_peak, BW_average, MsgRate)."""
     rec = {"MsgSize": 65536, "n_iterations": 5000, "BW_peak": 392.38, "BW_average": 392.34, "MsgRate": 0.748}

@@ -42,8 +42,9 @@ _BUSBW_FAMILY = {  # busbw / algbw as a function of n (formats.md §2.1)
     "sendrecv": lambda n: 1.0,
 }
 #: launcher prefixes: ``srun --label`` (``0: ``), OpenMPI ``--tag-output`` (``[1,0]<stdout>:``),
+#: ``[rank 0] `` (Python launchers);
 #: MPICH / pdsh style host tags (``host: ``) are not stripped (they look like data otherwise)
-_PREFIX = re.compile(r"^\s*(?:\d+:\s|\[\d+,\d+\]<(?:stdout|stderr)>:\s?)")
+_PREFIX = re.compile(r"^\s*(?:\d+:\s|\[\d+,\d+\]<(?:stdout|stderr)>:\s?|\[rank \d+\]\s)")
 _INT = re.compile(r"^[0-9]+$")
 _NUM = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$|^\d{2}:\d{2}:\d{2}$")
@@ -472,8 +473,10 @@ def parse_perftest_text(path, text: str | None = None) -> PerftestRun:
             title = m.group(1).strip()
             continue
         m = re.match(r"^\s*Link type\s*:\s*(\w+)", ln)
-        if m:
+        if m and transport != "efa":
             transport = {"ib": "ib", "ethernet": "roce"}.get(m.group(1).lower(), m.group(1).lower())
+        if re.search(r"Connection type\s*:\s*SRD", ln):
+            transport = "efa"  # EFA's Scalable Reliable Datagram (its Link type reads IB)
         m = re.search(r"Device\s*:\s*(\S+)", ln)
         if m and device is None:
             device = m.group(1)
@@ -672,9 +675,8 @@ def parse_measurement(path) -> NcclTestsRun | PerftestRun:
         ):
             return parse_nccl_tests_json(path, data)
         return parse_perftest_json(path, data)
-    if re.search(r"(?m)^\s*(?:\S+\s+)?#bytes\s+#iterations", text) or _PT_TITLE.search(
-        text.split("\n#bytes")[0][-2000:] if "#bytes" in text else ""
-    ):
+    lines = [strip_prefix(ln) for ln in text.splitlines()]
+    if any(ln.lstrip().startswith("#bytes") for ln in lines) or any(_PT_TITLE.match(ln) for ln in lines[:80]):
         return parse_perftest_text(path, text)
     return parse_nccl_tests_text(path, text)
 
