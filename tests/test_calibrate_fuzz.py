@@ -75,6 +75,14 @@ _tokens = st.sampled_from(
         "size",
         "count",
         "root",
+        "[rank 0]",
+        "SRD",
+        "Connection",
+        "speed=400000",
+        "Bytes",
+        "->",
+        "Algo",
+        "proto",
     ]
 )
 
