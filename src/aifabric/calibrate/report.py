@@ -49,8 +49,8 @@ def _figure(fit):
     return fig
 
 
-def _pct(x):
-    return "—" if x is None else f"{100 * x:+.1f} %"
+def _pct(x, signed: bool = True):
+    return "—" if x is None else (f"{100 * x:+.1f} %" if signed else f"{100 * x:.1f} %")
 
 
 def render(fits, doc: dict) -> str:
@@ -79,7 +79,7 @@ def render(fits, doc: dict) -> str:
         parts.append(f"<h2>{_e(Path(f.source).name)}</h2>")
         parts.append(
             f"<p>{_e(f.kind)} · transport {_e(f.transport)} · {s['fitted_points']} points fitted, "
-            f"{s['held_out_points']} held out · held-out max |error| {_pct(s['held_out_max_abs_error'])} "
+            f"{s['held_out_points']} held out · held-out max |error| {_pct(s['held_out_max_abs_error'], False)} "
             f"(target 10 %: <b class='{'hold' if s['target_met'] else 'fail'}'>"
             f"{'met' if s['target_met'] else 'not met' if s['held_out_points'] else 'no held-out points'}</b>)</p>"
         )

@@ -126,8 +126,8 @@ def register(app: typer.Typer) -> None:
         run_guarded(body)
 
 
-def _pct(x) -> str:
-    return "—" if x is None else f"{100 * x:+.1f}%"
+def _pct(x, signed: bool = True) -> str:
+    return "—" if x is None else (f"{100 * x:+.1f}%" if signed else f"{100 * x:.1f}%")
 
 
 def _print(fits, doc: dict, out: Path, report: Path | None) -> None:
@@ -151,9 +151,9 @@ def _print(fits, doc: dict, out: Path, report: Path | None) -> None:
         con.print(t)
         verdict = "met" if s["target_met"] else ("not met" if s["held_out_points"] else "no held-out points")
         con.print(
-            f"fitted {s['fitted_points']} points (mean |error| {_pct(s['fit_mean_abs_error'])}); held out "
-            f"{s['held_out_points']} (mean |error| {_pct(s['held_out_mean_abs_error'])}, max "
-            f"{_pct(s['held_out_max_abs_error'])}; target 10 % {verdict})"
+            f"fitted {s['fitted_points']} points (mean |error| {_pct(s['fit_mean_abs_error'], False)}); held out "
+            f"{s['held_out_points']} (mean |error| {_pct(s['held_out_mean_abs_error'], False)}, max "
+            f"{_pct(s['held_out_max_abs_error'], False)}; target 10 % {verdict})"
         )
     pt = Table(title=f"calibration → {out}")
     for c in ("transport", "parameter", "value", "unit", "how"):
