@@ -17,7 +17,17 @@ import typer
 from aifabric import __version__
 from aifabric.errors import InputError, InputErrors
 
-COMMAND_MODULES = ["compare", "plan", "simulate", "risk", "collective", "calibrate", "audit", "validate", "catalog"]
+COMMAND_MODULES = [
+    "compare",
+    "plan",
+    "simulate",
+    "risk",
+    "collective",
+    "calibrate",
+    "audit",
+    "validate",
+    "catalog",
+]
 
 app = typer.Typer(
     name="aifabric",
