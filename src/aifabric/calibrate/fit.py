@@ -141,8 +141,12 @@ def nccl_layout(
     tech = {"roce": "roce"}.get(transport or "", "infiniband")
     algo = run.info.algorithm if run.info.algorithm in ("ring", "tree", "nvls", "nvls-tree") else "auto"
     how["algorithm"] = "NCCL_ALGO / tuner lines" if algo != "auto" else "NCCL's tuner choice by the model"
-    if algorithm is not None:
+    if algorithm is not None and run.info.algorithm is None:
         algo, how["algorithm"] = algorithm, "--algorithm"
+    elif algorithm is not None and algorithm != run.info.algorithm:
+        notes.append(
+            f"{Path(run.source).name}: the file sets NCCL_ALGO {run.info.algorithm}; --algorithm not used"
+        )
     proto = run.info.protocol if run.info.protocol in ("ll", "ll128", "simple") else "auto"
     if proto != "auto":
         how["protocol"] = "NCCL_PROTO"

@@ -156,6 +156,11 @@ def register(app: typer.Typer) -> None:
             result = _run(adv, cat, mfu, congestion_share, show_progress=not as_json, calibration=cal)
             for w in dict.fromkeys(cal.warnings if cal else []):
                 typer.echo(f"warning: {w}", err=True)
+            if cal is not None:
+                result["calibration"] = {
+                    "file": str(calibration),
+                    "warnings": list(dict.fromkeys(cal.warnings)),
+                }
             result["scenario"] = name
             if report is not None:
                 from aifabric.report.html import write_report
