@@ -49,6 +49,7 @@ def compare_advisor(
     congestion_share=None,
     training: dict | None = None,
     scenario_file: str | None = None,
+    calibration=None,
 ) -> dict:
     """The JSON-ready result of ``aifabric compare`` for advisor inputs ``adv`` (the CLI's path)."""
     from aifabric.report.result import comparison_dict
@@ -69,6 +70,7 @@ def run_comparison(
     congestion_share=None,
     training: dict | None = None,
     scenario_file: str | None = None,
+    calibration=None,
 ):
     from aifabric.stages.pipeline import CompareInputs, run
     from aifabric.stages.testbed import CONGESTION_SHARE

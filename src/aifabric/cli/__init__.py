@@ -27,6 +27,7 @@ COMMAND_MODULES = [
     "simulate",
     "risk",
     "collective",
+    "calibrate",
     "audit",
     "validate",
     "catalog",

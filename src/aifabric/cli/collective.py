@@ -40,6 +40,11 @@ def register(app: typer.Typer) -> None:
         min_bytes: str = typer.Option("8B", "--min-bytes", help="Smallest size (nccl-tests -b)."),
         max_bytes: str = typer.Option("8GiB", "--max-bytes", help="Largest size (nccl-tests -e)."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+        calibration: str | None = typer.Option(
+            None,
+            "--calibration",
+            help="Calibration file from `aifabric calibrate`: re-time the sweep with it.",
+        ),
     ) -> None:
         """Estimate a collective across message sizes and print it like nccl-tests does."""
         from aifabric.cli import run_guarded
@@ -118,6 +123,23 @@ def register(app: typer.Typer) -> None:
                         exc.problem, field="--algorithm", value=exc.value, allowed=exc.allowed
                     ) from None
                 raise
+            if calibration is not None:  # the user's fitted NIC efficiency, latency and pipeline fill
+                from aifabric.calibrate import calibrate_sweep, load
+
+                cal = load(calibration)
+                df = calibrate_sweep(
+                    df,
+                    cal,
+                    op,
+                    gpus,
+                    p.design.gpus_per_node,
+                    gpu.lower(),
+                    p.nic_rate_gbps * 1e9,
+                    tech,
+                    algorithm,
+                )
+                for w in dict.fromkeys(cal.warnings):
+                    typer.echo(f"warning: {w}", err=True)
             if as_json:
                 typer.echo(
                     json.dumps(

@@ -130,6 +130,11 @@ def register(app: typer.Typer) -> None:
         ),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
         report: Path | None = typer.Option(None, "--report", help="Write a self-contained HTML report here."),
+        calibration: Path | None = typer.Option(
+            None,
+            "--calibration",
+            help="Calibration file from `aifabric calibrate` (NIC efficiency, latency).",
+        ),
     ) -> None:
         """Both fabrics designed, priced and simulated for your cluster, and a recommendation."""
         from aifabric.cli import run_guarded
@@ -170,7 +175,21 @@ def register(app: typer.Typer) -> None:
                 raise InputError("folder does not exist", field="--report", value=str(report))
             cat = load_catalog(catalog_file)
             training = scenario_training(scenario)
-            result = _run(adv, cat, compute_efficiency, congestion_share, not as_json, training, scenario)
+            cal = None
+            if calibration is not None:
+                from aifabric.calibrate import load
+
+                cal = load(calibration)
+            result = _run(
+                adv, cat, compute_efficiency, congestion_share, not as_json, training, scenario, cal
+            )
+            for w in dict.fromkeys(cal.warnings if cal else []):
+                typer.echo(f"warning: {w}", err=True)
+            if cal is not None:
+                result["calibration"] = {
+                    "file": str(calibration),
+                    "warnings": list(dict.fromkeys(cal.warnings)),
+                }
             result["scenario"] = name
             if report is not None:
                 from aifabric.report.html import write_report
@@ -196,7 +215,14 @@ def register(app: typer.Typer) -> None:
 
 
 def _run(
-    adv, cat, compute_efficiency, congestion_share: float, show_progress: bool, training, scenario
+    adv,
+    cat,
+    compute_efficiency,
+    congestion_share: float,
+    show_progress: bool,
+    training,
+    scenario,
+    calibration=None,
 ) -> dict:
     from aifabric.api import compare_advisor
 
@@ -205,6 +231,7 @@ def _run(
         congestion_share=congestion_share,
         training=training,
         scenario_file=str(scenario) if scenario else None,
+        calibration=calibration,
     )
     if not show_progress:
         return compare_advisor(adv, cat, **kw)

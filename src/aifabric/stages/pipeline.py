@@ -39,6 +39,9 @@ class CompareInputs:
     congestion_share: float = CONGESTION_SHARE
     training: dict | None = None  # the scenario's training: section
     scenario_file: str | None = None
+    # `aifabric calibrate`'s file, loaded (aifabric.calibrate.Calibration): anything with
+    # apply_network(NetworkEvidence) -> NetworkEvidence; applied right after *measure*
+    calibration: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,8 @@ def run(inputs: CompareInputs, progress=None) -> Comparison:
         )
     )
     net = measure(des, wl, gpu, inputs.seed, progress)
+    if inputs.calibration is not None:  # the user's measured NIC efficiency / latency (issue 12)
+        net = inputs.calibration.apply_network(net)
     server_usd, _ = server_usd_per_gpu(gpu)
     perf = performance(wl, des, net, progress, server_usd)
     rsk = assess(des, wl, net, perf, gpu, adv.team_expertise, inputs.congestion_share, inputs.seed, progress)
