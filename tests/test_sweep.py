@@ -109,7 +109,7 @@ def test_points_list_and_seeded_latin_hypercube(tmp_path):
         ("command: compare\naxes: {advisor.gpu: [h100, h900]}\n", "axes.advisor.gpu", "h100"),
         ("command: compare\naxes: {advisor.gpu_count: [8]}\n", "axes.advisor.gpu_count", "gpus"),
         ("command: compare\nbase: {advisor: {gpus: 0}}\n", "base.advisor.gpus", None),
-        ("command: compare\noptions: {mfu: 2}\n", "options.mfu", "e.g. 0.4"),
+        ("command: compare\noptions: {compute_efficiency: 2}\n", "options.compute_efficiency", "e.g. 0.6"),
         ("command: collective\nbase: {op: all-reduce}\naxes: {gpus: [8, 8]}\n", "axes", "distinct"),
         ("command: compare\naxes: {advisor.gpus: []}\n", "axes.advisor.gpus", None),
         ("command: compare\nsurprise: 1\n", "surprise", "axes"),
@@ -305,10 +305,11 @@ def test_resume_after_sigkill_runs_every_point_exactly_once(tmp_path):
 def test_compare_study_report_and_flips(tmp_path):
     """A compare study stores the recommendation each point's compare returns and one row per
     fabric (the 64-GPU point equals the pinned `compare --gpus 64 --json`); the report draws the
-    Pareto charts and a heat map and lists where the recommendation flips along the budget axis."""
+    Pareto charts and a heat map and lists where the recommendation flips along the GPU-count axis
+    (one node needs no fabric)."""
     p = _study(
         tmp_path,
-        "name: cmp\ncommand: compare\nbase: {advisor: {gpus: 64, gpu: h100}}\naxes: {advisor.budget: [medium, low]}\n",
+        "name: cmp\ncommand: compare\nbase: {advisor: {gpus: 64, gpu: h100}}\naxes: {advisor.gpus: [64, 8]}\n",
     )
     out = tmp_path / "run"
     r = CliRunner().invoke(app, ["sweep", str(p), "--out", str(out), "--no-progress", "--json"])
@@ -317,7 +318,7 @@ def test_compare_study_report_and_flips(tmp_path):
     pts = query(out)
     pinned = json.loads((Path(__file__).parent / "pins" / "compare-g64.json").read_text())
     assert pts.loc[0, "recommendation"] == pinned["recommendation"]["fabric"]
-    fab = query(out, table="fabrics", where=["advisor.budget=medium"])
+    fab = query(out, table="fabrics", where=["advisor.gpus=64"])
     assert fab["fabric"].tolist() == [f["fabric"] for f in pinned["fabrics"]]
     assert fab["capex_usd"].tolist() == [f["capex_usd"] for f in pinned["fabrics"]]
     assert fab["iteration_time_s"].tolist() == pytest.approx(
@@ -329,12 +330,12 @@ def test_compare_study_report_and_flips(tmp_path):
     from aifabric.sweep.report import flips
 
     recs = pts["recommendation"].tolist()
-    assert recs[0] != recs[1], "budget medium → low changes the 64-GPU recommendation"
-    assert flips(pts, ["advisor_budget"]) == [
+    assert recs[1] == "none" and recs[0] != recs[1], "8 GPUs (one node) need no fabric"
+    assert flips(pts, ["advisor_gpus"]) == [
         {
-            "axis": "advisor_budget",
-            "from": "medium",
-            "to": "low",
+            "axis": "advisor_gpus",
+            "from": 64,
+            "to": 8,
             "recommendation": f"{recs[0]} → {recs[1]}",
             "with": "—",
         }

@@ -285,6 +285,7 @@ def train_result(
     compute_efficiency: float | None = None,
     scenario_file: str | None = None,
     progress=None,
+    calibration=None,
 ) -> dict:
     """``aifabric train``: the design, workload, measure and performance stages only (no risk, no
     advice) for the ``training:`` section on each asked fabric; the JSON-ready dict."""
@@ -320,6 +321,8 @@ def train_result(
         )
     )
     net = measure(des, wl, gpu, seed, progress, sweep=False)
+    if calibration is not None:  # `aifabric calibrate`'s measured NIC efficiency / latency
+        net = calibration.apply_network(net)
     perf = performance(wl, des, net, progress, server_usd_per_gpu(gpu)[0])
     rows = []
     for fd in des.fabrics:

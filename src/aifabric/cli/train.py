@@ -29,6 +29,11 @@ def register(app: typer.Typer) -> None:
         catalog_file: Path | None = typer.Option(
             None, "--catalog", help="YAML file overriding catalog records."
         ),
+        calibration: Path | None = typer.Option(
+            None,
+            "--calibration",
+            help="A file written by `aifabric calibrate` (measured NIC efficiency, latency).",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
     ) -> None:
         """Step time, MFU and the best layout per fabric for a training job (fast; no risk, no advice)."""
@@ -66,6 +71,13 @@ def register(app: typer.Typer) -> None:
                     allowed="training",
                 )
             cat = load_catalog(catalog_file)
+            cal = None
+            if calibration is not None:
+                from aifabric.calibrate import load
+
+                cal = load(calibration)
+                for w in dict.fromkeys(cal.warnings):
+                    typer.echo(f"warning: {w}", err=True)
             out = train_result(
                 adv,
                 cat,
@@ -73,6 +85,7 @@ def register(app: typer.Typer) -> None:
                 fabric,
                 compute_efficiency=compute_efficiency,
                 scenario_file=str(scenario) if scenario else None,
+                calibration=cal,
             )
             out["scenario"] = name
             if as_json:

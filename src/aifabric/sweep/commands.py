@@ -120,7 +120,7 @@ def _by_tech(fabrics: list[dict], key: Callable[[dict], Any], name: str) -> dict
 
 # ---- compare (Python API) --------------------------------------------------------------------
 COMPARE_OPTIONS = {
-    "mfu": "a number in (0, 1]",
+    "compute_efficiency": "a number in (0, 1] (a measured GEMM efficiency)",
     "congestion_share": "a number in [0, 1]",
     "catalog": "a YAML file",
 }
@@ -132,9 +132,11 @@ def _compare_validate(scenario: dict, options: dict) -> None:
     adv = sc.advisor
     if adv is not None and adv.model and adv.workload != "training":
         raise InputError("model applies to workload training only", field="advisor.model", value=adv.model)
-    mfu = options.get("mfu", 0.40)
-    if not isinstance(mfu, int | float) or isinstance(mfu, bool) or not 0 < mfu <= 1:
-        raise InputError("must be in (0, 1]", field="options.mfu", value=mfu, allowed="e.g. 0.4")
+    ce = options.get("compute_efficiency")
+    if ce is not None and (not isinstance(ce, int | float) or isinstance(ce, bool) or not 0 < ce <= 1):
+        raise InputError(
+            "must be in (0, 1]", field="options.compute_efficiency", value=ce, allowed="e.g. 0.6"
+        )
     share = options.get("congestion_share", 0.25)
     if not isinstance(share, int | float) or isinstance(share, bool) or not 0 <= share <= 1:
         raise InputError("must be in [0, 1]", field="options.congestion_share", value=share)
@@ -154,8 +156,9 @@ def _compare_run(scenario: dict, options: dict, invoke: Invoke | None) -> dict:
         adv,
         load_catalog(options.get("catalog")),
         seed=sc.seed,
-        mfu=float(options.get("mfu", 0.40)),
+        compute_efficiency=options.get("compute_efficiency"),
         congestion_share=options.get("congestion_share"),
+        training=sc.training,
     )
     res["scenario"] = sc.name
     res["fabrics"] = [

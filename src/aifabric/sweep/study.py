@@ -16,7 +16,7 @@ sample:                          # or a seeded random / Latin-hypercube sample (
   ranges:
     advisor.gpus: {min: 256, max: 8192, log: true, integer: true}
     advisor.gpu: {values: [h100, h200, b200]}
-options: {mfu: 0.4}              # the command's own options (compare: mfu, congestion_share, catalog)
+options: {congestion_share: 0.25}  # the command's own options (compare: compute_efficiency, congestion_share, catalog)
 resources: {memory: 2GiB}        # per task; default from the command's memory estimate
 retries: 2                       # re-runs of a point whose worker died
 ```
