@@ -296,7 +296,7 @@ def compile_scenario(scenario, topo, flows) -> State:
         fr[:, K.FR_W] = fr[:, K.FR_LINE] * hp["base_rtt_ps"] / (8.0 * K.PS_PER_S)
         fr[:, K.FR_WC] = fr[:, K.FR_W]
         fr[:, K.FR_U] = 1.0
-        fl = np.concatenate([fl, np.zeros((nf, 3 * maxhop), np.int64)], axis=1)
+        fl = np.concatenate([fl, np.zeros((nf, K.HP_W * maxhop), np.int64)], axis=1)
 
     # ---- next hops for adaptive routing (CSR over (node, destination index))
     if cfg[K.C_ROUTING] != 0:
@@ -313,7 +313,7 @@ def compile_scenario(scenario, topo, flows) -> State:
 
     # ---- packets, heap, globals
     npk = 1024 + 16 * max(nf, 1)
-    pk = np.full((npk, K.PK_NUM + (4 * maxhop if hp else 0)), -1, dtype=np.int64)
+    pk = np.full((npk, K.PK_NUM + (K.INT_W * maxhop if hp else 0)), -1, dtype=np.int64)
     pk[:, K.PK_NEXT] = np.arange(1, npk + 1)
     pk[npk - 1, K.PK_NEXT] = -1
     x_times, x_args = misconfig.pause_storm_events(storms)
