@@ -324,6 +324,19 @@ class PauseStormSpec(_Model):
         return self
 
 
+class PfcWatchdogSpec(_Model):
+    """``fabric.pfc_watchdog:`` — a queue paused without a break for ``detection`` is declared
+    stormed and stops honouring PAUSE (SONiC ``pfcwd``, action drop; defaults 200 ms / 200 ms,
+    hardware-facts E.2). On InfiniBand the same role is played by the switch's head-of-queue
+    lifetime (OpenSM ``leaf_head_of_queue_lifetime``), so the key is allowed on both technologies.
+    Applied to injected pauses (``pause_storms``, ``receiver_stalls``): a pause longer than
+    ``detection`` ends at ``detection``. The dropped traffic of the stormed queue itself is not
+    modelled (the stalled device is treated as draining again)."""
+
+    enabled: bool = True
+    detection: PosTime = 200 * 10**9
+
+
 class FabricSpec(_Model):
     """``fabric:`` — technology and its lossless / congestion / routing settings."""
 
@@ -334,7 +347,7 @@ class FabricSpec(_Model):
     switch_buffer: PosSize | None = None
     pfc: PfcSpec = PfcSpec()
     ecn: EcnSpec = EcnSpec(enabled=False)
-    congestion_control: Literal["none", "dcqcn", "hpcc"] = "none"
+    congestion_control: Literal["none", "dcqcn", "hpcc", "ib-cc"] = "none"
     dcqcn: DcqcnSpec = DcqcnSpec()
     hpcc: HpccSpec = HpccSpec()
     routing: Literal["ecmp", "adaptive", "static"] = "ecmp"
@@ -344,13 +357,22 @@ class FabricSpec(_Model):
     failures: tuple[FailureSpec, ...] = ()
     pfc_overrides: tuple[PfcOverrideSpec, ...] = ()
     pause_storms: tuple[PauseStormSpec, ...] = ()
+    # a host NIC that stops draining (slow or stuck receiver): on RoCE it sends PAUSE to its leaf,
+    # on InfiniBand it withholds credits — both stop the leaf's egress toward it for ``duration``
+    receiver_stalls: tuple[PauseStormSpec, ...] = ()
+    pfc_watchdog: PfcWatchdogSpec | None = None
 
     @model_validator(mode="after")
     def _technology(self):
+        if self.congestion_control == "ib-cc":
+            if self.technology != "infiniband":
+                raise ValueError("congestion_control ib-cc is InfiniBand's; allowed for roce: none, dcqcn, hpcc")
+            if not self.ecn.enabled:
+                raise ValueError("congestion_control ib-cc needs ecn.enabled: true (FECN marking thresholds)")
         if self.technology == "infiniband":
             if self.congestion_control == "dcqcn":
                 raise ValueError(
-                    "congestion_control dcqcn is a RoCE mechanism; allowed for infiniband: none, hpcc"
+                    "congestion_control dcqcn is a RoCE mechanism; allowed for infiniband: none, hpcc, ib-cc"
                 )
             if "pfc" in self.model_fields_set and self.pfc.enabled:
                 raise ValueError("pfc is a RoCE mechanism; InfiniBand uses credit flow control (fabric.ib)")

@@ -17,7 +17,7 @@ from aifabric.errors import InputError
 from aifabric.sim import kernel as K
 
 ROUTING_CODES = {"ecmp": 0, "static": 0, "adaptive-packet": 1, "adaptive-flowlet": 2}
-CC_CODES = {"none": 0, "dcqcn": 1, "hpcc": 2}
+CC_CODES = {"none": 0, "dcqcn": 1, "hpcc": 2, "ib-cc": 1}  # ib-cc: FECN marks + a DCQCN-type reaction
 ACK_EVERY = 1  # the receiver ACKs every data packet (ns-3 HPCC's default ACK interval of one packet)
 RESUME_OFFSET_BYTES = 3 * 1024  # dynamic PFC: RESUME 3 KB below the threshold (ns-3 HPCC, hardware-facts E.1)
 
@@ -195,7 +195,11 @@ def compile_scenario(scenario, topo, flows) -> State:
 
     lossless_pfc = (not ib) and fab.pfc.enabled
     overrides = misconfig.pfc_overrides(fab, topo) if lossless_pfc and fab.pfc_overrides else []
-    storms = misconfig.pause_storms(fab, topo, scenario.sim.until_ps) if fab.pause_storms and not ib else []
+    storms = (
+        misconfig.pause_storms(fab, topo, scenario.sim.until_ps)
+        if (fab.pause_storms and not ib) or fab.receiver_stalls
+        else []
+    )
     cfg = np.zeros(K.C_NUM, dtype=np.int64)
     # dynamic overrides' alphas: extra cf slots after CF_NUM (same float product as the fabric's alpha)
     dyn_alphas = [o["alpha"] for o in overrides if o["mode"] == "dynamic"]
@@ -232,7 +236,7 @@ def compile_scenario(scenario, topo, flows) -> State:
             pt[sel, K.PT_XOFF] = o["xoff_bytes"]
             pt[sel, K.PT_XON] = o["xon_bytes"]
             pt[sel, K.PT_ALPHA_IDX] = K.CF_ALPHA
-    cfg[K.C_ECN] = int(fab.ecn.enabled and not ib)
+    cfg[K.C_ECN] = int(fab.ecn.enabled and (not ib or fab.congestion_control == "ib-cc"))
     if cfg[K.C_ECN]:  # defaults only when marking is on (reading them loads the catalog)
         cfg[K.C_KMIN] = fab.ecn.kmin if fab.ecn.kmin is not None else int(default("ecn.kmin_bytes"))
         cfg[K.C_KMAX] = fab.ecn.kmax if fab.ecn.kmax is not None else int(default("ecn.kmax_bytes"))
@@ -262,7 +266,7 @@ def compile_scenario(scenario, topo, flows) -> State:
     cfg[K.C_NACK_GAP] = rtt_ps
     cfg[K.C_RTO] = max(20 * rtt_ps, 100 * 10**6)
     dc = None
-    if fab.congestion_control == "dcqcn":
+    if fab.congestion_control in ("dcqcn", "ib-cc"):
         from aifabric.sim.dcqcn import dcqcn_params
 
         dc = dcqcn_params(fab.dcqcn, int(topo.link_rate_bps.max()))

@@ -999,6 +999,10 @@ def host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, apath, i, node):
             # go-back-N receiver: discard what is not the next expected byte; NACK a gap (at most
             # once per NACK gap for the same byte), re-ACK a duplicate
             g[G_DISCARD_BYTES] += payload
+            if cfg[C_IB] == 1:  # the discarded packet frees its receive buffer: credits go back
+                n = (pk[i, PK_SIZE] + cfg[C_CREDIT_BYTES] - 1) // cfg[C_CREDIT_BYTES]
+                p = pk[i, PK_PORT]
+                heap_push(h, g, now + pt[p, PT_DELAY], EV_CREDIT, n * cfg[C_NPORTS] + p)
             gap = pk[i, PK_SEQ] - payload > fl[f, FL_RCVD]
             if gap and fl[f, FL_NACK_SEQ] == fl[f, FL_RCVD] and now - fl[f, FL_NACK_T] < cfg[C_NACK_GAP]:
                 pkt_free(pk, g, i)
@@ -1139,6 +1143,10 @@ def run(
                 continue
             q = route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i, node)
             if q < 0 or pt[q, PT_DOWN] == 1:
+                if cfg[C_IB] == 1 and pk[i, PK_KIND] == KIND_DATA:
+                    # the packet never takes buffer here: its credits go back to the sender at once
+                    n = (pk[i, PK_SIZE] + cfg[C_CREDIT_BYTES] - 1) // cfg[C_CREDIT_BYTES]
+                    heap_push(h, g, g[G_NOW] + pt[p, PT_DELAY], EV_CREDIT, n * cfg[C_NPORTS] + p)
                 drop_pkt(pk, pt, g, p if q < 0 else q, i)
                 continue
             if pk[i, PK_KIND] != KIND_DATA:
