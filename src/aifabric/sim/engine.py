@@ -257,8 +257,9 @@ def compile_scenario(scenario, topo, flows) -> State:
     cfg[K.C_DEADLOCK_PS] = scenario.sim.deadlock_timeout
     cfg[K.C_MAXHOP] = maxhop
     failures = _failure_events(fab, topo)
-    # go-back-N recovery when the fabric can lose packets: PFC off, or links that fail
-    cfg[K.C_LOSSY] = int((not ib and not fab.pfc.enabled) or bool(failures))
+    # go-back-N recovery when the fabric can lose packets: PFC off, or links that fail while traffic
+    # runs (a link down at time 0 is re-routed before the first packet reaches a switch: no loss)
+    cfg[K.C_LOSSY] = int((not ib and not fab.pfc.enabled) or any(t > 0 for t, _ in failures))
     # go-back-N timing: one NACK / rewind per byte per base round trip (longest path, MTU packets),
     # timeout after 20 round trips without ACK progress (at least 100 µs)
     pkt_ps = (fab.mtu_bytes + fab.header_bytes) * 8 * K.PS_PER_S // int(topo.link_rate_bps.min())
@@ -358,14 +359,15 @@ def compile_scenario(scenario, topo, flows) -> State:
         st.info["pfc_default"] = misconfig.fabric_pfc(fab)
     if storms:
         st.info["pause_storms"] = storms
-    # flow starts, in id order at equal times: a sorted array is already a valid heap (and filling
-    # it here spares loading a compiled heap_push into the interpreter); then link failures and
-    # injected pauses (fabric.pause_storms) at their times
-    times = np.concatenate([start, np.array([t for t, _ in failures], dtype=np.int64), x_times])
+    # link failures first (a link down at a flow's start time is re-routed before it sends), then
+    # flow starts in id order at equal times, then injected pauses (fabric.pause_storms): a sorted
+    # array is already a valid heap (and filling it here spares loading a compiled heap_push into
+    # the interpreter)
+    times = np.concatenate([np.array([t for t, _ in failures], dtype=np.int64), start, x_times])
     vals = np.concatenate(
         [
-            np.arange(nf, dtype=np.int64) * 16 + K.EV_FLOW_START,
             np.array([lk * 16 + K.EV_LINK_DOWN for _, lk in failures], dtype=np.int64),
+            np.arange(nf, dtype=np.int64) * 16 + K.EV_FLOW_START,
             x_args * 16 + K.EV_XPAUSE,
         ]
     )
