@@ -510,17 +510,22 @@ class RiskMeasurement:
         return [s for s in LIBRARY if s in self.comm_slowdown["quiet"] or s in self.comm_slowdown["congested"]]
 
     def to_dict(self) -> dict:
+        """JSON-ready (a hang, ∞, is written as None)."""
         return {
             "testbed": self.testbed.describe(),
-            "step_us": self.step_us,
-            "comm_slowdown": self.comm_slowdown,
+            "step_us": _no_inf(self.step_us),
+            "comm_slowdown": _no_inf(self.comm_slowdown),
             "counters": self.counters,
-            "jitter_sweep": self.jitter_sweep,
+            "jitter_sweep": [_no_inf(r) for r in self.jitter_sweep],
             "runs": self.runs,
             "wall_s": self.wall_s,
             "incast_us": self.incast_us,
             "not_applicable": self.not_applicable,
         }
+
+
+def _no_inf(d: dict) -> dict:
+    return {k: _no_inf(v) if isinstance(v, dict) else (None if v == float("inf") else v) for k, v in d.items()}
 
 
 def _rel(t: np.ndarray, base: np.ndarray) -> float:
