@@ -402,17 +402,24 @@ def _jitter(rm: RiskMeasurement, workload, perf, network, peak_tflops: float, mf
     for r in rm.jitter_sweep:
         s = max(0.0, r["comm_slowdown"])
         sweep.append({**r, "slowdown": _slowdown(workload, perf, network, s, peak_tflops, mfu)})
-    small = [r for r in sweep if r["duty"] == SMALL_JITTER_DUTY]
-    need = next((r for r in sweep if r["comm_slowdown"] >= 0.2), None)
-    need_it = next((r for r in sweep if r["slowdown"] >= 0.2), None)
+    storm = rm.comm_slowdown["quiet"].get("pfc-storm")  # one spine paused SMALL_JITTER_DUTY of the time
+    small = (
+        {"duty": SMALL_JITTER_DUTY, "comm_slowdown": storm,
+         "slowdown": _slowdown(workload, perf, network, max(0.0, storm), peak_tflops, mfu)}
+        if storm is not None
+        else None
+    )
+    order = sorted(sweep, key=lambda r: (r["duty"], r["share"]))
+    need = next((r for r in order if r["comm_slowdown"] >= 0.2), None)
+    need_it = next((r for r in order if r["slowdown"] >= 0.2), None)
     return {
         "sweep": sweep,
-        "small": max(small, key=lambda r: r["share"]) if small else None,
+        "small": small,
         "duty_for_20pct": need_it["duty"] if need_it else None,
-        "for_20pct_communication": {"duty": need["duty"], "share": need["share"]} if need else None,
+        "for_20pct_communication": {k: need[k] for k in ("duty", "share", "burst_us")} if need else None,
         "slowdown_of": "training iteration" if perf.iteration is not None else "network communication",
-        "how": "2 us PAUSE bursts at the duty on a share of the ring's receiving NICs (own phase each); the "
-        "synchronous step waits for the slowest rank (straggler amplification)",
+        "how": "PAUSE bursts (2 or 20 us) at the duty on a share of the ring's receiving NICs, each with its own "
+        "phase; the synchronous step waits for the slowest rank (straggler amplification)",
     }
 
 
