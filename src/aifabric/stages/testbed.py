@@ -53,6 +53,10 @@ ECN_SONIC = {"kmin": 1_048_576, "kmax": 2_097_152, "pmax": 0.05}  # SONiC AZURE_
 # ECMP collision of two ring flows builds; with DCQCN's paper parameters the quiet ring step stays
 # within 10 % of PFC alone while the incast is throttled
 ECN_TUNED = {"kmin": 3 * 2**20, "kmax": 12 * 2**20, "pmax": 0.2}
+# ASSUMPTION (no public Quantum-2 / OpenSM CC threshold): IB switches mark FECN on an output queue above
+# about 8 packets — credit flow control keeps IB queues within the per-VL buffers (~15 packets); at
+# this point the quiet ring step stays at its ideal time and the incast is throttled
+FECN_IB = {"kmin": 32 * 1024, "kmax": 128 * 1024, "pmax": 0.2}
 ECN_CUMULUS_KMIN = ECN_CUMULUS["kmin"]
 SPECTRUM4_BUFFER_BYTES = 128 * 10**6  # hardware-facts: 128 MB vs 160 MB conflicting; conservative 128 MB (S31)
 SPECTRUM4_PORTS = 64  # SN5600: 64 × 800G ports (the buffer is shared by them)
@@ -122,8 +126,9 @@ _BASELINE_WORDS = {
     "pfc-only": "PFC dynamic thresholds, no ECN / congestion control (valid by design where admission "
     "control and deep buffers hold; the testbed models neither)",
     "none": "credit flow control, no congestion control (OpenSM default congestion_control FALSE)",
-    "ib-cc": "credit flow control + IB congestion control (FECN marked at the tuned DCQCN's ECN points, a "
-    "DCQCN-type BECN reaction with the paper parameters: a coarse stand-in, the CCT tables are not public)",
+    "ib-cc": "credit flow control + IB congestion control (FECN marked on output queues above 32 KB, ramping to "
+    "128 KB, a DCQCN-type BECN reaction with the paper parameters: a coarse stand-in, the CCT tables and "
+    "switch thresholds are not public)",
 }
 
 
@@ -274,7 +279,7 @@ def _baseline_fabric(tb: Testbed) -> dict:
         }
         if tb.baseline == "ib-cc":
             fab["congestion_control"] = "ib-cc"
-            fab["ecn"] = _ecn(ECN_TUNED)
+            fab["ecn"] = _ecn(FECN_IB)
             fab["dcqcn"] = {"preset": "paper"}
     else:
         fab = {
