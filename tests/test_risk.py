@@ -91,7 +91,9 @@ def test_every_library_scenario_is_shipped_or_says_why_not():
     shipped = {(tech, sid) for _, tech, sid, _, _ in shipped_files()}
     for sid, trig in LIBRARY.items():
         for tech in trig.fabrics:
-            ok, why = trig.applies(shipped_testbed(tech, "pfc-only" if sid in ("pfc-watchdog-off",) else None))
+            ok, why = trig.applies(
+                shipped_testbed(tech, "pfc-only" if sid in ("pfc-watchdog-off",) else None)
+            )
             assert (tech, sid) in shipped or (not ok and why), (tech, sid)
 
 
@@ -187,9 +189,10 @@ def test_dcqcn_defaults_and_threshold_mismatch_and_storm():
     no faster than the baseline."""
     base = run("roce-baseline-congested.yaml")[0]
     assert run("roce-dcqcn-defaults.yaml")[0] > 1.5 * base
-    assert run("roce-pfc-threshold-mismatch.yaml")[1]["pause_frames"] > run("roce-baseline-congested.yaml")[1][
-        "pause_frames"
-    ]
+    assert (
+        run("roce-pfc-threshold-mismatch.yaml")[1]["pause_frames"]
+        > run("roce-baseline-congested.yaml")[1]["pause_frames"]
+    )
     step, s = run("roce-pfc-storm.yaml")
     assert s["injected_pauses"] > 0 and step >= base * 0.99
 
@@ -217,7 +220,9 @@ def test_ib_without_adaptive_routing_and_stragglers():
 def test_same_seed_same_step():
     """Two runs of the same scenario and seed give the same step time to the picosecond."""
     tb = shipped_testbed("roce")
-    assert run_testbed(tb, "pfc-storm", "quiet", 3).step_us == run_testbed(tb, "pfc-storm", "quiet", 3).step_us
+    assert (
+        run_testbed(tb, "pfc-storm", "quiet", 3).step_us == run_testbed(tb, "pfc-storm", "quiet", 3).step_us
+    )
 
 
 # ---- the seed's jitter story and the scaling rule ----------------------------------------------------------
@@ -244,7 +249,9 @@ def test_scaling_rule_two_pod_sizes_agree():
     tb = replace(tb, seeds=(1,))
     out = scaling_check(tb, ("straggler-nic",))["straggler-nic"]
     assert out["agree"], out
-    assert abs(out["small"] - out["large"]) <= SCALING_TOLERANCE and out["use"] == max(out["small"], out["large"])
+    assert abs(out["small"] - out["large"]) <= SCALING_TOLERANCE and out["use"] == max(
+        out["small"], out["large"]
+    )
 
 
 # ---- the risk arithmetic ----------------------------------------------------------------------------------
@@ -304,7 +311,14 @@ def default_compare():
 def test_compare_lists_risk_for_both_fabrics_in_the_same_terms(default_compare):
     """Both fabrics carry a risk list with the published keys; expected losses are shares in [0, 1]
     with a range around them; goodput loss from interruptions is reported for each."""
-    keys = {"scenario", "probability", "probability_basis", "comm_slowdown", "iteration_slowdown", "expected_loss"}
+    keys = {
+        "scenario",
+        "probability",
+        "probability_basis",
+        "comm_slowdown",
+        "iteration_slowdown",
+        "expected_loss",
+    }
     for f in default_compare["fabrics"]:
         assert f["risk"] and all(keys <= set(r) for r in f["risk"])
         assert 0.0 <= f["expected_loss"] <= 1.0

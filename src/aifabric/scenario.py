@@ -366,7 +366,9 @@ class FabricSpec(_Model):
     def _technology(self):
         if self.congestion_control == "ib-cc":
             if self.technology != "infiniband":
-                raise ValueError("congestion_control ib-cc is InfiniBand's; allowed for roce: none, dcqcn, hpcc")
+                raise ValueError(
+                    "congestion_control ib-cc is InfiniBand's; allowed for roce: none, dcqcn, hpcc"
+                )
             if not self.ecn.enabled:
                 raise ValueError("congestion_control ib-cc needs ecn.enabled: true (FECN marking thresholds)")
         if self.technology == "infiniband":

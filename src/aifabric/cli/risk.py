@@ -34,7 +34,9 @@ def build_testbed(
     from aifabric.stages.testbed import BASELINES, Testbed
 
     if technology not in BASELINES:
-        raise InputError("not an allowed value", field="--technology", value=technology, allowed="roce, infiniband")
+        raise InputError(
+            "not an allowed value", field="--technology", value=technology, allowed="roce, infiniband"
+        )
     allowed_routing = ("ecmp", "adaptive") if technology == "roce" else ("static", "adaptive")
     if routing == "ecmp" and technology == "infiniband":
         routing = "static"
@@ -86,7 +88,9 @@ def register(app: typer.Typer) -> None:
     @app.command("risk")
     def risk_cmd(
         rate: str = typer.Option("400Gbps", "--rate", help="Link (NIC) rate."),
-        routing: str = typer.Option("ecmp", "--routing", help="ecmp | adaptive (per packet); static on infiniband."),
+        routing: str = typer.Option(
+            "ecmp", "--routing", help="ecmp | adaptive (per packet); static on infiniband."
+        ),
         buffer: str = typer.Option("128MB", "--buffer", help="Switch shared buffer (Spectrum-4: 128 MB)."),
         hop: str = typer.Option("600ns", "--hop", help="Switch hop latency."),
         link_delay: str = typer.Option(
@@ -223,11 +227,18 @@ def _print(out: dict) -> None:
         for r in out["jitter_sweep"]:
             s = r["comm_slowdown"]
             j.add_row(
-                f"{r['burst_us']:g} us", f"{r['share']:.0%}", f"{r['duty']:.0%}", "hang" if s is None else f"{s:+.1%}"
+                f"{r['burst_us']:g} us",
+                f"{r['share']:.0%}",
+                f"{r['duty']:.0%}",
+                "hang" if s is None else f"{s:+.1%}",
             )
         con.print(j)
     if out.get("not_applicable"):
-        con.print("[dim]not measured: " + "; ".join(f"{k}: {v}" for k, v in out["not_applicable"].items()) + "[/dim]")
+        con.print(
+            "[dim]not measured: "
+            + "; ".join(f"{k}: {v}" for k, v in out["not_applicable"].items())
+            + "[/dim]"
+        )
     con.print(
         f"[dim]{out['runs']} packet runs, {out['wall_s']:.1f} s of simulation; drops across all runs: "
         f"{sum(c['drops'] for per in out['counters'].values() for c in per.values())}[/dim]"

@@ -197,7 +197,11 @@ def _risk_section(result: dict) -> list[str]:
             )
             if qc == "- / -":
                 qc = "-" if d.get("comm_slowdown") is None else f"{d['comm_slowdown']:+.1%} (flow model)"
-            slow = "all GPUs stopped" if d["slowdown"] is None else f"{d['slowdown']:+.1%} of the {d['slowdown_of']}"
+            slow = (
+                "all GPUs stopped"
+                if d["slowdown"] is None
+                else f"{d['slowdown']:+.1%} of the {d['slowdown_of']}"
+            )
             rng = d.get("expected_loss_range") or [d["expected_loss"]] * 2
             out.append(
                 f"<tr><td>{_e(sid)}</td><td>{_e(d['what'])}</td><td><small>{_e(d.get('model', ''))}</small></td>"

@@ -36,7 +36,8 @@ def print_risk(con, result: dict) -> None:
             q, c = d.get("comm_slowdown_quiet"), d.get("comm_slowdown_congested")
             if "comm_slowdown_quiet" in d or "comm_slowdown_congested" in d:
                 qc = " / ".join(
-                    _pct_or(d.get(k)) if k in d else "-" for k in ("comm_slowdown_quiet", "comm_slowdown_congested")
+                    _pct_or(d.get(k)) if k in d else "-"
+                    for k in ("comm_slowdown_quiet", "comm_slowdown_congested")
                 )
             else:
                 qc = _pct_or(d.get("comm_slowdown"), none="-")

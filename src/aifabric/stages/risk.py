@@ -42,6 +42,7 @@ from aifabric.stages.testbed import (
     LIBRARY,
     SMALL_JITTER_DUTY,
     RiskMeasurement,
+    Testbed,
     measure_testbed,
     testbed_for,
 )
@@ -277,7 +278,9 @@ class FabricRisk:
 
     @property
     def expected_loss_range(self) -> tuple[float, float]:
-        return combine(r.own_loss_range[0] for r in self.items), combine(r.own_loss_range[1] for r in self.items)
+        return combine(r.own_loss_range[0] for r in self.items), combine(
+            r.own_loss_range[1] for r in self.items
+        )
 
     def rows(self) -> list[dict]:
         return [r.row() for r in self.items]
@@ -332,7 +335,9 @@ def _components(plan: dict, which: str) -> int:
     return {"nics": int(plan.get("nics", host)), "fabric-links": fabric, "host-links": host}[which]
 
 
-def _p_d(sid: str, kind: str, plan: dict, expertise: str, spec: RiskSpec) -> tuple[float, float, float, float, float, float, str]:
+def _p_d(
+    sid: str, kind: str, plan: dict, expertise: str, spec: RiskSpec
+) -> tuple[float, float, float, float, float, float, str]:
     """(p, p_low, p_high, d, d_low, d_high, basis) for scenario ``sid``."""
     r = RATES.get(sid, MISTAKE_RATE)
     p_m = spec.probability.get(sid) if r.kind == "mistake" else None
@@ -367,7 +372,9 @@ def interruptions(fd, spec: RiskSpec) -> tuple[float, float, float, dict]:
     plan = fd.plan.to_dict()
     nics, host_links = _components(plan, "nics"), _components(plan, "host-links")
     fabric_links = _components(plan, "fabric-links")
-    routing = "adaptive" if fd.routing == "adaptive" else ("static" if fd.technology == "infiniband" else "ecmp")
+    routing = (
+        "adaptive" if fd.routing == "adaptive" else ("static" if fd.technology == "infiniband" else "ecmp")
+    )
     conv = RECONVERGE_S[(fd.technology, routing)]
     fails = [c > NCCL_RETRY_BUDGET_S for c in conv]  # mid, low, high
     hours = (spec.interrupt_hours,) * 3 if spec.interrupt_hours else INTERRUPT_HOURS
@@ -404,8 +411,11 @@ def _jitter(rm: RiskMeasurement, workload, perf, network, peak_tflops: float, mf
         sweep.append({**r, "slowdown": _slowdown(workload, perf, network, s, peak_tflops, mfu)})
     storm = rm.comm_slowdown["quiet"].get("pfc-storm")  # one spine paused SMALL_JITTER_DUTY of the time
     small = (
-        {"duty": SMALL_JITTER_DUTY, "comm_slowdown": storm,
-         "slowdown": _slowdown(workload, perf, network, max(0.0, storm), peak_tflops, mfu)}
+        {
+            "duty": SMALL_JITTER_DUTY,
+            "comm_slowdown": storm,
+            "slowdown": _slowdown(workload, perf, network, max(0.0, storm), peak_tflops, mfu),
+        }
         if storm is not None
         else None
     )
@@ -423,7 +433,7 @@ def _jitter(rm: RiskMeasurement, workload, perf, network, peak_tflops: float, mf
     }
 
 
-def testbed_of(fd, spec: RiskSpec | None = None) -> "object":
+def testbed_of(fd, spec: RiskSpec | None = None) -> Testbed:
     """The testbed derived from one planned fabric (:func:`aifabric.stages.testbed.testbed_for`)."""
     spec = spec or RiskSpec()
     plan = fd.plan.to_dict()
@@ -477,12 +487,32 @@ def assess(
                 ell = lost_share(it)
                 q, c = rm.comm_slowdown["quiet"].get(sid), rm.comm_slowdown["congested"].get(sid)
                 items.append(
-                    RiskItem(sid, LIBRARY[sid].breaks, p, comm, it, 0.0, of, q, c, d, basis,
-                             LIBRARY[sid].model, ell, p * d * ell, (pl * dl * ell, ph * dh * ell))
+                    RiskItem(
+                        sid,
+                        LIBRARY[sid].breaks,
+                        p,
+                        comm,
+                        it,
+                        0.0,
+                        of,
+                        q,
+                        c,
+                        d,
+                        basis,
+                        LIBRARY[sid].model,
+                        ell,
+                        p * d * ell,
+                        (pl * dl * ell, ph * dh * ell),
+                    )
                 )
             if fd.technology == "roce" and rm.jitter_sweep:
                 jitter = _jitter(rm, workload, fp, net, peak, mfu)
-        if fd.technology == "roce" and fd.routing == "adaptive" and fp.iteration is not None and design.has_network:
+        if (
+            fd.technology == "roce"
+            and fd.routing == "adaptive"
+            and fp.iteration is not None
+            and design.has_network
+        ):
             # The design relies on adaptive routing; a team that cannot enable or keep it working runs
             # ECMP: the same patterns re-measured with ECMP (flow model).
             tick("flow model of the same steps with ECMP (adaptive routing off)")
@@ -493,18 +523,46 @@ def assess(
             p, pl, ph, d, dl, dh, basis = _p_d(ADAPTIVE_OFF, "mistake", plan, expertise, spec)
             ell = lost_share(it)
             items.append(
-                RiskItem(ADAPTIVE_OFF, ADAPTIVE_OFF_WHAT, p, comm, it, 0.0, of, None, None, d, basis,
-                         "the design's patterns re-measured with ECMP (flow model)", ell, p * d * ell,
-                         (pl * dl * ell, ph * dh * ell))
+                RiskItem(
+                    ADAPTIVE_OFF,
+                    ADAPTIVE_OFF_WHAT,
+                    p,
+                    comm,
+                    it,
+                    0.0,
+                    of,
+                    None,
+                    None,
+                    d,
+                    basis,
+                    "the design's patterns re-measured with ECMP (flow model)",
+                    ell,
+                    p * d * ell,
+                    (pl * dl * ell, ph * dh * ell),
+                )
             )
         good = (0.0, 0.0, 0.0, {})
         if design.has_network:
             good = interruptions(fd, spec)
             items.append(
-                RiskItem("job-interruptions", "NIC / link failures stop the synchronous job: detection, restart "
-                         "and the work since the last checkpoint", 1.0, None, float("inf"), 0.0, of, None, None,
-                         good[0], good[3]["basis"], "rate x hours per interruption / one year (no slowdown "
-                         "model: every GPU waits)", 1.0, good[0], (good[1], good[2]))
+                RiskItem(
+                    "job-interruptions",
+                    "NIC / link failures stop the synchronous job: detection, restart "
+                    "and the work since the last checkpoint",
+                    1.0,
+                    None,
+                    float("inf"),
+                    0.0,
+                    of,
+                    None,
+                    None,
+                    good[0],
+                    good[3]["basis"],
+                    "rate x hours per interruption / one year (no slowdown model: every GPU waits)",
+                    1.0,
+                    good[0],
+                    (good[1], good[2]),
+                )
             )
         out.append(FabricRisk(fd.key, _attribute(items), rm, good[0], good[3]))
     return RiskEvidence(expertise, MISCONFIG_PROBABILITY[expertise], congestion_share, tuple(out), jitter)
