@@ -55,7 +55,7 @@ from aifabric.stages.risk_library import (  # noqa: F401  (re-exported: the libr
 
 SMALL_JITTER_DUTY = 0.02  # ASSUMPTION: "small network jitter" = PAUSE 2 % of the time (2 µs every 100 µs)
 JITTER_SWEEP_DUTY = (0.01, 0.02, 0.05)
-JITTER_SHARES = (1 / 32, 1 / 4, 1.0)  # share of the ring's receiving NICs that jitter
+JITTER_SHARES = (1 / 32, 1 / 4)  # share of the ring's receiving NICs that jitter (one NIC, a quarter)
 JITTER_BURST_US = (2.0, 20.0)  # PAUSE burst length: well below, and a fifth of, a ring step
 CONGESTION_SHARE = 0.25  # ASSUMPTION (no public source): share of communication time that overlaps congestion
 CONGESTION_SHARE_BASIS = (
@@ -368,6 +368,7 @@ def testbed_for(
         link_delay_ns=round(5.05 * float(leaf_spine_m), 3),
         buffer_bytes=int(buf * min(1.0, pod_ports / ports)),
         routing=route,
+        seeds=(1, 2) if route == "ecmp" else (1,),  # only hashing depends on the seed
         leaves=leaves,
         hosts_per_leaf=hosts_per_leaf,
         spines=spines,
