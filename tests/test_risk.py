@@ -362,3 +362,23 @@ def test_risk_command_bad_input(args, needle):
     """Bad flags give exit code 2 and a one-line message naming the flag."""
     r = CliRunner().invoke(app, ["risk", *args])
     assert r.exit_code == 2 and needle in r.output
+
+
+def test_risk_section_of_a_scenario_file(tmp_path):
+    """A scenario file's ``risk:`` section sets the baseline and replaces rates; unknown keys are
+    input errors naming the field."""
+    from aifabric.errors import InputError
+
+    p = tmp_path / "s.yaml"
+    p.write_text(
+        "advisor: {gpus: 1024}\nrisk: {roce_baseline: pfc-only, audit_in_ci: true, probability: {ecn-off: 0.3}}\n"
+    )
+    spec = load_scenario(p).risk
+    assert spec.roce_baseline == "pfc-only" and spec.audit_in_ci and spec.probability == {"ecn-off": 0.3}
+    p.write_text("risk: {roce_baseline: lossless}\n")
+    with pytest.raises(InputError, match="risk.roce_baseline"):
+        load_scenario(p)
+    from aifabric.stages.risk import assess
+
+    with pytest.raises(InputError, match="risk.probability.ecn-of"):
+        assess(None, None, None, None, None, "some", spec=RiskSpec(probability={"ecn-of": 0.1}))

@@ -513,6 +513,20 @@ class AdvisorSpec(_Model):
     roce_routing: Literal["ecmp", "adaptive"] = "ecmp"  # adaptive = Spectrum-X class switches
 
 
+class RiskSpec(_Model):
+    """``risk:`` — the fabric as the user intends to run it, and any rate or duration of the risk
+    library (:mod:`aifabric.stages.risk`) replaced by the user's own."""
+
+    roce_baseline: Literal["hpcc", "dcqcn", "pfc-only"] | None = None
+    ib_congestion_control: Literal["none", "ib-cc"] | None = None
+    audit_in_ci: bool = False  # the audit runs in CI: a wrong setting is found in about a day
+    check_scaling: bool = False  # also measure a pod twice as wide; the larger slowdown counts
+    # scenario -> probability (mistakes), events per 1,000 components a year (faults) or share of time
+    probability: dict[str, Annotated[float, Field(ge=0)]] = {}
+    hours: dict[str, Annotated[float, Field(ge=0)]] = {}  # scenario -> hours present per event (faults)
+    interrupt_hours: Annotated[float, Field(gt=0)] | None = None  # lost per job interruption
+
+
 class Scenario(_Model):
     """A whole scenario file."""
 
@@ -523,6 +537,7 @@ class Scenario(_Model):
     workload: WorkloadSpec | None = None
     sim: SimSpec = SimSpec()
     advisor: AdvisorSpec | None = None
+    risk: RiskSpec | None = None
     description: str | None = None
 
     @model_validator(mode="after")

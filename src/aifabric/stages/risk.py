@@ -34,8 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from aifabric.scenario import RiskSpec
 from aifabric.stages.performance import iteration_slowdown
 from aifabric.stages.testbed import (
     CONGESTION_SHARE,
@@ -44,6 +43,7 @@ from aifabric.stages.testbed import (
     RiskMeasurement,
     Testbed,
     measure_testbed,
+    scaling_check,
     testbed_for,
 )
 
@@ -168,18 +168,6 @@ RECONVERGE_S = {  # ASSUMPTION: re-convergence after a fabric-link failure (mid,
 }
 ADAPTIVE_OFF = "adaptive-routing-off"
 ADAPTIVE_OFF_WHAT = "adaptive routing off: ECMP hash collisions (flow model, ring step and permutation)"
-
-
-class RiskSpec(BaseModel):
-    """The scenario file's optional ``risk:`` section: the user's baseline and any rate or duration."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    roce_baseline: str | None = Field(None, pattern="^(hpcc|dcqcn|pfc-only)$")
-    ib_congestion_control: str | None = Field(None, pattern="^(none|ib-cc)$")
-    audit_in_ci: bool = False
-    probability: dict[str, float] = {}  # scenario -> probability (mistakes) or events / 1,000 / year
-    hours: dict[str, float] = {}  # scenario -> hours present per event (faults)
-    interrupt_hours: float | None = Field(None, gt=0)
 
 
 @dataclass(frozen=True)
@@ -468,6 +456,17 @@ def assess(
     from aifabric.stages.measure import measure_fabric
 
     spec = spec or RiskSpec()
+    for key, table in (("probability", spec.probability), ("hours", spec.hours)):
+        unknown = sorted(set(table) - set(LIBRARY) - {ADAPTIVE_OFF})
+        if unknown:
+            from aifabric.errors import InputError
+
+            raise InputError(
+                "no such scenario",
+                field=f"risk.{key}.{unknown[0]}",
+                value=unknown[0],
+                allowed=", ".join([*LIBRARY, ADAPTIVE_OFF]),
+            )
     tick = progress or (lambda msg: None)
     peak, mfu = float(gpu.bf16_tflops), perf.mfu
     out, jitter = [], None
@@ -479,9 +478,13 @@ def assess(
         plan = fd.plan.to_dict()
         if design.has_network:
             tick(f"packet-level risk testbed: {fd.key}")
-            rm = measure_testbed(testbed_of(fd, spec), fd.technology == "roce")
+            tb = testbed_of(fd, spec)
+            rm = measure_testbed(tb, fd.technology == "roce")
+            scaled = scaling_check(tb, tuple(rm.measured)) if spec.check_scaling else {}
             for sid in rm.measured:
                 comm = rm.scenario_slowdown(sid, congestion_share)
+                if sid in scaled:
+                    comm = max(comm, scaled[sid]["use"])
                 it = _slowdown(workload, fp, net, comm, peak, mfu)
                 p, pl, ph, d, dl, dh, basis = _p_d(sid, LIBRARY[sid].kind, plan, expertise, spec)
                 ell = lost_share(it)

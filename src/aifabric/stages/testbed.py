@@ -62,7 +62,9 @@ CONGESTION_SHARE_BASIS = (
     "assumption (no public source): 25 % of communication time overlaps a congestion event "
     "(storage / checkpoint incast, all-to-all hot spot); the rest runs on a quiet fabric"
 )
-SCALING_TOLERANCE = 0.10  # absolute difference of two slowdowns (0.10 = 10 points) accepted as agreement
+# two pod sizes agree when their slowdowns differ by at most 0.10 (10 points) or 25 % of the larger
+SCALING_TOLERANCE = 0.10
+SCALING_TOLERANCE_REL = 0.25
 TRAFFIC = ("quiet", "congested")
 SPECTRUM4_BUFFER_BYTES = (
     128 * 10**6
@@ -381,7 +383,8 @@ def testbed_for(
 def scaling_check(tb: Testbed, scenarios: tuple[str, ...], larger: Testbed | None = None) -> dict:
     """The scaling rule checked: each scenario's slowdown on ``tb`` and on a pod twice as wide
     (twice the hosts per leaf and spines, the same per-port buffer); ``agree`` within
-    :data:`SCALING_TOLERANCE`, ``use`` the larger slowdown."""
+    :data:`SCALING_TOLERANCE` absolute or :data:`SCALING_TOLERANCE_REL` relative, ``use`` the larger
+    slowdown (what the risk stage takes with ``risk: {check_scaling: true}``)."""
     big = larger or replace(
         tb, hosts_per_leaf=2 * tb.hosts_per_leaf, spines=2 * tb.spines, buffer_bytes=2 * tb.buffer_bytes
     )
@@ -390,7 +393,9 @@ def scaling_check(tb: Testbed, scenarios: tuple[str, ...], larger: Testbed | Non
     out = {}
     for sid in scenarios:
         sa, sb = a.scenario_slowdown(sid), b.scenario_slowdown(sid)
-        out[sid] = {"small": sa, "large": sb, "agree": abs(sa - sb) <= SCALING_TOLERANCE, "use": max(sa, sb)}
+        hi = max(sa, sb)
+        agree = sa == sb or abs(sa - sb) <= max(SCALING_TOLERANCE, SCALING_TOLERANCE_REL * abs(hi))
+        out[sid] = {"small": sa, "large": sb, "agree": bool(agree), "use": hi}
     return out
 
 
