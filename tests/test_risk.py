@@ -382,3 +382,50 @@ def test_risk_section_of_a_scenario_file(tmp_path):
 
     with pytest.raises(InputError, match="risk.probability.ecn-of"):
         assess(None, None, None, None, None, "some", spec=RiskSpec(probability={"ecn-of": 0.1}))
+
+
+_PARITY = r"""
+import json, sys
+sys.path.insert(0, {tests!r})
+from test_sim_support import scenario, star, fat_tree
+from aifabric.scenario import scenario_from_dict
+from aifabric.sim import simulate
+ls = {{"kind": "leaf-spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 2, "link_rate": "100Gbps",
+       "link_delay": "100ns"}}
+cases = {{
+    "hpcc_spray": scenario(fat_tree(4), {{"kind": "permutation", "flow_size": "30KB"}},
+        fabric={{"congestion_control": "hpcc", "routing": "adaptive", "adaptive": {{"granularity": "packet"}}}}),
+    "ib_failure_stall": scenario(ls, {{"kind": "permutation", "flow_size": "60KB"}},
+        fabric={{"technology": "infiniband", "routing": "static",
+                 "failures": [{{"link": "leaf0-spine0", "at": "2us"}}],
+                 "receiver_stalls": [{{"node": "h1", "start": "1us", "duration": "1us", "period": "3us", "count": 5}}]}}),
+    "ib_cc": scenario_from_dict({{"topology": star(4),
+        "workload": {{"kind": "incast", "senders": 3, "receiver": 0, "flow_size": "60KB"}},
+        "fabric": {{"technology": "infiniband", "congestion_control": "ib-cc", "mtu": "4000B",
+                   "ecn": {{"enabled": True, "kmin": "8KB", "kmax": "32KB", "pmax": 0.2}}}}}}),
+    "stall_watchdog": scenario(star(4), {{"kind": "incast", "senders": 3, "receiver": 0, "flow_size": "40KB"}},
+        fabric={{"receiver_stalls": [{{"node": "h0", "start": "1us", "duration": "50us"}}],
+                 "pfc_watchdog": {{"detection": "5us"}}}}),
+}}
+out = {{}}
+for name, sc in cases.items():
+    r = simulate(sc)
+    out[name] = {{"flows": r.flows.drop(columns=["throughput_gbps"]).to_json(), "summary": r.summary,
+                  "events": r.engine["events"]}}
+print(json.dumps(out))
+"""
+
+
+def test_kernel_parity_for_the_library_features():
+    """HPCC under per-packet spraying (INT with port ids), an IB link failure mid-run with a receiver
+    stall (credits returned for dropped and discarded packets), IB congestion control and a watchdog-cut
+    stall give bit-identical results compiled and as plain Python (NUMBA_DISABLE_JIT=1)."""
+    from test_sim_support import run_parity_snippet
+
+    jit = run_parity_snippet(_PARITY, False)
+    nojit = run_parity_snippet(_PARITY, True)
+    for name, case in jit.items():
+        assert case["summary"]["completed_flows"] == case["summary"]["flows"], name
+    assert jit["ib_failure_stall"]["summary"]["injected_pauses"] > 0
+    assert jit["ib_cc"]["summary"]["ecn_marks"] > 0
+    assert jit == nojit
