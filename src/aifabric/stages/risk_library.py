@@ -295,13 +295,14 @@ def perturb(tb: Testbed, sid: str | None, duty: float | None = None, share: floa
 
 
 def _jitter_stalls(tb: Testbed, duty: float, share: float) -> list[dict]:
-    """Short stalls (``storm_pause_us``) at ``duty`` on ``share`` of the ring's receiving NICs, each
-    with its own phase (a fixed spread, so the same inputs give the same scenario)."""
+    """Short stalls (``storm_pause_us``) at ``duty`` on ``share`` of the ring's receiving NICs, their
+    phases spread evenly over the period (NIC k at (k + ½)/n of it): a fixed, unbiased spread, so the
+    same inputs give the same scenario and one jittering NIC is not always caught at time 0."""
     ring = [h for h in range(tb.leaves * tb.hosts_per_leaf) if h != tb.hosts_per_leaf - 1]
     n = max(1, round(share * len(ring)))
     period = tb.storm_pause_us / duty
     out = []
     for k, h in enumerate(ring[:: max(1, len(ring) // n)][:n]):
-        phase = period * ((k * 0.618034) % 1.0)
+        phase = period * (k + 0.5) / n
         out.append(_stall(f"h{h}", phase, tb.storm_pause_us, period))
     return out
