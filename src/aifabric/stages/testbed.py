@@ -114,8 +114,14 @@ class Testbed:
             "topology": f"leaf-spine {self.leaves} leaves x {self.hosts_per_leaf} hosts, {self.spines} spines "
             f"(oversubscription {over:g}:1), {self.link_rate_bps / 1e9:g}G links, {self.link_delay_ns:g} ns per link"
             + (f"; the pod of a {self.tiers}-tier plan" if self.tiers > 2 else ""),
-            "switch": f"{self.switch_latency_ns:g} ns hop, {self.buffer_bytes / 1e6:g} MB shared buffer "
-            "(the planned switch's buffer per port x the pod leaf's ports)",
+            "switch": f"{self.switch_latency_ns:g} ns hop, "
+            + (
+                "credit flow control on per-VL receive buffers (15 packets or a credit round trip: a "
+                "placeholder, no public Quantum-2 figure)"
+                if self.technology == "infiniband"
+                else f"{self.buffer_bytes / 1e6:g} MB shared buffer (the planned switch's buffer per port x "
+                "the pod leaf's ports)"
+            ),
             "technology": self.technology,
             "baseline": _BASELINE_WORDS[self.baseline],
             "routing": self.routing,
