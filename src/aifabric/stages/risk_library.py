@@ -32,7 +32,7 @@ _BASELINE_WORDS = {
     "flows builds, so DCQCN reacts to incast, not to hashing",
     "pfc-only": "PFC dynamic thresholds, no ECN / congestion control (valid by design where admission "
     "control and deep buffers hold; the testbed models neither)",
-    "none": "credit flow control, no congestion control (OpenSM default congestion_control FALSE)",
+    "none": "credit flow control, no congestion control (OpenSM default congestion_control FALSE; not re-read)",
     "ib-cc": "credit flow control + IB congestion control (FECN marked on output queues above 32 KB, ramping to "
     "128 KB, a DCQCN-type BECN reaction with the paper parameters: a coarse stand-in, the CCT tables and "
     "switch thresholds are not public)",
