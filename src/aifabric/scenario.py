@@ -351,6 +351,9 @@ class FabricSpec(_Model):
     dcqcn: DcqcnSpec = DcqcnSpec()
     hpcc: HpccSpec = HpccSpec()
     routing: Literal["ecmp", "adaptive", "static"] = "ecmp"
+    # per-switch: every switch salts its ECMP hash with its own seed; same-seed: one seed on every
+    # switch (ECMP polarisation: the tier above repeats the choice of the tier below)
+    ecmp_hash: Literal["per-switch", "same-seed"] = "per-switch"
     adaptive: AdaptiveSpec = AdaptiveSpec()
     qp_split: Annotated[int, Field(ge=1)] = 1
     ib: IbSpec = IbSpec()

@@ -198,7 +198,7 @@ def _print(out: dict) -> None:
         t.add_column("Δ", justify="right", no_wrap=True)
         t.add_column("PAUSE/ECN", justify="right", no_wrap=True)
     t.add_column("incast us", justify="right", no_wrap=True)
-    cfgs = list(dict.fromkeys([*out["step_us"]["quiet"], *out["step_us"]["congested"]]))
+    cfgs = list(dict.fromkeys(c for steps in out["step_us"].values() for c in steps))
     for cfg in cfgs:
         cells = []
         for tr, steps in out["step_us"].items():

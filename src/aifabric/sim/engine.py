@@ -134,7 +134,7 @@ def compile_scenario(scenario, topo, flows) -> State:
     start = int_column(flows, "start_ps")
     sport = flow_sport(int_column(flows, "id"))
 
-    pm = PathModel(topo)
+    pm = PathModel(topo, same_hash_seed=fab.ecmp_hash == "same-seed")
     base_routing = "ecmp" if routing == "adaptive" else routing
     fpath = pm.route(src, dst, base_routing, scenario.seed, sport).astype(np.int64)
     apath = pm.route(dst, src, base_routing, scenario.seed, sport).astype(np.int64)
@@ -381,6 +381,7 @@ def compile_scenario(scenario, topo, flows) -> State:
     st.info.update(
         topo=topo,
         seed=scenario.seed,
+        same_hash_seed=fab.ecmp_hash == "same-seed",
         base_routing=base_routing,
         src=src,
         dst=dst,
@@ -464,7 +465,7 @@ def reroute(st: State) -> None:
     down = np.flatnonzero(st.pt[0::2, K.PT_DOWN] == 1)
     keep = np.setdiff1d(np.arange(topo.num_links), down)
     t2 = topo.without_links(down.tolist())
-    pm = PathModel(t2)
+    pm = PathModel(t2, same_hash_seed=st.info.get("same_hash_seed", False))
     src, dst, sport = st.info["src"], st.info["dst"], st.info["sport"]
     try:
         fnew = pm.route(src, dst, st.info["base_routing"], st.info["seed"], sport)

@@ -60,8 +60,10 @@ class Trigger:
             return False, "same as lossy-class on a baseline without congestion control"
         if self.id == "ib-no-ar" and tb.routing != "adaptive":
             return False, "the fabric already routes statically"
-        if self.id == "ecmp-polarisation":
-            return False, "needs three tiers of hashing; the testbed pod has two (not measured)"
+        if self.id == "ecmp-polarisation" and (tb.technology != "roce" or tb.routing != "ecmp"):
+            return False, "only ECMP hashing polarises"
+        if self.id == "ecmp-polarisation" and tb.tiers < 3:
+            return False, "a two-tier fabric hashes once (at the leaf): nothing to polarise"
         return True, ""
 
 
@@ -117,8 +119,10 @@ LIBRARY: dict[str, Trigger] = {
         Trigger(
             "ecmp-polarisation",
             ROCE,
-            "the same hash seed on every tier: the upper tier re-uses the lower tier's choice",
-            "not measured (two-tier pod); listed so the gap is visible",
+            "the same hash seed on every tier: the tier above repeats the tier below's choice",
+            "ecmp_hash: same-seed on a three-tier fat-tree pod (k = 8, 128 hosts), ring step across pods, "
+            "against per-switch seeds on the same pod",
+            traffic=("three-tier",),
         ),
         Trigger(
             "ib-no-ar",
@@ -274,6 +278,8 @@ def perturb(tb: Testbed, sid: str | None, duty: float | None = None, share: floa
         fab.update(pfc={"enabled": False}, ecn={"enabled": False}, congestion_control="none")
     elif sid == "lossy-go-back-n":
         fab["pfc"] = {"enabled": False}
+    elif sid == "ecmp-polarisation":
+        fab["ecmp_hash"] = "same-seed"
     elif sid == "ib-no-ar":
         fab["routing"] = "static"
         fab.pop("adaptive", None)

@@ -133,9 +133,18 @@ class Testbed:
         }
 
 
+THREE_TIER_K = 8  # the three-tier pod: a k = 8 fat-tree (128 hosts in 8 pods of 16)
+
+
 def _flows(tb: Testbed, traffic: str):
-    """Ring-step flows (ids first), plus the incast for ``congested``; returns (table, ring flows)."""
+    """Ring-step flows (ids first), plus the incast for ``congested``; returns (table, ring flows).
+    ``three-tier``: every host of the k = 8 fat-tree sends to the same-index host of the next pod."""
     from aifabric.workload.traffic import _table
+
+    if traffic == "three-tier":
+        n, pod = THREE_TIER_K**3 // 4, THREE_TIER_K**2 // 4
+        src = np.arange(n)
+        return _table(src, (src + pod) % n, tb.step_bytes, 0), n
 
     h, nl = tb.hosts_per_leaf, tb.leaves
     target = h - 1  # host h-1 of leaf 0: the incast target, outside the ring
@@ -156,28 +165,32 @@ def _flows(tb: Testbed, traffic: str):
     return _table(src + senders, dst + [target] * len(senders), sizes, starts), n_ring
 
 
-def scenario_dict(tb: Testbed, sid: str | None, seed: int, duty=None, share=None) -> dict:
+def scenario_dict(tb: Testbed, sid: str | None, seed: int, duty=None, share=None, traffic=None) -> dict:
     """The ``aifabric simulate`` scenario (without its workload) for one run."""
+    rate, delay = f"{tb.link_rate_bps}bps", f"{tb.link_delay_ns:g}ns"
+    topo = {
+        "kind": "leaf-spine",
+        "leaves": tb.leaves,
+        "spines": tb.spines,
+        "hosts_per_leaf": tb.hosts_per_leaf,
+        "link_rate": rate,
+        "link_delay": delay,
+    }
+    if traffic == "three-tier":
+        topo = {"kind": "fat-tree", "k": THREE_TIER_K, "link_rate": rate, "link_delay": delay}
     return {
         "name": f"risk-{tb.technology}-{sid or 'baseline'}",
         "seed": seed,
-        "topology": {
-            "kind": "leaf-spine",
-            "leaves": tb.leaves,
-            "spines": tb.spines,
-            "hosts_per_leaf": tb.hosts_per_leaf,
-            "link_rate": f"{tb.link_rate_bps}bps",
-            "link_delay": f"{tb.link_delay_ns:g}ns",
-        },
+        "topology": topo,
         "fabric": perturb(tb, sid, duty, share),
         "sim": {"until": f"{HORIZON_US:g}us", "progress": False},
     }
 
 
-def _scenario(tb: Testbed, sid: str | None, seed: int, duty=None, share=None):
+def _scenario(tb: Testbed, sid: str | None, seed: int, duty=None, share=None, traffic=None):
     from aifabric.scenario import scenario_from_dict
 
-    return scenario_from_dict(scenario_dict(tb, sid, seed, duty, share))
+    return scenario_from_dict(scenario_dict(tb, sid, seed, duty, share, traffic))
 
 
 @dataclass
@@ -197,7 +210,7 @@ def run_testbed(tb: Testbed, sid: str | None, traffic: str, seed: int, duty=None
     from aifabric.sim import simulate
     from aifabric.topology import from_spec
 
-    sc = _scenario(tb, sid, seed, duty, share)
+    sc = _scenario(tb, sid, seed, duty, share, traffic)
     flows, n_ring = _flows(tb, traffic)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a stuck receiver leaves flows unfinished on purpose
@@ -232,6 +245,8 @@ class RiskMeasurement:
         two traffic mixes where it runs under both, else the one it needs; gains count as 0."""
         if sid == "storage-incast":
             return max(0.0, self.comm_slowdown["congested"]["storage-incast"])
+        if sid in self.comm_slowdown.get("three-tier", {}):
+            return max(0.0, self.comm_slowdown["three-tier"][sid])
         q = self.comm_slowdown["quiet"].get(sid)
         c = self.comm_slowdown["congested"].get(sid)
         if q is not None and c is not None:
@@ -242,9 +257,7 @@ class RiskMeasurement:
 
     @property
     def measured(self) -> list[str]:
-        return [
-            s for s in LIBRARY if s in self.comm_slowdown["quiet"] or s in self.comm_slowdown["congested"]
-        ]
+        return [s for s in LIBRARY if any(s in per for per in self.comm_slowdown.values())]
 
     def to_dict(self) -> dict:
         """JSON-ready (a hang, ∞, is written as None)."""
@@ -284,14 +297,19 @@ def measure_testbed(
         done.extend(rs)
         return rs
 
-    step: dict = {t: {} for t in TRAFFIC}
-    slow: dict = {t: {} for t in TRAFFIC}
-    counters: dict = {t: {} for t in TRAFFIC}
+    wanted = [s for s in LIBRARY if only is None or s in only]
+    mixes = [*TRAFFIC] + [
+        t
+        for t in ("three-tier",)
+        if any(t in LIBRARY[s].traffic and LIBRARY[s].applies(tb)[0] for s in wanted)
+    ]
+    step: dict = {t: {} for t in mixes}
+    slow: dict = {t: {} for t in mixes}
+    counters: dict = {t: {} for t in mixes}
     base_of: dict[str, np.ndarray] = {}
     incast: dict[str, float] = {}
     skip: dict[str, str] = {}
-    wanted = [s for s in LIBRARY if only is None or s in only]
-    for traffic in TRAFFIC:
+    for traffic in mixes:
         for sid in (None, *wanted):
             key = sid or "baseline"
             if sid is not None:
@@ -424,12 +442,14 @@ def shipped_testbed(technology: str, baseline: str | None = None) -> Testbed:
     return testbed_for(400, None, 600, 40, "ecmp", technology="roce", baseline=baseline)
 
 
-def shipped_files() -> list[tuple[str, str, str, str]]:
-    """(file name, fabric, scenario or None, traffic) of every shipped file."""
+def shipped_files() -> list[tuple[str, str, str | None, str, str]]:
+    """(file name, fabric, scenario or None, traffic, baseline) of every shipped file."""
     out = []
     for sid, trig in LIBRARY.items():
         for tech in trig.fabrics:
             tb = shipped_testbed(tech, SHIPPED_BASELINE.get(sid) if tech == "roce" else None)
+            if "three-tier" in trig.traffic:
+                tb = replace(tb, tiers=3)
             if trig.applies(tb)[0]:
                 out.append((f"{tech}-{sid}.yaml", tech, sid, trig.traffic[-1], tb.baseline))
     for tech, sid, base, suffix in SHIPPED_EXTRA:
@@ -440,6 +460,7 @@ def shipped_files() -> list[tuple[str, str, str, str]]:
                 (f"{tech}-baseline-{traffic}.yaml", tech, None, traffic, shipped_testbed(tech).baseline)
             )
     out.append(("roce-baseline-congested-pfc-only.yaml", "roce", None, "congested", "pfc-only"))
+    out.append(("roce-baseline-three-tier.yaml", "roce", None, "three-tier", "hpcc"))
     return out
 
 
@@ -456,7 +477,7 @@ def write_scenarios(folder) -> list[str]:
     folder.mkdir(parents=True, exist_ok=True)
     tb0 = shipped_testbed("roce")
     flows_file = {}
-    for traffic in TRAFFIC:
+    for traffic in (*TRAFFIC, "three-tier"):
         flows, n_ring = _flows(tb0, traffic)
         lines = [str(len(flows))] + [
             f"{r.src} {r.dst} 3 {ROCE_DPORT} {r.size_bytes} {2 + r.start_ps / 1e12:.9f}"
@@ -467,7 +488,7 @@ def write_scenarios(folder) -> list[str]:
     names = []
     for name, tech, sid, traffic, base in shipped_files():
         tb = shipped_testbed(tech, base)
-        d = scenario_dict(tb, sid, 1)
+        d = scenario_dict(tb, sid, 1, traffic=traffic)
         d["name"] = name.removesuffix(".yaml")
         if sid is not None:
             trig = LIBRARY[sid]
