@@ -140,7 +140,7 @@ def test_hpcc_int_stack_echo_and_parameters():
     assert hp["base_rtt_ps"] == 2 * (pkt_ps + 10**6) + 2 * (ack_ps + 10**6)
     assert hp["w_ai_bytes"] == 4000 and hp["eta"] == 0.9 and hp["max_stage"] == 3
     assert st.fr[0, K.FR_W] == pytest.approx(100e9 * hp["base_rtt_ps"] / 8e12)
-    assert st.pk.shape[1] == K.PK_NUM + 4 * st.cfg[K.C_INT_MAX]
+    assert st.pk.shape[1] == K.PK_NUM + K.INT_W * st.cfg[K.C_INT_MAX]
     sc2 = scenario(
         star(3),
         {"kind": "incast", "senders": 2, "receiver": 0, "flow_size": "40KB"},

@@ -50,6 +50,7 @@ def compare_advisor(
     training: dict | None = None,
     scenario_file: str | None = None,
     calibration=None,
+    risk=None,
 ) -> dict:
     """The JSON-ready result of ``aifabric compare`` for advisor inputs ``adv`` (the CLI's path)."""
     from aifabric.report.result import comparison_dict
@@ -71,6 +72,7 @@ def run_comparison(
     training: dict | None = None,
     scenario_file: str | None = None,
     calibration=None,
+    risk=None,
 ):
     from aifabric.stages.pipeline import CompareInputs, run
     from aifabric.stages.testbed import CONGESTION_SHARE

@@ -341,6 +341,19 @@ class PauseStormSpec(_Model):
         return self
 
 
+class PfcWatchdogSpec(_Model):
+    """``fabric.pfc_watchdog:`` — a queue paused without a break for ``detection`` is declared
+    stormed and stops honouring PAUSE (SONiC ``pfcwd``, action drop; defaults 200 ms / 200 ms,
+    hardware-facts E.2). On InfiniBand the same role is played by the switch's head-of-queue
+    lifetime (OpenSM ``leaf_head_of_queue_lifetime``), so the key is allowed on both technologies.
+    Applied to injected pauses (``pause_storms``, ``receiver_stalls``): a pause longer than
+    ``detection`` ends at ``detection``. The dropped traffic of the stormed queue itself is not
+    modelled (the stalled device is treated as draining again)."""
+
+    enabled: bool = True
+    detection: PosTime = 200 * 10**9
+
+
 class FabricSpec(_Model):
     """``fabric:`` — technology and its lossless / congestion / routing settings."""
 
@@ -351,23 +364,37 @@ class FabricSpec(_Model):
     switch_buffer: PosSize | None = None
     pfc: PfcSpec = PfcSpec()
     ecn: EcnSpec = EcnSpec(enabled=False)
-    congestion_control: Literal["none", "dcqcn", "hpcc"] = "none"
+    congestion_control: Literal["none", "dcqcn", "hpcc", "ib-cc"] = "none"
     dcqcn: DcqcnSpec = DcqcnSpec()
     hpcc: HpccSpec = HpccSpec()
     routing: Literal["ecmp", "adaptive", "static"] = "ecmp"
+    # per-switch: every switch salts its ECMP hash with its own seed; same-seed: one seed on every
+    # switch (ECMP polarisation: the tier above repeats the choice of the tier below)
+    ecmp_hash: Literal["per-switch", "same-seed"] = "per-switch"
     adaptive: AdaptiveSpec = AdaptiveSpec()
     qp_split: _count(1, 1024) = 1
     ib: IbSpec = IbSpec()
     failures: tuple[FailureSpec, ...] = ()
     pfc_overrides: tuple[PfcOverrideSpec, ...] = ()
     pause_storms: tuple[PauseStormSpec, ...] = ()
+    # a host NIC that stops draining (slow or stuck receiver): on RoCE it sends PAUSE to its leaf,
+    # on InfiniBand it withholds credits — both stop the leaf's egress toward it for ``duration``
+    receiver_stalls: tuple[PauseStormSpec, ...] = ()
+    pfc_watchdog: PfcWatchdogSpec | None = None
 
     @model_validator(mode="after")
     def _technology(self):
+        if self.congestion_control == "ib-cc":
+            if self.technology != "infiniband":
+                raise ValueError(
+                    "congestion_control ib-cc is InfiniBand's; allowed for roce: none, dcqcn, hpcc"
+                )
+            if not self.ecn.enabled:
+                raise ValueError("congestion_control ib-cc needs ecn.enabled: true (FECN marking thresholds)")
         if self.technology == "infiniband":
             if self.congestion_control == "dcqcn":
                 raise ValueError(
-                    "congestion_control dcqcn is a RoCE mechanism; allowed for infiniband: none, hpcc"
+                    "congestion_control dcqcn is a RoCE mechanism; allowed for infiniband: none, hpcc, ib-cc"
                 )
             if "pfc" in self.model_fields_set and self.pfc.enabled:
                 raise ValueError("pfc is a RoCE mechanism; InfiniBand uses credit flow control (fabric.ib)")
@@ -510,6 +537,20 @@ class AdvisorSpec(_Model):
     network_budget_usd: Annotated[float, Field(gt=0)] | None = None  # ceiling on network capex (a constraint)
 
 
+class RiskSpec(_Model):
+    """``risk:`` — the fabric as the user intends to run it, and any rate or duration of the risk
+    library (:mod:`aifabric.stages.risk`) replaced by the user's own."""
+
+    roce_baseline: Literal["hpcc", "dcqcn", "pfc-only"] | None = None
+    ib_congestion_control: Literal["none", "ib-cc"] | None = None
+    audit_in_ci: bool = False  # the audit runs in CI: a wrong setting is found in about a day
+    check_scaling: bool = False  # also measure a pod twice as wide; the larger slowdown counts
+    # scenario -> probability (mistakes), events per 1,000 components a year (faults) or share of time
+    probability: dict[str, Annotated[float, Field(ge=0)]] = {}
+    hours: dict[str, Annotated[float, Field(ge=0)]] = {}  # scenario -> hours present per event (faults)
+    interrupt_hours: Annotated[float, Field(gt=0)] | None = None  # lost per job interruption
+
+
 class Scenario(_Model):
     """A whole scenario file."""
 
@@ -523,6 +564,7 @@ class Scenario(_Model):
     # ``training:`` (interface.md): validated by the workload stage's TrainingSpec
     # (aifabric.workload.llm.spec) — a layer above this module; kept as the parsed mapping here.
     training: dict[str, Any] | None = None
+    risk: RiskSpec | None = None
     description: str | None = None
 
     @model_validator(mode="after")

@@ -79,6 +79,15 @@ def scenario_training(scenario_path: Path | None) -> dict | None:
     return load_scenario(scenario_path).training
 
 
+def scenario_risk(scenario_path: Path | None):
+    """The scenario file's ``risk:`` section (RiskSpec), or None."""
+    if scenario_path is None:
+        return None
+    from aifabric.scenario import load_scenario
+
+    return load_scenario(scenario_path).risk
+
+
 def register(app: typer.Typer) -> None:
     @app.command("compare")
     def compare_cmd(
@@ -232,6 +241,7 @@ def _run(
         training=training,
         scenario_file=str(scenario) if scenario else None,
         calibration=calibration,
+        risk=scenario_risk(scenario),
     )
     if not show_progress:
         return compare_advisor(adv, cat, **kw)

@@ -1,4 +1,5 @@
-"""``aifabric risk`` — the misconfiguration testbed of ``compare`` on its own, every knob exposed."""
+"""``aifabric risk`` — the failure and misconfiguration testbed of ``compare`` on its own, every knob
+exposed; ``--list`` prints the scenario library."""
 
 from __future__ import annotations
 
@@ -40,12 +41,28 @@ def build_testbed(
     incast_size: str,
     storm_duty: float,
     seeds: str,
+    technology: str = "roce",
+    baseline: str | None = None,
 ):
     """CLI words → :class:`aifabric.stages.testbed.Testbed` (one-line errors naming the flag)."""
-    from aifabric.stages.testbed import Testbed
+    from aifabric.stages.testbed import BASELINES, Testbed
 
-    if routing not in ("ecmp", "adaptive"):
-        raise InputError("not an allowed value", field="--routing", value=routing, allowed="ecmp, adaptive")
+    if technology not in BASELINES:
+        raise InputError(
+            "not an allowed value", field="--technology", value=technology, allowed="roce, infiniband"
+        )
+    allowed_routing = ("ecmp", "adaptive") if technology == "roce" else ("static", "adaptive")
+    if routing == "ecmp" and technology == "infiniband":
+        routing = "static"
+    if routing not in allowed_routing:
+        raise InputError(
+            "not an allowed value", field="--routing", value=routing, allowed=", ".join(allowed_routing)
+        )
+    cc = baseline or BASELINES[technology][0]
+    if cc not in BASELINES[technology]:
+        raise InputError(
+            "not an allowed value", field="--baseline", value=cc, allowed=", ".join(BASELINES[technology])
+        )
     base = Testbed()
     max_senders = (base.leaves - 1) * base.hosts_per_leaf
     if not 1 <= incast_senders <= max_senders:
@@ -76,6 +93,8 @@ def build_testbed(
         incast_bytes=_parse("size", incast_size, "--incast-size", "e.g. 32MiB"),
         storm_pause_us=storm_duty * base.storm_period_us,
         seeds=seed_list,
+        technology=technology,
+        baseline=cc,
     )
 
 
@@ -83,7 +102,9 @@ def register(app: typer.Typer) -> None:
     @app.command("risk")
     def risk_cmd(
         rate: str = typer.Option("400Gbps", "--rate", help="Link (NIC) rate."),
-        routing: str = typer.Option("ecmp", "--routing", help="ecmp | adaptive (per packet)."),
+        routing: str = typer.Option(
+            "ecmp", "--routing", help="ecmp | adaptive (per packet); static on infiniband."
+        ),
         buffer: str = typer.Option("128MB", "--buffer", help="Switch shared buffer (Spectrum-4: 128 MB)."),
         hop: str = typer.Option("600ns", "--hop", help="Switch hop latency."),
         link_delay: str = typer.Option(
@@ -98,19 +119,39 @@ def register(app: typer.Typer) -> None:
             0.02, "--storm-duty", help="Share of time spine0 is paused (pfc-storm)."
         ),
         seeds: str = typer.Option("1,2", "--seeds", help="Hash seeds to average over, comma-separated."),
+        technology: str = typer.Option("roce", "--technology", help="roce | infiniband."),
+        baseline: str = typer.Option(
+            None,
+            "--baseline",
+            help="The fabric as intended: roce hpcc | dcqcn | pfc-only; infiniband none | ib-cc.",
+        ),
+        list_: bool = typer.Option(False, "--list", help="List the scenario library and exit."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
     ) -> None:
-        """Lossless misconfigurations on a packet-level leaf-spine testbed: ring-step slowdown per mistake."""
+        """Failures and misconfigurations on a packet-level leaf-spine testbed: ring-step slowdown per scenario."""
         from aifabric.cli import run_guarded
 
         def body() -> int:
             from aifabric.stages.testbed import measure_testbed
 
+            if list_:
+                return _list(as_json)
             tb = build_testbed(
-                rate, routing, buffer, hop, link_delay, step, incast_senders, incast_size, storm_duty, seeds
+                rate,
+                routing,
+                buffer,
+                hop,
+                link_delay,
+                step,
+                incast_senders,
+                incast_size,
+                storm_duty,
+                seeds,
+                technology,
+                baseline,
             )
             try:
-                rm = measure_testbed(tb)
+                rm = measure_testbed(tb, technology == "roce")
             except RuntimeError as exc:
                 if "lossless fabric dropped" not in str(exc):
                     raise
@@ -130,6 +171,43 @@ def register(app: typer.Typer) -> None:
         run_guarded(body)
 
 
+def library_rows() -> list[dict]:
+    """The scenario library with each scenario's rate and its basis (``aifabric risk --list``)."""
+    from aifabric.stages.risk import MISCONFIG_PROBABILITY_BASIS, RATES
+    from aifabric.stages.testbed import LIBRARY
+
+    return [
+        {
+            "scenario": sid,
+            "fabrics": list(t.fabrics),
+            "kind": t.kind,
+            "breaks": t.breaks,
+            "model": t.model,
+            "traffic": list(t.traffic),
+            "rate": RATES[sid].basis if sid in RATES else MISCONFIG_PROBABILITY_BASIS,
+            "files": [f"scenarios/risk/{f}-{sid}.yaml" for f in t.fabrics],
+        }
+        for sid, t in LIBRARY.items()
+    ]
+
+
+def _list(as_json: bool) -> int:
+    rows = library_rows()
+    if as_json:
+        typer.echo(json.dumps({"scenarios": rows}, indent=2))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title="the risk library (aifabric simulate scenarios/risk/<fabric>-<scenario>.yaml)")
+    for col in ("scenario", "fabrics", "what it breaks", "how it is modelled", "rate and source"):
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        t.add_row(r["scenario"], ", ".join(r["fabrics"]), r["breaks"], r["model"], r["rate"])
+    Console(width=max(160, Console().width)).print(t)
+    return 0
+
+
 def _print(out: dict) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -137,26 +215,29 @@ def _print(out: dict) -> None:
     con = Console(width=max(132, Console().width))
     for k, v in out["testbed"].items():
         con.print(f"[dim]{k}:[/dim] {v}")
-    t = Table(title="the testbed (mean over seeds; Δ vs tuned; PAUSE frames / ECN marks per run)")
-    t.add_column("configuration", no_wrap=True)
+    t = Table(title="the testbed (mean over seeds; Δ vs the baseline; PAUSE frames / ECN marks per run)")
+    t.add_column("scenario", no_wrap=True)
     for tr in out["step_us"]:
         t.add_column(f"ring {tr} us", justify="right", no_wrap=True)
         t.add_column("Δ", justify="right", no_wrap=True)
         t.add_column("PAUSE/ECN", justify="right", no_wrap=True)
     t.add_column("incast us", justify="right", no_wrap=True)
-    t.add_column("Δ", justify="right", no_wrap=True)
-    for cfg in out["step_us"]["quiet"]:
+    cfgs = list(dict.fromkeys(c for steps in out["step_us"].values() for c in steps))
+    for cfg in cfgs:
         cells = []
         for tr, steps in out["step_us"].items():
+            if cfg not in steps:
+                cells += ["-", "-", "-"]
+                continue
             slow = out["comm_slowdown"][tr].get(cfg)
-            c = out["counters"][tr][cfg]
+            c = out["counters"][tr].get(cfg, {"pause_frames": 0, "ecn_marks": 0})
             cells += [
-                f"{steps[cfg]:,.1f}",
-                "—" if slow is None else f"{slow:+.1%}",
+                "hang" if steps[cfg] is None else f"{steps[cfg]:,.1f}",
+                "—" if cfg == "baseline" else ("hang" if slow is None else f"{slow:+.1%}"),
                 f"{c['pause_frames']:,} / {c['ecn_marks']:,}",
             ]
-        inc = out["storage_slowdown"].get(cfg)
-        cells += [f"{out['incast_us'][cfg]:,.1f}", "—" if inc is None else f"{inc:+.1%}"]
+        inc = out["incast_us"].get(cfg)
+        cells += ["-" if inc is None or inc != inc else f"{inc:,.1f}"]
         t.add_row(cfg, *cells)
     con.print(t)
     con.print(
@@ -164,12 +245,24 @@ def _print(out: dict) -> None:
         "flow (the storage transfer itself)[/dim]"
     )
     if out["jitter_sweep"]:
-        j = Table(title="pfc-storm: ring-step slowdown vs share of time spine0 is paused (quiet traffic)")
-        j.add_column("paused", justify="right")
-        j.add_column("ring step slowdown", justify="right")
+        j = Table(title="jitter: PAUSE bursts on a share of the ring's NICs (quiet traffic, first seed)")
+        for col in ("burst", "share of NICs", "paused", "ring step slowdown"):
+            j.add_column(col, justify="right")
         for r in out["jitter_sweep"]:
-            j.add_row(f"{r['duty']:.0%}", f"{r['comm_slowdown']:+.1%}")
+            s = r["comm_slowdown"]
+            j.add_row(
+                f"{r['burst_us']:g} us",
+                f"{r['share']:.0%}",
+                f"{r['duty']:.0%}",
+                "hang" if s is None else f"{s:+.1%}",
+            )
         con.print(j)
+    if out.get("not_applicable"):
+        con.print(
+            "[dim]not measured: "
+            + "; ".join(f"{k}: {v}" for k, v in out["not_applicable"].items())
+            + "[/dim]"
+        )
     con.print(
         f"[dim]{out['runs']} packet runs, {out['wall_s']:.1f} s of simulation; drops across all runs: "
         f"{sum(c['drops'] for per in out['counters'].values() for c in per.values())}[/dim]"

@@ -51,8 +51,11 @@ def path_model_bytes(num_switches: int, num_leaves: int, num_links: int) -> int:
 class PathModel:
     """Distances and padded adjacency of one topology, to route many flows at once."""
 
-    def __init__(self, topo: Topology):
+    def __init__(self, topo: Topology, same_hash_seed: bool = False):
         self.topo = topo
+        # ECMP polarisation: every switch hashes with the same seed (the salt of node 0), so a
+        # lower tier's choice repeats at the tier above
+        self.same_hash_seed = same_hash_seed
         n = topo.num_nodes
         tier = topo.node_tier
         self.hosts = topo.hosts
@@ -209,7 +212,8 @@ class PathModel:
                 value=f"{t.node_names[int(src[i])]} -> {t.node_names[int(dst[i])]}",
             )
         if routing == "ecmp":
-            h = ecmp_hashes(src, dst, sport, ROCE_DPORT, UDP_PROTO, switch_salts(seed, node))
+            salt_of = np.zeros_like(node) if self.same_hash_seed else node
+            h = ecmp_hashes(src, dst, sport, ROCE_DPORT, UDP_PROTO, switch_salts(seed, salt_of))
             j = (h % k.astype(np.uint64)).astype(np.int64)
         elif routing == "static":
             j = (

@@ -135,19 +135,20 @@ def _fig_risk(fabrics: list[dict]):
         detail = f.get("risk_detail") or {}
         if detail:
             fig.add_bar(
-                name=f"{f['label']}: slowdown if present",
+                name=f"{f['label']}: lost share while present (l)",
                 x=list(detail),
-                y=[100 * d["slowdown"] for d in detail.values()],
+                y=[100 * d.get("loss_while_present", 0.0) for d in detail.values()],
             )
             fig.add_bar(
-                name=f"{f['label']}: expected loss (x probability)",
+                name=f"{f['label']}: expected loss (p x d x l)",
                 x=list(detail),
                 y=[100 * d["expected_loss"] for d in detail.values()],
             )
     fig.update_layout(
         barmode="group",
-        title="Lossless misconfigurations: slowdown and expected loss (%)",
+        title="Failures and misconfigurations, both fabrics: loss while present and expected loss (%)",
         yaxis_title="%",
+        yaxis_type="log",
         height=380,
     )
     return fig
@@ -159,25 +160,23 @@ def _fig_jitter(result: dict):
     fig = go.Figure()
     j = result.get("jitter") or {}
     sweep = j.get("sweep") or []
+    groups: dict = {}
+    for r in sweep:
+        groups.setdefault((r.get("burst_us", 2.0), r.get("share", 1.0)), []).append(r)
+    for (burst, share), rows in groups.items():
+        fig.add_scatter(
+            x=[100 * r["duty"] for r in rows],
+            y=[100 * (r["comm_slowdown"] or 0.0) for r in rows],
+            mode="lines+markers",
+            name=f"ring step: {burst:g} us bursts on {share:.0%} of NICs",
+        )
     if sweep:
-        x = [100 * r["duty"] for r in sweep]
-        fig.add_scatter(
-            x=x,
-            y=[100 * r["comm_slowdown"] for r in sweep],
-            mode="lines+markers",
-            name="ring step (packet testbed)",
-        )
-        fig.add_scatter(
-            x=x,
-            y=[100 * r["slowdown"] for r in sweep],
-            mode="lines+markers",
-            name=j.get("slowdown_of", "iteration"),
-        )
+        x = sorted({100 * r["duty"] for r in sweep})
         fig.add_scatter(
             x=[x[0], x[-1]], y=[20, 20], mode="lines", name="the ~20 % claim", line={"dash": "dot"}
         )
     fig.update_layout(
-        title="Spurious PAUSE from one spine: slowdown vs share of time paused",
+        title="Jitter: PAUSE bursts on a share of the NICs — ring-step slowdown vs share of time paused",
         xaxis_type="log",
         xaxis_title="time paused (%)",
         yaxis_title="slowdown (%)",
@@ -187,40 +186,56 @@ def _fig_jitter(result: dict):
 
 
 def _risk_section(result: dict) -> list[str]:
-    out = []
+    out = [
+        "<p>Each scenario is measured on a packet-level pod derived from the fabric (same rate, hop latency, "
+        "buffer per port, oversubscription, routing and baseline congestion control): the ring step's slowdown "
+        "s, sent through the iteration model; lost share while present l = 1 - 1/(1+s); probability p; share "
+        "of the year present d; expected loss p·d·l; the fabric's total 1 - Π(1 - p·d·l), with a range from the "
+        "low and high ends of p and d.</p>"
+    ]
     for f in result["fabrics"]:
         detail = f.get("risk_detail") or {}
         if not detail:
             continue
         out.append(
-            f"<h3>{_e(f['label'])}</h3><table><tr><th>mistake</th><th>what</th><th>ring step slowdown "
-            "quiet / congested</th><th>slowdown if present</th><th>probability</th><th>expected loss</th></tr>"
+            f"<h3>{_e(f['label'])}</h3><table><tr><th>scenario</th><th>what it breaks</th><th>how it is "
+            "modelled</th><th>ring step slowdown quiet / congested</th><th>slowdown s</th><th>p</th><th>present "
+            "d</th><th>expected loss (range)</th><th>basis</th></tr>"
         )
-        for mid, d in detail.items():
-            q, c = d.get("comm_slowdown_quiet"), d.get("comm_slowdown_congested")
-            qc = (
-                f"{q:+.1%} / {c:+.1%}"
-                if q is not None
-                else (
-                    f"{d['comm_slowdown']:+.1%} (flow model)" if d.get("comm_slowdown") is not None else "-"
-                )
+        for sid, d in detail.items():
+            qc = " / ".join(
+                "-" if k not in d else ("hang" if d[k] is None else f"{d[k]:+.1%}")
+                for k in ("comm_slowdown_quiet", "comm_slowdown_congested")
             )
+            if qc == "- / -":
+                qc = "-" if d.get("comm_slowdown") is None else f"{d['comm_slowdown']:+.1%} (flow model)"
+            slow = (
+                "all GPUs stopped"
+                if d["slowdown"] is None
+                else f"{d['slowdown']:+.1%} of the {d['slowdown_of']}"
+            )
+            rng = d.get("expected_loss_range") or [d["expected_loss"]] * 2
             out.append(
-                f"<tr><td>{_e(mid)}</td><td>{_e(d['what'])}</td><td class='n'>{_e(qc)}</td>"
-                f"<td class='n'>{d['slowdown']:+.1%} of the {_e(d['slowdown_of'])}</td>"
-                f"<td class='n'>{d['probability']:.0%}</td><td class='n'>{d['expected_loss']:.2%}</td></tr>"
+                f"<tr><td>{_e(sid)}</td><td>{_e(d['what'])}</td><td><small>{_e(d.get('model', ''))}</small></td>"
+                f"<td class='n'>{_e(qc)}</td><td class='n'>{_e(slow)}</td><td class='n'>{d['probability']:.0%}</td>"
+                f"<td class='n'>{d.get('persistence', 1.0):.2%}</td><td class='n'>{d['expected_loss']:.3%} "
+                f"({rng[0]:.3%}–{rng[1]:.3%})</td><td><small>{_e(d.get('probability_basis', ''))}</small></td></tr>"
             )
+        lo, hi = f.get("expected_loss_range") or [f["expected_loss"]] * 2
         out.append(
-            f"<tr><th colspan=5>total expected loss</th><td class='n'>{f['expected_loss']:.2%}</td></tr>"
-            "</table>"
+            f"<tr><th colspan=7>total expected loss (goodput loss from job interruptions "
+            f"{f.get('goodput_loss', 0.0):.3%} included)</th><td class='n'>{f['expected_loss']:.2%} "
+            f"({lo:.2%}–{hi:.2%})</td><td></td></tr></table>"
         )
         tb = f.get("risk_testbed")
         if tb:
+            na = "; ".join(f"{k}: {v}" for k, v in (tb.get("not_applicable") or {}).items())
             out.append(
-                "<p><small>Packet-level testbed: "
+                "<p><small>Testbed: "
                 + _e("; ".join(f"{k}: {v}" for k, v in tb["testbed"].items()))
-                + f" — {tb['runs']} runs, {tb['wall_s']:.1f} s of simulation. Counters (pause frames / drops "
-                "/ ECN marks, mean per run): "
+                + f" — {tb['runs']} runs, {tb['wall_s']:.1f} s of simulation. Not measured here: "
+                + _e(na or "none")
+                + ". Counters (pause frames / drops / ECN marks, mean per run): "
                 + _e(
                     "; ".join(
                         f"{tr} {cfg} {c['pause_frames']}/{c['drops']}/{c['ecn_marks']}"
@@ -230,13 +245,6 @@ def _risk_section(result: dict) -> list[str]:
                 )
                 + "</small></p>"
             )
-    ib = [f for f in result["fabrics"] if f["technology"] == "infiniband"]
-    if ib:
-        out.append(
-            "<p><small>InfiniBand: credit-based flow control has no PFC thresholds, ECN marking or PAUSE "
-            "frames, so none of these mistakes exist there; subnet-manager and routing-engine mistakes are "
-            "not modelled.</small></p>"
-        )
     return out
 
 
@@ -376,12 +384,12 @@ def render_report(result: dict) -> str:
             ),
         ),
         (
-            "expected slowdown from misconfiguration",
-            lambda f: (
-                f"{100 * sum(f['risk'].values()):.1f} %"
-                if f.get("risk")
-                else ("none of the simulated mistakes apply" if f["technology"] == "infiniband" else "—")
-            ),
+            "expected loss from failures and misconfigurations",
+            lambda f: f"{100 * f['expected_loss']:.2f} %" if f.get("risk") else "—",
+        ),
+        (
+            "goodput loss from job interruptions",
+            lambda f: f"{100 * f.get('goodput_loss', 0.0):.3f} %" if f.get("risk") else "—",
         ),
     ]
     for name, fn in rows:
@@ -400,7 +408,7 @@ def render_report(result: dict) -> str:
         divs["chart-fct"],
     ]
     if "chart-risk" in divs:
-        parts += ["<h2>Misconfiguration risk</h2>", divs["chart-risk"]] + _risk_section(result)
+        parts += ["<h2>Failure and misconfiguration risk</h2>", divs["chart-risk"]] + _risk_section(result)
     if "chart-jitter" in divs:
         parts += ["<h2>Jitter: spurious PAUSE frames</h2>", divs["chart-jitter"]]
     if "chart-tornado" in divs:

@@ -33,20 +33,23 @@ def assumptions(c: Comparison) -> list[str]:
         + f") + network) amortised over 4 years, for {perf.train_tokens:.3g} tokens; energy and operations "
         "excluded",
         MISCONFIG_PROBABILITY_BASIS,
-        "misconfiguration impacts (ECN off, DCQCN at firmware defaults, PFC threshold mismatch, PFC storm) come "
-        "from a packet-level "
-        "leaf-spine testbed at the RoCE fabric's NIC rate, tuned = PFC dynamic thresholds + HPCC "
-        "(aifabric.stages.testbed); expected loss per mistake = probability x the iteration slowdown it causes",
+        "failure and misconfiguration impacts come from a packet-level leaf-spine pod derived from each planned "
+        "fabric (same rate, hop latency, buffer per port, oversubscription, routing; baseline RoCE = PFC dynamic "
+        "thresholds + HPCC unless set, InfiniBand = credits + adaptive routing, no IB congestion control) "
+        "(aifabric.stages.testbed); per scenario p x d x l with l = 1 - 1/(1 + iteration slowdown), combined "
+        "as 1 - prod(1 - p d l) (aifabric.stages.risk)",
+        "job interruptions: NIC and host-link failure rates from the Llama 3 paper (16,384 H100, 54 days), "
+        "15 min (6-40) lost per interruption on every GPU (assumption); reported as goodput_loss",
         f"congestion share {congestion_share:.0%}: "
         + (
             CONGESTION_SHARE_BASIS
             if congestion_share == CONGESTION_SHARE
             else "set by the user (--congestion-share)"
         ),
-        f'"small network jitter" = one spine emitting spurious PAUSE {SMALL_JITTER_DUTY:.0%} of the time '
-        "(assumption, no public source)",
-        "switch shared buffer for the risk testbed: the catalog's, else 128 MB (Spectrum-4, the conservative of "
-        "two conflicting public figures, hardware-facts)",
+        f'"small network jitter" = PAUSE bursts {SMALL_JITTER_DUTY:.0%} of the time (one spine, or a share of '
+        "the NICs; assumption, no public source)",
+        "switch shared buffer for the risk testbed: the catalog's (else 128 MB, Spectrum-4, the conservative of "
+        "two conflicting public figures, hardware-facts) per port x the pod leaf's ports",
     ]
     for f in c.performance.fabrics:
         if f.iteration is not None:
@@ -71,8 +74,11 @@ def _fabric_row(c: Comparison, fd) -> dict:
         "iteration_time_s": ev.iteration_time_s,
         "tokens_per_s": ev.tokens_per_s,
         "busbw_gbps": net.busbw_gbps,
-        "risk": dict(ev.risk),
-        "expected_loss": ev.expected_loss,
+        "risk": fr.rows(),
+        "expected_loss": fr.expected_loss,
+        "expected_loss_range": list(fr.expected_loss_range),
+        "goodput_loss": fr.goodput_loss,
+        "goodput": fr.goodput_detail,
         "risk_detail": {r.scenario: r.detail() for r in fr.items},
         "risk_testbed": fr.testbed.to_dict() if fr.testbed is not None else None,
         "small_message_latency_us": fd.small_message_latency_us,

@@ -4,38 +4,63 @@ recommendation with its reasons and the brochure claims (rich)."""
 from __future__ import annotations
 
 
+def _pct_or(x, fmt="{:+.1%}", none="hang") -> str:
+    return none if x is None else fmt.format(x)
+
+
 def print_risk(con, result: dict) -> None:
+    """One table per fabric, the same columns for both: the scenario library measured on the fabric's
+    testbed, probability x persistence x lost share, combined, plus job interruptions (goodput)."""
     from rich.table import Table
 
     for f in result["fabrics"]:
         detail = f.get("risk_detail") or {}
         if not detail:
             continue
+        lo, hi = f.get("expected_loss_range") or (f["expected_loss"], f["expected_loss"])
         t = Table(
-            title=f"misconfiguration risk on {f['fabric']} (packet-level testbed; expected loss = "
-            "probability x slowdown)"
+            title=f"failure and misconfiguration risk on {f['label']} (packet-level testbed of this fabric; "
+            "loss = p x d x l, l = 1 - 1/(1+s), combined 1 - prod(1 - p d l))"
         )
         of = next(iter(detail.values()))["slowdown_of"]
         for col in (
-            "mistake",
+            "scenario",
             "ring step quiet / congested",
-            f"{of} slowdown",
-            "probability",
-            "expected loss",
+            f"{of} slowdown s",
+            "p",
+            "present d",
+            "expected loss (range)",
         ):
-            t.add_column(col, justify="left" if col == "mistake" else "right")
-        for mid, d in detail.items():
+            t.add_column(col, justify="left" if col == "scenario" else "right", no_wrap=col == "scenario")
+        for sid, d in detail.items():
             q, c = d.get("comm_slowdown_quiet"), d.get("comm_slowdown_congested")
-            qc = (
-                f"{q:+.1%} / {c:+.1%}"
-                if q is not None
-                else (f"{d['comm_slowdown']:+.1%}" if d.get("comm_slowdown") is not None else "-")
-            )
+            if "comm_slowdown_quiet" in d or "comm_slowdown_congested" in d:
+                qc = " / ".join(
+                    _pct_or(d.get(k)) if k in d else "-"
+                    for k in ("comm_slowdown_quiet", "comm_slowdown_congested")
+                )
+            else:
+                qc = _pct_or(d.get("comm_slowdown"), none="-")
+            del q, c
+            rng = d.get("expected_loss_range") or [d["expected_loss"], d["expected_loss"]]
             t.add_row(
-                mid, qc, f"{d['slowdown']:+.1%}", f"{d['probability']:.0%}", f"{d['expected_loss']:.1%}"
+                sid,
+                qc,
+                _pct_or(d["slowdown"], none="all (stopped)" if sid == "job-interruptions" else "hang"),
+                f"{d['probability']:.0%}",
+                f"{d.get('persistence', 1.0):.2%}",
+                f"{d['expected_loss']:.3%} ({rng[0]:.3%}-{rng[1]:.3%})",
             )
-        t.add_row("total", "", "", "", f"{f['expected_loss']:.1%}")
+        t.add_row("total", "", "", "", "", f"{f['expected_loss']:.2%} ({lo:.2%}-{hi:.2%})")
         con.print(t)
+        g = f.get("goodput") or {}
+        if g:
+            con.print(
+                f"[dim]{f['label']}: {g['interruptions_per_year']:.1f} job interruptions a year x "
+                f"{60 * g['hours_per_interruption']:.0f} min = goodput loss {f['goodput_loss']:.3%} of GPU-hours "
+                f"(in the total above); fabric-link re-convergence {g['reconvergence_s']:g} s vs NCCL retry budget "
+                f"{g['nccl_retry_budget_s']:.0f} s[/dim]"
+            )
 
 
 def print_comparison(result: dict) -> None:

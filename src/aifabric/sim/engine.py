@@ -17,7 +17,7 @@ from aifabric.errors import InputError
 from aifabric.sim import kernel as K
 
 ROUTING_CODES = {"ecmp": 0, "static": 0, "adaptive-packet": 1, "adaptive-flowlet": 2}
-CC_CODES = {"none": 0, "dcqcn": 1, "hpcc": 2}
+CC_CODES = {"none": 0, "dcqcn": 1, "hpcc": 2, "ib-cc": 1}  # ib-cc: FECN marks + a DCQCN-type reaction
 ACK_EVERY = 1  # the receiver ACKs every data packet (ns-3 HPCC's default ACK interval of one packet)
 RESUME_OFFSET_BYTES = 3 * 1024  # dynamic PFC: RESUME 3 KB below the threshold (ns-3 HPCC, hardware-facts E.1)
 
@@ -167,7 +167,11 @@ def compile_scenario(scenario, topo, flows) -> State:
     start = int_column(flows, "start_ps")
     sport = flow_sport(int_column(flows, "id"))
 
-    pm = topo.__dict__.get("_flow_path_model") or PathModel(topo)  # one kept by a caller: deterministic
+    same_seed = fab.ecmp_hash == "same-seed"
+    cached = (
+        None if same_seed else topo.__dict__.get("_flow_path_model")
+    )  # one kept by a caller: deterministic
+    pm = cached or PathModel(topo, same_hash_seed=same_seed)
     base_routing = "ecmp" if routing == "adaptive" else routing
     fpath = pm.route(src, dst, base_routing, scenario.seed, sport).astype(np.int64)
     apath = pm.route(dst, src, base_routing, scenario.seed, sport).astype(np.int64)
@@ -228,7 +232,11 @@ def compile_scenario(scenario, topo, flows) -> State:
 
     lossless_pfc = (not ib) and fab.pfc.enabled
     overrides = misconfig.pfc_overrides(fab, topo) if lossless_pfc and fab.pfc_overrides else []
-    storms = misconfig.pause_storms(fab, topo, scenario.sim.until_ps) if fab.pause_storms and not ib else []
+    storms = (
+        misconfig.pause_storms(fab, topo, scenario.sim.until_ps)
+        if (fab.pause_storms and not ib) or fab.receiver_stalls
+        else []
+    )
     cfg = np.zeros(K.C_NUM, dtype=np.int64)
     # dynamic overrides' alphas: extra cf slots after CF_NUM (same float product as the fabric's alpha)
     dyn_alphas = [o["alpha"] for o in overrides if o["mode"] == "dynamic"]
@@ -265,7 +273,7 @@ def compile_scenario(scenario, topo, flows) -> State:
             pt[sel, K.PT_XOFF] = o["xoff_bytes"]
             pt[sel, K.PT_XON] = o["xon_bytes"]
             pt[sel, K.PT_ALPHA_IDX] = K.CF_ALPHA
-    cfg[K.C_ECN] = int(fab.ecn.enabled and not ib)
+    cfg[K.C_ECN] = int(fab.ecn.enabled and (not ib or fab.congestion_control == "ib-cc"))
     if cfg[K.C_ECN]:  # defaults only when marking is on (reading them loads the catalog)
         cfg[K.C_KMIN] = fab.ecn.kmin if fab.ecn.kmin is not None else int(default("ecn.kmin_bytes"))
         cfg[K.C_KMAX] = fab.ecn.kmax if fab.ecn.kmax is not None else int(default("ecn.kmax_bytes"))
@@ -286,8 +294,9 @@ def compile_scenario(scenario, topo, flows) -> State:
     cfg[K.C_DEADLOCK_PS] = scenario.sim.deadlock_timeout
     cfg[K.C_MAXHOP] = maxhop
     failures = _failure_events(fab, topo)
-    # go-back-N recovery when the fabric can lose packets: PFC off, or links that fail
-    cfg[K.C_LOSSY] = int((not ib and not fab.pfc.enabled) or bool(failures))
+    # go-back-N recovery when the fabric can lose packets: PFC off, or links that fail while traffic
+    # runs (a link down at time 0 is re-routed before the first packet reaches a switch: no loss)
+    cfg[K.C_LOSSY] = int((not ib and not fab.pfc.enabled) or any(t > 0 for t, _ in failures))
     # go-back-N timing: one NACK / rewind per byte per base round trip (longest path, MTU packets),
     # timeout after 20 round trips without ACK progress (at least 100 µs)
     pkt_ps = (fab.mtu_bytes + fab.header_bytes) * 8 * K.PS_PER_S // int(topo.link_rate_bps.min())
@@ -295,7 +304,7 @@ def compile_scenario(scenario, topo, flows) -> State:
     cfg[K.C_NACK_GAP] = rtt_ps
     cfg[K.C_RTO] = max(20 * rtt_ps, 100 * 10**6)
     dc = None
-    if fab.congestion_control == "dcqcn":
+    if fab.congestion_control in ("dcqcn", "ib-cc"):
         from aifabric.sim.dcqcn import dcqcn_params
 
         dc = dcqcn_params(fab.dcqcn, int(topo.link_rate_bps.max()))
@@ -329,7 +338,7 @@ def compile_scenario(scenario, topo, flows) -> State:
         fr[:, K.FR_W] = fr[:, K.FR_LINE] * hp["base_rtt_ps"] / (8.0 * K.PS_PER_S)
         fr[:, K.FR_WC] = fr[:, K.FR_W]
         fr[:, K.FR_U] = 1.0
-        fl = np.concatenate([fl, np.zeros((nf, 3 * maxhop), np.int64)], axis=1)
+        fl = np.concatenate([fl, np.zeros((nf, K.HP_W * maxhop), np.int64)], axis=1)
 
     # ---- next hops for adaptive routing (CSR over (node, destination index))
     if cfg[K.C_ROUTING] != 0:
@@ -346,7 +355,7 @@ def compile_scenario(scenario, topo, flows) -> State:
 
     # ---- packets, heap, globals
     npk = 1024 + 16 * max(nf, 1)
-    pk = np.full((npk, K.PK_NUM + (4 * maxhop if hp else 0)), -1, dtype=np.int64)
+    pk = np.full((npk, K.PK_NUM + (K.INT_W * maxhop if hp else 0)), -1, dtype=np.int64)
     pk[:, K.PK_NEXT] = np.arange(1, npk + 1)
     pk[npk - 1, K.PK_NEXT] = -1
     x_times, x_args = misconfig.pause_storm_events(storms)
@@ -387,14 +396,15 @@ def compile_scenario(scenario, topo, flows) -> State:
         st.info["pfc_default"] = misconfig.fabric_pfc(fab)
     if storms:
         st.info["pause_storms"] = storms
-    # flow starts, in id order at equal times: a sorted array is already a valid heap (and filling
-    # it here spares loading a compiled heap_push into the interpreter); then link failures and
-    # injected pauses (fabric.pause_storms) at their times
-    times = np.concatenate([start, np.array([t for t, _ in failures], dtype=np.int64), x_times])
+    # link failures first (a link down at a flow's start time is re-routed before it sends), then
+    # flow starts in id order at equal times, then injected pauses (fabric.pause_storms): a sorted
+    # array is already a valid heap (and filling it here spares loading a compiled heap_push into
+    # the interpreter)
+    times = np.concatenate([np.array([t for t, _ in failures], dtype=np.int64), start, x_times])
     vals = np.concatenate(
         [
-            np.arange(nf, dtype=np.int64) * 16 + K.EV_FLOW_START,
             np.array([lk * 16 + K.EV_LINK_DOWN for _, lk in failures], dtype=np.int64),
+            np.arange(nf, dtype=np.int64) * 16 + K.EV_FLOW_START,
             x_args * 16 + K.EV_XPAUSE,
         ]
     )
@@ -408,6 +418,7 @@ def compile_scenario(scenario, topo, flows) -> State:
     st.info.update(
         topo=topo,
         seed=scenario.seed,
+        same_hash_seed=fab.ecmp_hash == "same-seed",
         base_routing=base_routing,
         src=src,
         dst=dst,
@@ -493,7 +504,9 @@ def reroute(st: State) -> None:
     t2 = topo.without_links(down.tolist())
     src, dst, sport = st.info["src"], st.info["dst"], st.info["sport"]
     try:
-        pm = PathModel(t2)  # raises when a host lost its only link
+        pm = PathModel(
+            t2, same_hash_seed=st.info.get("same_hash_seed", False)
+        )  # raises when a host lost its only link
         fnew = pm.route(src, dst, st.info["base_routing"], st.info["seed"], sport)
         anew = pm.route(dst, src, st.info["base_routing"], st.info["seed"], sport)
     except InputError:

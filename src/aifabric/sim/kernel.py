@@ -19,8 +19,8 @@ Tables (column names are the module constants below):
   of ``fabric.pause_storms`` (``EV_XPAUSE`` events scheduled at compile time, kept apart from the
   real PFC state) and the statistics.
 * ``fl`` / ``fr`` flows (int64 / float64 columns: progress, rate limiter, DCQCN state).
-* HPCC widens ``pk`` by an INT stack (4 columns per hop from ``PK_INT0``) and ``fl`` by the
-  last INT sample per hop (3 columns per hop from ``FL_HP0``); see :func:`hpcc_on_ack`.
+* HPCC widens ``pk`` by an INT stack (:data:`INT_W` columns per hop from ``PK_INT0``) and ``fl`` by
+  the last INT sample per hop (:data:`HP_W` columns per hop from ``FL_HP0``); see :func:`hpcc_on_ack`.
 * ``fpath`` / ``apath``: per flow the directed ports of the data path and of the ACK path
   (precomputed ECMP / static routes); adaptive routing picks ports at run time from the
   next-hop CSR ``nh_off`` / ``nh_links``.
@@ -164,9 +164,12 @@ PK_HOP = 9  # ports traversed so far
 PK_ROW = 10  # row of fpath / apath it follows (a flow's route changes after a link failure)
 PK_NINT = 11  # HPCC: INT records pushed so far (an ACK keeps its data packet's stack: the echo)
 PK_NUM = 12
-# HPCC INT stack: with congestion_control hpcc the table has 4 more columns per hop from PK_INT0:
-# (queue bytes, cumulative tx bytes, timestamp ps, link rate bit/s) of each switch egress
+# HPCC INT stack: with congestion_control hpcc the table has INT_W more columns per hop from PK_INT0:
+# (queue bytes, cumulative tx bytes, timestamp ps, link rate bit/s, egress port id) of each switch
+# egress. The port id lets the sender compare a hop's sample only with an earlier one of the same
+# port: with per-packet spraying consecutive ACKs cross different switches.
 PK_INT0 = 12
+INT_W = 5
 KIND_DATA = 0
 KIND_ACK = 1
 KIND_CNP = 2
@@ -261,8 +264,9 @@ FL_HP_SEQ = 33  # HPCC: lastUpdateSeq (0: no INT stored yet)
 FL_HP_STAGE = 34  # HPCC: incStage
 FL_HP_NHOP = 35  # HPCC: hops in the stored INT samples
 FL_NUM = 36
-# HPCC: the previous INT sample per hop, 3 columns per hop from FL_HP0 (qlen, tx bytes, ts)
+# HPCC: the previous INT sample per hop, HP_W columns per hop from FL_HP0 (qlen, tx bytes, ts, port)
 FL_HP0 = 36
+HP_W = 4
 
 FR_RATE = 0
 FR_TARGET = 1
@@ -554,11 +558,12 @@ def hpcc_on_ack(pk, fl, fr, cfg, cf, f, i):
     if fl[f, FL_HP_SEQ] == 0 or n != fl[f, FL_HP_NHOP]:
         # first INT (or a path of another length after a reroute): store it, nothing to compare
         for j in range(n):
-            c = PK_INT0 + 4 * j
-            s = FL_HP0 + 3 * j
+            c = PK_INT0 + INT_W * j
+            s = FL_HP0 + HP_W * j
             fl[f, s] = pk[i, c]
             fl[f, s + 1] = pk[i, c + 1]
             fl[f, s + 2] = pk[i, c + 2]
+            fl[f, s + 3] = pk[i, c + 4]
         fl[f, FL_HP_NHOP] = n
         if fl[f, FL_HP_SEQ] == 0:
             fl[f, FL_HP_SEQ] = fl[f, FL_SENT]
@@ -567,10 +572,12 @@ def hpcc_on_ack(pk, fl, fr, cfg, cf, f, i):
     u = 0.0
     tau = 0
     for j in range(n):
-        c = PK_INT0 + 4 * j
-        s = FL_HP0 + 3 * j
+        c = PK_INT0 + INT_W * j
+        s = FL_HP0 + HP_W * j
         dts = pk[i, c + 2] - fl[f, s + 2]
-        if dts > 0:
+        # a sample of another port (per-packet spraying, flowlets): tx bytes and times of two
+        # switches are not comparable; this ACK only refreshes the stored sample of hop j
+        if dts > 0 and pk[i, c + 4] == fl[f, s + 3]:
             b = float(pk[i, c + 3])
             tx_rate = (pk[i, c + 1] - fl[f, s + 1]) * 8.0 * PS_PER_S / dts
             q = pk[i, c] if pk[i, c] < fl[f, s] else fl[f, s]
@@ -581,6 +588,7 @@ def hpcc_on_ack(pk, fl, fr, cfg, cf, f, i):
         fl[f, s] = pk[i, c]
         fl[f, s + 1] = pk[i, c + 1]
         fl[f, s + 2] = pk[i, c + 2]
+        fl[f, s + 3] = pk[i, c + 4]
     update = pk[i, PK_SEQ] > fl[f, FL_HP_SEQ]
     if tau > 0:
         if tau > cfg[C_HP_T]:
@@ -647,11 +655,12 @@ def start_tx(pt, pk, fl, cfg, cf, swused, h, g, log, p, i):
             # and its link rate
             n = pk[i, PK_NINT]
             if n < cfg[C_INT_MAX]:
-                c = PK_INT0 + 4 * n
+                c = PK_INT0 + INT_W * n
                 pk[i, c] = pt[p, PT_QBYTES]
                 pk[i, c + 1] = pt[p, PT_TX_BYTES]
                 pk[i, c + 2] = now
                 pk[i, c + 3] = pt[p, PT_RATE]
+                pk[i, c + 4] = p
                 pk[i, PK_NINT] = n + 1
         if cfg[C_IB] == 1:
             pt[p, PT_CREDITS] -= (size + cfg[C_CREDIT_BYTES] - 1) // cfg[C_CREDIT_BYTES]
@@ -990,6 +999,10 @@ def host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, apath, i, node):
             # go-back-N receiver: discard what is not the next expected byte; NACK a gap (at most
             # once per NACK gap for the same byte), re-ACK a duplicate
             g[G_DISCARD_BYTES] += payload
+            if cfg[C_IB] == 1:  # the discarded packet frees its receive buffer: credits go back
+                n = (pk[i, PK_SIZE] + cfg[C_CREDIT_BYTES] - 1) // cfg[C_CREDIT_BYTES]
+                p = pk[i, PK_PORT]
+                heap_push(h, g, now + pt[p, PT_DELAY], EV_CREDIT, n * cfg[C_NPORTS] + p)
             gap = pk[i, PK_SEQ] - payload > fl[f, FL_RCVD]
             if gap and fl[f, FL_NACK_SEQ] == fl[f, FL_RCVD] and now - fl[f, FL_NACK_T] < cfg[C_NACK_GAP]:
                 pkt_free(pk, g, i)
@@ -1130,6 +1143,10 @@ def run(
                 continue
             q = route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i, node)
             if q < 0 or pt[q, PT_DOWN] == 1:
+                if cfg[C_IB] == 1 and pk[i, PK_KIND] == KIND_DATA:
+                    # the packet never takes buffer here: its credits go back to the sender at once
+                    n = (pk[i, PK_SIZE] + cfg[C_CREDIT_BYTES] - 1) // cfg[C_CREDIT_BYTES]
+                    heap_push(h, g, g[G_NOW] + pt[p, PT_DELAY], EV_CREDIT, n * cfg[C_NPORTS] + p)
                 drop_pkt(pk, pt, g, p if q < 0 else q, i)
                 continue
             if pk[i, PK_KIND] != KIND_DATA:

@@ -4,7 +4,9 @@
   of switches with other firmware defaults). :func:`pfc_overrides` gives the effective thresholds
   per entry; the engine copies them onto every ingress port of those switches.
 * ``fabric.pause_storms`` — a device that sends spurious PAUSE frames (a flow-control firmware
-  bug). :func:`pause_storms` gives the egress ports it pauses (its neighbours' egress toward it);
+  bug); ``fabric.receiver_stalls`` — a host NIC that stops draining (PAUSE on RoCE, credits withheld
+  on InfiniBand: the leaf's egress toward it stops either way); ``fabric.pfc_watchdog`` ends a pause
+  longer than its detection time. :func:`pause_storms` gives the egress ports it pauses (its neighbours' egress toward it);
   :func:`pause_storm_events` the (time, port, on) events the kernel pre-schedules.
 
 numpy only (no numba), so ``aifabric validate`` can check a scenario against its topology quickly
@@ -157,12 +159,26 @@ def storm_pauses(s, until_ps: int | None) -> int:
 
 
 def pause_storms(fab, topo, until_ps: int | None = None) -> list[dict]:
-    """``fabric.pause_storms`` → one dict per entry: ``node`` / ``peers`` (names), ``ports`` (the
-    paused egress ports), timing in ps and ``pauses`` (those that start by ``until_ps``)."""
+    """``fabric.pause_storms`` and ``fabric.receiver_stalls`` → one dict per entry: ``node`` /
+    ``peers`` (names), ``ports`` (the paused egress ports), timing in ps and ``pauses`` (those that
+    start by ``until_ps``). With ``fabric.pfc_watchdog`` a pause longer than its detection time ends
+    there (``watchdog_cut``: the storm is declared and PAUSE ignored)."""
     out: list[dict] = []
     total = 0
-    for i, s in enumerate(fab.pause_storms):
-        node = node_of(topo, s.node, f"fabric.pause_storms.{i}.node")
+    entries = [("pause_storms", i, s) for i, s in enumerate(fab.pause_storms)]
+    entries += [("receiver_stalls", i, s) for i, s in enumerate(getattr(fab, "receiver_stalls", ()))]
+    wd = getattr(fab, "pfc_watchdog", None)
+    detect = int(wd.detection) if wd is not None and wd.enabled else None
+    tier = np.asarray(topo.node_tier)
+    for key, i, s in entries:
+        node = node_of(topo, s.node, f"fabric.{key}.{i}.node")
+        if key == "receiver_stalls" and tier[node] != 0:
+            raise InputError(
+                f"{topo.node_names[node]} is a switch; a receiver stall is a host NIC that stops draining",
+                field=f"fabric.{key}.{i}.node",
+                value=s.node,
+                allowed=_examples(topo, False),
+            )
         nbrs = {p for p, _ in topo.neighbors(node)}
         peers = None
         if s.peers is not None:
@@ -174,7 +190,7 @@ def pause_storms(fab, topo, until_ps: int | None = None) -> list[dict]:
                     shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
                     raise InputError(
                         f"{topo.node_names[n]} is not a neighbour of {topo.node_names[node]}",
-                        field=f"fabric.pause_storms.{i}.peers",
+                        field=f"fabric.{key}.{i}.peers",
                         value=ref,
                         allowed=f"neighbours of {topo.node_names[node]}: {shown}",
                     )
@@ -185,21 +201,25 @@ def pause_storms(fab, topo, until_ps: int | None = None) -> list[dict]:
         if total > MAX_INJECTED_PAUSES:
             raise InputError(
                 f"more than {MAX_INJECTED_PAUSES:,} injected pauses (ports x count) to schedule",
-                field=f"fabric.pause_storms.{i}.count",
+                field=f"fabric.{key}.{i}.count",
                 value=s.count,
                 allowed="fewer pauses, fewer peers, or a shorter sim.until",
             )
         pnames = sorted(
             {topo.node_names[int(topo.link_a[p // 2] if p % 2 == 0 else topo.link_b[p // 2])] for p in ports}
         )
+        duration = int(s.duration)
+        cut = detect is not None and duration > detect
         out.append(
             {
+                "kind": key,
                 "node": topo.node_names[node],
                 "node_id": node,
                 "peers": pnames,
                 "ports": ports,
                 "start_ps": int(s.start),
-                "duration_ps": int(s.duration),
+                "duration_ps": detect if cut else duration,
+                "watchdog_cut": bool(cut),
                 "period_ps": int(s.period) if s.period is not None else None,
                 "count": int(s.count),
                 "pauses": n_pauses,
@@ -229,5 +249,5 @@ def check(fab, topo, until_ps: int | None = None) -> None:
     """Raise the InputError a simulation of ``fab`` on ``topo`` would raise for its overrides / storms."""
     if fab.pfc_overrides:
         pfc_overrides(fab, topo)
-    if fab.pause_storms:
+    if fab.pause_storms or getattr(fab, "receiver_stalls", ()):
         pause_storms(fab, topo, until_ps)

@@ -95,9 +95,10 @@ class FabricEvidence:
 
     @property
     def risk_adjusted_cost(self) -> float | None:
+        """Cost per million *useful* tokens: the cost ÷ the share of goodput the risks leave."""
         if self.cost_per_million_tokens_usd is None:
             return None
-        return self.cost_per_million_tokens_usd * (1 + self.expected_loss)
+        return self.cost_per_million_tokens_usd / max(1e-9, 1 - self.expected_loss)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -154,8 +155,8 @@ def _risk_reason(adv, ev: FabricEvidence) -> Reason | None:
     parts["misconfiguration_probability"] = f"{p:.0%} per setting (assumption, no public source)"
     words = {"none": "no", "some": "some", "expert": "expert"}[adv.team_expertise]
     return Reason(
-        f"with {words} RDMA tuning expertise the expected slowdown on {ev.fabric} from the mistakes the "
-        f"models reproduce is {_pct(ev.expected_loss)}",
+        f"with {words} RDMA tuning expertise the expected goodput loss on {ev.fabric} from the failures and "
+        f"mistakes the models reproduce is {_pct(ev.expected_loss)}",
         parts,
         "5",
     )

@@ -4,13 +4,14 @@ Monte-Carlo over their ranges (part of *decide*).
 **Objective** — risk-adjusted cost per useful unit of work, per design:
 
 * training: cost per million trained tokens (servers + network capex amortised over the lifetime,
-  :mod:`aifabric.stages.performance`) × (1 + expected slowdown from the risk scenarios);
+  :mod:`aifabric.stages.performance`) ÷ (1 − expected loss), the share of goodput the risk
+  scenarios take;
 * inference, storage, trading (no training step is modelled for them yet): network capex per unit
-  of delivered network throughput = network capex × (1 + expected communication slowdown).
+  of delivered network throughput = network capex ÷ (1 − expected loss of communication).
 
-The expected slowdown is Σ pᵢ · sᵢ over the risk stage's scenarios, each sᵢ re-derived from that
-scenario's measurement through *performance* when an input it depends on moves (compute
-efficiency, NIC efficiency, congestion share).
+The expected loss is the risk stage's combination 1 − Π(1 − pᵢ·dᵢ·ℓᵢ), ℓᵢ = 1 − 1/(1 + sᵢ), each
+sᵢ re-derived from that scenario's measurement through *performance* when an input it depends on
+moves (compute efficiency, NIC efficiency, congestion share).
 
 **Uncertain inputs** (:func:`uncertain_inputs`), each with a base value, a plausible range and the
 basis of that range: price multipliers per design and BOM category (wide where the catalog price is
@@ -22,6 +23,7 @@ all of them at once and counts how often each design is cheapest.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -98,34 +100,42 @@ class Objective:
             self._cache[ck] = step_time(self.workload, net, self.layouts[key], ce).iteration_s
         return self._cache[ck]
 
-    def expected_slowdown(self, key: str, x: dict) -> float:
+    def expected_loss(self, key: str, x: dict) -> float:
+        """The risk stage's combination with the inputs in ``x``: 1 − Π(1 − pᵢ·dᵢ·ℓᵢ), ℓᵢ = 1 − 1/(1 + sᵢ),
+        each sᵢ re-derived through *performance* when an input it depends on moved; configuration
+        mistakes' probabilities scale with ``misconfiguration_probability``."""
+        from aifabric.stages.risk import combine, lost_share
+        from aifabric.stages.risk_library import MISCONFIGS
+
         p = x.get("misconfiguration_probability", self.base_probability)
         cs = x.get("congestion_share", self.base_congestion_share)
         eff = x.get(f"nic_efficiency.{key}", 1.0)
-        mfu = x.get("compute_efficiency", self.base_compute_efficiency)
-        total = 0.0
+        ce = x.get("compute_efficiency", self.base_compute_efficiency)
+        losses = []
         for item in self.risk_items.get(key, ()):
-            prob = item.probability * (p / self.base_probability if self.base_probability else 1.0)
+            prob = item.probability
+            if item.scenario in MISCONFIGS or item.scenario == "adaptive-routing-off":
+                prob = min(1.0, prob * (p / self.base_probability if self.base_probability else 1.0))
             s = item.iteration_slowdown
-            if item.comm_slowdown_quiet is not None:
-                comm = cs * max(0.0, item.comm_slowdown_congested) + (1 - cs) * max(
-                    0.0, item.comm_slowdown_quiet
-                )
+            q, c = item.comm_slowdown_quiet, item.comm_slowdown_congested
+            moved = cs != self.base_congestion_share or eff != 1.0 or ce != self.base_compute_efficiency
+            if moved and q is not None and c is not None and math.isfinite(q) and math.isfinite(c):
+                comm = cs * max(0.0, c) + (1 - cs) * max(0.0, q)
                 if self.training:
-                    base = self._iteration_s(key, eff, mfu)
-                    s = self._iteration_s(key, eff, mfu, comm) / base - 1
+                    base = self._iteration_s(key, eff, ce)
+                    s = self._iteration_s(key, eff, ce, comm) / base - 1
                 else:
                     s = comm
-            total += prob * s
-        return total
+            losses.append(prob * item.persistence * lost_share(s))
+        return combine(losses)
 
     def value(self, key: str, x: dict | None = None) -> float:
         """Risk-adjusted cost per useful unit of ``key`` with the inputs in ``x`` (else base)."""
         x = x or {}
         capex = self.capex(key, x)
-        loss = self.expected_slowdown(key, x)
+        keep = max(1e-9, 1.0 - self.expected_loss(key, x))  # the share of goodput that remains
         if not self.training:
-            return capex * (1 + loss)
+            return capex / keep
         it = self._iteration_s(
             key,
             x.get(f"nic_efficiency.{key}", 1.0),
@@ -133,7 +143,7 @@ class Objective:
         )
         tokens_per_s = self.workload.spec.global_batch * self.workload.spec.seq_len / it
         per_s = (self.gpus * self.server_usd_per_gpu + capex) / (LIFETIME_YEARS * 365.25 * 86400)
-        return per_s / tokens_per_s * 1e6 * (1 + loss)
+        return per_s / tokens_per_s * 1e6 / keep
 
     def best(self, x: dict | None = None, feasible: list[str] | None = None) -> str:
         keys = feasible or self.designs

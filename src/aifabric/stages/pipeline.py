@@ -42,6 +42,7 @@ class CompareInputs:
     # `aifabric calibrate`'s file, loaded (aifabric.calibrate.Calibration): anything with
     # apply_network(NetworkEvidence) -> NetworkEvidence; applied right after *measure*
     calibration: Any = field(default=None, compare=False)
+    risk: Any = None  # the scenario's risk: section (aifabric.scenario.RiskSpec): baseline, rates, overrides
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,18 @@ def run(inputs: CompareInputs, progress=None) -> Comparison:
         net = inputs.calibration.apply_network(net)
     server_usd, _ = server_usd_per_gpu(gpu)
     perf = performance(wl, des, net, progress, server_usd)
-    rsk = assess(des, wl, net, perf, gpu, adv.team_expertise, inputs.congestion_share, inputs.seed, progress)
+    rsk = assess(
+        des,
+        wl,
+        net,
+        perf,
+        gpu,
+        adv.team_expertise,
+        inputs.congestion_share,
+        inputs.seed,
+        progress,
+        inputs.risk,
+    )
     if progress:
         progress("advising")
     dec = decide(adv, des, wl, net, perf, rsk, gpu, cat, options, inputs.seed)

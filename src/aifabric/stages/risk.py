@@ -1,48 +1,171 @@
-"""Stage 5 — *risk*: for each failure or misconfiguration scenario, a perturbed measurement sent
-through *performance* again; expected loss = the scenario's probability × the slowdown it causes.
+"""Stage 5 — *risk*: every failure and misconfiguration scenario of the library
+(:data:`aifabric.stages.testbed.LIBRARY`) that applies to a fabric, measured on the packet-level
+testbed derived from that fabric, sent through *performance* again, weighted by how often it
+happens and how long it lasts; plus the goodput lost to job interruptions.
 
-Input: the earlier stages' evidence and the team's expertise. Output: :class:`FabricRisk` per
-fabric in :class:`RiskEvidence`.
+Per scenario *i* (one :class:`RiskItem`):
 
-* **Lossless-Ethernet mistakes** (RoCE fabrics on more than one node): each mistake of
-  :data:`aifabric.stages.testbed.MISCONFIGS` is measured on the packet-level testbed at the fabric's
-  NIC rate, hop latency, buffer, leaf-spine length and routing
-  (:func:`aifabric.stages.testbed.measure_testbed`); the ring-step slowdown, time-averaged with the
-  congestion share, becomes the fabric's measurement under that mistake
-  (:meth:`~aifabric.stages.measure.FabricNetwork.with_slowdown`), and *performance* is run on it.
-* **Adaptive routing off** (a RoCE design that relies on adaptive routing): the *measure* stage
-  re-measures the workload's patterns with ECMP, and *performance* runs on that.
-* InfiniBand: none of these knobs exist on it; its risk is empty (subnet-manager mistakes, credit
-  congestion spreading and link failures are not modelled yet — issue 13).
+* **slowdown** sᵢ — the testbed's ring-step slowdown under the scenario (time-averaged over quiet
+  and congested traffic with the congestion share), turned into the fabric's measurement under it
+  (:meth:`~aifabric.stages.measure.FabricNetwork.with_slowdown`) and sent through *performance*:
+  the iteration slowdown (the communication slowdown where there is no training iteration). A
+  ring that does not finish (a hang) is sᵢ = ∞;
+* **lost share while present** ℓᵢ = 1 − 1/(1 + sᵢ) (0 ≤ ℓᵢ ≤ 1);
+* **probability** pᵢ — for a configuration mistake, the chance it is in the deployment (by the
+  team's expertise); for a fault, 1 (its frequency is in dᵢ);
+* **persistence** dᵢ — the share of the year it is present: a mistake until someone finds it (time
+  to find, by expertise; shorter with the audit in CI); a fault, events per year (a rate per 1,000
+  components counted from the bill of materials) × time to repair / one year.
 
-Probabilities are assumptions (:data:`MISCONFIG_PROBABILITY`); expected losses of the mistakes add.
-Add a scenario here: a function that returns a perturbed ``FabricNetwork`` (or design → *measure*)
-and a probability; :func:`assess` sends it through *performance* like the others.
+Expected loss of the scenario pᵢ·dᵢ·ℓᵢ; of the fabric 1 − Πᵢ(1 − pᵢ·dᵢ·ℓᵢ), which cannot exceed 1
+(:func:`combine`); a range from the low and high ends of pᵢ and dᵢ. ``by_scenario`` splits the total
+in proportion to pᵢ·dᵢ·ℓᵢ, so its values add up to the total (the *decide* stage sums them).
+
+**Goodput** (:func:`interruptions`): NIC and host-link failures (and fabric-link failures whose
+re-convergence outlasts NCCL's retry budget) stop the synchronous job; each costs detection + restart
++ the work since the last checkpoint on every GPU. It is the ``job-interruptions`` item of the list
+(pᵢ = 1, ℓᵢ = 1) and ``goodput_loss`` of the fabric.
+
+Every rate and duration is in :data:`RATES` with its source, or marked as an assumption with a
+range; the user overrides any of them in the scenario file's ``risk:`` section (:class:`RiskSpec`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aifabric.stages.measure import measure_fabric
+from aifabric.scenario import RiskSpec
 from aifabric.stages.performance import iteration_slowdown
 from aifabric.stages.testbed import (
     CONGESTION_SHARE,
-    MISCONFIGS,
+    LIBRARY,
     SMALL_JITTER_DUTY,
     RiskMeasurement,
+    Testbed,
     measure_testbed,
+    scaling_check,
     testbed_for,
 )
 
-# Probability that a team mis-tunes one lossless-Ethernet setting (PFC thresholds, ECN, DCQCN,
-# hashing) somewhere in the fabric. ASSUMPTION, no public source: stated in every report.
+HOURS_PER_YEAR = 8760.0
+# Probability that a given lossless setting is wrong in the deployment. ASSUMPTION, no public source.
 MISCONFIG_PROBABILITY = {"none": 0.5, "some": 0.2, "expert": 0.05}
+MISCONFIG_RANGE = {"none": (0.3, 0.8), "some": (0.1, 0.4), "expert": (0.02, 0.1)}
+# Days until a wrong setting is found (without / with the audit in CI). ASSUMPTION, no public source.
+DAYS_TO_FIND = {"none": (90, 30, 180), "some": (30, 7, 90), "expert": (7, 1, 30)}
+DAYS_TO_FIND_AUDIT = (1, 0.5, 3)
 MISCONFIG_PROBABILITY_BASIS = (
-    "assumption (no public source): none 50 %, some 20 %, expert 5 % chance that a given "
-    "lossless setting (ECN, PFC thresholds, pause-storm protection, adaptive routing) is "
-    "wrong in production; expected losses of the mistakes add"
+    "assumption (no public source): none 50 % (30-80), some 20 % (10-40), expert 5 % (2-10) chance "
+    "that a given lossless setting is wrong in the deployment; it costs until found: 90 / 30 / 7 days "
+    "(1 day with the audit in CI); expected losses combine as 1 - prod(1 - p d l)"
 )
+
+# Llama 3 405B (Dubey et al. 2024, "The Llama 3 Herd of Models", Table 5): 16,384 H100, 54 days,
+# 419 unexpected interruptions; 35 "network switch/cable", 7 "NIC". One NIC per GPU; links
+# ESTIMATED at 3 per GPU (three-tier non-blocking fabric) to turn the count into a rate per link.
+_LLAMA3_GPUS, _LLAMA3_DAYS = 16_384, 54
+LINK_FAULTS_PER_1000_YEAR = 35 / (3 * _LLAMA3_GPUS / 1000) / _LLAMA3_DAYS * 365  # ≈ 4.8
+NIC_FAULTS_PER_1000_YEAR = 7 / (_LLAMA3_GPUS / 1000) / _LLAMA3_DAYS * 365  # ≈ 2.9
+LLAMA3 = "Llama 3 paper (Dubey et al. 2024) Table 5: 16,384 H100, 54 days"
+
+
+@dataclass(frozen=True)
+class Rate:
+    """How often a scenario is present and for how long, with its basis (a source or an assumption)."""
+
+    kind: str  # "mistake" (per deployment, by expertise) | "per-1000" (components from the BOM) | "share"
+    value: float  # mistake: probability; per-1000: events per 1,000 components per year; share: of time
+    low: float
+    high: float
+    hours: tuple[float, float, float] = (0.0, 0.0, 0.0)  # per-1000: hours present per event (mid, low, high)
+    components: str = ""  # per-1000: "links" | "fabric-links" | "nics" | "switches"
+    basis: str = ""
+
+
+RATES: dict[str, Rate] = {
+    "pfc-storm": Rate(
+        "mistake",
+        0.05,
+        0.01,
+        0.2,
+        basis="assumption: a flow-control firmware bug in 5 % (1-20 %) of deployments per year (the "
+        "seed's story is one); present until a firmware fix, found like a mistake",
+    ),
+    "slow-receiver": Rate(
+        "share",
+        0.1 * CONGESTION_SHARE,
+        0.02 * CONGESTION_SHARE,
+        0.3 * CONGESTION_SHARE,
+        basis="assumption: 10 % (2-30 %) of the congested time has a receiver draining at half rate",
+    ),
+    "stuck-receiver": Rate(
+        "per-1000",
+        0.2 * NIC_FAULTS_PER_1000_YEAR,
+        0.05 * NIC_FAULTS_PER_1000_YEAR,
+        0.5 * NIC_FAULTS_PER_1000_YEAR,
+        hours=(0.4 / 3600, 0.27 / 3600, 0.6 / 3600),
+        components="nics",
+        basis=f"NIC faults {NIC_FAULTS_PER_1000_YEAR:.1f} per 1,000 per year ({LLAMA3}); assumption: 20 % "
+        "(5-50 %) of them stall with PAUSE / credits held; contained in 0.4 s (PFC watchdog 200 ms detect "
+        "+ 200 ms restore, E.2; IB leaf head-of-queue lifetime ~0.27 s, OpenSM default, not re-read)",
+    ),
+    "pfc-watchdog-off": Rate(
+        "per-1000",
+        0.2 * NIC_FAULTS_PER_1000_YEAR,
+        0.05 * NIC_FAULTS_PER_1000_YEAR,
+        0.5 * NIC_FAULTS_PER_1000_YEAR,
+        hours=(2.0, 0.5, 8.0),
+        components="nics",
+        basis="the stuck-receiver rate x the chance the watchdog is off (the mistake probability); the "
+        "pause holds until a person finds the NIC: assumption 2 h (0.5-8 h)",
+    ),
+    "link-failure": Rate(
+        "per-1000",
+        LINK_FAULTS_PER_1000_YEAR,
+        LINK_FAULTS_PER_1000_YEAR / 2,
+        LINK_FAULTS_PER_1000_YEAR * 2,
+        hours=(4.0, 1.0, 24.0),
+        components="fabric-links",
+        basis=f"switch/cable faults {LINK_FAULTS_PER_1000_YEAR:.1f} per 1,000 links per year ({LLAMA3}; links "
+        "estimated at 3 per GPU, range x0.5-x2); capacity lost until repaired: assumption 4 h (1-24 h)",
+    ),
+    "straggler-nic": Rate(
+        "per-1000",
+        NIC_FAULTS_PER_1000_YEAR,
+        NIC_FAULTS_PER_1000_YEAR / 3,
+        NIC_FAULTS_PER_1000_YEAR * 3,
+        hours=(72.0, 24.0, 336.0),
+        components="nics",
+        basis=f"assumption: as many NICs degrade (link trained down, PCIe, thermal) as fail "
+        f"({NIC_FAULTS_PER_1000_YEAR:.1f} per 1,000 per year, {LLAMA3}; x1/3-x3); a straggler is found in "
+        "3 days (1-14)",
+    ),
+    "storage-incast": Rate(
+        "share",
+        CONGESTION_SHARE,
+        0.1,
+        0.5,
+        basis="the congestion share (assumption): storage / checkpoint traffic overlaps 25 % (10-50 %) of "
+        "communication time",
+    ),
+}
+MISTAKE_RATE = Rate("mistake", 0.0, 0.0, 0.0, basis=MISCONFIG_PROBABILITY_BASIS)
+
+# Job interruptions (goodput)
+INTERRUPT_HOURS = (0.25, 0.1, 0.67)  # detection + restart + half a checkpoint interval per interruption
+INTERRUPT_BASIS = (
+    f"NIC faults {NIC_FAULTS_PER_1000_YEAR:.1f} and host-link faults {LINK_FAULTS_PER_1000_YEAR:.1f} per 1,000 "
+    f"per year ({LLAMA3}); each stops the synchronous job for 15 min (6-40 min) of detection + restart + "
+    "lost work since the checkpoint on every GPU (assumption; Llama 3's >90 % effective training time with "
+    "466 interruptions in 54 days bounds the mean at ~17 min)"
+)
+NCCL_RETRY_BUDGET_S = 4.096e-6 * 2**20 * 7  # NCCL_IB_TIMEOUT 20 x NCCL_IB_RETRY_CNT 7 (hardware-facts F, S15)
+RECONVERGE_S = {  # ASSUMPTION: re-convergence after a fabric-link failure (mid, low, high)
+    ("infiniband", "adaptive"): (0.001, 0.0001, 0.01),  # switch-local AR failover (no public figure)
+    ("infiniband", "static"): (5.0, 1.0, 60.0),  # subnet-manager heavy sweep and LFT upload
+    ("roce", "adaptive"): (0.2, 0.05, 1.0),  # BFD + BGP withdraw / ECMP group update
+    ("roce", "ecmp"): (0.2, 0.05, 1.0),
+}
 ADAPTIVE_OFF = "adaptive-routing-off"
 ADAPTIVE_OFF_WHAT = "adaptive routing off: ECMP hash collisions (flow model, ring step and permutation)"
 
@@ -56,24 +179,73 @@ class RiskItem:
     probability: float
     comm_slowdown: float | None
     iteration_slowdown: float
-    expected_loss: float
+    expected_loss: float  # this scenario's share of the combined loss (the items add up to the total)
     slowdown_of: str  # "training iteration" | "network communication"
     comm_slowdown_quiet: float | None = None
     comm_slowdown_congested: float | None = None
+    persistence: float = 1.0
+    probability_basis: str = ""
+    model: str = ""
+    loss_while_present: float = 0.0
+    own_loss: float = 0.0  # p · d · ℓ
+    own_loss_range: tuple[float, float] = (0.0, 0.0)
 
     def detail(self) -> dict:
-        """The ``risk_detail`` entry of compare's JSON (key order as published)."""
+        """The ``risk_detail`` entry of compare's JSON."""
         d = {"what": self.what, "probability": self.probability}
         if self.comm_slowdown_quiet is not None:
             d["comm_slowdown_quiet"] = self.comm_slowdown_quiet
+        if self.comm_slowdown_congested is not None:
             d["comm_slowdown_congested"] = self.comm_slowdown_congested
+        if self.comm_slowdown_quiet == float("inf") or self.comm_slowdown_congested == float("inf"):
+            d.update(comm_slowdown_quiet=_finite(self.comm_slowdown_quiet))
+            d.update(comm_slowdown_congested=_finite(self.comm_slowdown_congested))
         d.update(
-            comm_slowdown=self.comm_slowdown,
-            slowdown=self.iteration_slowdown,
+            comm_slowdown=_finite(self.comm_slowdown),
+            slowdown=_finite(self.iteration_slowdown),
             expected_loss=self.expected_loss,
             slowdown_of=self.slowdown_of,
+            persistence=self.persistence,
+            loss_while_present=self.loss_while_present,
+            probability_basis=self.probability_basis,
+            model=self.model,
+            expected_loss_range=list(self.own_loss_range),
         )
         return d
+
+    def row(self) -> dict:
+        """The ``fabrics[].risk`` list entry (interface.md)."""
+        return {
+            "scenario": self.scenario,
+            "probability": self.probability,
+            "probability_basis": self.probability_basis,
+            "persistence": self.persistence,
+            "comm_slowdown": _finite(self.comm_slowdown),
+            "iteration_slowdown": _finite(self.iteration_slowdown),
+            "loss_while_present": self.loss_while_present,
+            "expected_loss": self.expected_loss,
+            "expected_loss_range": list(self.own_loss_range),
+        }
+
+
+def _finite(x):
+    """JSON has no infinity: a hang is reported as None with loss_while_present 1."""
+    return None if x is None or x == float("inf") else x
+
+
+def combine(losses) -> float:
+    """1 − Π(1 − xᵢ) over per-scenario losses xᵢ = pᵢ·dᵢ·ℓᵢ, each clipped to [0, 1]: never above 1."""
+    keep = 1.0
+    for x in losses:
+        keep *= 1.0 - min(1.0, max(0.0, float(x)))
+    return 1.0 - keep
+
+
+def lost_share(slowdown: float) -> float:
+    """ℓ = 1 − 1/(1 + s): the share of goodput lost while a slowdown s holds (1 for a hang)."""
+    if slowdown == float("inf"):
+        return 1.0
+    return 1.0 - 1.0 / (1.0 + max(0.0, slowdown))
 
 
 @dataclass(frozen=True)
@@ -81,6 +253,8 @@ class FabricRisk:
     key: str
     items: tuple[RiskItem, ...] = ()
     testbed: RiskMeasurement | None = field(default=None, repr=False, compare=False)
+    goodput_loss: float = 0.0
+    goodput_detail: dict = field(default_factory=dict, compare=False)
 
     @property
     def by_scenario(self) -> dict[str, float]:
@@ -88,12 +262,24 @@ class FabricRisk:
 
     @property
     def expected_loss(self) -> float:
-        return float(sum(self.by_scenario.values()))
+        return combine(r.own_loss for r in self.items)
+
+    @property
+    def expected_loss_range(self) -> tuple[float, float]:
+        return combine(r.own_loss_range[0] for r in self.items), combine(
+            r.own_loss_range[1] for r in self.items
+        )
+
+    def rows(self) -> list[dict]:
+        return [r.row() for r in self.items]
 
     def to_dict(self) -> dict:
         return {
             "fabric": self.key,
             "expected_loss": self.expected_loss,
+            "expected_loss_range": list(self.expected_loss_range),
+            "goodput_loss": self.goodput_loss,
+            "goodput": self.goodput_detail,
             "scenarios": {r.scenario: r.detail() for r in self.items},
             "testbed": self.testbed.to_dict() if self.testbed else None,
         }
@@ -105,7 +291,7 @@ class RiskEvidence:
     probability: float
     congestion_share: float
     fabrics: tuple[FabricRisk, ...]
-    jitter: dict | None = None  # the jitter claim's numbers (storm duty sweep → slowdown)
+    jitter: dict | None = None  # the jitter claim's numbers (duty × share of links → slowdown)
 
     def fabric(self, key: str) -> FabricRisk | None:
         return next((f for f in self.fabrics if f.key == key), None)
@@ -116,6 +302,7 @@ class RiskEvidence:
             "probability_per_setting": self.probability,
             "probability_basis": MISCONFIG_PROBABILITY_BASIS,
             "congestion_share": self.congestion_share,
+            "combination": "expected loss = 1 - prod(1 - p d l), l = 1 - 1/(1 + s)",
             "fabrics": [f.to_dict() for f in self.fabrics],
             "jitter": self.jitter,
         }
@@ -123,31 +310,134 @@ class RiskEvidence:
 
 def _slowdown(workload, perf, network, comm_slowdown: float) -> float:
     """Iteration slowdown when the fabric measures ``comm_slowdown`` slower on bandwidth-bound
-    steps; without a training iteration, the communication slowdown itself."""
-    factor = 1 + comm_slowdown
-    if perf.iteration is None:
-        return factor - 1
-    return iteration_slowdown(workload, perf, network.with_slowdown(factor - 1))
+    steps; without a training iteration, the communication slowdown itself (∞ stays ∞)."""
+    if comm_slowdown == float("inf") or perf.iteration is None:
+        return comm_slowdown
+    return iteration_slowdown(workload, perf, network.with_slowdown(comm_slowdown))
+
+
+def _components(plan: dict, which: str) -> int:
+    links = plan.get("links") or {}
+    host = int(links.get("host-leaf", plan.get("nics", 0)))
+    fabric = int(sum(v for k, v in links.items() if k != "host-leaf"))
+    return {"nics": int(plan.get("nics", host)), "fabric-links": fabric, "host-links": host}[which]
+
+
+def _p_d(
+    sid: str, kind: str, plan: dict, expertise: str, spec: RiskSpec
+) -> tuple[float, float, float, float, float, float, str]:
+    """(p, p_low, p_high, d, d_low, d_high, basis) for scenario ``sid``."""
+    r = RATES.get(sid, MISTAKE_RATE)
+    p_m = spec.probability.get(sid) if r.kind == "mistake" else None
+    pm, (pl, ph) = MISCONFIG_PROBABILITY[expertise], MISCONFIG_RANGE[expertise]
+    days = DAYS_TO_FIND_AUDIT if spec.audit_in_ci else DAYS_TO_FIND[expertise]
+    find = tuple(x / 365 for x in days)
+    if r.kind == "mistake":
+        if sid in RATES:  # a fault found like a mistake (firmware bug): its own probability
+            pm, pl, ph = r.value, r.low, r.high
+        if p_m is not None:
+            pm = pl = ph = p_m
+        return pm, pl, ph, find[0], find[1], find[2], r.basis
+    if r.kind == "share":
+        v = spec.probability.get(sid, r.value)
+        lo, hi = (v, v) if sid in spec.probability else (r.low, r.high)
+        return 1.0, 1.0, 1.0, v, lo, hi, r.basis
+    n = _components(plan, r.components)
+    rate = spec.probability.get(sid, r.value)
+    rlo, rhi = (rate, rate) if sid in spec.probability else (r.low, r.high)
+    h = spec.hours.get(sid)
+    hm, hl, hh = (h, h, h) if h is not None else r.hours
+    d = n / 1000 * rate * hm / HOURS_PER_YEAR
+    dl, dh = n / 1000 * rlo * hl / HOURS_PER_YEAR, n / 1000 * rhi * hh / HOURS_PER_YEAR
+    basis = f"{r.basis}; {n:,} {r.components} in the plan"
+    if sid == "pfc-watchdog-off":  # the fault happens and the watchdog is off (a mistake)
+        return pm, pl, ph, d, dl, dh, basis
+    return 1.0, 1.0, 1.0, d, dl, dh, basis
+
+
+def interruptions(fd, spec: RiskSpec) -> tuple[float, float, float, dict]:
+    """Goodput lost to job interruptions (share of GPU-hours, mid / low / high) and its numbers."""
+    plan = fd.plan.to_dict()
+    nics, host_links = _components(plan, "nics"), _components(plan, "host-links")
+    fabric_links = _components(plan, "fabric-links")
+    routing = (
+        "adaptive" if fd.routing == "adaptive" else ("static" if fd.technology == "infiniband" else "ecmp")
+    )
+    conv = RECONVERGE_S[(fd.technology, routing)]
+    fails = [c > NCCL_RETRY_BUDGET_S for c in conv]  # mid, low, high
+    hours = (spec.interrupt_hours,) * 3 if spec.interrupt_hours else INTERRUPT_HOURS
+
+    def events(scale: float, fabric_fails: bool) -> float:
+        e = (nics * NIC_FAULTS_PER_1000_YEAR + host_links * LINK_FAULTS_PER_1000_YEAR) / 1000
+        if fabric_fails:
+            e += fabric_links * LINK_FAULTS_PER_1000_YEAR / 1000
+        return e * scale
+
+    mid = events(1.0, fails[0]) * hours[0] / HOURS_PER_YEAR
+    low = events(0.5, fails[1]) * hours[1] / HOURS_PER_YEAR
+    high = events(2.0, fails[2]) * hours[2] / HOURS_PER_YEAR
+    detail = {
+        "interruptions_per_year": events(1.0, fails[0]),
+        "hours_per_interruption": hours[0],
+        "nics": nics,
+        "host_links": host_links,
+        "fabric_links": fabric_links,
+        "reconvergence_s": conv[0],
+        "nccl_retry_budget_s": NCCL_RETRY_BUDGET_S,
+        "fabric_link_failure_stops_the_job": fails[0],
+        "basis": INTERRUPT_BASIS,
+    }
+    return min(1.0, mid), min(1.0, low), min(1.0, high), detail
 
 
 def _jitter(rm: RiskMeasurement, workload, perf, network) -> dict:
-    """The jitter claim's numbers: the storm sweep (quiet traffic) mapped to the iteration."""
-    sweep = [
+    """The seed's jitter story: ring-step slowdown for PAUSE duty × share of host links, each mapped
+    to the iteration; the smallest duty that costs 20 % (communication-bound, and this iteration)."""
+    sweep = []
+    for r in rm.jitter_sweep:
+        s = max(0.0, r["comm_slowdown"])
+        sweep.append({**r, "slowdown": _slowdown(workload, perf, network, s)})
+    storm = rm.comm_slowdown["quiet"].get("pfc-storm")  # one spine paused SMALL_JITTER_DUTY of the time
+    small = (
         {
-            "duty": r["duty"],
-            "comm_slowdown": r["comm_slowdown"],
-            "slowdown": _slowdown(workload, perf, network, max(0.0, r["comm_slowdown"])),
+            "duty": SMALL_JITTER_DUTY,
+            "comm_slowdown": storm,
+            "slowdown": _slowdown(workload, perf, network, max(0.0, storm)),
         }
-        for r in rm.jitter_sweep
-    ]
-    small = next((r for r in sweep if r["duty"] == SMALL_JITTER_DUTY), None)
-    need = next((r["duty"] for r in sweep if r["slowdown"] >= 0.2), None)
+        if storm is not None
+        else None
+    )
+    order = sorted(sweep, key=lambda r: (r["duty"], r["share"]))
+    need = next((r for r in order if r["comm_slowdown"] >= 0.2), None)
+    need_it = next((r for r in order if r["slowdown"] >= 0.2), None)
     return {
         "sweep": sweep,
         "small": small,
-        "duty_for_20pct": need,
+        "duty_for_20pct": need_it["duty"] if need_it else None,
+        "for_20pct_communication": {k: need[k] for k in ("duty", "share", "burst_us")} if need else None,
         "slowdown_of": "training iteration" if perf.iteration is not None else "network communication",
+        "how": "PAUSE bursts (2 or 20 us) at the duty on a share of the ring's receiving NICs, each with its own "
+        "phase; the synchronous step waits for the slowest rank (straggler amplification)",
     }
+
+
+def testbed_of(fd, spec: RiskSpec | None = None) -> Testbed:
+    """The testbed derived from one planned fabric (:func:`aifabric.stages.testbed.testbed_for`)."""
+    spec = spec or RiskSpec()
+    plan = fd.plan.to_dict()
+    base = spec.roce_baseline if fd.technology == "roce" else spec.ib_congestion_control
+    return testbed_for(
+        fd.nic_rate_gbps,
+        fd.switch_buffer_bytes,
+        fd.switch_hop_ns,
+        fd.lengths_m["leaf-spine"],
+        fd.routing,
+        technology=fd.technology,
+        baseline=base,
+        radix=int(plan.get("radix") or 64),
+        oversubscription=float(plan.get("oversubscription") or 1.0),
+        tiers=int(plan.get("tiers") or 2),
+    )
 
 
 def assess(
@@ -160,67 +450,145 @@ def assess(
     congestion_share: float = CONGESTION_SHARE,
     seed: int = 1,
     progress=None,
+    spec: RiskSpec | None = None,
 ) -> RiskEvidence:
-    """Every scenario that applies to each fabric, measured and sent through *performance*."""
+    """Every library scenario that applies to each fabric, measured and sent through *performance*."""
+    from aifabric.stages.measure import measure_fabric
+
+    spec = spec or RiskSpec()
+    for key, table in (("probability", spec.probability), ("hours", spec.hours)):
+        unknown = sorted(set(table) - set(LIBRARY) - {ADAPTIVE_OFF})
+        if unknown:
+            from aifabric.errors import InputError
+
+            raise InputError(
+                "no such scenario",
+                field=f"risk.{key}.{unknown[0]}",
+                value=unknown[0],
+                allowed=", ".join([*LIBRARY, ADAPTIVE_OFF]),
+            )
     tick = progress or (lambda msg: None)
-    prob = MISCONFIG_PROBABILITY[expertise]
     out, jitter = [], None
     for fd in design.fabrics:
         net, fp = network.fabric(fd.key), perf.fabric(fd.key)
+        of = "training iteration" if fp.iteration is not None else "network communication"
         items: list[RiskItem] = []
         rm = None
-        of = "training iteration" if fp.iteration is not None else "network communication"
-        if fd.technology == "roce" and design.has_network:
-            tick("packet-level testbed: lossless misconfigurations")
-            rm = measure_testbed(
-                testbed_for(
-                    fd.nic_rate_gbps,
-                    fd.switch_buffer_bytes,
-                    fd.switch_hop_ns,
-                    fd.lengths_m["leaf-spine"],
-                    fd.routing,
-                )
-            )
-            for mid, what in MISCONFIGS.items():
-                comm_slow = rm.blended(mid, congestion_share)
-                it_slow = _slowdown(workload, fp, net, comm_slow)
+        plan = fd.plan.to_dict()
+        if design.has_network:
+            tick(f"packet-level risk testbed: {fd.key}")
+            tb = testbed_of(fd, spec)
+            rm = measure_testbed(tb, fd.technology == "roce")
+            scaled = scaling_check(tb, tuple(rm.measured)) if spec.check_scaling else {}
+            for sid in rm.measured:
+                comm = rm.scenario_slowdown(sid, congestion_share)
+                if sid in scaled:
+                    comm = max(comm, scaled[sid]["use"])
+                it = _slowdown(workload, fp, net, comm)
+                p, pl, ph, d, dl, dh, basis = _p_d(sid, LIBRARY[sid].kind, plan, expertise, spec)
+                ell = lost_share(it)
+                q, c = rm.comm_slowdown["quiet"].get(sid), rm.comm_slowdown["congested"].get(sid)
                 items.append(
                     RiskItem(
-                        mid,
-                        what,
-                        prob,
-                        comm_slow,
-                        it_slow,
-                        prob * it_slow,
+                        sid,
+                        LIBRARY[sid].breaks,
+                        p,
+                        comm,
+                        it,
+                        0.0,
                         of,
-                        rm.comm_slowdown["quiet"][mid],
-                        rm.comm_slowdown["congested"][mid],
+                        q,
+                        c,
+                        d,
+                        basis,
+                        LIBRARY[sid].model,
+                        ell,
+                        p * d * ell,
+                        (pl * dl * ell, ph * dh * ell),
                     )
                 )
-            jitter = _jitter(rm, workload, fp, net)
+            if fd.technology == "roce" and rm.jitter_sweep:
+                jitter = _jitter(rm, workload, fp, net)
         if (
             fd.technology == "roce"
             and fd.routing == "adaptive"
             and fp.iteration is not None
             and design.has_network
         ):
-            # The design relies on adaptive routing; a team that cannot enable or keep it working
-            # runs ECMP: the same patterns re-measured with ECMP, weighted by the mistake's chance.
+            # The design relies on adaptive routing; a team that cannot enable or keep it working runs
+            # ECMP: the same patterns re-measured with ECMP (flow model).
             tick("flow model of the same steps with ECMP (adaptive routing off)")
             ecmp = measure_fabric(fd, workload, gpu, seed, routing="ecmp", sweep=False)
-            impact = iteration_slowdown(workload, fp, ecmp)
+            it = iteration_slowdown(workload, fp, ecmp)
             e_ecmp = ecmp.ring_step_efficiency
             comm = net.ring_step_efficiency / e_ecmp - 1 if e_ecmp else None
-            items.append(RiskItem(ADAPTIVE_OFF, ADAPTIVE_OFF_WHAT, prob, comm, impact, prob * impact, of))
-        out.append(FabricRisk(fd.key, tuple(items), rm))
-    return RiskEvidence(expertise, prob, congestion_share, tuple(out), jitter)
+            p, pl, ph, d, dl, dh, basis = _p_d(ADAPTIVE_OFF, "mistake", plan, expertise, spec)
+            ell = lost_share(it)
+            items.append(
+                RiskItem(
+                    ADAPTIVE_OFF,
+                    ADAPTIVE_OFF_WHAT,
+                    p,
+                    comm,
+                    it,
+                    0.0,
+                    of,
+                    None,
+                    None,
+                    d,
+                    basis,
+                    "the design's patterns re-measured with ECMP (flow model)",
+                    ell,
+                    p * d * ell,
+                    (pl * dl * ell, ph * dh * ell),
+                )
+            )
+        good = (0.0, 0.0, 0.0, {})
+        if design.has_network:
+            good = interruptions(fd, spec)
+            items.append(
+                RiskItem(
+                    "job-interruptions",
+                    "NIC / link failures stop the synchronous job: detection, restart "
+                    "and the work since the last checkpoint",
+                    1.0,
+                    None,
+                    float("inf"),
+                    0.0,
+                    of,
+                    None,
+                    None,
+                    good[0],
+                    good[3]["basis"],
+                    "rate x hours per interruption / one year (no slowdown model: every GPU waits)",
+                    1.0,
+                    good[0],
+                    (good[1], good[2]),
+                )
+            )
+        out.append(FabricRisk(fd.key, _attribute(items), rm, good[0], good[3]))
+    return RiskEvidence(expertise, MISCONFIG_PROBABILITY[expertise], congestion_share, tuple(out), jitter)
+
+
+def _attribute(items: list[RiskItem]) -> tuple[RiskItem, ...]:
+    """Split the combined loss over the scenarios in proportion to pᵢ·dᵢ·ℓᵢ (they add up to it)."""
+    from dataclasses import replace
+
+    total = combine(r.own_loss for r in items)
+    raw = sum(r.own_loss for r in items)
+    return tuple(replace(r, expected_loss=total * r.own_loss / raw if raw > 0 else 0.0) for r in items)
 
 
 __all__ = [
     "MISCONFIG_PROBABILITY",
     "MISCONFIG_PROBABILITY_BASIS",
+    "RATES",
     "FabricRisk",
     "RiskEvidence",
     "RiskItem",
+    "RiskSpec",
     "assess",
+    "combine",
+    "interruptions",
+    "lost_share",
 ]

@@ -1,101 +1,90 @@
-"""The misconfiguration testbed (part of the *measure* stage, used by *risk*): what each
-lossless-Ethernet mistake costs a RoCE fabric, simulated packet by packet.
+"""The risk testbed (part of the *measure* stage, used by *risk*): every failure and misconfiguration
+scenario of the library, simulated packet by packet on a pod derived from the planned fabric.
 
-The expected loss the advisor weighs is, per mistake, P(mistake | team expertise) × the slowdown
-of the user's training iteration when the mistake is present. P is an assumption
-(:data:`aifabric.stages.risk.MISCONFIG_PROBABILITY`); the slowdown is computed here.
+The testbed
+-----------
+:class:`Testbed` — a two-tier leaf-spine pod of the planned fabric: its technology, NIC rate, switch
+hop latency, fibre length, routing (adaptive / ECMP hashing / InfiniBand static linear forwarding)
+and congestion control (the *baseline*: HPCC, tuned DCQCN or PFC only on RoCE; none or IB
+congestion control on InfiniBand). **Scaling rule** (:func:`testbed_for`): ``hosts_per_leaf`` hosts
+per leaf and ``hosts_per_leaf / oversubscription`` spines keep the planned leaf's down/up ratio;
+the shared buffer per switch is the planned switch's buffer *per port* times the testbed leaf's
+ports (a 16-port slice of a 64-port switch gets a quarter of its buffer), so PFC dynamic thresholds,
+ECN points and credit buffers see the planned per-port headroom. Three-tier plans are measured on
+their two lower tiers (the pod). :func:`scaling_check` runs scenarios at two pod sizes; the
+tolerance is :data:`SCALING_TOLERANCE`, and the larger slowdown is kept where they disagree.
 
-How the slowdown is computed
-----------------------------
-1. **Testbed** (:class:`Testbed`). A two-tier leaf-spine slice at the user's NIC rate with the
-   planned switch's hop latency and shared buffer: 4 leaves × 8 hosts, 8 spines, non-blocking,
-   packet level (:func:`aifabric.simulate`), the fabric's routing (ECMP hashing, or adaptive).
-   Two traffic mixes:
+Traffic: **quiet** — one ring step of the data-parallel all-reduce (every host sends ``step_bytes``
+to the same-index host of the next leaf); **congested** — the same ring step ``ring_start_us`` into a
+sustained ``incast_senders``-to-1 incast (storage / checkpoint traffic; the target, host
+``hosts_per_leaf − 1`` of leaf 0, takes no part in the ring). The step time is the slowest ring flow
+(a synchronous collective waits for its last rank); a ring that does not finish is a hang.
 
-   * **quiet** — one ring step of the data-parallel all-reduce: every host sends ``step_bytes``
-     to the same-index host of the next leaf, across the spines;
-   * **congested** — the same ring step starting ``ring_start_us`` into a sustained
-     ``incast_senders``-to-1 incast (storage / checkpoint traffic or an all-to-all hot spot; the
-     target takes no part in the ring).
-
-   The step time is the slowest ring flow's completion (a synchronous collective waits for its
-   last rank).
-2. **Tuned baseline.** PFC with SONiC-style dynamic thresholds (α = 1/8, hardware-facts E.1) and
-   HPCC congestion control (S13, S74). On the testbed it reaches the flow model's max-min sharing
-   — the assumption behind ``compare``'s RoCE numbers — so a mistake is measured against the
-   fabric ``compare`` already priced.
-3. **One mistake at a time** (:data:`MISCONFIGS`), everything else as tuned:
-
-   * ``ecn-off`` — no ECN marking / no congestion control reacting: PFC alone keeps the fabric
-     lossless, and pauses spread from the incast to the ring (congestion spreading);
-   * ``dcqcn-defaults`` — ECN marking at the NVIDIA Cumulus RoCE defaults (Kmin 150 KB, Kmax
-     1.5 MB, Pmax 100 %, S11) and DCQCN at the ConnectX firmware defaults (S12): cuts up to every
-     4 µs, the first increase only after the 300 µs timer, so a flow cut on an ECMP collision sits
-     at Mb/s rates for hundreds of µs (the DCQCN helper's trace in ``bench/dcqcn_400g.py``);
-   * ``pfc-threshold-mismatch`` — "two batches of switches with different default PFC
-     thresholds": the second batch (half the leaves and spines) pauses at a static xoff of
-     75 KB, below a DCQCN fabric's ECN marking point (150 KB, S11) — the ordering the audit's
-     ``ecn-above-pfc-threshold`` rule flags;
-   * ``pfc-storm`` — a flow-control bug: spine0 emits spurious PAUSE frames on all its ports,
-     ``storm_pause_us`` every ``storm_period_us`` (:data:`SMALL_JITTER_DUTY` of the time:
-     "small network jitter").
-
-   Impact on communication = step time with the mistake / tuned − 1, mean over two hash seeds,
-   per traffic mix; the time-average uses :data:`CONGESTION_SHARE` (an assumption) of congested
-   time. A mistake that measures faster than tuned counts as 0 (no gain is credited).
-4. **To the iteration** (done by :mod:`aifabric.stages.risk`): the fabric's measurement under the
-   mistake — its achieved bandwidth on bandwidth-bound steps divided by 1 + the slowdown — goes
-   through the *performance* stage again. NVLink collectives are
-   unaffected and the DP all-reduce still overlaps backward compute, so a mistake that only
-   slows hidden communication costs nothing, and one that hits exposed traffic costs its share.
-
-Everything the testbed uses is listed by :meth:`Testbed.describe` and printed in the report.
-Left out: a *tuned* DCQCN (no public parameter set for 400G to cite) — the tuned baseline is
-HPCC, which reaches the max-min shares; subnet-manager mistakes on InfiniBand.
+The library
+-----------
+:data:`LIBRARY` — one :class:`Trigger` per scenario: which fabrics it applies to, what it breaks, how
+it is modelled, the traffic it runs under and the change it makes to the baseline fabric. Every
+scenario can be written out as an ``aifabric simulate`` file (:func:`write_scenarios`, shipped in
+``scenarios/risk/``). The *risk* stage turns the slowdowns into expected loss
+(:mod:`aifabric.stages.risk`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
 
-MISCONFIGS = {
-    "ecn-off": "ECN marking off: no end-to-end congestion control reacts, PFC alone holds the fabric lossless",
-    "dcqcn-defaults": "DCQCN left at the ConnectX firmware defaults (S12) instead of a congestion control tuned "
-    "to reach fair shares",
-    "pfc-threshold-mismatch": "two switch batches with different PFC thresholds (half pause at a static 75 KB)",
-    "pfc-storm": "spurious PAUSE frames from one spine (flow-control firmware bug)",
-}
-SMALL_JITTER_DUTY = (
-    0.02  # ASSUMPTION: "small network jitter" = one switch paused 2 % of the time (2 µs every 100 µs)
+from aifabric.stages.risk_library import (  # noqa: F401  (re-exported: the library's names live here too)
+    _BASELINE_WORDS,
+    ECN_CUMULUS,
+    ECN_CUMULUS_KMIN,
+    ECN_SONIC,
+    ECN_TUNED,
+    FECN_IB,
+    HORIZON_US,
+    LIBRARY,
+    MISCONFIGS,
+    MISMATCH_XOFF_BYTES,
+    TUNED_ALPHA,
+    Trigger,
+    perturb,
+    target_name,
 )
-JITTER_SWEEP_DUTY = (0.01, 0.02, 0.05, 0.10, 0.20)
+
+SMALL_JITTER_DUTY = 0.02  # ASSUMPTION: "small network jitter" = PAUSE 2 % of the time (2 µs every 100 µs)
+JITTER_SWEEP_DUTY = (0.01, 0.02, 0.05)
+JITTER_SHARES = (1 / 32, 1 / 4)  # share of the ring's receiving NICs that jitter (one NIC, a quarter)
+JITTER_BURST_US = (2.0, 20.0)  # PAUSE burst length: well below, and a fifth of, a ring step
 CONGESTION_SHARE = 0.25  # ASSUMPTION (no public source): share of communication time that overlaps congestion
 CONGESTION_SHARE_BASIS = (
     "assumption (no public source): 25 % of communication time overlaps a congestion event "
     "(storage / checkpoint incast, all-to-all hot spot); the rest runs on a quiet fabric"
 )
-TUNED_ALPHA = 1 / 8  # ns-3 HPCC dynamic threshold (hardware-facts E.1)
-ECN_CUMULUS = {"kmin": 150_000, "kmax": 1_500_000, "pmax": 1.0}  # NVIDIA Cumulus 'nv set qos roce' (S11)
-ECN_CUMULUS_KMIN = ECN_CUMULUS["kmin"]
+# two pod sizes agree when their slowdowns differ by at most 0.10 (10 points) or 25 % of the larger
+SCALING_TOLERANCE = 0.10
+SCALING_TOLERANCE_REL = 0.25
+TRAFFIC = ("quiet", "congested")
 SPECTRUM4_BUFFER_BYTES = (
     128 * 10**6
 )  # hardware-facts: 128 MB vs 160 MB conflicting; conservative 128 MB (S31)
-MISMATCH_XOFF_BYTES = ECN_CUMULUS_KMIN // 2  # the second batch pauses below the ECN marking point
-TRAFFIC = ("quiet", "congested")
+SPECTRUM4_PORTS = 64  # SN5600: 64 × 800G ports (the buffer is shared by them)
+BASELINES = {
+    "roce": ("hpcc", "dcqcn", "pfc-only"),
+    "infiniband": ("none", "ib-cc"),
+}
 
 
 @dataclass(frozen=True)
 class Testbed:
-    """The slice the risk scenarios run on (see the module docstring)."""
+    """The pod the scenarios run on (see the module docstring)."""
 
     link_rate_bps: int = 400 * 10**9
     switch_latency_ns: float = 600.0
     link_delay_ns: float = 200.0  # 40 m leaf-spine class fibre × 5.05 ns/m (the plan's default length)
     buffer_bytes: int = SPECTRUM4_BUFFER_BYTES
-    routing: str = "ecmp"
+    routing: str = "ecmp"  # ecmp | adaptive | static (InfiniBand linear forwarding)
     leaves: int = 4
     hosts_per_leaf: int = 8
     spines: int = 8
@@ -108,86 +97,54 @@ class Testbed:
     storm_pause_us: float = 2.0
     storm_period_us: float = 100.0
     seeds: tuple[int, ...] = (1, 2)
+    technology: str = "roce"
+    baseline: str = "hpcc"  # roce: hpcc | dcqcn | pfc-only; infiniband: none | ib-cc
+    tiers: int = 2  # of the planned fabric (the pod is its two lower tiers)
+    watchdog_us: float = 50.0  # PFC watchdog / HOQ lifetime, compressed to the testbed's time scale
+    slow_drain: float = 0.5  # a slow receiver drains at this share of its line rate
+    straggler_drain: float = 0.75  # a straggler NIC receives at this share of its line rate
+
+    @property
+    def has_cc(self) -> bool:
+        return self.baseline not in ("pfc-only", "none")
 
     def describe(self) -> dict[str, str]:
+        over = self.hosts_per_leaf / self.spines
         return {
-            "topology": f"leaf-spine {self.leaves} leaves x {self.hosts_per_leaf} hosts, {self.spines} spines, "
-            f"{self.link_rate_bps / 1e9:g}G links, {self.link_delay_ns:g} ns per link",
-            "switch": f"{self.switch_latency_ns:g} ns hop, {self.buffer_bytes / 1e6:g} MB shared buffer",
+            "topology": f"leaf-spine {self.leaves} leaves x {self.hosts_per_leaf} hosts, {self.spines} spines "
+            f"(oversubscription {over:g}:1), {self.link_rate_bps / 1e9:g}G links, {self.link_delay_ns:g} ns per link"
+            + (f"; the pod of a {self.tiers}-tier plan" if self.tiers > 2 else ""),
+            "switch": f"{self.switch_latency_ns:g} ns hop, "
+            + (
+                "credit flow control on per-VL receive buffers (15 packets or a credit round trip: a "
+                "placeholder, no public Quantum-2 figure)"
+                if self.technology == "infiniband"
+                else f"{self.buffer_bytes / 1e6:g} MB shared buffer (the planned switch's buffer per port x "
+                "the pod leaf's ports)"
+            ),
+            "technology": self.technology,
+            "baseline": _BASELINE_WORDS[self.baseline],
             "routing": self.routing,
             "quiet traffic": f"one ring step: every host sends {self.step_bytes / 2**20:g} MiB to the same-index "
             "host of the next leaf",
             "congested traffic": f"the same ring step {self.ring_start_us:g} us into a {self.incast_senders}-to-1 "
             f"incast of {self.incast_bytes / 2**20:g} MiB per sender (target outside the ring)",
-            "tuned": "PFC dynamic threshold alpha 1/8 (hardware-facts E.1), HPCC congestion control (S13, S74) - "
-            "reaches the flow model's max-min sharing that compare's RoCE numbers assume",
-            "dcqcn-defaults": "ECN Kmin 150 KB / Kmax 1.5 MB / Pmax 100 % (Cumulus RoCE, S11) + DCQCN at the "
-            "ConnectX firmware defaults (S12: AI 5 Mb/s, HAI 50 Mb/s, 300 us timer, 32 KB byte "
-            "counter, cuts at most every 4 us)",
-            "pfc-threshold-mismatch": f"leaves {self.leaves // 2}-{self.leaves - 1} and spines "
-            f"{self.spines // 2}-{self.spines - 1}: static xoff {MISMATCH_XOFF_BYTES} B",
-            "pfc-storm": f"{self.storm_pause_us:g} us pause every {self.storm_period_us:g} us on every port of spine0 "
-            f"({self.storm_pause_us / self.storm_period_us:.0%} of the time)",
             "seeds": ", ".join(str(s) for s in self.seeds),
         }
 
 
-def _fabric(tb: Testbed, misconfig: str | None, duty: float | None = None) -> dict:
-    fab: dict = {
-        "technology": "roce",
-        "mtu": "4096B",
-        "header": "64B",
-        "switch_latency": f"{tb.switch_latency_ns:g}ns",
-        "switch_buffer": f"{tb.buffer_bytes}B",
-        "pfc": {"enabled": True, "mode": "dynamic", "alpha": TUNED_ALPHA},
-        "ecn": {"enabled": False},
-        "congestion_control": "hpcc",
-        "routing": "adaptive" if tb.routing == "adaptive" else "ecmp",
-    }
-    if tb.routing == "adaptive":
-        fab["adaptive"] = {"granularity": "packet"}
-    if misconfig == "ecn-off":
-        fab["congestion_control"] = "none"
-    elif misconfig == "dcqcn-defaults":
-        fab["ecn"] = {
-            "enabled": True,
-            "kmin": f"{ECN_CUMULUS['kmin']}B",
-            "kmax": f"{ECN_CUMULUS['kmax']}B",
-            "pmax": ECN_CUMULUS["pmax"],
-        }
-        fab["congestion_control"] = "dcqcn"
-        fab["dcqcn"] = {"preset": "nvidia-firmware"}
-    elif misconfig == "pfc-threshold-mismatch":
-        batch2 = [f"leaf{i}" for i in range(tb.leaves // 2, tb.leaves)] + [
-            f"spine{i}" for i in range(tb.spines // 2, tb.spines)
-        ]
-        fab["pfc_overrides"] = [
-            {
-                "switches": batch2,
-                "mode": "static",
-                "xoff": f"{MISMATCH_XOFF_BYTES}B",
-                "xon": f"{MISMATCH_XOFF_BYTES - 2 * (4096 + 64)}B",
-            }
-        ]
-    elif misconfig == "pfc-storm":
-        period = tb.storm_period_us
-        pause = tb.storm_pause_us if duty is None else duty * period
-        horizon_us = 20_000.0
-        fab["pause_storms"] = [
-            {
-                "node": "spine0",
-                "start": f"{period / 2:g}us",
-                "duration": f"{pause:g}us",
-                "period": f"{period:g}us",
-                "count": int(horizon_us // period),
-            }
-        ]
-    return fab
+THREE_TIER_K = 8  # the three-tier pod: a k = 8 fat-tree (128 hosts in 8 pods of 16)
 
 
 def _flows(tb: Testbed, traffic: str):
-    """Ring-step flows (ids first), plus the incast for ``congested``; returns (table, ring flows)."""
+    """Ring-step flows (ids first), plus the incast for ``congested``; returns (table, ring flows).
+    ``three-tier``: every host of the k = 8 fat-tree sends to the same-index host of the next pod."""
     from aifabric.workload.traffic import _table
+
+    if traffic == "three-tier":
+        n, pod = THREE_TIER_K**3 // 4, THREE_TIER_K**2 // 4
+        src = np.arange(n)
+        return _table(src, (src + pod) % n, tb.step_bytes, 0), n
 
     h, nl = tb.hosts_per_leaf, tb.leaves
     target = h - 1  # host h-1 of leaf 0: the incast target, outside the ring
@@ -208,183 +165,360 @@ def _flows(tb: Testbed, traffic: str):
     return _table(src + senders, dst + [target] * len(senders), sizes, starts), n_ring
 
 
-def _scenario(tb: Testbed, misconfig: str | None, seed: int, duty: float | None = None):
-    from aifabric.scenario import scenario_from_dict
-
+def scenario_dict(tb: Testbed, sid: str | None, seed: int, duty=None, share=None, traffic=None) -> dict:
+    """The ``aifabric simulate`` scenario (without its workload) for one run."""
+    rate, delay = f"{tb.link_rate_bps}bps", f"{tb.link_delay_ns:g}ns"
     topo = {
         "kind": "leaf-spine",
         "leaves": tb.leaves,
         "spines": tb.spines,
         "hosts_per_leaf": tb.hosts_per_leaf,
-        "link_rate": f"{tb.link_rate_bps}bps",
-        "link_delay": f"{tb.link_delay_ns:g}ns",
+        "link_rate": rate,
+        "link_delay": delay,
     }
-    return scenario_from_dict(
-        {
-            "name": f"risk-{misconfig or 'tuned'}",
-            "seed": seed,
-            "topology": topo,
-            "fabric": _fabric(tb, misconfig, duty),
-            "sim": {"until": "1s"},
-        }
-    )
+    if traffic == "three-tier":
+        topo = {"kind": "fat-tree", "k": THREE_TIER_K, "link_rate": rate, "link_delay": delay}
+    return {
+        "name": f"risk-{tb.technology}-{sid or 'baseline'}",
+        "seed": seed,
+        "topology": topo,
+        "fabric": perturb(tb, sid, duty, share),
+        "sim": {"until": f"{HORIZON_US:g}us", "progress": False},
+    }
+
+
+def _scenario(tb: Testbed, sid: str | None, seed: int, duty=None, share=None, traffic=None):
+    from aifabric.scenario import scenario_from_dict
+
+    return scenario_from_dict(scenario_dict(tb, sid, seed, duty, share, traffic))
 
 
 @dataclass
 class RunStats:
-    step_us: float
+    step_us: float  # the slowest ring flow; inf when the ring did not finish (a hang)
     pause_frames: int
     drops: int
     ecn_marks: int
     wall_s: float
-    incast_us: float = float("nan")  # congested mix: the slowest incast flow (the storage transfer)
+    incast_us: float = float("nan")  # congested mix: the slowest incast flow (nan: not finished)
 
 
-def run_testbed(
-    tb: Testbed, misconfig: str | None, traffic: str, seed: int, duty: float | None = None
-) -> RunStats:
+def run_testbed(tb: Testbed, sid: str | None, traffic: str, seed: int, duty=None, share=None) -> RunStats:
     """One packet-level run: the ring step's completion time (slowest ring flow) and counters."""
     import warnings
 
     from aifabric.sim import simulate
     from aifabric.topology import from_spec
 
-    sc = _scenario(tb, misconfig, seed, duty)
+    sc = _scenario(tb, sid, seed, duty, share, traffic)
     flows, n_ring = _flows(tb, traffic)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a stuck receiver leaves flows unfinished on purpose
         res = simulate(sc, flows=flows, topology=from_spec(sc.topology))
     f = res.flows
-    if caught or not f["completed"].all():
-        why = str(caught[0].message) if caught else f"{int((~f['completed']).sum())} flows did not complete"
-        raise RuntimeError(f"risk testbed {misconfig or 'tuned'} / {traffic}: {why}")
-    s = res.summary
+    done = f["completed"].to_numpy()
     fct = f["fct_us"].to_numpy()
+    s = res.summary
+    step = float(fct[:n_ring].max()) if done[:n_ring].all() else float("inf")
+    inc = float(fct[n_ring:].max()) if len(fct) > n_ring and done[n_ring:].all() else float("nan")
     return RunStats(
-        float(fct[:n_ring].max()),
-        int(s["pause_frames"]),
-        int(s["drops"]),
-        int(s["ecn_marks"]),
-        float(res.engine["wall_s"]),
-        float(fct[n_ring:].max()) if len(fct) > n_ring else float("nan"),
+        step, int(s["pause_frames"]), int(s["drops"]), int(s["ecn_marks"]), float(res.engine["wall_s"]), inc
     )
 
 
 @dataclass
 class RiskMeasurement:
-    """Per traffic mix and mistake: the ring-step time and its slowdown against the tuned fabric."""
+    """Per traffic mix and scenario: the ring-step time and its slowdown against the baseline."""
 
     testbed: Testbed
-    step_us: dict[str, dict[str, float]]  # traffic -> config ("tuned" or a mistake) -> mean step time
-    comm_slowdown: dict[str, dict[str, float]]  # traffic -> mistake -> mean(step / tuned step) − 1
+    step_us: dict[str, dict[str, float]]  # traffic -> "baseline" or scenario -> mean step time
+    comm_slowdown: dict[str, dict[str, float]]  # traffic -> scenario -> mean(step / baseline step) − 1
     counters: dict[str, dict[str, dict[str, int]]]  # traffic -> config -> pause frames / drops / ECN marks
-    jitter_sweep: list[dict] = field(default_factory=list)  # quiet traffic: duty -> comm slowdown
+    jitter_sweep: list[dict] = field(default_factory=list)  # quiet: duty × share of links -> slowdown
     runs: int = 0
     wall_s: float = 0.0
     incast_us: dict[str, float] = field(default_factory=dict)  # config -> the incast's completion (congested)
-    storage_slowdown: dict[str, float] = field(default_factory=dict)  # mistake -> incast time / tuned − 1
+    not_applicable: dict[str, str] = field(default_factory=dict)  # scenario -> why it is not measured
 
-    def blended(self, mistake: str, congestion_share: float = CONGESTION_SHARE) -> float:
-        """Communication slowdown averaged over time: congested for ``congestion_share``, quiet otherwise."""
-        c = max(0.0, self.comm_slowdown["congested"][mistake])
-        q = max(0.0, self.comm_slowdown["quiet"][mistake])
-        return congestion_share * c + (1 - congestion_share) * q
+    def scenario_slowdown(self, sid: str, congestion_share: float = CONGESTION_SHARE) -> float:
+        """The communication slowdown a scenario causes while it is present: time-averaged over the
+        two traffic mixes where it runs under both, else the one it needs; gains count as 0."""
+        if sid == "storage-incast":
+            return max(0.0, self.comm_slowdown["congested"]["storage-incast"])
+        if sid in self.comm_slowdown.get("three-tier", {}):
+            return max(0.0, self.comm_slowdown["three-tier"][sid])
+        q = self.comm_slowdown["quiet"].get(sid)
+        c = self.comm_slowdown["congested"].get(sid)
+        if q is not None and c is not None:
+            return congestion_share * max(0.0, c) + (1 - congestion_share) * max(0.0, q)
+        return max(0.0, q if q is not None else c)
+
+    blended = scenario_slowdown  # the earlier name
+
+    @property
+    def measured(self) -> list[str]:
+        return [s for s in LIBRARY if any(s in per for per in self.comm_slowdown.values())]
 
     def to_dict(self) -> dict:
+        """JSON-ready (a hang, ∞, is written as None)."""
         return {
             "testbed": self.testbed.describe(),
-            "step_us": self.step_us,
-            "comm_slowdown": self.comm_slowdown,
+            "step_us": _no_inf(self.step_us),
+            "comm_slowdown": _no_inf(self.comm_slowdown),
             "counters": self.counters,
-            "jitter_sweep": self.jitter_sweep,
+            "jitter_sweep": [_no_inf(r) for r in self.jitter_sweep],
             "runs": self.runs,
             "wall_s": self.wall_s,
             "incast_us": self.incast_us,
-            "storage_slowdown": self.storage_slowdown,
+            "not_applicable": self.not_applicable,
         }
 
 
+def _no_inf(d: dict) -> dict:
+    return {
+        k: _no_inf(v) if isinstance(v, dict) else (None if v == float("inf") else v) for k, v in d.items()
+    }
+
+
 def _rel(t: np.ndarray, base: np.ndarray) -> float:
-    """Mean over seeds of (time with the mistake / tuned time) − 1."""
+    """Mean over seeds of (time with the scenario / baseline time) − 1 (inf for a hang)."""
     return float(np.mean(t / base) - 1)
 
 
-@lru_cache(maxsize=16)
-def measure_testbed(tb: Testbed, jitter_sweep: bool = True) -> RiskMeasurement:
-    """Run the tuned testbed and each mistake, quiet and congested, over ``tb.seeds`` (cached)."""
+@lru_cache(maxsize=32)
+def measure_testbed(
+    tb: Testbed, jitter_sweep: bool = True, only: tuple[str, ...] | None = None
+) -> RiskMeasurement:
+    """Run the baseline and every applicable scenario (or ``only`` these) over ``tb.seeds`` (cached)."""
     done: list[RunStats] = []
 
-    def over_seeds(m, traffic, duty=None) -> list[RunStats]:
-        rs = [run_testbed(tb, m, traffic, s, duty) for s in tb.seeds]
+    def over_seeds(sid, traffic, duty=None, share=None) -> list[RunStats]:
+        rs = [run_testbed(tb, sid, traffic, s, duty, share) for s in tb.seeds]
         done.extend(rs)
         return rs
 
-    step: dict = {}
-    slow: dict = {}
-    counters: dict = {}
+    wanted = [s for s in LIBRARY if only is None or s in only]
+    mixes = [*TRAFFIC] + [
+        t
+        for t in ("three-tier",)
+        if any(t in LIBRARY[s].traffic and LIBRARY[s].applies(tb)[0] for s in wanted)
+    ]
+    step: dict = {t: {} for t in mixes}
+    slow: dict = {t: {} for t in mixes}
+    counters: dict = {t: {} for t in mixes}
     base_of: dict[str, np.ndarray] = {}
     incast: dict[str, float] = {}
-    storage: dict[str, float] = {}
-    for traffic in TRAFFIC:
-        step[traffic], slow[traffic], counters[traffic] = {}, {}, {}
-        for m in (None, *MISCONFIGS):
-            rs = over_seeds(m, traffic)
+    skip: dict[str, str] = {}
+    for traffic in mixes:
+        for sid in (None, *wanted):
+            key = sid or "baseline"
+            if sid is not None:
+                ok, why = LIBRARY[sid].applies(tb)
+                if not ok:
+                    skip[sid] = why
+                    continue
+                if traffic not in LIBRARY[sid].traffic:
+                    continue
+            if sid == "storage-incast":  # the congested baseline against the quiet one
+                t = base_of["congested"]
+                step[traffic][key] = float(t.mean())
+                slow[traffic][key] = _rel(t, base_of["quiet"])
+                continue
+            rs = over_seeds(sid, traffic)
             t = np.array([r.step_us for r in rs])
-            key = m or "tuned"
             step[traffic][key] = float(t.mean())
             counters[traffic][key] = {
                 "pause_frames": int(round(np.mean([r.pause_frames for r in rs]))),
                 "drops": int(sum(r.drops for r in rs)),
                 "ecn_marks": int(round(np.mean([r.ecn_marks for r in rs]))),
             }
-            if m is None:
+            if sid is None:
                 base_of[traffic] = t
             else:
-                slow[traffic][m] = _rel(t, base_of[traffic])
+                slow[traffic][key] = _rel(t, base_of[traffic])
             if traffic == "congested":
-                inc = np.array([r.incast_us for r in rs])
-                incast[key] = float(inc.mean())
-                if m is None:
-                    base_of["incast"] = inc
-                else:
-                    storage[m] = _rel(inc, base_of["incast"])
+                incast[key] = float(np.mean([r.incast_us for r in rs]))
     sweep = []
-    if jitter_sweep:
-        default_duty = tb.storm_pause_us / tb.storm_period_us
-        for duty in JITTER_SWEEP_DUTY:
-            if abs(duty - default_duty) < 1e-12:  # the default storm already ran on every seed
-                sweep.append({"duty": duty, "comm_slowdown": slow["quiet"]["pfc-storm"]})
-                continue
-            t = np.array([r.step_us for r in over_seeds("pfc-storm", "quiet", duty)])
-            sweep.append({"duty": duty, "comm_slowdown": _rel(t, base_of["quiet"])})
+    if jitter_sweep:  # the first seed only: 18 runs
+        base = base_of["quiet"][:1]
+        for burst in JITTER_BURST_US:
+            jt = replace(tb, storm_pause_us=burst)
+            for share in JITTER_SHARES:
+                for duty in JITTER_SWEEP_DUTY:
+                    r = run_testbed(jt, "jitter", "quiet", tb.seeds[0], duty, share)
+                    done.append(r)
+                    sweep.append(
+                        {
+                            "burst_us": burst,
+                            "duty": duty,
+                            "share": share,
+                            "comm_slowdown": _rel(np.array([r.step_us]), base),
+                        }
+                    )
     return RiskMeasurement(
-        tb, step, slow, counters, sweep, len(done), sum(r.wall_s for r in done), incast, storage
+        tb, step, slow, counters, sweep, len(done), sum(r.wall_s for r in done), incast, skip
     )
 
 
 def testbed_for(
-    link_rate_gbps: float, buffer_bytes: int | None, hop_ns: float, leaf_spine_m: float, routing: str
+    link_rate_gbps: float,
+    buffer_bytes: int | None,
+    hop_ns: float,
+    leaf_spine_m: float,
+    routing: str,
+    *,
+    technology: str = "roce",
+    baseline: str | None = None,
+    radix: int | None = None,
+    oversubscription: float = 1.0,
+    tiers: int = 2,
+    hosts_per_leaf: int = 8,
+    leaves: int = 4,
 ) -> Testbed:
-    """The testbed for one planned RoCE fabric: its NIC rate, switch hop latency and shared buffer
-    (the catalog's, else Spectrum-4's conservative 128 MB), leaf-spine fibre length, routing."""
+    """The testbed for one planned fabric (the scaling rule of the module docstring): its NIC rate,
+    switch hop latency, buffer per port, leaf-spine fibre length, routing, oversubscription and
+    congestion control."""
     buf = buffer_bytes or SPECTRUM4_BUFFER_BYTES
+    ports = radix or SPECTRUM4_PORTS
+    spines = max(1, round(hosts_per_leaf / max(1.0, oversubscription)))
+    pod_ports = hosts_per_leaf + spines
+    if technology == "infiniband":
+        route = "adaptive" if routing == "adaptive" else "static"
+        base = baseline or "none"
+    else:
+        route = "adaptive" if routing == "adaptive" else "ecmp"
+        base = baseline or "hpcc"
     return Testbed(
         link_rate_bps=int(link_rate_gbps * 1e9),
         switch_latency_ns=float(hop_ns),
         link_delay_ns=round(5.05 * float(leaf_spine_m), 3),
-        buffer_bytes=int(buf),
-        routing="adaptive" if routing == "adaptive" else "ecmp",
+        buffer_bytes=int(buf * min(1.0, pod_ports / ports)),
+        routing=route,
+        seeds=(1, 2) if route == "ecmp" else (1,),  # only hashing depends on the seed
+        leaves=leaves,
+        hosts_per_leaf=hosts_per_leaf,
+        spines=spines,
+        technology=technology,
+        baseline=base,
+        tiers=tiers,
     )
 
 
+def scaling_check(tb: Testbed, scenarios: tuple[str, ...], larger: Testbed | None = None) -> dict:
+    """The scaling rule checked: each scenario's slowdown on ``tb`` and on a pod twice as wide
+    (twice the hosts per leaf and spines, the same per-port buffer); ``agree`` within
+    :data:`SCALING_TOLERANCE` absolute or :data:`SCALING_TOLERANCE_REL` relative, ``use`` the larger
+    slowdown (what the risk stage takes with ``risk: {check_scaling: true}``)."""
+    big = larger or replace(
+        tb, hosts_per_leaf=2 * tb.hosts_per_leaf, spines=2 * tb.spines, buffer_bytes=2 * tb.buffer_bytes
+    )
+    a = measure_testbed(tb, False, scenarios)
+    b = measure_testbed(big, False, scenarios)
+    out = {}
+    for sid in scenarios:
+        sa, sb = a.scenario_slowdown(sid), b.scenario_slowdown(sid)
+        hi = max(sa, sb)
+        agree = sa == sb or abs(sa - sb) <= max(SCALING_TOLERANCE, SCALING_TOLERANCE_REL * abs(hi))
+        out[sid] = {"small": sa, "large": sb, "agree": bool(agree), "use": hi}
+    return out
+
+
+# Shipped files: each scenario on each fabric, on the baseline that shows its physics (PFC spreading
+# needs a fabric without congestion control), plus the same trigger with the congestion control that
+# contains it; (fabric, scenario, baseline, file suffix)
+SHIPPED_BASELINE = {"pfc-watchdog-off": "pfc-only", "stuck-receiver": "pfc-only", "slow-receiver": "pfc-only"}
+SHIPPED_EXTRA = (
+    ("roce", "slow-receiver", "dcqcn", "-dcqcn"),
+    ("infiniband", "slow-receiver", "ib-cc", "-ib-cc"),
+    ("roce", "storage-incast", "pfc-only", "-pfc-only"),
+)
+
+
+def shipped_testbed(technology: str, baseline: str | None = None) -> Testbed:
+    """The testbed the shipped files use: the default 400G plans (SN5600 / QM9700 class, 64-port
+    buffer share, 600 / 130 ns hops, ECMP / adaptive routing)."""
+    if technology == "infiniband":
+        return testbed_for(400, None, 130, 40, "adaptive", technology="infiniband", baseline=baseline)
+    return testbed_for(400, None, 600, 40, "ecmp", technology="roce", baseline=baseline)
+
+
+def shipped_files() -> list[tuple[str, str, str | None, str, str]]:
+    """(file name, fabric, scenario or None, traffic, baseline) of every shipped file."""
+    out = []
+    for sid, trig in LIBRARY.items():
+        for tech in trig.fabrics:
+            tb = shipped_testbed(tech, SHIPPED_BASELINE.get(sid) if tech == "roce" else None)
+            if "three-tier" in trig.traffic:
+                tb = replace(tb, tiers=3)
+            if trig.applies(tb)[0]:
+                out.append((f"{tech}-{sid}.yaml", tech, sid, trig.traffic[-1], tb.baseline))
+    for tech, sid, base, suffix in SHIPPED_EXTRA:
+        out.append((f"{tech}-{sid}{suffix}.yaml", tech, sid, LIBRARY[sid].traffic[-1], base))
+    for tech in BASELINES:
+        for traffic in TRAFFIC:
+            out.append(
+                (f"{tech}-baseline-{traffic}.yaml", tech, None, traffic, shipped_testbed(tech).baseline)
+            )
+    out.append(("roce-baseline-congested-pfc-only.yaml", "roce", None, "congested", "pfc-only"))
+    out.append(("roce-baseline-three-tier.yaml", "roce", None, "three-tier", "hpcc"))
+    return out
+
+
+def write_scenarios(folder) -> list[str]:
+    """Write every shipped scenario as an ``aifabric simulate`` file (plus the two flows files, ns-3
+    HPCC format, the ring flows first) in ``folder``; returns the file names."""
+    from pathlib import Path
+
+    import yaml
+
+    from aifabric.workload.traffic import ROCE_DPORT
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tb0 = shipped_testbed("roce")
+    flows_file = {}
+    for traffic in (*TRAFFIC, "three-tier"):
+        flows, n_ring = _flows(tb0, traffic)
+        lines = [str(len(flows))] + [
+            f"{r.src} {r.dst} 3 {ROCE_DPORT} {r.size_bytes} {2 + r.start_ps / 1e12:.9f}"
+            for r in flows.itertuples()
+        ]
+        flows_file[traffic] = (f"flows-{traffic}.txt", n_ring)
+        (folder / flows_file[traffic][0]).write_text("\n".join(lines) + "\n")
+    names = []
+    for name, tech, sid, traffic, base in shipped_files():
+        tb = shipped_testbed(tech, base)
+        d = scenario_dict(tb, sid, 1, traffic=traffic)
+        d["name"] = name.removesuffix(".yaml")
+        if sid is not None:
+            trig = LIBRARY[sid]
+            d["description"] = f"{trig.breaks}. Modelled: {trig.model}."
+        d["workload"] = {"kind": "flows-file", "path": flows_file[traffic][0]}
+        head = (
+            f"# Risk library: {sid or 'baseline'} on {tech}, {traffic} traffic, baseline {base} "
+            f"({_BASELINE_WORDS[base][:60]}...).\n# Generated by aifabric.stages.testbed.write_scenarios; "
+            f"the ring flows are the first {flows_file[traffic][1]} (the step = the slowest of them).\n"
+        )
+        (folder / name).write_text(head + yaml.safe_dump(d, sort_keys=False, width=100))
+        names.append(name)
+    return names
+
+
 __all__ = [
+    "BASELINES",
     "CONGESTION_SHARE",
     "JITTER_SWEEP_DUTY",
+    "LIBRARY",
     "MISCONFIGS",
     "SMALL_JITTER_DUTY",
     "RiskMeasurement",
     "Testbed",
+    "Trigger",
     "measure_testbed",
     "run_testbed",
+    "scaling_check",
+    "shipped_files",
+    "shipped_testbed",
     "testbed_for",
+    "write_scenarios",
 ]
