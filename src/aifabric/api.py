@@ -57,7 +57,16 @@ def compare_advisor(
 
     return comparison_dict(
         run_comparison(
-            adv, catalog, seed, compute_efficiency, progress, congestion_share, training, scenario_file
+            adv,
+            catalog,
+            seed,
+            compute_efficiency,
+            progress,
+            congestion_share,
+            training,
+            scenario_file,
+            calibration,
+            risk,
         )
     )
 
@@ -78,9 +87,10 @@ def run_comparison(
     from aifabric.stages.testbed import CONGESTION_SHARE
 
     share = CONGESTION_SHARE if congestion_share is None else congestion_share
-    return run(
-        CompareInputs(adv, catalog, seed, compute_efficiency, share, training, scenario_file), progress
+    inputs = CompareInputs(
+        adv, catalog, seed, compute_efficiency, share, training, scenario_file, calibration, risk
     )
+    return run(inputs, progress)
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,9 @@ COMPUTE_EFFICIENCY_SPREAD = 0.15
 # of a 50 GB/s NIC in public nccl-tests runs (issue 12's note; 0.92–0.96) — range down to 0.9.
 NIC_EFFICIENCY_RANGE = (0.90, 1.0)
 CONGESTION_SHARE_RANGE = (0.05, 0.5)  # ASSUMPTION around the risk testbed's 25 % default
+# Share of time storage / checkpoint traffic shares the back-end fabric with training: 0 when the
+# design gives storage its own NICs and network (the reference designs do), up to 50 % (ASSUMPTION).
+STORAGE_SHARE_RANGE = (0.0, 0.5)
 MC_SAMPLES = 400
 
 
@@ -116,6 +119,9 @@ class Objective:
             prob = item.probability
             if item.scenario in MISCONFIGS or item.scenario == "adaptive-routing-off":
                 prob = min(1.0, prob * (p / self.base_probability if self.base_probability else 1.0))
+            persistence = item.persistence
+            if item.scenario == "storage-incast" and "storage_share" in x:
+                persistence = x["storage_share"]
             s = item.iteration_slowdown
             q, c = item.comm_slowdown_quiet, item.comm_slowdown_congested
             moved = cs != self.base_congestion_share or eff != 1.0 or ce != self.base_compute_efficiency
@@ -126,7 +132,7 @@ class Objective:
                     s = self._iteration_s(key, eff, ce, comm) / base - 1
                 else:
                     s = comm
-            losses.append(prob * item.persistence * lost_share(s))
+            losses.append(prob * persistence * lost_share(s))
         return combine(losses)
 
     def value(self, key: str, x: dict | None = None) -> float:
@@ -275,6 +281,23 @@ def uncertain_inputs(design, objective: Objective, expertise: str) -> list[Uncer
                     bracket=(0.0, 1.0),
                 )
             )
+    storage = [
+        i
+        for k in objective.designs
+        for i in objective.risk_items.get(k, ())
+        if i.scenario == "storage-incast"
+    ]
+    if storage:
+        out.append(
+            UncertainInput(
+                "storage_share",
+                "share of time storage traffic shares the back-end fabric",
+                storage[0].persistence,
+                *STORAGE_SHARE_RANGE,
+                "0 when storage has its own network (reference designs), up to 50 % (assumption)",
+                bracket=(0.0, 1.0),
+            )
+        )
     if objective.training:
         b = objective.base_compute_efficiency
         out.append(
