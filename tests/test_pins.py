@@ -69,7 +69,7 @@ def differences(pin, now, path: str = "") -> list[str]:
             for d in differences(a, b, f"{path}[{i}]")
         ]
     if isinstance(pin, float) and isinstance(now, int | float) and not isinstance(now, bool):
-        if math.isclose(pin, now, rel_tol=1e-9, abs_tol=1e-12):
+        if math.isclose(pin, now, rel_tol=1e-9, abs_tol=1e-12) or (math.isnan(pin) and math.isnan(now)):
             return []
         return [f"{path}: {pin!r} -> {now!r}"]
     return [] if pin == now else [f"{path}: {pin!r} -> {now!r}"]

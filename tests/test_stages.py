@@ -165,3 +165,14 @@ def test_one_node_compare_prints_its_table():
     r = CliRunner().invoke(app, ["compare", "--gpus", "8"])
     assert r.exit_code == 0, r.output
     assert "one node" in r.output and "Recommendation: none" in r.output
+
+
+def test_compare_json_is_strict_json():
+    """--json prints strict JSON: no NaN or Infinity (a measured-but-undefined value is null)."""
+
+    def refuse(name):
+        raise AssertionError(f"non-standard JSON constant {name}")
+
+    r = CliRunner().invoke(app, ["compare", "--gpus", "64", "--json"])
+    assert r.exit_code == 0, r.output
+    json.loads(r.stdout, parse_constant=refuse)

@@ -89,7 +89,9 @@ def register(app: typer.Typer) -> None:
             )
             out["scenario"] = name
             if as_json:
-                typer.echo(json.dumps(out, indent=2, default=float))
+                from aifabric.report.result import json_safe
+
+                typer.echo(json.dumps(json_safe(out), indent=2, default=float))
             else:
                 _print(out)
             return 0

@@ -4,6 +4,8 @@ each number."""
 
 from __future__ import annotations
 
+import math
+
 from aifabric.stages.performance import server_usd_per_gpu
 from aifabric.stages.pipeline import Comparison
 from aifabric.stages.risk import MISCONFIG_PROBABILITY_BASIS
@@ -109,32 +111,46 @@ def evidence_chain(c: Comparison) -> dict:
     }
 
 
+def json_safe(o):
+    """The same structure with every non-finite float (NaN, ±inf) as None: strict JSON, as
+    interface.md asks of ``--json`` (Python's json writes NaN otherwise)."""
+    if isinstance(o, float):
+        return o if math.isfinite(o) else None
+    if isinstance(o, dict):
+        return {k: json_safe(v) for k, v in o.items()}
+    if isinstance(o, list | tuple):
+        return [json_safe(v) for v in o]
+    return o
+
+
 def comparison_dict(c: Comparison) -> dict:
     """The JSON-ready result of ``compare`` (interface.md keys + report data + the evidence chain)."""
     from aifabric._version import __version__
 
     adv, cat, wl = c.inputs.advisor, c.inputs.catalog, c.workload
-    return {
-        "version": __version__,
-        "scenario": "built-in default" if adv.model is None else adv.model,
-        "inputs": adv.model_dump() if hasattr(adv, "model_dump") else dict(adv.__dict__),
-        "model": wl.model.name if wl.model else None,
-        "parallelism": wl.parallelism.to_dict() if wl.parallelism is not None else None,
-        "recommendation": c.decision.recommendation.to_dict(),
-        "fabrics": [_fabric_row(c, fd) for fd in c.design.fabrics],
-        "claims": list(c.decision.claims),
-        "sensitivity": list(c.decision.sensitivity),
-        "probability_best": dict(c.decision.probability_best),
-        "rules": list(c.decision.rules),
-        "jitter": c.risk.jitter,
-        "congestion_share": c.risk.congestion_share,
-        "assumptions": assumptions(c),
-        "estimates": cat.estimates(),
-        "sources": dict(cat.sources),
-        "stages": list(STAGE_ORDER),
-        "evidence": evidence_chain(c),
-        "wall_s": c.wall_s,
-    }
+    return json_safe(
+        {
+            "version": __version__,
+            "scenario": "built-in default" if adv.model is None else adv.model,
+            "inputs": adv.model_dump() if hasattr(adv, "model_dump") else dict(adv.__dict__),
+            "model": wl.model.name if wl.model else None,
+            "parallelism": wl.parallelism.to_dict() if wl.parallelism is not None else None,
+            "recommendation": c.decision.recommendation.to_dict(),
+            "fabrics": [_fabric_row(c, fd) for fd in c.design.fabrics],
+            "claims": list(c.decision.claims),
+            "sensitivity": list(c.decision.sensitivity),
+            "probability_best": dict(c.decision.probability_best),
+            "rules": list(c.decision.rules),
+            "jitter": c.risk.jitter,
+            "congestion_share": c.risk.congestion_share,
+            "assumptions": assumptions(c),
+            "estimates": cat.estimates(),
+            "sources": dict(cat.sources),
+            "stages": list(STAGE_ORDER),
+            "evidence": evidence_chain(c),
+            "wall_s": c.wall_s,
+        }
+    )
 
 
-__all__ = ["STAGE_ORDER", "assumptions", "comparison_dict", "evidence_chain"]
+__all__ = ["STAGE_ORDER", "assumptions", "comparison_dict", "evidence_chain", "json_safe"]
