@@ -289,7 +289,17 @@ def _rel(t: np.ndarray, base: np.ndarray) -> float:
 def measure_testbed(
     tb: Testbed, jitter_sweep: bool = True, only: tuple[str, ...] | None = None
 ) -> RiskMeasurement:
-    """Run the baseline and every applicable scenario (or ``only`` these) over ``tb.seeds`` (cached)."""
+    """Run the baseline and every applicable scenario (or ``only`` these) over ``tb.seeds``; cached
+    in the process and on disk across runs (:mod:`aifabric.stages.cache`: keyed by the testbed, the
+    arguments and a hash of the simulator's source, so a code change never reuses a result)."""
+    from aifabric.stages.cache import disk_cached
+
+    return disk_cached("testbed", (tb, jitter_sweep, only), lambda: _measure_testbed(tb, jitter_sweep, only))
+
+
+def _measure_testbed(
+    tb: Testbed, jitter_sweep: bool = True, only: tuple[str, ...] | None = None
+) -> RiskMeasurement:
     done: list[RunStats] = []
 
     def over_seeds(sid, traffic, duty=None, share=None) -> list[RunStats]:
