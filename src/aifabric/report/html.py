@@ -269,7 +269,7 @@ def _fig_tornado(result: dict):
         orientation="h",
     )
     fig.update_layout(
-        barmode="overlay",
+        barmode="group",
         title="Sensitivity: runner-up's cost vs the recommended design's (%); "
         "below 0 the recommendation flips",
         xaxis_title="runner-up cost − recommended cost (%)",
