@@ -192,3 +192,30 @@ def test_adaptive_routing_off_is_a_computed_risk():
     )
     ecmp_plan = compare(AdvisorSpec(gpus=2048, model="deepseek-moe"), load_catalog())
     assert "adaptive-routing-off" not in {x["scenario"] for x in ecmp_plan["fabrics"][1]["risk"]}
+
+
+def test_report_figures_have_data_titles_and_units(default_result):
+    """Every chart of the report has at least one non-empty trace and a titled value axis; sizes on the
+    busbw chart read as bytes in binary units (not '10B'), percentages carry a % suffix."""
+    from aifabric.report.html import figures
+
+    figs = figures(default_result)
+    assert set(figs) <= set(CHART_IDS) and {"chart-busbw", "chart-fct", "chart-tornado"} <= set(figs)
+    for cid, fig in figs.items():
+        assert fig.data and all(len(t.x if t.x is not None else t.y) > 0 for t in fig.data), cid
+        value_axis = fig.layout.xaxis if cid == "chart-tornado" else fig.layout.yaxis  # tornado is horizontal
+        assert value_axis.title.text, cid
+    ticks = list(figs["chart-busbw"].layout.xaxis.ticktext)
+    assert "8 GiB" in ticks and "8 B" in ticks and not any(t.endswith("0B") for t in ticks)
+    assert figs["chart-fct"].layout.yaxis.tickformat == ".0%"
+    if "chart-jitter" in figs:
+        assert all(t.endswith(" %") for t in figs["chart-jitter"].layout.xaxis.ticktext)
+
+
+def test_risk_chart_says_when_nothing_is_lost():
+    """A risk chart whose scenarios all cost nothing says so instead of drawing an empty plot."""
+    from aifabric.report.html import _fig_risk
+
+    fab = [{"label": "x", "risk_detail": {"a": {"expected_loss": 0.0, "loss_while_present": 0.0}}}]
+    fig = _fig_risk(fab)
+    assert fig.layout.annotations and "no measured loss" in fig.layout.annotations[0].text

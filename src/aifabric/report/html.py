@@ -93,14 +93,28 @@ def _fig_busbw(fabrics: list[dict]):
             mode="lines+markers",
             name=f["label"],
         )
+    sizes = sorted({r["size_bytes"] for f in fabrics for r in (f.get("busbw_sweep") or [])})
     fig.update_layout(
         title="All-reduce bus bandwidth vs message size (nccl-tests busbw, GB/s)",
-        xaxis_type="log",
-        xaxis_title="message size (bytes)",
+        xaxis={
+            "type": "log",
+            "title": "message size",
+            "tickvals": sizes,
+            "ticktext": [_size_label(x) for x in sizes],
+        },
         yaxis_title="busbw (GB/s)",
+        yaxis_ticksuffix=" GB/s",
         height=380,
     )
     return fig
+
+
+def _size_label(n: float) -> str:
+    """Bytes in binary units as nccl-tests users read them: 8 B, 2 KiB, 512 MiB, 8 GiB."""
+    for unit, div in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= div:
+            return f"{n / div:g} {unit}"
+    return f"{n:g} B"
 
 
 def _fig_fct(fabrics: list[dict]):
@@ -122,8 +136,13 @@ def _fig_fct(fabrics: list[dict]):
                     name=f"{f['label']} — {what}",
                     line={"dash": dash},
                 )
-    title = fabrics[0].get("fct_title", "Flow completion times") if fabrics else "Flow completion times"
-    fig.update_layout(title=title, xaxis_title="FCT (µs)", xaxis_type="log", yaxis_title="CDF", height=420)
+    fig.update_layout(
+        title="Flow completion times (CDF): a DP ring step and a same-rail random permutation",
+        xaxis={"type": "log", "title": "FCT", "ticksuffix": " µs"},
+        yaxis={"title": "share of flows", "tickformat": ".0%"},
+        legend={"orientation": "h", "y": -0.25},
+        height=520,
+    )
     return fig
 
 
@@ -147,10 +166,19 @@ def _fig_risk(fabrics: list[dict]):
     fig.update_layout(
         barmode="group",
         title="Failures and misconfigurations, both fabrics: loss while present and expected loss (%)",
-        yaxis_title="%",
-        yaxis_type="log",
-        height=380,
+        yaxis={"title": "share of goodput", "ticksuffix": " %", "rangemode": "tozero"},
+        legend={"orientation": "h", "y": -0.35},
+        height=460,
     )
+    if all((y or 0) == 0 for t in fig.data for y in t.y):
+        fig.add_annotation(
+            text="no measured loss from any scenario on this job (its communication is hidden behind compute)",
+            showarrow=False,
+            xref="paper",
+            yref="paper",
+            x=0.5,
+            y=0.5,
+        )
     return fig
 
 
@@ -175,12 +203,18 @@ def _fig_jitter(result: dict):
         fig.add_scatter(
             x=[x[0], x[-1]], y=[20, 20], mode="lines", name="the ~20 % claim", line={"dash": "dot"}
         )
+    duties = sorted({100 * r["duty"] for r in sweep})
     fig.update_layout(
         title="Jitter: PAUSE bursts on a share of the NICs — ring-step slowdown vs share of time paused",
-        xaxis_type="log",
-        xaxis_title="time paused (%)",
-        yaxis_title="slowdown (%)",
-        height=380,
+        xaxis={
+            "type": "log",
+            "title": "time paused",
+            "tickvals": duties,
+            "ticktext": [f"{d:g} %" for d in duties],
+        },
+        yaxis={"title": "ring-step slowdown", "ticksuffix": " %"},
+        legend={"orientation": "h", "y": -0.3},
+        height=440,
     )
     return fig
 
@@ -310,10 +344,8 @@ def _sensitivity_section(result: dict) -> list[str]:
     return out
 
 
-def render_report(result: dict) -> str:
-    """Return the HTML text of the report for a ``compare`` result dict."""
-    from plotly.offline import get_plotlyjs
-
+def figures(result: dict) -> dict:
+    """The report's plotly figures by chart id (what :func:`render_report` draws)."""
     fabrics = result["fabrics"]
     figs = {
         "chart-capex": _fig_capex(fabrics),
@@ -327,6 +359,15 @@ def render_report(result: dict) -> str:
         figs["chart-jitter"] = _fig_jitter(result)
     if (result.get("evidence") or {}).get("decide", {}).get("tornado"):
         figs["chart-tornado"] = _fig_tornado(result)
+    return figs
+
+
+def render_report(result: dict) -> str:
+    """Return the HTML text of the report for a ``compare`` result dict."""
+    from plotly.offline import get_plotlyjs
+
+    fabrics = result["fabrics"]
+    figs = figures(result)
     divs = {k: f'<div class="chart" id="{k}"></div>' for k in figs}
     scripts = "\n".join(
         f"Plotly.newPlot({json.dumps(k)}, {fig.to_json()}.data, {fig.to_json()}.layout, {{responsive: true}});"
@@ -405,6 +446,7 @@ def render_report(result: dict) -> str:
         "<h2>Bus bandwidth</h2>",
         divs["chart-busbw"],
         "<h2>Flow completion times</h2>",
+        f"<p><small>{_e(fabrics[0].get('fct_title', '') if fabrics else '')}</small></p>",
         divs["chart-fct"],
     ]
     if "chart-risk" in divs:
