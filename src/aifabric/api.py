@@ -306,30 +306,20 @@ def train_result(
     from aifabric.stages.design import DesignInput, default_options, design
     from aifabric.stages.measure import measure
     from aifabric.stages.performance import performance, server_usd_per_gpu
-    from aifabric.stages.workload import WorkloadInput, workload
+    from aifabric.stages.pipeline import workload_input
+    from aifabric.stages.workload import workload
 
     if fabric not in TRAIN_FABRICS:
         raise InputError("unknown fabric", field="--fabric", value=fabric, allowed="ib, roce, both")
     t0 = time.perf_counter()
     gpu = catalog.get("gpu", adv.gpu)
-    gpn = int(gpu.gpus_per_node or 8)
     options = tuple(
         o for o in default_options(gpu, adv.roce_routing) if o.technology in TRAIN_FABRICS[fabric]
     )
     des = design(DesignInput(adv.gpus, adv.gpu, options, catalog), progress)
     wl = workload(
-        WorkloadInput(
-            "training",
-            adv.gpus,
-            gpn,
-            float(gpu.hbm_gbytes or 80),
-            adv.model,
-            seed,
-            training,
-            adv.gpu,
-            options[0].nic_rate_gbps,
-            compute_efficiency,
-            scenario_file,
+        workload_input(
+            adv, gpu, options[0].nic_rate_gbps, seed, training, compute_efficiency, scenario_file, "training"
         )
     )
     net = measure(des, wl, gpu, seed, progress, sweep=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import typer
 
@@ -20,15 +21,26 @@ CHOICES = {
 }
 
 
-def build_advisor(scenario_path: Path | None, flags: dict):
+class Asked(NamedTuple):
+    """What a compare/train command line asks: the advisor's inputs, the scenario's name and its
+    ``training:`` and ``risk:`` sections (the file read once)."""
+
+    advisor: Any
+    name: str
+    training: dict | None = None
+    risk: Any = None
+
+
+def build_advisor(scenario_path: Path | None, flags: dict) -> Asked:
     """Advisor inputs: built-in defaults < the scenario file's ``advisor:`` < command-line flags."""
     from aifabric.scenario import AdvisorSpec, load_scenario
 
     base = {}
     name = "built-in default (1,024 H100, Llama-3 70B training)"
+    training = risk = None
     if scenario_path is not None:
         sc = load_scenario(scenario_path)
-        name = sc.name
+        name, training, risk = sc.name, sc.training, sc.risk
         if sc.advisor is not None:
             base = sc.advisor.model_dump(exclude_unset=True)
     for key, value in flags.items():
@@ -51,7 +63,25 @@ def build_advisor(scenario_path: Path | None, flags: dict):
             value=base["model"],
             allowed="omit --model, or use --workload training",
         )
-    return AdvisorSpec(**base), name
+    return Asked(AdvisorSpec(**base), name, training, risk)
+
+
+def check_compute_efficiency(value: float | None) -> None:
+    """``--compute-efficiency``: a fraction in (0, 1], or one line naming the flag."""
+    if value is not None and not 0 < value <= 1:
+        raise InputError("must be in (0, 1]", field="--compute-efficiency", value=value, allowed="e.g. 0.6")
+
+
+def load_calibration(path: Path | None):
+    """``--calibration FILE`` loaded (its warnings once on stderr), or None."""
+    if path is None:
+        return None
+    from aifabric.calibrate import load
+
+    cal = load(path)
+    for w in dict.fromkeys(cal.warnings):
+        typer.echo(f"warning: {w}", err=True)
+    return cal
 
 
 def _budget(text: str | None) -> float | None:
@@ -68,24 +98,6 @@ def _budget(text: str | None) -> float | None:
             "must be a positive, finite amount", field="--network-budget", value=text, allowed="USD, e.g. 5e6"
         )
     return v
-
-
-def scenario_training(scenario_path: Path | None) -> dict | None:
-    """The scenario file's ``training:`` section (validated later by the workload stage)."""
-    if scenario_path is None:
-        return None
-    from aifabric.scenario import load_scenario
-
-    return load_scenario(scenario_path).training
-
-
-def scenario_risk(scenario_path: Path | None):
-    """The scenario file's ``risk:`` section (RiskSpec), or None."""
-    if scenario_path is None:
-        return None
-    from aifabric.scenario import load_scenario
-
-    return load_scenario(scenario_path).risk
 
 
 def register(app: typer.Typer) -> None:
@@ -151,7 +163,7 @@ def register(app: typer.Typer) -> None:
         def body() -> int:
             from aifabric.hardware.catalog import load_catalog
 
-            adv, name = build_advisor(
+            adv, name, training, risk = build_advisor(
                 scenario,
                 {
                     "gpus": gpus,
@@ -173,27 +185,14 @@ def register(app: typer.Typer) -> None:
                     value=mfu,
                     allowed="--compute-efficiency FRACTION (a measured sustained GEMM efficiency)",
                 )
-            if compute_efficiency is not None and not 0 < compute_efficiency <= 1:
-                raise InputError(
-                    "must be in (0, 1]",
-                    field="--compute-efficiency",
-                    value=compute_efficiency,
-                    allowed="e.g. 0.6",
-                )
+            check_compute_efficiency(compute_efficiency)
             if report is not None and not report.parent.exists():
                 raise InputError("folder does not exist", field="--report", value=str(report))
             cat = load_catalog(catalog_file)
-            training = scenario_training(scenario)
-            cal = None
-            if calibration is not None:
-                from aifabric.calibrate import load
-
-                cal = load(calibration)
+            cal = load_calibration(calibration)
             result = _run(
-                adv, cat, compute_efficiency, congestion_share, not as_json, training, scenario, cal
+                adv, cat, compute_efficiency, congestion_share, not as_json, training, scenario, cal, risk
             )
-            for w in dict.fromkeys(cal.warnings if cal else []):
-                typer.echo(f"warning: {w}", err=True)
             if cal is not None:
                 result["calibration"] = {
                     "file": str(calibration),
@@ -232,6 +231,7 @@ def _run(
     training,
     scenario,
     calibration=None,
+    risk=None,
 ) -> dict:
     from aifabric.api import compare_advisor
 
@@ -241,7 +241,7 @@ def _run(
         training=training,
         scenario_file=str(scenario) if scenario else None,
         calibration=calibration,
-        risk=scenario_risk(scenario),
+        risk=risk,
     )
     if not show_progress:
         return compare_advisor(adv, cat, **kw)

@@ -41,20 +41,14 @@ def register(app: typer.Typer) -> None:
 
         def body() -> int:
             from aifabric.api import train_result
-            from aifabric.cli.compare import build_advisor, scenario_training
+            from aifabric.cli.compare import build_advisor, check_compute_efficiency, load_calibration
             from aifabric.errors import InputError
             from aifabric.hardware.catalog import load_catalog
 
             if fabric not in ("ib", "infiniband", "roce", "both"):
                 raise InputError("unknown fabric", field="--fabric", value=fabric, allowed="ib, roce, both")
-            if compute_efficiency is not None and not 0 < compute_efficiency <= 1:
-                raise InputError(
-                    "must be in (0, 1]",
-                    field="--compute-efficiency",
-                    value=compute_efficiency,
-                    allowed="e.g. 0.6",
-                )
-            adv, name = build_advisor(
+            check_compute_efficiency(compute_efficiency)
+            adv, name, training, _ = build_advisor(
                 scenario,
                 {
                     "gpus": gpus,
@@ -71,17 +65,11 @@ def register(app: typer.Typer) -> None:
                     allowed="training",
                 )
             cat = load_catalog(catalog_file)
-            cal = None
-            if calibration is not None:
-                from aifabric.calibrate import load
-
-                cal = load(calibration)
-                for w in dict.fromkeys(cal.warnings):
-                    typer.echo(f"warning: {w}", err=True)
+            cal = load_calibration(calibration)
             out = train_result(
                 adv,
                 cat,
-                scenario_training(scenario),
+                training,
                 fabric,
                 compute_efficiency=compute_efficiency,
                 scenario_file=str(scenario) if scenario else None,

@@ -81,26 +81,12 @@ def _check_training(sc, file: str) -> None:
     from aifabric.hardware.catalog import load_catalog
     from aifabric.scenario import AdvisorSpec
     from aifabric.stages.design import nic_rate_for
-    from aifabric.stages.workload import WorkloadInput, workload
+    from aifabric.stages.pipeline import workload_input
+    from aifabric.stages.workload import workload
 
     adv = sc.advisor or AdvisorSpec()
     g = load_catalog().get("gpu", adv.gpu)
-    gpn = int(g.gpus_per_node or 8)
-    workload(
-        WorkloadInput(
-            "training",
-            adv.gpus,
-            gpn,
-            float(g.hbm_gbytes or 80),
-            adv.model,
-            sc.seed,
-            sc.training,
-            adv.gpu,
-            nic_rate_for(g)[0],
-            None,
-            file,
-        )
-    )
+    workload(workload_input(adv, g, nic_rate_for(g)[0], sc.seed, sc.training, None, file, "training"))
 
 
 def _published(as_json: bool) -> int:

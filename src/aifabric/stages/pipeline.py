@@ -59,6 +59,33 @@ class Comparison:
     wall_s: float
 
 
+def workload_input(
+    adv,
+    gpu,
+    nic_rate_gbps: float,
+    seed: int = 1,
+    training: dict | None = None,
+    compute_efficiency: float | None = None,
+    file: str | None = None,
+    kind: str | None = None,
+) -> WorkloadInput:
+    """The workload stage's input for the advisor's questions on the catalog's ``gpu`` (``kind``
+    overrides the advisor's workload: ``train`` and ``validate`` time a training job)."""
+    return WorkloadInput(
+        kind or adv.workload,
+        adv.gpus,
+        int(gpu.gpus_per_node or 8),
+        float(gpu.hbm_gbytes or 80),
+        adv.model,
+        seed,
+        training,
+        adv.gpu,
+        nic_rate_gbps,
+        compute_efficiency,
+        file,
+    )
+
+
 def run(inputs: CompareInputs, progress=None) -> Comparison:
     """Run the stages in order and return their evidence."""
     if not 0 <= inputs.congestion_share <= 1:
@@ -71,20 +98,15 @@ def run(inputs: CompareInputs, progress=None) -> Comparison:
     t0 = time.perf_counter()
     adv, cat = inputs.advisor, inputs.catalog
     gpu = cat.get("gpu", adv.gpu)
-    gpn = int(gpu.gpus_per_node or 8)
     options = default_options(gpu, getattr(adv, "roce_routing", None))
     des = design(DesignInput(adv.gpus, adv.gpu, options, cat), progress)
     wl = workload(
-        WorkloadInput(
-            adv.workload,
-            adv.gpus,
-            gpn,
-            float(gpu.hbm_gbytes or 80),
-            adv.model,
+        workload_input(
+            adv,
+            gpu,
+            options[0].nic_rate_gbps,
             inputs.seed,
             inputs.training,
-            adv.gpu,
-            options[0].nic_rate_gbps,
             inputs.compute_efficiency,
             inputs.scenario_file,
         )
@@ -112,4 +134,4 @@ def run(inputs: CompareInputs, progress=None) -> Comparison:
     return Comparison(inputs, des, wl, net, perf, rsk, dec, time.perf_counter() - t0)
 
 
-__all__ = ["CompareInputs", "Comparison", "run"]
+__all__ = ["CompareInputs", "Comparison", "run", "workload_input"]
