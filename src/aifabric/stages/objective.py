@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from aifabric.stages.performance import LIFETIME_YEARS, step_time
-from aifabric.stages.risk import MISCONFIG_PROBABILITY
+from aifabric.stages.risk import MISCONFIG_PROBABILITY, combine, lost_share
+from aifabric.stages.risk_library import MISCONFIGS
 
 CATEGORIES = ("switch", "nic", "transceiver", "cable")
 # Price ranges as multipliers of the catalog's price: the catalog's own low/high per BOM line where it
@@ -107,9 +108,6 @@ class Objective:
         """The risk stage's combination with the inputs in ``x``: 1 − Π(1 − pᵢ·dᵢ·ℓᵢ), ℓᵢ = 1 − 1/(1 + sᵢ),
         each sᵢ re-derived through *performance* when an input it depends on moved; configuration
         mistakes' probabilities scale with ``misconfiguration_probability``."""
-        from aifabric.stages.risk import combine, lost_share
-        from aifabric.stages.risk_library import MISCONFIGS
-
         p = x.get("misconfiguration_probability", self.base_probability)
         cs = x.get("congestion_share", self.base_congestion_share)
         eff = x.get(f"nic_efficiency.{key}", 1.0)
