@@ -24,6 +24,13 @@ from typing import Any
 
 from aifabric.errors import InputError
 
+# The words plan's technology and train's --fabric accept, and the technologies each one means.
+TECHNOLOGIES_OF = {
+    "both": ("infiniband", "roce"),
+    "ib": ("infiniband",),
+    "infiniband": ("infiniband",),
+    "roce": ("roce",),
+}
 FABRIC_COLUMNS = (
     "fabric",
     "technology",
@@ -252,13 +259,7 @@ def plan(
     from aifabric.design.plan import plan as plan_all
     from aifabric.hardware.catalog import load_catalog
 
-    techs = {
-        "both": ("infiniband", "roce"),
-        "ib": ("infiniband",),
-        "infiniband": ("infiniband",),
-        "roce": ("roce",),
-    }
-    if technology not in techs:
+    if technology not in TECHNOLOGIES_OF:
         raise InputError(
             "unknown technology", field="technology", value=technology, allowed="ib, infiniband, roce, both"
         )
@@ -267,7 +268,7 @@ def plan(
     cat = catalog if catalog is not None else load_catalog(None)
     plans = plan_all(
         gpus,
-        techs[technology],
+        TECHNOLOGIES_OF[technology],
         cat,
         gpu=gpu,
         nic_rate_gbps=nic_rate_gbps,
@@ -278,14 +279,6 @@ def plan(
         lengths_m=lengths_m,
     )
     return PlanResult(tuple(plans))
-
-
-TRAIN_FABRICS = {
-    "both": ("infiniband", "roce"),
-    "ib": ("infiniband",),
-    "infiniband": ("infiniband",),
-    "roce": ("roce",),
-}
 
 
 def train_result(
@@ -309,12 +302,12 @@ def train_result(
     from aifabric.stages.pipeline import workload_input
     from aifabric.stages.workload import workload
 
-    if fabric not in TRAIN_FABRICS:
+    if fabric not in TECHNOLOGIES_OF:
         raise InputError("unknown fabric", field="--fabric", value=fabric, allowed="ib, roce, both")
     t0 = time.perf_counter()
     gpu = catalog.get("gpu", adv.gpu)
     options = tuple(
-        o for o in default_options(gpu, adv.roce_routing) if o.technology in TRAIN_FABRICS[fabric]
+        o for o in default_options(gpu, adv.roce_routing) if o.technology in TECHNOLOGIES_OF[fabric]
     )
     des = design(DesignInput(adv.gpus, adv.gpu, options, catalog), progress)
     wl = workload(

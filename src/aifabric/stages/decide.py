@@ -37,7 +37,7 @@ from aifabric.errors import InputError
 from aifabric.stages.design import DesignInput
 from aifabric.stages.design import design as design_stage
 from aifabric.stages.design import roce_key as _roce_key
-from aifabric.stages.explain import GROWTH, JITTER_P99_TOLERANCE, evaluate_claims, rule_explanations
+from aifabric.stages.explain import GROWTH, JITTER_P99_TOLERANCE, _usd, evaluate_claims, rule_explanations
 from aifabric.stages.objective import (
     break_even,
     build_objective,
@@ -125,10 +125,6 @@ class Recommendation:
             "nic_rate_gbps": self.nic_rate_gbps,
             "reasons": [r.to_dict() for r in self.reasons],
         }
-
-
-def _usd(x: float) -> str:
-    return f"{x:,.0f} USD"
 
 
 def _pct(x: float) -> str:
