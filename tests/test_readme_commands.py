@@ -248,3 +248,14 @@ def test_readme_python_block_runs(block, scratch):
         [sys.executable, "-c", code], cwd=scratch, env=_env(), capture_output=True, text=True, timeout=300
     )
     assert r.returncode == 0, f"README python block at line {line} fails:\n{r.stderr[-2000:]}"
+
+
+def test_readme_points_only_inside_the_repository():
+    """No path outside the repository (a user's clone has no ../shared), and every relative link
+    and every `docs/…`, `tests/…`, `scenarios/…`, `bench/…` path the README names exists."""
+    text = README.read_text(encoding="utf-8")
+    assert "../" not in text and "shared/" not in text
+    links = re.findall(r"\]\(([^)#:]+)\)", text)
+    paths = re.findall(r"`((?:docs|tests|scenarios|bench|src/aifabric)/[\w./-]+)`", text)
+    missing = sorted({p for p in links + paths if "*" not in p and not (ROOT / p).exists()})
+    assert not missing, f"README names paths that do not exist: {missing}"
