@@ -19,7 +19,11 @@ and, with sequence parallelism, the element-wise work):
 * **Output layer + loss** on the last stage: GEMM as above; softmax/cross-entropy 16 bytes per
   logit (bf16 write, fp32 read/write forward and backward).
 * **Recomputation**: ``full`` adds the layer forward to its backward; ``selective`` adds the core
-  attention forward (Megatron's selective recompute); ``none`` adds nothing.
+  attention forward (Megatron's selective recompute, ``--recompute-modules core_attn``);
+  ``mla_up_proj`` adds the forward of MLA's up-projection GEMMs (latent → Q and latent → K, V) and
+  of the two latent RMSNorms (DeepSeek-V3 recomputes exactly these, arXiv 2412.19437 §3.3.4; the
+  NVIDIA H100 recipe runs ``--recompute_modules mla_up_proj``, dgxc deepseek_v3/pretraining/launch.sh
+  @1f6d9f4) — nothing for a model without MLA; ``none`` adds nothing.
 * **Optimizer step** (Adam, mixed precision): 30 bytes per local parameter (read fp32 master,
   grad, m, v; write master, m, v; write the bf16 copy) at sustained HBM bandwidth.
 
@@ -89,6 +93,7 @@ class LayerTime:
     attn_bwd_s: float
     ew_bwd_s: float
     flops_fwd: float  # executed FLOPs forward (GEMM + causal attention)
+    mla_up_fwd_s: float = 0.0  # forward of MLA's up-projections + latent norms (mla_up_proj recompute)
 
     @property
     def fwd_s(self) -> float:
@@ -203,6 +208,18 @@ def layer_time(
             t_sp * 2 * h + tokens * q / tp + tokens * mlp_width / tp * (model.experts_per_token if moe else 1)
         )
     ew_fwd = ew_bytes / gpu.hbm_sustained_bytes_per_s
+    # MLA up-projections (q latent → heads·qk_head_dim; kv latent → heads·(qk_nope + v)) and the two
+    # latent RMSNorms (read + write, bf16): what ``mla_up_proj`` recomputes in backward
+    mla_up = 0.0
+    if model.mla:
+        m = model.mla
+        up_params = m.q_lora_rank * model.q_dim + m.kv_lora_rank * model.heads * (
+            m.qk_nope_head_dim + m.v_head_dim
+        )
+        mla_up = (
+            f * up_params / gemm_rate
+            + 2 * BF16_BYTES * tokens * (m.q_lora_rank + m.kv_lora_rank) / gpu.hbm_sustained_bytes_per_s
+        )
     return LayerTime(
         gemm_fwd_s=gemm_fwd,
         attn_fwd_s=attn_fwd,
@@ -211,6 +228,7 @@ def layer_time(
         attn_bwd_s=attn_bwd,
         ew_bwd_s=2 * ew_fwd,
         flops_fwd=gemm_flops + attn_flops,
+        mla_up_fwd_s=mla_up,
     )
 
 

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from aifabric.errors import InputError
 from aifabric.workload.llm.models import ModelConfig
 
-RECOMPUTE = ("none", "selective", "full")
+RECOMPUTE = ("none", "selective", "mla_up_proj", "full")
 ZERO = (0, 1, 2, 3)
 
 

@@ -48,7 +48,7 @@ class ParallelismSpec(_Frozen):
 class FrameworkSpec(_Frozen):
     """How the framework runs the layout (defaults: Megatron-Core / NeMo)."""
 
-    recompute: Literal["none", "selective", "full"] = "none"
+    recompute: Literal["none", "selective", "mla_up_proj", "full"] = "none"
     zero: Literal[0, 1, 2, 3] = 1
     grad_reduce_fp32: bool = True
     overlap_grad_reduce: bool = True

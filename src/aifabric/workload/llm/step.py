@@ -250,7 +250,12 @@ def step_time(
     layer_fwd, layer_bwd = mix("fwd_s"), mix("bwd_s")
     gemm_fwd = mix("gemm_fwd_s")
     attn_fwd, attn_bwd = mix("attn_fwd_s"), mix("attn_bwd_s")
-    recompute_bwd = {"none": 0.0, "selective": attn_fwd, "full": layer_fwd}[fw.recompute]
+    recompute_bwd = {
+        "none": 0.0,
+        "selective": attn_fwd,
+        "mla_up_proj": mix("mla_up_fwd_s"),
+        "full": layer_fwd,
+    }[fw.recompute]
 
     # ---- per-layer communication (per micro-batch) --------------------------------------------
     colls: list[Collective] = []
