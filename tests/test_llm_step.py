@@ -293,3 +293,31 @@ def test_unknown_recompute_names_the_allowed_values():
     with pytest.raises(InputError, match="mla_up_proj"):
         step_time(get_model("llama3.1-8b"), H100, 8, Layout(tp=1, pp=1, cp=2, dp=4), 8192, 128,
                   AlphaBetaNetwork(), fw=Framework(recompute="attn"))  # fmt: skip
+
+
+def test_blockwise_fp8_slows_hopper_gemms_by_the_sourced_ratio_only():
+    """Block-scaled FP8 (DeepSeek-V3's recipe) runs Hopper's FP8 GEMMs at 1,358/1,609 of per-tensor
+    FP8 (DeepGEMM vs cuBLASLt, largest shapes): GEMM time ÷ that ratio; attention and element-wise
+    work unchanged; BF16 runs and Blackwell (block scales in the tensor core) unchanged."""
+    from aifabric.workload.llm.compute import BLOCKWISE_FP8_HOPPER
+
+    ds = get_model("deepseek-v3")
+    args = (ds, H100, "fp8", 4096, 4096, 1)
+    tw = layer_time(*args, moe=True, ep=64)
+    bw = layer_time(*args, moe=True, ep=64, fp8_recipe="blockwise")
+    assert abs(BLOCKWISE_FP8_HOPPER - 0.844) < 1e-3
+    assert bw.gemm_fwd_s == pytest.approx(tw.gemm_fwd_s / BLOCKWISE_FP8_HOPPER, rel=1e-9)
+    assert bw.gemm_bwd_s == pytest.approx(tw.gemm_bwd_s / BLOCKWISE_FP8_HOPPER, rel=1e-9)
+    assert (bw.attn_fwd_s, bw.ew_fwd_s) == (tw.attn_fwd_s, tw.ew_fwd_s)
+    bf16 = (ds, H100, "bf16", 4096, 4096, 1)
+    assert layer_time(*bf16, moe=True, fp8_recipe="blockwise") == layer_time(*bf16, moe=True)
+    b200 = (ds, get_gpu("b200"), "fp8", 4096, 4096, 1)
+    assert layer_time(*b200, moe=True, fp8_recipe="blockwise") == layer_time(*b200, moe=True)
+
+
+def test_unknown_fp8_recipe_is_one_input_error():
+    from aifabric.errors import InputError
+
+    with pytest.raises(InputError, match="fp8_recipe"):
+        step_time(get_model("llama3.1-8b"), H100, 8, Layout(tp=1, pp=1, cp=2, dp=4), 8192, 128,
+                  AlphaBetaNetwork(), precision="fp8", fw=Framework(fp8_recipe="mxfp4"))  # fmt: skip

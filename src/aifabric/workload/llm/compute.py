@@ -104,8 +104,19 @@ class LayerTime:
         return self.gemm_bwd_s + self.attn_bwd_s + self.ew_bwd_s
 
 
-def _eff(cal: Calibration, precision: str, gpu: GpuSpec) -> float:
+# Block-scaled FP8 (DeepSeek-V3's recipe: activations 1×128, weights 128×128 scales) on Hopper: the
+# tensor cores cannot apply the scales, so every 128-deep K block is promoted and rescaled on CUDA
+# cores (arXiv 2412.19437 §3.3.2; Megatron-LM deepseek-v3-gb200-optimization.md §1). Throughput
+# relative to per-tensor FP8, both at their largest published shape on Hopper: DeepGEMM 1,358 TFLOPS
+# (4096 × 7168 × 16384, H800, [DEEPGEMM]) / cuBLASLt per-tensor 1,609 TFLOPS (8192³, [GEMM-FP8]).
+# Blackwell applies block scales (MXFP8) inside the tensor core: no such cost there.
+BLOCKWISE_FP8_HOPPER = 1358.0 / 1609.0
+
+
+def _eff(cal: Calibration, precision: str, gpu: GpuSpec, fp8_recipe: str = "tensorwise") -> float:
     eff = cal.fp8_gemm_efficiency if precision == "fp8" else cal.gemm_efficiency
+    if precision == "fp8" and fp8_recipe == "blockwise" and gpu.generation == "hopper":
+        eff *= BLOCKWISE_FP8_HOPPER
     return eff * (cal.blackwell_gemm_scale if gpu.generation == "blackwell" else 1.0)
 
 
@@ -134,14 +145,18 @@ def layer_time(
     sm_share: float = 1.0,
     ep: int = 1,
     etp: int | None = None,
+    fp8_recipe: str = "tensorwise",
 ) -> LayerTime:
     """Compute time of one dense (``moe`` False) or MoE layer for ``tokens`` tokens on one GPU.
 
     ``sm_share``: the fraction of the GPU's multiprocessors left to compute when communication
     kernels hold the rest (DeepSeek-V3 gives 20 of 132 SMs to its all-to-all, arXiv 2412.19437 §3.2).
+    ``fp8_recipe``: ``tensorwise`` (Transformer Engine's per-tensor scaling, what the FP8 efficiency
+    is fitted on) or ``blockwise`` (DeepSeek-V3's 1×128 / 128×128 scaling: :data:`BLOCKWISE_FP8_HOPPER`
+    on Hopper).
     """
     h = model.hidden
-    gemm_rate = gpu.peak_tflops(precision) * 1e12 * _eff(cal, precision, gpu) * sm_share
+    gemm_rate = gpu.peak_tflops(precision) * 1e12 * _eff(cal, precision, gpu, fp8_recipe) * sm_share
     q, kv = model.q_dim, model.kv_dim
     mlp_width = model.ffn_hidden if not moe else model.moe_ffn_hidden
     gate = 2 if model.gated_mlp else 1

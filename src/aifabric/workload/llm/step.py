@@ -223,7 +223,18 @@ def step_time(
 
     # ---- compute per layer -------------------------------------------------------------------
     sm_share = (gpu.sms - fw.comm_sms) / gpu.sms
-    lt_dense = layer_time(model, gpu, precision, tokens, seq_len, tp, moe=False, cal=cal, sm_share=sm_share)
+    lt_dense = layer_time(
+        model,
+        gpu,
+        precision,
+        tokens,
+        seq_len,
+        tp,
+        moe=False,
+        cal=cal,
+        sm_share=sm_share,
+        fp8_recipe=fw.fp8_recipe,
+    )
     lt_moe = (
         layer_time(
             model,
@@ -237,6 +248,7 @@ def step_time(
             sm_share=sm_share,
             ep=ep,
             etp=fw.etp(tp),
+            fp8_recipe=fw.fp8_recipe,
         )
         if model.is_moe
         else lt_dense

@@ -406,11 +406,16 @@ CASES: tuple[Case, ...] = (
         "tokens_per_s_per_gpu",
         1e12 / (180e3 * 3600) / 2048 * 2048,  # 180K GPU-hours per 1T tokens → tokens/s/GPU
         framework=Framework(
-            ep_a2a_overlap=True, a2a_fp8_dispatch=True, comm_sms=20, recompute="mla_up_proj", a2a_node_limit=4
+            ep_a2a_overlap=True,
+            a2a_fp8_dispatch=True,
+            comm_sms=20,
+            recompute="mla_up_proj",
+            a2a_node_limit=4,
+            fp8_recipe="blockwise",  # 1×128 activation / 128×128 weight scales (§3.3)
         ),  # recompute: RMSNorm and MLA up-projections only (arXiv 2412.19437 §3.3.4)
         notes="DualPipe modelled as 2 model chunks per rank (its bidirectional schedule); all-to-all "
         "overlapped with compute, node-limited to 4 nodes per token, FP8 dispatch; 20 of 132 SMs for "
-        "communication; recompute of RMSNorm and MLA up-projections (§3.3.4); the MTP module is not modelled; "
+        "communication; block-scaled FP8 (§3.3); recompute of RMSNorm and MLA up-projections (§3.3.4); the MTP module is not modelled; "
         "batch 15,360 (after the ramp)",
         tags=("moe",),
     ),
