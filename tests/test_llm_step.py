@@ -252,3 +252,72 @@ def test_interleaved_dp_exposure_is_per_chunk():
     expected = max(0.0, dp.time_each_s - dp.overlap_window_s)
     assert expected > 0
     assert r.breakdown.exposed_s["dp"] == pytest.approx(expected, rel=0.05)
+
+
+def test_mla_up_proj_recompute_adds_the_up_projection_forward_to_backward():
+    """``mla_up_proj`` (DeepSeek-V3 §3.3.4; the NVIDIA H100 recipe's --recompute_modules) recomputes
+    MLA's up-projection GEMMs and latent norms: the step grows by exactly (micro-batches × layers on
+    the slowest stage × that forward), which is the counted FLOPs at the GEMM rate plus the norms'
+    bytes; core-attention (``selective``) recompute costs a different amount; a model without MLA
+    recomputes nothing."""
+    ds = get_model("deepseek-v3")
+    net = AlphaBetaNetwork(nvlink_bytes_per_s=H100.nvlink_bytes_per_s)
+    lay = Layout(tp=2, pp=8, cp=1, dp=32, ep=64)
+    fw = Framework(expert_tp=1)
+    kw = dict(model=ds, gpu=H100, gpus=512, layout=lay, seq_len=4096, global_batch=4096, comm=net)
+    base = step_time(**kw, fw=fw)
+    up = step_time(**kw, fw=Framework(expert_tp=1, recompute="mla_up_proj"))
+    sel = step_time(**kw, fw=Framework(expert_tp=1, recompute="selective"))
+    # hand count of one layer's up-projection forward on one GPU (4096 tokens, tp 2)
+    m = ds.mla
+    up_params = m.q_lora_rank * 128 * 192 + m.kv_lora_rank * 128 * (128 + 128)
+    rate = H100.bf16_dense_tflops * 1e12 * 0.626
+    per_layer = 2 * 4096 / 2 * up_params / rate + 2 * 2 * 4096 * (1536 + 512) / H100.hbm_sustained_bytes_per_s
+    lt = layer_time(ds, H100, "bf16", 4096, 4096, 2, moe=True, ep=64, etp=1)
+    assert lt.mla_up_fwd_s == pytest.approx(per_layer, rel=1e-9)
+    # 4096 / 32 = 128 micro-batches, 8 layers on the slowest stage (61 layers over 8 stages)
+    assert up.breakdown.compute_s - base.breakdown.compute_s == pytest.approx(128 * 8 * per_layer, rel=1e-6)
+    assert up.iteration_s > base.iteration_s and sel.iteration_s != up.iteration_s
+    # no MLA: nothing to recompute
+    llama = dict(kw, model=get_model("llama3.1-8b"), gpus=8, layout=Layout(tp=1, pp=1, cp=2, dp=4),
+                 seq_len=8192, global_batch=128)  # fmt: skip
+    assert step_time(**llama, fw=Framework(recompute="mla_up_proj")).iteration_s == pytest.approx(
+        step_time(**llama, fw=Framework()).iteration_s, rel=1e-12
+    )
+
+
+def test_unknown_recompute_names_the_allowed_values():
+    """A bad recompute value is one InputError listing none, selective, mla_up_proj, full."""
+    from aifabric.errors import InputError
+
+    with pytest.raises(InputError, match="mla_up_proj"):
+        step_time(get_model("llama3.1-8b"), H100, 8, Layout(tp=1, pp=1, cp=2, dp=4), 8192, 128,
+                  AlphaBetaNetwork(), fw=Framework(recompute="attn"))  # fmt: skip
+
+
+def test_blockwise_fp8_slows_hopper_gemms_by_the_sourced_ratio_only():
+    """Block-scaled FP8 (DeepSeek-V3's recipe) runs Hopper's FP8 GEMMs at 1,358/1,609 of per-tensor
+    FP8 (DeepGEMM vs cuBLASLt, largest shapes): GEMM time ÷ that ratio; attention and element-wise
+    work unchanged; BF16 runs and Blackwell (block scales in the tensor core) unchanged."""
+    from aifabric.workload.llm.compute import BLOCKWISE_FP8_HOPPER
+
+    ds = get_model("deepseek-v3")
+    args = (ds, H100, "fp8", 4096, 4096, 1)
+    tw = layer_time(*args, moe=True, ep=64)
+    bw = layer_time(*args, moe=True, ep=64, fp8_recipe="blockwise")
+    assert abs(BLOCKWISE_FP8_HOPPER - 0.844) < 1e-3
+    assert bw.gemm_fwd_s == pytest.approx(tw.gemm_fwd_s / BLOCKWISE_FP8_HOPPER, rel=1e-9)
+    assert bw.gemm_bwd_s == pytest.approx(tw.gemm_bwd_s / BLOCKWISE_FP8_HOPPER, rel=1e-9)
+    assert (bw.attn_fwd_s, bw.ew_fwd_s) == (tw.attn_fwd_s, tw.ew_fwd_s)
+    bf16 = (ds, H100, "bf16", 4096, 4096, 1)
+    assert layer_time(*bf16, moe=True, fp8_recipe="blockwise") == layer_time(*bf16, moe=True)
+    b200 = (ds, get_gpu("b200"), "fp8", 4096, 4096, 1)
+    assert layer_time(*b200, moe=True, fp8_recipe="blockwise") == layer_time(*b200, moe=True)
+
+
+def test_unknown_fp8_recipe_is_one_input_error():
+    from aifabric.errors import InputError
+
+    with pytest.raises(InputError, match="fp8_recipe"):
+        step_time(get_model("llama3.1-8b"), H100, 8, Layout(tp=1, pp=1, cp=2, dp=4), 8192, 128,
+                  AlphaBetaNetwork(), precision="fp8", fw=Framework(fp8_recipe="mxfp4"))  # fmt: skip

@@ -63,6 +63,8 @@ def test_compare_accepts_the_training_section(scenario):
         ("training: {model: llama3.1-70b, colour: red}", "colour"),
         ("training: {model: llama3.1-405b, parallelism: {tp: 8, pp: 1}}", "GiB per GPU"),
         ("training: {model: llama3.1-70b, parallelism: {tp: 16}}", "training.parallelism"),
+        ("training: {model: deepseek-v3, framework: {fp8_recipe: mxfp4}}", "fp8_recipe"),
+        ("training: {model: deepseek-v3, framework: {recompute: mla}}", "recompute"),
     ],
 )
 def test_bad_training_section_is_one_line(tmp_path, section, needle):
@@ -101,3 +103,21 @@ def test_validate_published_table():
     out = json.loads(r.stdout)
     assert out["checked"] >= 20 and out["within_tolerance"] / out["checked"] > 0.6
     assert all({"case", "source", "published", "model", "error"} <= set(c) for c in out["cases"])
+
+
+def test_training_section_takes_the_deepseek_recipe_options(tmp_path):
+    """framework: recompute mla_up_proj and fp8_recipe blockwise (DeepSeek-V3's own recipe) are
+    accepted, and block-scaled FP8 on H100 is slower than per-tensor FP8."""
+    base = (
+        "advisor: {gpus: 512, gpu: h100, workload: training}\n"
+        "training: {model: deepseek-v3, precision: fp8, seq_len: 4096, global_batch: 4096, micro_batch: 1, "
+        "parallelism: {tp: 2, pp: 8, cp: 1, vp: 1, ep: 64}, framework: {expert_tp: 1, recompute: mla_up_proj%s}}\n"
+    )
+    times = []
+    for extra in ("", ", fp8_recipe: blockwise"):
+        p = tmp_path / "ds.yaml"
+        p.write_text(base % extra)
+        r = runner.invoke(app, ["train", str(p), "--fabric", "ib", "--json"])
+        assert r.exit_code == 0, r.output
+        times.append(json.loads(r.stdout)["fabrics"][0]["iteration"]["iteration_s"])
+    assert times[1] > times[0]

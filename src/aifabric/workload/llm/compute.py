@@ -19,7 +19,11 @@ and, with sequence parallelism, the element-wise work):
 * **Output layer + loss** on the last stage: GEMM as above; softmax/cross-entropy 16 bytes per
   logit (bf16 write, fp32 read/write forward and backward).
 * **Recomputation**: ``full`` adds the layer forward to its backward; ``selective`` adds the core
-  attention forward (Megatron's selective recompute); ``none`` adds nothing.
+  attention forward (Megatron's selective recompute, ``--recompute-modules core_attn``);
+  ``mla_up_proj`` adds the forward of MLA's up-projection GEMMs (latent → Q and latent → K, V) and
+  of the two latent RMSNorms (DeepSeek-V3 recomputes exactly these, arXiv 2412.19437 §3.3.4; the
+  NVIDIA H100 recipe runs ``--recompute_modules mla_up_proj``, dgxc deepseek_v3/pretraining/launch.sh
+  @1f6d9f4) — nothing for a model without MLA; ``none`` adds nothing.
 * **Optimizer step** (Adam, mixed precision): 30 bytes per local parameter (read fp32 master,
   grad, m, v; write master, m, v; write the bf16 copy) at sustained HBM bandwidth.
 
@@ -89,6 +93,7 @@ class LayerTime:
     attn_bwd_s: float
     ew_bwd_s: float
     flops_fwd: float  # executed FLOPs forward (GEMM + causal attention)
+    mla_up_fwd_s: float = 0.0  # forward of MLA's up-projections + latent norms (mla_up_proj recompute)
 
     @property
     def fwd_s(self) -> float:
@@ -99,8 +104,19 @@ class LayerTime:
         return self.gemm_bwd_s + self.attn_bwd_s + self.ew_bwd_s
 
 
-def _eff(cal: Calibration, precision: str, gpu: GpuSpec) -> float:
+# Block-scaled FP8 (DeepSeek-V3's recipe: activations 1×128, weights 128×128 scales) on Hopper: the
+# tensor cores cannot apply the scales, so every 128-deep K block is promoted and rescaled on CUDA
+# cores (arXiv 2412.19437 §3.3.2; Megatron-LM deepseek-v3-gb200-optimization.md §1). Throughput
+# relative to per-tensor FP8, both at their largest published shape on Hopper: DeepGEMM 1,358 TFLOPS
+# (4096 × 7168 × 16384, H800, [DEEPGEMM]) / cuBLASLt per-tensor 1,609 TFLOPS (8192³, [GEMM-FP8]).
+# Blackwell applies block scales (MXFP8) inside the tensor core: no such cost there.
+BLOCKWISE_FP8_HOPPER = 1358.0 / 1609.0
+
+
+def _eff(cal: Calibration, precision: str, gpu: GpuSpec, fp8_recipe: str = "tensorwise") -> float:
     eff = cal.fp8_gemm_efficiency if precision == "fp8" else cal.gemm_efficiency
+    if precision == "fp8" and fp8_recipe == "blockwise" and gpu.generation == "hopper":
+        eff *= BLOCKWISE_FP8_HOPPER
     return eff * (cal.blackwell_gemm_scale if gpu.generation == "blackwell" else 1.0)
 
 
@@ -129,14 +145,18 @@ def layer_time(
     sm_share: float = 1.0,
     ep: int = 1,
     etp: int | None = None,
+    fp8_recipe: str = "tensorwise",
 ) -> LayerTime:
     """Compute time of one dense (``moe`` False) or MoE layer for ``tokens`` tokens on one GPU.
 
     ``sm_share``: the fraction of the GPU's multiprocessors left to compute when communication
     kernels hold the rest (DeepSeek-V3 gives 20 of 132 SMs to its all-to-all, arXiv 2412.19437 §3.2).
+    ``fp8_recipe``: ``tensorwise`` (Transformer Engine's per-tensor scaling, what the FP8 efficiency
+    is fitted on) or ``blockwise`` (DeepSeek-V3's 1×128 / 128×128 scaling: :data:`BLOCKWISE_FP8_HOPPER`
+    on Hopper).
     """
     h = model.hidden
-    gemm_rate = gpu.peak_tflops(precision) * 1e12 * _eff(cal, precision, gpu) * sm_share
+    gemm_rate = gpu.peak_tflops(precision) * 1e12 * _eff(cal, precision, gpu, fp8_recipe) * sm_share
     q, kv = model.q_dim, model.kv_dim
     mlp_width = model.ffn_hidden if not moe else model.moe_ffn_hidden
     gate = 2 if model.gated_mlp else 1
@@ -203,6 +223,18 @@ def layer_time(
             t_sp * 2 * h + tokens * q / tp + tokens * mlp_width / tp * (model.experts_per_token if moe else 1)
         )
     ew_fwd = ew_bytes / gpu.hbm_sustained_bytes_per_s
+    # MLA up-projections (q latent → heads·qk_head_dim; kv latent → heads·(qk_nope + v)) and the two
+    # latent RMSNorms (read + write, bf16): what ``mla_up_proj`` recomputes in backward
+    mla_up = 0.0
+    if model.mla:
+        m = model.mla
+        up_params = m.q_lora_rank * model.q_dim + m.kv_lora_rank * model.heads * (
+            m.qk_nope_head_dim + m.v_head_dim
+        )
+        mla_up = (
+            f * up_params / gemm_rate
+            + 2 * BF16_BYTES * tokens * (m.q_lora_rank + m.kv_lora_rank) / gpu.hbm_sustained_bytes_per_s
+        )
     return LayerTime(
         gemm_fwd_s=gemm_fwd,
         attn_fwd_s=attn_fwd,
@@ -211,6 +243,7 @@ def layer_time(
         attn_bwd_s=attn_bwd,
         ew_bwd_s=2 * ew_fwd,
         flops_fwd=gemm_flops + attn_flops,
+        mla_up_fwd_s=mla_up,
     )
 
 

@@ -47,6 +47,8 @@ SOURCES: dict[str, str] = {
     "mean 1,609 TFLOPS on a Hopper node",
     "GEMM-BF16": "gist Chillee/2ec89696db8b7ed1c24461159e325405: H100 BF16 matmul 780 TFLOPS",
     "GEMM-H200": "github.com/xzwgit/gpu-flops-bench README: H200 NVL cuBLASLt BF16 853, FP8 1,630 TFLOPS",
+    "DEEPGEMM": "deepseek-ai/DeepGEMM README.md @a6d97a1 (2025-02-25): block-scaled FP8 GEMMs on H800, "
+    "1,358 TFLOPS at M×N×K 4096×7168×16384 (largest listed), grouped 4×8192×4096×7168 1,297",
     "HBM-BENCH": "H100 80GB HBM3 STREAM triad 3,089 GB/s, d2d copy 3,024 GB/s (public benchmark JSON)",
 }
 

@@ -17,8 +17,9 @@ from dataclasses import asdict, dataclass
 from aifabric.errors import InputError
 from aifabric.workload.llm.models import ModelConfig
 
-RECOMPUTE = ("none", "selective", "full")
+RECOMPUTE = ("none", "selective", "mla_up_proj", "full")
 ZERO = (0, 1, 2, 3)
+FP8_RECIPES = ("tensorwise", "blockwise")  # FP8 scaling recipes (compute.BLOCKWISE_FP8_HOPPER)
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class Framework:
     comm_sms: int = 0  # multiprocessors reserved for communication kernels (DeepSeek-V3: 20)
     expert_tp: int | None = None  # expert tensor parallelism (None = tp, Megatron's default)
     a2a_node_limit: int | None = None  # tokens sent to at most this many nodes (DeepSeek-V3: 4)
+    fp8_recipe: str = "tensorwise"  # tensorwise (TE per-tensor) | blockwise (DeepSeek-V3 1×128/128×128)
 
     def etp(self, tp: int) -> int:
         return tp if self.expert_tp is None else self.expert_tp
@@ -181,5 +183,10 @@ def check_framework(fw: Framework) -> None:
         raise InputError(
             "unknown recompute", field="training.recompute", value=fw.recompute, allowed=", ".join(RECOMPUTE)
         )
+    if fw.fp8_recipe not in FP8_RECIPES:
+        raise InputError(
+            "unknown FP8 recipe", field="training.framework.fp8_recipe", value=fw.fp8_recipe,
+            allowed=", ".join(FP8_RECIPES),
+        )  # fmt: skip
     if fw.zero not in ZERO:
         raise InputError("unknown ZeRO stage", field="training.zero", value=fw.zero, allowed="0, 1, 2, 3")

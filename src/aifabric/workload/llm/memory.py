@@ -88,8 +88,9 @@ def activation_bytes_per_token_layer(
 ) -> float:
     """Bytes kept for backward per token and layer (before the tp split). FP8 runs keep the inputs of
     the four GEMMs (QKV, projection, FC1, FC2) as their FP8 casts, 1 byte instead of 2
-    (Transformer Engine). MLA with selective recompute keeps the compressed latents instead of the
-    materialised Q, K, V (DeepSeek-V3 recomputes the up-projections, arXiv 2412.19437 §3.3.4)."""
+    (Transformer Engine). MLA with ``mla_up_proj`` (or full) recompute keeps the compressed latents
+    instead of the materialised Q, K, V (DeepSeek-V3 recomputes the up-projections, arXiv 2412.19437
+    §3.3.4); ``selective`` (core attention) keeps them, as FlashAttention stores no s² term."""
     h = model.hidden
     if moe:
         k = model.experts_per_token + model.shared_experts
@@ -97,7 +98,7 @@ def activation_bytes_per_token_layer(
     else:
         mlp = 3 * model.ffn_hidden if model.gated_mlp else 2 * model.ffn_hidden
     attn = 6 * h + 2 * model.kv_dim + (model.q_dim - h)
-    if model.mla and recompute != "none":
+    if model.mla and recompute in ("mla_up_proj", "full"):
         m = model.mla
         attn = 5 * h + m.kv_lora_rank + m.qk_rope_head_dim + (m.q_lora_rank or h)
     total = 2.0 * (attn + mlp)

@@ -15,7 +15,7 @@ training:
 Optional extensions (not in the contract, all with defaults): ``framework:`` (the
 :class:`~aifabric.workload.llm.layout.Framework` options: recompute, zero, grad_reduce_fp32,
 overlap_grad_reduce, overlap_param_gather, tp_comm_overlap, ep_a2a_overlap, overlap_p2p,
-fp8_param_gather, a2a_fp8_dispatch, comm_sms, expert_tp, a2a_node_limit) and ``compute_efficiency`` (a measured GEMM
+fp8_param_gather, a2a_fp8_dispatch, comm_sms, expert_tp, a2a_node_limit, fp8_recipe) and ``compute_efficiency`` (a measured GEMM
 efficiency that replaces the fitted one). Unknown keys are errors; a model mapping with unknown keys
 is an error naming the key.
 """
@@ -48,7 +48,7 @@ class ParallelismSpec(_Frozen):
 class FrameworkSpec(_Frozen):
     """How the framework runs the layout (defaults: Megatron-Core / NeMo)."""
 
-    recompute: Literal["none", "selective", "full"] = "none"
+    recompute: Literal["none", "selective", "mla_up_proj", "full"] = "none"
     zero: Literal[0, 1, 2, 3] = 1
     grad_reduce_fp32: bool = True
     overlap_grad_reduce: bool = True
@@ -61,6 +61,7 @@ class FrameworkSpec(_Frozen):
     comm_sms: int = Field(0, ge=0)
     expert_tp: int | None = Field(None, ge=1)
     a2a_node_limit: int | None = Field(None, ge=1)
+    fp8_recipe: Literal["tensorwise", "blockwise"] = "tensorwise"
 
     def to_framework(self) -> Framework:
         return Framework(**self.model_dump())

@@ -223,7 +223,18 @@ def step_time(
 
     # ---- compute per layer -------------------------------------------------------------------
     sm_share = (gpu.sms - fw.comm_sms) / gpu.sms
-    lt_dense = layer_time(model, gpu, precision, tokens, seq_len, tp, moe=False, cal=cal, sm_share=sm_share)
+    lt_dense = layer_time(
+        model,
+        gpu,
+        precision,
+        tokens,
+        seq_len,
+        tp,
+        moe=False,
+        cal=cal,
+        sm_share=sm_share,
+        fp8_recipe=fw.fp8_recipe,
+    )
     lt_moe = (
         layer_time(
             model,
@@ -237,6 +248,7 @@ def step_time(
             sm_share=sm_share,
             ep=ep,
             etp=fw.etp(tp),
+            fp8_recipe=fw.fp8_recipe,
         )
         if model.is_moe
         else lt_dense
@@ -250,7 +262,12 @@ def step_time(
     layer_fwd, layer_bwd = mix("fwd_s"), mix("bwd_s")
     gemm_fwd = mix("gemm_fwd_s")
     attn_fwd, attn_bwd = mix("attn_fwd_s"), mix("attn_bwd_s")
-    recompute_bwd = {"none": 0.0, "selective": attn_fwd, "full": layer_fwd}[fw.recompute]
+    recompute_bwd = {
+        "none": 0.0,
+        "selective": attn_fwd,
+        "mla_up_proj": mix("mla_up_fwd_s"),
+        "full": layer_fwd,
+    }[fw.recompute]
 
     # ---- per-layer communication (per micro-batch) --------------------------------------------
     colls: list[Collective] = []

@@ -198,8 +198,12 @@ def _dsv3_nvidia(gpu: str, gpus: int, pp: int, ep: int, gbs: int, step: float) -
         Layout(tp=2, pp=pp, cp=1, vp=1, dp=gpus // (2 * pp), ep=ep),
         "step_s",
         step,
-        framework=Framework(expert_tp=1),
-        notes="expert TP 1 (ep exceeds dp); other framework settings not published: Megatron defaults. "
+        # recompute modules as the recipe sets them (launch.sh @1f6d9f4: H100 RM='mla_up_proj', GB200
+        # RM='core_attn' = Megatron's selective); TP-comm overlap off (pretrain_deepseek_v3.py, NeMo v2.3.0)
+        framework=Framework(expert_tp=1, recompute="mla_up_proj" if gpu == "h100" else "selective"),
+        notes="expert TP 1, recompute modules mla_up_proj (H100) / core_attn (GB200), TP-comm overlap off, "
+        "token drop with capacity factor 1 and padding (balanced experts), NCCL all-to-all dispatcher "
+        "(launch.sh @1f6d9f4; NeMo v2.3.0 scripts/performance/llm/pretrain_deepseek_v3.py). "
         "The same software's GB200 write-up (Megatron-LM deepseek-v3-gb200-optimization.md) doubles "
         "throughput by software changes alone (494 → 944 TFLOPS): this recipe is far from the hardware",
         tags=("moe",),
@@ -402,11 +406,16 @@ CASES: tuple[Case, ...] = (
         "tokens_per_s_per_gpu",
         1e12 / (180e3 * 3600) / 2048 * 2048,  # 180K GPU-hours per 1T tokens → tokens/s/GPU
         framework=Framework(
-            ep_a2a_overlap=True, a2a_fp8_dispatch=True, comm_sms=20, recompute="selective", a2a_node_limit=4
-        ),
+            ep_a2a_overlap=True,
+            a2a_fp8_dispatch=True,
+            comm_sms=20,
+            recompute="mla_up_proj",
+            a2a_node_limit=4,
+            fp8_recipe="blockwise",  # 1×128 activation / 128×128 weight scales (§3.3)
+        ),  # recompute: RMSNorm and MLA up-projections only (arXiv 2412.19437 §3.3.4)
         notes="DualPipe modelled as 2 model chunks per rank (its bidirectional schedule); all-to-all "
         "overlapped with compute, node-limited to 4 nodes per token, FP8 dispatch; 20 of 132 SMs for "
-        "communication; the MTP module is not modelled; "
+        "communication; block-scaled FP8 (§3.3); recompute of RMSNorm and MLA up-projections (§3.3.4); the MTP module is not modelled; "
         "batch 15,360 (after the ramp)",
         tags=("moe",),
     ),
