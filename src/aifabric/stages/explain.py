@@ -163,8 +163,14 @@ def rule_explanations(adv, design, evidence: dict, winner: str) -> list[dict]:
         "determinism-critical (trading, high jitter sensitivity): InfiniBand",
         det,
         winner == ib,
-        "tail latency is a constraint (p99 FCT within "
-        f"{JITTER_P99_TOLERANCE:.0%} of the best design); among the designs that meet it, cost decides",
+        "tail latency is a constraint (each design's p99 collective step time on the packet engine within "
+        f"{getattr(adv, 'p99_budget', None) or JITTER_P99_TOLERANCE:.0%} of the best design's)"
+        + (
+            ": " + ", ".join(f"{k} {ev.step_p99_us:,.0f} us" for k, ev in evidence.items() if ev.step_p99_us)
+            if any(getattr(ev, "step_p99_us", None) for ev in evidence.values())
+            else ""
+        )
+        + "; among the designs that meet it, cost decides",
     )
     if adv.team_expertise == "none" and adv.growth == "none":
         agrees5 = winner == ib

@@ -278,12 +278,7 @@ def uncertain_inputs(design, objective: Objective, expertise: str) -> list[Uncer
                     bracket=(0.0, 1.0),
                 )
             )
-    storage = [
-        i
-        for k in objective.designs
-        for i in objective.risk_items.get(k, ())
-        if i.kind == "share"
-    ]
+    storage = [i for k in objective.designs for i in objective.risk_items.get(k, ()) if i.kind == "share"]
     if storage:
         out.append(
             UncertainInput(
