@@ -212,6 +212,7 @@ EXPECTED = {
     "rule6-hybrid": "roce-400g",
     "rule6-storage": "roce-400g",
     "rule7-800g": "roce-400g",
+    "regression-405b-tuned-roce": "roce-400g",
 }
 
 

@@ -150,3 +150,29 @@ def test_risk_items_carry_their_kind():
     for sid, kind in seen.items():
         if sid in LIBRARY and sid != "storage-incast":
             assert kind == LIBRARY[sid].kind
+
+
+# ---- regression: a dense 405B job on a tuned RoCE fabric -------------------------------------------
+def test_405b_on_tuned_roce_is_decided_by_cost_and_risk():
+    """scenarios/advisor/regression-405b-tuned-roce.yaml (1,024 H100, Llama-3 405B, ECMP RoCE with PFC
+    only vs InfiniBand with adaptive routing): the iteration times lie within 10 % (the brochure claim
+    holds), and the objective's winner is the design that cost and risk alone pick — the objective's
+    ratio splits exactly into step time x (servers + network capex) x 1/(1 - expected loss)."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scenarios" / "advisor" / "regression-405b-tuned-roce.yaml"
+    res = CliRunner().invoke(app, ["compare", str(path), "--json"])
+    assert res.exit_code == 0, res.output
+    r = json.loads(res.stdout)
+    f = fabrics(r)
+    ib, roce = f["infiniband"], f["roce-400g"]
+    perf = roce["iteration_time_s"] / ib["iteration_time_s"]
+    assert abs(perf - 1) <= 0.10
+    claim = next(c for c in r["claims"] if c["claim"].startswith("RoCE training performance"))
+    assert claim["holds"] is True
+    server = r["evidence"]["performance"]["server_usd_per_gpu"] * r["inputs"]["gpus"]
+    cost = (server + roce["capex_usd"]) / (server + ib["capex_usd"])
+    risk = (1 - ib["expected_loss"]) / (1 - roce["expected_loss"])
+    assert roce["objective"] / ib["objective"] == pytest.approx(perf * cost * risk, rel=1e-6)
+    by_cost_and_risk = "roce-400g" if cost * risk < 1 else "infiniband"
+    assert r["recommendation"]["fabric"] == by_cost_and_risk == objective_winner(r)
