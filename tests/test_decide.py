@@ -176,3 +176,31 @@ def test_405b_on_tuned_roce_is_decided_by_cost_and_risk():
     assert roce["objective"] / ib["objective"] == pytest.approx(perf * cost * risk, rel=1e-6)
     by_cost_and_risk = "roce-400g" if cost * risk < 1 else "infiniband"
     assert r["recommendation"]["fabric"] == by_cost_and_risk == objective_winner(r)
+
+
+# ---- claims judged on what the workload sees --------------------------------------------------------
+@pytest.mark.parametrize(("workload", "metric"), [("training", "nccl"), ("trading", "verbs")])
+def test_latency_claim_is_judged_on_what_the_workload_sees(workload, metric):
+    """The latency claim is held or not on NCCL's small-message all-reduce (training) or on the
+    perftest-style latency through the planned switch hops (trading, RDMA verbs); both numbers are
+    shown with the per-hop figures. At 256 H100 NCCL's per-step latency hides the switches (the claim
+    holds for a training job) while a verb sees RoCE's slower hops (it does not for trading)."""
+    r = compare_advisor(AdvisorSpec(gpus=256, workload=workload), CAT)
+    c = next(x for x in r["claims"] if x["claim"].startswith("HPCC-era RoCE latency"))
+    ib, roce = fabrics(r)["infiniband"], fabrics(r)["roce-400g"]
+    assert c["metric"] == metric
+    key = "nccl_small_msg_us" if metric == "nccl" else "small_msg_latency_us"
+    assert c["holds"] == (roce[key] / ib[key] - 1 <= 0.10)
+    assert c["holds"] is (metric == "nccl")
+    assert "NCCL 8 B all-reduce" in c["evidence"] and "switch hops" in c["evidence"]
+    assert ib["switch_hops"] == roce["switch_hops"] == 3
+
+
+def test_price_claim_names_the_estimated_prices():
+    """A price claim is untestable while any price behind it is an estimate, and it names them."""
+    r = compare_advisor(AdvisorSpec(gpus=64), CAT)
+    price = [c for c in r["claims"] if "cheaper" in c["claim"] or "hardware costs" in c["claim"]]
+    assert price and all(c["holds"] is None for c in price)
+    assert all(
+        "untestable without quotes: prices of" in c["evidence"] and "sn5600" in c["evidence"] for c in price
+    )

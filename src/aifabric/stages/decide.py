@@ -94,6 +94,11 @@ class FabricEvidence:
     step_p50_us: float | None = None
     step_p99_us: float | None = None
     step_distribution: dict | None = None
+    # what a job sees of latency: NCCL's smallest all-reduce over every GPU (the busbw sweep's first size)
+    nccl_small_msg_us: float | None = None
+    nccl_small_msg_bytes: int | None = None
+    switch_hops: int | None = None  # switches on the longest path (links − 1)
+    switch_hop_ns: float | None = None
 
     @property
     def expected_loss(self) -> float:
@@ -315,6 +320,10 @@ def fabric_evidence(fd, net, fp, fr) -> FabricEvidence:
         risk=fr.by_scenario,
         design=design_label(fd),
         permutation_fct_p99_us=net.permutation_fct_p99_us,
+        nccl_small_msg_us=net.busbw_sweep[0]["time_us"] if net.busbw_sweep else None,
+        nccl_small_msg_bytes=int(net.busbw_sweep[0]["size_bytes"]) if net.busbw_sweep else None,
+        switch_hops=max(0, fd.links_on_longest_path - 1) if fd.links_on_longest_path else None,
+        switch_hop_ns=fd.switch_hop_ns,
     )
 
 
@@ -519,12 +528,17 @@ def decide(adv, design, workload, network, perf, risk, gpu, catalog, options, se
     rec = Recommendation(
         winner, design.nic_rate_gbps, reasons, _label(evidence, winner), verdict, f"risk-adjusted {unit}"
     )
-    prices_estimated = any(
-        line.get("estimate") and line["category"] == "switch"
-        for fd in design.fabrics
-        for line in fd.plan.to_dict()["bom"]
+    prices_estimated = sorted(
+        {
+            line["catalog_id"]
+            for fd in design.fabrics
+            for line in fd.plan.to_dict()["bom"]
+            if line.get("estimate") or line.get("price_input")
+        }
     )
-    claims = evaluate_claims(evidence, _roce_key(design.nic_rate_gbps), risk.jitter, prices_estimated)
+    claims = evaluate_claims(
+        evidence, _roce_key(design.nic_rate_gbps), risk.jitter, prices_estimated, adv.workload
+    )
     return Decision(
         rec,
         tuple(claims),
