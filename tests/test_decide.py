@@ -204,3 +204,41 @@ def test_price_claim_names_the_estimated_prices():
     assert all(
         "untestable without quotes: prices of" in c["evidence"] and "sn5600" in c["evidence"] for c in price
     )
+
+
+# ---- the remaining seed rules: the numbers decide, the explanation says whether they agree --------------
+def rule(r, n):
+    return next(x for x in r["rules"] if x["rule"] == n)
+
+
+def test_rule7_nic_rate_follows_the_catalog_not_the_nvlink_generation():
+    """B200 (NVLink5): rule 7 says 800G; the catalog's B200 system ships 400G NICs, so the designs are
+    400G, the rule disagrees and its explanation gives the catalog's basis."""
+    r = compare_advisor(AdvisorSpec(gpus=256, gpu="b200"), CAT)
+    r7 = rule(r, "7")
+    assert "800G" in r7["rule_says"] and r7["agrees"] is False
+    assert r["recommendation"]["nic_rate_gbps"] == 400
+    assert "400G" in r7["why"]
+    assert r["recommendation"]["fabric"] == objective_winner(r)
+
+
+def test_rule1_few_nodes_is_an_explanation_while_an_ordinary_network_is_unpriced():
+    """32 GPUs of inference: rule 1 applies, but with no plain-Ethernet design priced its agreement is
+    not claimed (None) and the why says so; the objective picks among the lossless designs."""
+    r = compare_advisor(AdvisorSpec(gpus=32, workload="inference"), CAT)
+    r1 = rule(r, "1")
+    assert r1["applies"] is True and r1["agrees"] is None and "not priced" in r1["why"]
+    assert r["recommendation"]["fabric"] == objective_winner(r)
+
+
+def test_storage_without_rdma_expertise_weighs_the_mistakes():
+    """128 GPUs of storage, no RDMA expertise (regression case): the expertise is an input — RoCE's
+    expected loss is larger than with expert hands — and the recommendation is the objective's
+    minimum, whatever rule 5 says; rule 5's explanation names the probability it used."""
+    none = compare_advisor(AdvisorSpec(gpus=128, workload="storage", team_expertise="none"), CAT)
+    expert = compare_advisor(AdvisorSpec(gpus=128, workload="storage", team_expertise="expert"), CAT)
+    loss = {k: fabrics(x)["roce-400g"]["expected_loss"] for k, x in (("none", none), ("expert", expert))}
+    assert loss["none"] > loss["expert"]
+    assert none["recommendation"]["fabric"] == objective_winner(none)
+    r5 = rule(none, "5")
+    assert r5["applies"] is True and "50%" in r5["why"]
