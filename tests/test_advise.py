@@ -86,13 +86,16 @@ def test_rule4_trading_follows_tail_latency_and_cost():
 
 
 def test_rule4_tail_latency_constraint_rules_out_a_design():
-    """Under high jitter sensitivity an ECMP RoCE design whose rail-permutation p99 is far above IB's is
-    infeasible, and a reason says so with the p99 values."""
-    r = run(gpus=1024, jitter_sensitivity="high")
+    """Under high jitter sensitivity with the storage incast off the back-end (congestion share 0), the
+    ECMP RoCE design's p99 collective step on the packet engine (hash collisions) is far above IB's:
+    it is infeasible, IB is recommended, and a reason says so with the p99 values. With the default
+    25 % congested share the tails swap (IB without congestion control backs up behind the incast):
+    tests/test_decide.py."""
+    r = compare(AdvisorSpec(gpus=1024, jitter_sensitivity="high"), CAT, congestion_share=0.0)
     ev = r["evidence"]["decide"]["fabrics"]["roce-400g"]
     assert ev["feasible"] is False and "p99" in ev["infeasible_because"]
     assert r["recommendation"]["fabric"] == "infiniband"
-    assert any("is out" in x["text"] and "p99_fct" in x["evidence"] for x in r["recommendation"]["reasons"])
+    assert any("is out" in x["text"] and "p99_step" in x["evidence"] for x in r["recommendation"]["reasons"])
 
 
 def test_rule5_no_expertise_is_an_input_not_an_override():
@@ -209,6 +212,7 @@ EXPECTED = {
     "rule6-hybrid": "roce-400g",
     "rule6-storage": "roce-400g",
     "rule7-800g": "roce-400g",
+    "regression-405b-tuned-roce": "roce-400g",
 }
 
 

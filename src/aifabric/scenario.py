@@ -535,6 +535,9 @@ class AdvisorSpec(_Model):
     growth: Literal["none", "2x", "10x"] = "none"
     roce_routing: Literal["ecmp", "adaptive"] = "ecmp"  # adaptive = Spectrum-X class switches
     network_budget_usd: Annotated[float, Field(gt=0)] | None = None  # ceiling on network capex (a constraint)
+    # tail-latency constraint (trading / high jitter sensitivity): a design's p99 collective step time
+    # on the packet engine may be at most this fraction above the best design's (None: 0.25, an assumption)
+    p99_budget: Annotated[float, Field(gt=0)] | None = None
 
 
 class RiskSpec(_Model):

@@ -100,6 +100,12 @@ def _budget(text: str | None) -> float | None:
     return v
 
 
+def _p99_budget(v: float | None) -> float | None:
+    if v is not None and not 0 < v < float("inf"):
+        raise InputError("must be a positive fraction", field="--p99-budget", value=v, allowed="e.g. 0.25")
+    return v
+
+
 def register(app: typer.Typer) -> None:
     @app.command("compare")
     def compare_cmd(
@@ -132,6 +138,12 @@ def register(app: typer.Typer) -> None:
             None,
             "--network-budget",
             help="Ceiling on network capex in USD (e.g. 5e6): designs above it are ruled out.",
+        ),
+        p99_budget: float | None = typer.Option(
+            None,
+            "--p99-budget",
+            help="Trading / high jitter sensitivity: a design's p99 collective step time may be at most "
+            "this fraction above the best design's (default 0.25, an assumption).",
         ),
         compute_efficiency: float | None = typer.Option(
             None,
@@ -176,6 +188,7 @@ def register(app: typer.Typer) -> None:
                     "growth": growth,
                     "roce_routing": roce_routing,
                     "network_budget_usd": _budget(network_budget),
+                    "p99_budget": _p99_budget(p99_budget),
                 },
             )
             if mfu is not None:

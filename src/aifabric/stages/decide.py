@@ -13,9 +13,11 @@ traffic is not modelled yet) network capex per unit of useful network throughput
   today's when the design reaches the target in its tiers, the whole grown fabric when it cannot
   (nothing is reused);
 * a network budget ceiling (``advisor.network_budget_usd``) makes designs above it infeasible;
-* jitter sensitivity is a constraint on tail latency: with ``high`` (and for ``trading``) a design
-  whose rail-permutation p99 FCT is more than :data:`JITTER_P99_TOLERANCE` above the best design's
-  is infeasible (ASSUMPTION for the tolerance, no public source).
+* jitter sensitivity is a constraint on tail latency: with ``high`` (and for ``trading``) each
+  design's collective step runs on the packet engine over 16 seeds, quiet and congested (the risk
+  testbed of that design, :func:`aifabric.stages.testbed.step_distribution`); a design whose p99 step
+  time is more than the user's ``--p99-budget`` (default :data:`JITTER_P99_TOLERANCE`, an ASSUMPTION
+  with no public source) above the best design's is infeasible.
 
 **Sensitivity**: every uncertain input's break-even value (where the recommendation flips), a tornado
 of the runner-up's relative cost across each input's range, and a Monte-Carlo over all ranges giving
@@ -88,6 +90,15 @@ class FabricEvidence:
     feasible: bool = True
     infeasible_because: str = ""
     permutation_fct_p99_us: float | None = None
+    # trading / high jitter sensitivity: the collective step's distribution on the packet engine
+    step_p50_us: float | None = None
+    step_p99_us: float | None = None
+    step_distribution: dict | None = None
+    # what a job sees of latency: NCCL's smallest all-reduce over every GPU (the busbw sweep's first size)
+    nccl_small_msg_us: float | None = None
+    nccl_small_msg_bytes: int | None = None
+    switch_hops: int | None = None  # switches on the longest path (links − 1)
+    switch_hop_ns: float | None = None
 
     @property
     def expected_loss(self) -> float:
@@ -102,6 +113,9 @@ class FabricEvidence:
 
     def to_dict(self) -> dict:
         d = asdict(self)
+        for k in ("step_p50_us", "step_p99_us", "step_distribution"):
+            if d[k] is None:
+                del d[k]  # only measured where tail latency is a constraint
         d["expected_loss"] = self.expected_loss
         d["risk_adjusted_cost_per_million_tokens_usd"] = self.risk_adjusted_cost
         return d
@@ -175,7 +189,67 @@ def _expansion(adv, design, catalog, options) -> dict[str, tuple[float, bool, in
     return out
 
 
-def _constraints(adv, evidence: dict[str, FabricEvidence]) -> list[Reason]:
+def _tail_latency(adv, evidence: dict[str, FabricEvidence], risk) -> list[Reason]:
+    """The tail-latency constraint: each design's collective step (the risk testbed's ring step, its
+    pod derived from the design: routing, congestion control, buffer, hop latency) run on the packet
+    engine over :data:`~aifabric.stages.testbed.STEP_SEEDS` seeds on a quiet and a congested fabric,
+    mixed by the congestion share; a design whose p99 is more than the budget above the best design's
+    p99 is infeasible. The flow model's rail-permutation p99 FCT is the fallback where a design has no
+    testbed."""
+    from aifabric.stages.testbed import step_distribution
+
+    budget = getattr(adv, "p99_budget", None)
+    basis = "the user's --p99-budget" if budget is not None else "an assumption, no public source"
+    budget = JITTER_P99_TOLERANCE if budget is None else float(budget)
+    share = risk.congestion_share if risk is not None else 0.25
+    p99, what = {}, "collective step p99 on the packet engine"
+    for k, ev in evidence.items():
+        fr = risk.fabric(k) if risk is not None else None
+        if fr is None or fr.testbed is None:
+            continue
+        dist = step_distribution(fr.testbed.testbed)
+        ev.step_p50_us = dist.quantile(0.5, share)
+        ev.step_p99_us = p99[k] = dist.quantile(0.99, share)
+        ev.step_distribution = dist.to_dict(share)
+    if len(p99) < len(evidence):  # no packet testbed: the flow model's permutation tail
+        p99 = {k: ev.permutation_fct_p99_us for k, ev in evidence.items() if ev.permutation_fct_p99_us}
+        what = "rail-permutation p99 FCT (flow model)"
+    out = []
+    if not p99:
+        return out
+    best = min(p99.values())
+    for k, v in p99.items():
+        if v > best * (1 + budget):
+            ev = evidence[k]
+            ev.feasible = False
+            ev.infeasible_because = (
+                f"{what} {v:,.0f} us is {v / best - 1:+.0%} above the best design's {best:,.0f} us "
+                f"(budget {budget:.0%}, {basis}; congestion share {share:.0%})"
+            )
+            out.append(
+                Reason(
+                    f"{k} is out: {ev.infeasible_because}",
+                    {
+                        "p99_step" if ev.step_p99_us is not None else "p99_fct": f"{v:,.1f} us",
+                        "best_p99": f"{best:,.1f} us",
+                        "p99_budget": f"{budget:.0%}",
+                    },
+                    "4",
+                )
+            )
+    if not out:
+        out.append(
+            Reason(
+                f"every design's {what} is within {budget:.0%} of the best ({best:,.0f} us): tail latency "
+                "rules none out, cost decides",
+                {f"{k}_p99": f"{v:,.1f} us" for k, v in p99.items()},
+                "4",
+            )
+        )
+    return out
+
+
+def _constraints(adv, evidence: dict[str, FabricEvidence], risk=None) -> list[Reason]:
     """Mark designs that break the user's constraints infeasible; the reasons say which and why."""
     out = []
     budget = getattr(adv, "network_budget_usd", None)
@@ -194,25 +268,7 @@ def _constraints(adv, evidence: dict[str, FabricEvidence]) -> list[Reason]:
                     )
                 )
     if adv.jitter_sensitivity == "high" or adv.workload == "trading":
-        p99 = {k: ev.permutation_fct_p99_us for k, ev in evidence.items() if ev.permutation_fct_p99_us}
-        if p99:
-            best = min(p99.values())
-            for k, v in p99.items():
-                if v > best * (1 + JITTER_P99_TOLERANCE):
-                    ev = evidence[k]
-                    ev.feasible = False
-                    ev.infeasible_because = (
-                        f"rail-permutation p99 FCT {v:,.0f} us is {v / best - 1:+.0%} above the best design's "
-                        f"{best:,.0f} us (tolerance {JITTER_P99_TOLERANCE:.0%} under high jitter sensitivity, an "
-                        "assumption)"
-                    )
-                    out.append(
-                        Reason(
-                            f"{k} is out: {ev.infeasible_because}",
-                            {"p99_fct": f"{v:,.0f} us", "best_p99_fct": f"{best:,.0f} us"},
-                            "4",
-                        )
-                    )
+        out.extend(_tail_latency(adv, evidence, risk))
     return out
 
 
@@ -264,6 +320,10 @@ def fabric_evidence(fd, net, fp, fr) -> FabricEvidence:
         risk=fr.by_scenario,
         design=design_label(fd),
         permutation_fct_p99_us=net.permutation_fct_p99_us,
+        nccl_small_msg_us=net.busbw_sweep[0]["time_us"] if net.busbw_sweep else None,
+        nccl_small_msg_bytes=int(net.busbw_sweep[0]["size_bytes"]) if net.busbw_sweep else None,
+        switch_hops=max(0, fd.links_on_longest_path - 1) if fd.links_on_longest_path else None,
+        switch_hop_ns=fd.switch_hop_ns,
     )
 
 
@@ -307,7 +367,7 @@ def decide(adv, design, workload, network, perf, risk, gpu, catalog, options, se
         ),
         rate_reason(design),
     ]
-    constraint_reasons = _constraints(adv, evidence)
+    constraint_reasons = _constraints(adv, evidence, risk)
     feasible = [k for k, ev in evidence.items() if ev.feasible]
     if not feasible:
         constraint_reasons.append(
@@ -468,12 +528,17 @@ def decide(adv, design, workload, network, perf, risk, gpu, catalog, options, se
     rec = Recommendation(
         winner, design.nic_rate_gbps, reasons, _label(evidence, winner), verdict, f"risk-adjusted {unit}"
     )
-    prices_estimated = any(
-        line.get("estimate") and line["category"] == "switch"
-        for fd in design.fabrics
-        for line in fd.plan.to_dict()["bom"]
+    prices_estimated = sorted(
+        {
+            line["catalog_id"]
+            for fd in design.fabrics
+            for line in fd.plan.to_dict()["bom"]
+            if line.get("estimate") or line.get("price_input")
+        }
     )
-    claims = evaluate_claims(evidence, _roce_key(design.nic_rate_gbps), risk.jitter, prices_estimated)
+    claims = evaluate_claims(
+        evidence, _roce_key(design.nic_rate_gbps), risk.jitter, prices_estimated, adv.workload
+    )
     return Decision(
         rec,
         tuple(claims),

@@ -30,7 +30,6 @@ import numpy as np
 
 from aifabric.stages.performance import LIFETIME_YEARS, step_time
 from aifabric.stages.risk import MISCONFIG_PROBABILITY, combine, lost_share
-from aifabric.stages.risk_library import MISCONFIGS
 
 CATEGORIES = ("switch", "nic", "transceiver", "cable")
 # Price ranges as multipliers of the catalog's price: the catalog's own low/high per BOM line where it
@@ -115,10 +114,10 @@ class Objective:
         losses = []
         for item in self.risk_items.get(key, ()):
             prob = item.probability
-            if item.scenario in MISCONFIGS or item.scenario == "adaptive-routing-off":
+            if item.kind == "mistake":
                 prob = min(1.0, prob * (p / self.base_probability if self.base_probability else 1.0))
             persistence = item.persistence
-            if item.scenario == "storage-incast" and "storage_share" in x:
+            if item.kind == "share" and "storage_share" in x:
                 persistence = x["storage_share"]
             s = item.iteration_slowdown
             q, c = item.comm_slowdown_quiet, item.comm_slowdown_congested
@@ -279,12 +278,7 @@ def uncertain_inputs(design, objective: Objective, expertise: str) -> list[Uncer
                     bracket=(0.0, 1.0),
                 )
             )
-    storage = [
-        i
-        for k in objective.designs
-        for i in objective.risk_items.get(k, ())
-        if i.scenario == "storage-incast"
-    ]
+    storage = [i for k in objective.designs for i in objective.risk_items.get(k, ()) if i.kind == "share"]
     if storage:
         out.append(
             UncertainInput(

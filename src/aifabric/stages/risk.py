@@ -168,6 +168,9 @@ RECONVERGE_S = {  # ASSUMPTION: re-convergence after a fabric-link failure (mid,
 }
 ADAPTIVE_OFF = "adaptive-routing-off"
 ADAPTIVE_OFF_WHAT = "adaptive routing off: ECMP hash collisions (flow model, ring step and permutation)"
+RISK_KINDS = ("mistake", "fault", "share")
+# the library's trigger kinds as the objective reads them: a condition is present a share of the time
+_KIND_OF_TRIGGER = {"mistake": "mistake", "fault": "fault", "condition": "share"}
 
 
 @dataclass(frozen=True)
@@ -189,6 +192,11 @@ class RiskItem:
     loss_while_present: float = 0.0
     own_loss: float = 0.0  # p · d · ℓ
     own_loss_range: tuple[float, float] = (0.0, 0.0)
+    # what the objective moves with it (:mod:`aifabric.stages.objective`): "mistake" — a setting a team
+    # gets wrong, its probability scales with the misconfiguration probability; "fault" — a component
+    # failure or firmware bug, its rate is the hardware's; "share" — a condition present a share of the
+    # time (storage traffic on the back-end fabric), its persistence is that share
+    kind: str = "fault"
 
     def detail(self) -> dict:
         """The ``risk_detail`` entry of compare's JSON."""
@@ -505,6 +513,7 @@ def assess(
                         ell,
                         p * d * ell,
                         (pl * dl * ell, ph * dh * ell),
+                        _KIND_OF_TRIGGER[LIBRARY[sid].kind],
                     )
                 )
             if fd.technology == "roce" and rm.jitter_sweep:
@@ -541,6 +550,7 @@ def assess(
                     ell,
                     p * d * ell,
                     (pl * dl * ell, ph * dh * ell),
+                    "mistake",  # a team that cannot enable or keep adaptive routing working
                 )
             )
         good = (0.0, 0.0, 0.0, {})
@@ -564,6 +574,7 @@ def assess(
                     1.0,
                     good[0],
                     (good[1], good[2]),
+                    "fault",
                 )
             )
         out.append(FabricRisk(fd.key, _attribute(items), rm, good[0], good[3]))
@@ -583,6 +594,7 @@ __all__ = [
     "MISCONFIG_PROBABILITY",
     "MISCONFIG_PROBABILITY_BASIS",
     "RATES",
+    "RISK_KINDS",
     "FabricRisk",
     "RiskEvidence",
     "RiskItem",
