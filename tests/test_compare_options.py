@@ -205,3 +205,30 @@ def test_compare_n_designs_lossy_hybrid():
             assert f["lossy"] and f["design"].endswith("-lossy+ethernet-front-end")
         assert f["front_end"]["front_end_capex_usd"] > 0
     assert out["radix_note"] and "qm9700" in out["radix_note"]
+
+
+def test_design_view_of_lossy_and_hybrid_designs():
+    """Which risk scenarios a design keeps: a lossy RoCE design drops the PFC mistakes and carries its
+    measured lossy run as itself; a design with its own storage network drops storage incast."""
+    from types import SimpleNamespace
+
+    from aifabric.stages.risk_library import LOSSY_DESIGN, DesignView
+
+    measured = ["ecn-off", "pfc-storm", "lossy-class", "lossy-go-back-n", "storage-incast"]
+    lossy = DesignView.of(SimpleNamespace(lossy=True, technology="roce", front_end=None), measured)
+    assert [s for s in measured if not lossy.skips(s)] == [
+        "ecn-off",
+        "lossy-class",
+        "lossy-go-back-n",
+        "storage-incast",
+    ]
+    assert lossy.is_design("lossy-go-back-n") and not lossy.is_design("lossy-class")
+    assert lossy.name("lossy-go-back-n", "x")[0] == LOSSY_DESIGN
+    no_cc = DesignView.of(SimpleNamespace(lossy=True, technology="roce", front_end=None), ["lossy-class"])
+    assert no_cc.is_design("lossy-class")
+    hybrid = DesignView.of(SimpleNamespace(lossy=True, technology="infiniband", front_end={"x": 1}), measured)
+    assert (
+        hybrid.skips("storage-incast")
+        and not hybrid.skips("pfc-storm")
+        and not hybrid.is_design("lossy-class")
+    )

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 from aifabric.scenario import RiskSpec
 from aifabric.stages.performance import iteration_slowdown
+from aifabric.stages.risk_library import LOSSY_P_D, DesignView
 from aifabric.stages.testbed import (
     CONGESTION_SHARE,
     LIBRARY,
@@ -166,10 +167,6 @@ RECONVERGE_S = {  # ASSUMPTION: re-convergence after a fabric-link failure (mid,
     ("roce", "adaptive"): (0.2, 0.05, 1.0),  # BFD + BGP withdraw / ECMP group update
     ("roce", "ecmp"): (0.2, 0.05, 1.0),
 }
-LOSSY_DESIGN = "lossy-by-design"
-# On a lossy RoCE design (PFC off on purpose, issue 14) these scenarios cannot happen (they need PFC)
-# or are the design itself; the design's own cost is its measured slowdown, always present.
-NOT_ON_LOSSY = ("pfc-threshold-mismatch", "pfc-storm", "pfc-watchdog-off", "lossy-go-back-n")
 ADAPTIVE_OFF = "adaptive-routing-off"
 ADAPTIVE_OFF_WHAT = "adaptive routing off: ECMP hash collisions (flow model, ring step and permutation)"
 
@@ -484,25 +481,22 @@ def assess(
             tb = testbed_of(fd, spec)
             rm = measure_testbed(tb, fd.technology == "roce")
             scaled = scaling_check(tb, tuple(rm.measured)) if spec.check_scaling else {}
-            lossy = bool(getattr(fd, "lossy", False)) and fd.technology == "roce"
-            if lossy:
-                items.append(_lossy_item(rm, workload, fp, net, congestion_share, of))
-            for sid in rm.measured:
-                if lossy and sid in NOT_ON_LOSSY:
-                    continue
-                if sid == "storage-incast" and getattr(fd, "front_end", None):
-                    continue  # the whole design has its own storage network: no storage traffic here
+            view = DesignView.of(fd, rm.measured)
+            for sid in (x for x in rm.measured if not view.skips(x)):
                 comm = rm.scenario_slowdown(sid, congestion_share)
                 if sid in scaled:
                     comm = max(comm, scaled[sid]["use"])
                 it = _slowdown(workload, fp, net, comm)
                 p, pl, ph, d, dl, dh, basis = _p_d(sid, LIBRARY[sid].kind, plan, expertise, spec)
+                name, what = view.name(sid, LIBRARY[sid].breaks)
+                if view.is_design(sid):
+                    p, pl, ph, d, dl, dh, basis = LOSSY_P_D
                 ell = lost_share(it)
                 q, c = rm.comm_slowdown["quiet"].get(sid), rm.comm_slowdown["congested"].get(sid)
                 items.append(
                     RiskItem(
-                        sid,
-                        LIBRARY[sid].breaks,
+                        name,
+                        what,
                         p,
                         comm,
                         it,
@@ -581,34 +575,6 @@ def assess(
     return RiskEvidence(expertise, MISCONFIG_PROBABILITY[expertise], congestion_share, tuple(out), jitter)
 
 
-def _lossy_item(rm, workload, fp, net, congestion_share: float, of: str) -> RiskItem:
-    """A lossy RoCE design's own slowdown, always present (p = 1, d = 1): the packet-level testbed's
-    'lossy-go-back-n' run (PFC off, the baseline's congestion control on, go-back-N retransmission
-    by the NIC) against the same testbed lossless; 'lossy-class' (no congestion control either) where
-    the baseline has none."""
-    sid = "lossy-go-back-n" if "lossy-go-back-n" in rm.measured else "lossy-class"
-    comm = rm.scenario_slowdown(sid, congestion_share)
-    it = _slowdown(workload, fp, net, comm)
-    ell = lost_share(it)
-    return RiskItem(
-        LOSSY_DESIGN,
-        "the design runs RoCE lossy (no PFC): drops at full buffers are retransmitted by the NIC (go-back-N)",
-        1.0,
-        comm,
-        it,
-        0.0,
-        of,
-        rm.comm_slowdown["quiet"].get(sid),
-        rm.comm_slowdown["congested"].get(sid),
-        1.0,
-        "a design choice, not a failure: always present",
-        f"packet-level testbed, scenario {sid} against the lossless baseline",
-        ell,
-        ell,
-        (ell, ell),
-    )
-
-
 def _attribute(items: list[RiskItem]) -> tuple[RiskItem, ...]:
     """Split the combined loss over the scenarios in proportion to pᵢ·dᵢ·ℓᵢ (they add up to it)."""
     from dataclasses import replace
@@ -619,7 +585,6 @@ def _attribute(items: list[RiskItem]) -> tuple[RiskItem, ...]:
 
 
 __all__ = [
-    "LOSSY_DESIGN",
     "MISCONFIG_PROBABILITY",
     "MISCONFIG_PROBABILITY_BASIS",
     "RATES",
