@@ -229,13 +229,16 @@ def _parts_by_technology(ids, kind: str, catalog) -> dict[str, str]:
         rec = table.get(pid)
         if rec is None:
             raise InputError(
-                f"no such {kind}", field=f"--{kind}", value=pid, allowed=", ".join(sorted(table))
+                f"no such {kind}",
+                field=f"--{kind} (advisor.{kind})",
+                value=pid,
+                allowed=", ".join(sorted(table)),
             )
         tech = "infiniband" if rec.technology == "infiniband" else "roce"
         if tech in out and out[tech] != pid:
             raise InputError(
                 f"two {tech} {kind}es named" if kind == "switch" else f"two {tech} NICs named",
-                field=f"--{kind}",
+                field=f"--{kind} (advisor.{kind})",
                 value=f"{out[tech]}, {pid}",
                 allowed=f"one {kind} per technology (InfiniBand and/or Ethernet)",
             )
@@ -290,9 +293,19 @@ def options_for(adv, gpu, catalog) -> tuple[DesignOption, ...]:
         out = []
         for label in designs:
             if label not in DESIGNS:
-                raise InputError("unknown design", field="--designs", value=label, allowed=", ".join(DESIGNS))
+                raise InputError(
+                    "unknown design",
+                    field="--designs (advisor.designs)",
+                    value=label,
+                    allowed=", ".join(DESIGNS),
+                )
             if any(o.design == label for o in out):
-                raise InputError("named twice", field="--designs", value=label, allowed="each design once")
+                raise InputError(
+                    "named twice",
+                    field="--designs (advisor.designs)",
+                    value=label,
+                    allowed="each design once",
+                )
             d = DESIGNS[label]
             tech = d["technology"]
             rate = float(d.get("nic_rate_gbps") or nic_rate_for(gpu)[0])
