@@ -161,12 +161,16 @@ def compare(
     seed: int = 1,
     catalog=None,
     progress=None,
+    **buyer_options,
 ) -> CompareResult:
     """Both fabrics designed, priced, measured and weighed for one cluster (``aifabric compare``).
     Keyword arguments are the advisor's questions (interface.md); unset ones take the built-in
     default (1,024 H100 training Llama-3 70B); ``training`` is the scenario's ``training:`` section
-    (model, precision, seq_len, global_batch, micro_batch, parallelism). Bad input raises :class:`aifabric.errors.InputError`
-    (or ``InputErrors``) naming the field."""
+    (model, precision, seq_len, global_batch, micro_batch, parallelism). ``buyer_options`` are the
+    advisor's design keys (``designs=["ib-ndr-400g", "th5-sonic-400g"]``, ``switch``, ``nic``,
+    ``nic_rate_gbps``, ``planes``, ``rail_only``, ``max_tiers``, ``oversubscription``, ``lengths_m``,
+    ``hall_size_m``, ``lossy_roce``, ``storage_nodes``, ``checkpoint_gbytes_per_s``). Bad input raises
+    :class:`aifabric.errors.InputError` (or ``InputErrors``) naming the field."""
     from aifabric.hardware.catalog import load_catalog
     from aifabric.scenario import scenario_from_dict
 
@@ -180,6 +184,7 @@ def compare(
         "budget": budget,
         "growth": growth,
         "roce_routing": roce_routing,
+        **buyer_options,
     }
     adv = scenario_from_dict({"advisor": {k: v for k, v in asked.items() if v is not None}}).advisor
     if adv.model and adv.workload != "training":

@@ -538,6 +538,23 @@ class AdvisorSpec(_Model):
     # tail-latency constraint (trading / high jitter sensitivity): a design's p99 collective step time
     # on the packet engine may be at most this fraction above the best design's (None: 0.25, an assumption)
     p99_budget: Annotated[float, Field(gt=0)] | None = None
+    # The buyer's options (issue 14), as ``aifabric plan`` has them; each defaults to the GPU
+    # system's reference design, so leaving them out keeps the default comparison.
+    designs: list[str] | None = None  # named designs side by side (aifabric.design.plan.DESIGNS)
+    switch: list[str] | None = None  # catalog switch ids; each applies to the fabric of its technology
+    nic: list[str] | None = None  # catalog NIC ids; likewise
+    nic_rate_gbps: Annotated[float, Field(gt=0)] | None = None  # per-GPU scale-out rate
+    planes: _count(1, 16) | None = None  # e.g. 2: an 800G NIC as 2 × 400G planes
+    rail_only: bool = False  # no spine between rails (S97)
+    max_tiers: Literal[1, 2, 3] = 3
+    oversubscription: Annotated[float, Field(ge=1, le=64)] = 1.0  # leaf down:up
+    lengths_m: (
+        dict[Literal["host-leaf", "leaf-spine", "spine-core"], Annotated[float, Field(gt=0)]] | None
+    ) = None
+    hall_size_m: Annotated[float, Field(gt=0)] | None = None  # square data hall: switch runs = 2 × side
+    lossy_roce: bool = False  # RoCE without PFC, NIC retransmission (also the "plain Ethernet" option)
+    storage_nodes: _count(0) | None = None  # hybrid: Ethernet front-end/storage network priced in
+    checkpoint_gbytes_per_s: Annotated[float, Field(ge=0)] | None = None  # hybrid: storage sized for it
 
 
 class RiskSpec(_Model):

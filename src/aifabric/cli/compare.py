@@ -106,6 +106,72 @@ def _p99_budget(v: float | None) -> float | None:
     return v
 
 
+def _ids(text: str | None) -> list[str] | None:
+    return [x.strip() for x in text.split(",") if x.strip()] if text else None
+
+
+def buyer_options(
+    designs,
+    switch,
+    nic,
+    nic_rate,
+    planes,
+    rail_only,
+    max_tiers,
+    oversubscription,
+    lengths,
+    hall_size,
+    lossy_roce,
+    storage_nodes,
+    checkpoint,
+) -> dict:
+    """compare's buyer options (issue 14) as advisor keys; None / False = not asked (the scenario
+    file's value, else the reference design, stays). Bad values: one line naming the flag."""
+    from aifabric.cli.plan import _parse_hall, _parse_lengths, _parse_rate_gbps
+
+    for flag, value, ok, allowed in (
+        ("--planes", planes, planes is None or 1 <= planes <= 16, "1 to 16"),
+        ("--max-tiers", max_tiers, max_tiers in (None, 1, 2, 3), "1, 2, 3"),
+        (
+            "--oversubscription",
+            oversubscription,
+            oversubscription is None or 1 <= oversubscription <= 64,
+            "1 (non-blocking) to 64",
+        ),
+        ("--storage-nodes", storage_nodes, storage_nodes is None or storage_nodes >= 0, "≥ 0"),
+        (
+            "--checkpoint-gbytes-per-s",
+            checkpoint,
+            checkpoint is None or 0 <= checkpoint < float("inf"),
+            "≥ 0 GB/s",
+        ),
+    ):
+        if not ok:
+            raise InputError("out of range", field=flag, value=value, allowed=allowed)
+    out = {
+        "designs": _ids(designs),
+        "switch": _ids(switch),
+        "nic": _ids(nic),
+        "nic_rate_gbps": _parse_rate_gbps(nic_rate) if nic_rate else None,
+        "planes": planes,
+        "rail_only": True if rail_only else None,
+        "max_tiers": max_tiers,
+        "oversubscription": oversubscription,
+        "lengths_m": _parse_lengths(lengths) or None,
+        "hall_size_m": _parse_hall(hall_size),
+        "lossy_roce": True if lossy_roce else None,
+        "storage_nodes": storage_nodes,
+        "checkpoint_gbytes_per_s": checkpoint,
+    }
+    if out["nic_rate_gbps"] is not None and out["nic_rate_gbps"] <= 0:
+        raise InputError("must be > 0", field="--nic-rate", value=nic_rate, allowed="e.g. 400Gbps")
+    if designs is not None and not out["designs"]:
+        raise InputError(
+            "no design named", field="--designs", value=designs, allowed="e.g. ib-ndr-400g,spectrum-x-400g"
+        )
+    return out
+
+
 def register(app: typer.Typer) -> None:
     @app.command("compare")
     def compare_cmd(
@@ -168,6 +234,55 @@ def register(app: typer.Typer) -> None:
             "--calibration",
             help="Calibration file from `aifabric calibrate` (NIC efficiency, latency).",
         ),
+        designs: str | None = typer.Option(
+            None,
+            "--designs",
+            help="Named designs side by side, comma-separated (replaces the default IB + RoCE pair), e.g. "
+            "ib-ndr-400g,spectrum-x-400g,th5-sonic-400g,jericho3-ai-400g (`aifabric plan --design` lists them).",
+        ),
+        switch: str | None = typer.Option(
+            None, "--switch", help="Catalog switch id(s), comma-separated; each applies to its technology."
+        ),
+        nic: str | None = typer.Option(
+            None, "--nic", help="Catalog NIC id(s), comma-separated; each applies to its technology."
+        ),
+        nic_rate: str | None = typer.Option(
+            None, "--nic-rate", help="Per-GPU NIC rate, e.g. 400Gbps (default: the GPU system's)."
+        ),
+        planes: int | None = typer.Option(
+            None, "--planes", help="Network planes the NIC rate is split over (e.g. 2: 800G as 2 × 400G)."
+        ),
+        rail_only: bool = typer.Option(
+            False, "--rail-only", help="Rail-only designs: no spine between rails (cross-rail over NVLink)."
+        ),
+        max_tiers: int | None = typer.Option(
+            None, "--max-tiers", help="Most switch tiers allowed (1, 2, 3)."
+        ),
+        oversubscription: float | None = typer.Option(
+            None, "--oversubscription", help="Leaf down:up ratio (1 = non-blocking, 2 = 2:1)."
+        ),
+        lengths: str | None = typer.Option(
+            None, "--lengths", help="Cable lengths host-leaf,leaf-spine,spine-core (default 5m,40m,300m)."
+        ),
+        hall_size: str | None = typer.Option(
+            None,
+            "--hall-size",
+            help="Side of a square data hall, e.g. 60m: switch-to-switch runs = 2 × side.",
+        ),
+        lossy_roce: bool = typer.Option(
+            False, "--lossy-roce", help="RoCE without PFC (NIC retransmission); its slowdown is measured."
+        ),
+        storage_nodes: int | None = typer.Option(
+            None,
+            "--storage-nodes",
+            help="Price whole designs: back end + an Ethernet front-end/storage network with this many "
+            "storage nodes.",
+        ),
+        checkpoint: float | None = typer.Option(
+            None,
+            "--checkpoint-gbytes-per-s",
+            help="Price whole designs with storage nodes sized for this checkpoint bandwidth (GB/s).",
+        ),
     ) -> None:
         """Both fabrics designed, priced and simulated for your cluster, and a recommendation."""
         from aifabric.cli import run_guarded
@@ -189,6 +304,21 @@ def register(app: typer.Typer) -> None:
                     "roce_routing": roce_routing,
                     "network_budget_usd": _budget(network_budget),
                     "p99_budget": _p99_budget(p99_budget),
+                    **buyer_options(
+                        designs,
+                        switch,
+                        nic,
+                        nic_rate,
+                        planes,
+                        rail_only,
+                        max_tiers,
+                        oversubscription,
+                        lengths,
+                        hall_size,
+                        lossy_roce,
+                        storage_nodes,
+                        checkpoint,
+                    ),
                 },
             )
             if mfu is not None:

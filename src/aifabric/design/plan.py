@@ -297,6 +297,12 @@ def plan_fabric(
         )
     link_rate = nic_rate_gbps / planes
     radix = radix_at(switch, link_rate)
+    if radix is None and switch_id is None and DEFAULT_SWITCH.get((technology, int(link_rate))):
+        # planes asked without a switch: the default switch of the legs' rate (an 800G ConnectX-8 as
+        # 2 × 400G NDR planes on QM9700 when the XDR Q3400 has no 400G ports)
+        sw_id = DEFAULT_SWITCH[(technology, int(link_rate))]
+        switch = catalog.get("switch", sw_id)
+        radix = radix_at(switch, link_rate)
     if radix is None:
         raise InputError(
             f"switch {sw_id} has no {link_rate:g}G ports",

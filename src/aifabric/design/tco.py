@@ -257,6 +257,7 @@ class HybridPrice:
     front_end_tco_usd: float
     front_end_switches: dict[str, int]
     notes: tuple[str, ...] = ()
+    bom: Any = field(default=None, repr=False, compare=False)  # the front end's bill of materials
 
     @property
     def capex_usd(self) -> float:
@@ -395,6 +396,7 @@ def price_hybrid(
         front_end_tco_usd=fe_tco,
         front_end_switches=design.switches,
         notes=notes,
+        bom=bom,
     )
 
 

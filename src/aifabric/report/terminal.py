@@ -84,8 +84,15 @@ def print_comparison(result: dict) -> None:
     def row(name, fn):
         t.add_row(name, *[fn(f) for f in result["fabrics"]])
 
+    row("design", lambda f: f.get("design") or f["fabric"])
     row("switches (tiers)", lambda f: f"{f['plan']['switch_count']:,} ({f['plan']['tiers']})")
     row("network capex", lambda f: f"${f['capex_usd']:,.0f}")
+    if any(f.get("front_end") for f in result["fabrics"]):
+        row(
+            "  of which front end",
+            lambda f: f"${f['front_end']['front_end_capex_usd']:,.0f}" if f.get("front_end") else "—",
+        )
+    row("TCO (lifetime)", lambda f: f"${f['tco_usd']:,.0f}" if f.get("tco_usd") is not None else "—")
     row("capex per GPU", lambda f: f"${f['plan']['network_capex_per_gpu_usd']:,.0f}")
     row("power", lambda f: f"{f['power_w'] / 1000:,.1f} kW")
     row("routing / ring-step efficiency", lambda f: f"{f['routing']} / {f['ring_step_efficiency']:.3f}")
@@ -110,6 +117,8 @@ def print_comparison(result: dict) -> None:
         ),
     )
     con.print(t)
+    if result.get("radix_note"):
+        con.print(result["radix_note"])
     print_risk(con, result)
     rate = f" at {rec['nic_rate_gbps']:g}G per GPU" if rec.get("nic_rate_gbps") else ""
     con.print(f"\n[bold green]Recommendation: {rec['fabric']}{rate}[/bold green]")

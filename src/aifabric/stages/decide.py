@@ -147,9 +147,23 @@ def _pct(x: float) -> str:
 
 def design_label(fd) -> str:
     """A design's label: technology, switch, NIC rate and (RoCE) routing."""
+    if getattr(fd, "design_name", ""):  # the design stage's label (named designs, buyer's options)
+        return fd.design_name
     tech = "ib" if fd.technology == "infiniband" else "roce"
     label = f"{tech}-{fd.switch_id}-{fd.nic_rate_gbps:g}g"
     return label + ("-adaptive" if fd.technology == "roce" and fd.routing == "adaptive" else "")
+
+
+def _families(design, evidence: dict) -> tuple[dict, dict]:
+    """(design key -> family, family -> the first design of it): ``recommendation.fabric`` is the
+    family (infiniband | roce-400g | roce-800g | hybrid) while N designs are compared (issue 14);
+    the claims compare one design per family."""
+    fam = {fd.key: getattr(fd, "family", "") or fd.key for fd in design.fabrics}
+    first: dict = {}
+    for fd in design.fabrics:
+        f = "infiniband" if fam[fd.key] == "hybrid" else fam[fd.key]
+        first.setdefault(f, evidence[fd.key])
+    return fam, first
 
 
 def rate_reason(design) -> Reason:
@@ -525,8 +539,14 @@ def decide(adv, design, workload, network, perf, risk, gpu, catalog, options, se
                 "verdict",
             )
         )
+    family, first = _families(design, evidence)
     rec = Recommendation(
-        winner, design.nic_rate_gbps, reasons, _label(evidence, winner), verdict, f"risk-adjusted {unit}"
+        family[winner],
+        evidence[winner].nic_rate_gbps,
+        reasons,
+        _label(evidence, winner),
+        verdict,
+        f"risk-adjusted {unit}",
     )
     prices_estimated = sorted(
         {
@@ -537,7 +557,7 @@ def decide(adv, design, workload, network, perf, risk, gpu, catalog, options, se
         }
     )
     claims = evaluate_claims(
-        evidence, _roce_key(design.nic_rate_gbps), risk.jitter, prices_estimated, adv.workload
+        first, _roce_key(design.nic_rate_gbps), risk.jitter, prices_estimated, adv.workload
     )
     return Decision(
         rec,
@@ -546,7 +566,11 @@ def decide(adv, design, workload, network, perf, risk, gpu, catalog, options, se
         tuple(sens),
         tuple(torn),
         {_label(evidence, k): v for k, v in p_best.items()},
-        tuple(rule_explanations(adv, design, evidence, winner)),
+        tuple(
+            rule_explanations(
+                adv, design, evidence, "infiniband" if family[winner] == "hybrid" else family[winner]
+            )
+        ),
         spread,
     )
 

@@ -30,12 +30,27 @@ ROUTING = {"infiniband": "adaptive", "roce": "ecmp"}
 
 @dataclass(frozen=True)
 class DesignOption:
-    """One fabric to design: ``key`` names it in every later stage (``infiniband``, ``roce-400g``)."""
+    """One fabric to design: ``key`` names it in every later stage (``infiniband``, ``roce-400g``,
+    or a named design's label such as ``spectrum-x-400g``).
+
+    The buyer's options (issue 14) ride along: ``design`` names a :data:`aifabric.design.plan.DESIGNS`
+    entry (its switch, NIC, rate and planes), ``switch_id`` / ``nic_id`` / ``planes`` override the
+    parts, ``plan_kw`` holds the rest of :func:`aifabric.design.plan.plan_fabric`'s options
+    (oversubscription, rail_only, max_tiers, lengths_m, data_hall_m, dual_tor, spine_spares),
+    ``lossy`` runs RoCE without PFC (NIC retransmission) and ``hybrid`` = (storage nodes,
+    checkpoint GB/s) adds the Ethernet front-end/storage network to the priced design."""
 
     key: str
     technology: str  # infiniband | roce
     nic_rate_gbps: float
     routing: str  # adaptive | ecmp
+    design: str | None = None
+    switch_id: str | None = None
+    nic_id: str | None = None
+    planes: int | None = None
+    lossy: bool = False
+    hybrid: tuple[int | None, float | None] | None = None
+    plan_kw: dict = field(default_factory=dict, compare=False, hash=False)
 
 
 @dataclass(frozen=True)
@@ -68,6 +83,10 @@ class FabricDesign:
     path_latency_us: float  # switch hops + propagation on the longest path
     small_message_latency_us: float | None  # + NIC transmit/receive; None without a network
     plan: FabricPlan = field(repr=False, compare=False)
+    design_name: str = ""  # the design's label (recommendation.design)
+    family: str = ""  # infiniband | roce-400g | roce-800g | hybrid (recommendation.fabric)
+    lossy: bool = False  # RoCE without PFC: NIC retransmission recovers drops
+    front_end: dict | None = None  # hybrid: the Ethernet front-end/storage network priced in
 
     @property
     def label(self) -> str:
@@ -92,6 +111,13 @@ class FabricDesign:
             "propagation_ns": self.propagation_ns,
             "path_latency_us": self.path_latency_us,
             "small_message_latency_us": self.small_message_latency_us,
+            "design": self.design_name,
+            "family": self.family,
+            "nic": self.plan.nic_id,
+            "planes": self.plan.planes,
+            "oversubscription": self.plan.oversubscription,
+            "lossy": self.lossy,
+            "front_end": self.front_end,
         }
 
 
@@ -104,6 +130,8 @@ class DesignEvidence:
     nic_rate_basis: str  # rule 7's reasoning, in words
     nic_rate_evidence: dict[str, str]
     fabrics: tuple[FabricDesign, ...]
+    scale_up_gpus: int = 0  # NVLink domain (72 on GB200/GB300 NVL72; = gpus_per_node on HGX)
+    radix_note: str | None = None  # when the designs' switches differ in radix at their link rate
 
     @property
     def nodes(self) -> int:
@@ -124,6 +152,8 @@ class DesignEvidence:
             "gpus_per_node": self.gpus_per_node,
             "nic_rate_gbps": self.nic_rate_gbps,
             "nic_rate_basis": self.nic_rate_basis,
+            "scale_up_gpus": self.scale_up_gpus or self.gpus_per_node,
+            "radix_note": self.radix_note,
             "fabrics": [f.to_dict() for f in self.fabrics],
         }
 
@@ -175,8 +205,238 @@ def default_options(gpu, roce_routing: str | None = None) -> tuple[DesignOption,
     )
 
 
+# Routing of each named design (aifabric.design.plan.DESIGNS) in the flow model. Spectrum-X =
+# Spectrum-4 adaptive routing with BlueField-3 / ConnectX-8 SuperNIC packet reordering (NVIDIA
+# Spectrum-X documentation); Tomahawk 5 boxes under SONiC and Arista's 7060X6 hash with ECMP by
+# default; a Jericho3-AI scheduled fabric sprays cells over its Ramon fabric elements with
+# credit-based scheduling (Broadcom BCM88890 product brief) — the flow model has no cell spraying,
+# "adaptive" (every flow on the least-loaded path) is its closest routing, an approximation.
+DESIGN_ROUTING = {"spectrum-x": "adaptive", "jericho3-ai": "adaptive", "ib-": "adaptive"}
+
+
+def _design_routing(label: str, technology: str, roce_routing: str | None) -> str:
+    for prefix, routing in DESIGN_ROUTING.items():
+        if label.startswith(prefix):
+            return routing
+    return ROUTING[technology] if technology == "infiniband" else (roce_routing or ROUTING["roce"])
+
+
+def _parts_by_technology(ids, kind: str, catalog) -> dict[str, str]:
+    """``--switch`` / ``--nic`` ids keyed by the fabric they belong to (infiniband | roce)."""
+    out: dict[str, str] = {}
+    table = catalog.switches if kind == "switch" else catalog.nics
+    for pid in ids or ():
+        rec = table.get(pid)
+        if rec is None:
+            raise InputError(
+                f"no such {kind}",
+                field=f"--{kind} (advisor.{kind})",
+                value=pid,
+                allowed=", ".join(sorted(table)),
+            )
+        tech = "infiniband" if rec.technology == "infiniband" else "roce"
+        if tech in out and out[tech] != pid:
+            raise InputError(
+                f"two {tech} {kind}es named" if kind == "switch" else f"two {tech} NICs named",
+                field=f"--{kind} (advisor.{kind})",
+                value=f"{out[tech]}, {pid}",
+                allowed=f"one {kind} per technology (InfiniBand and/or Ethernet)",
+            )
+        out[tech] = pid
+    return out
+
+
+def _plan_kw(adv) -> dict:
+    """plan_fabric's options the advisor sets (empty for the default comparison)."""
+    kw: dict = {}
+    if getattr(adv, "oversubscription", 1.0) != 1.0:
+        kw["oversubscription"] = float(adv.oversubscription)
+    if getattr(adv, "rail_only", False):
+        kw["rail_only"] = True
+    if getattr(adv, "max_tiers", 3) != 3:
+        kw["max_tiers"] = int(adv.max_tiers)
+    if getattr(adv, "lengths_m", None):
+        kw["lengths_m"] = dict(adv.lengths_m)
+    if getattr(adv, "hall_size_m", None) is not None:
+        kw["data_hall_m"] = float(adv.hall_size_m)
+    return kw
+
+
+def options_for(adv, gpu, catalog) -> tuple[DesignOption, ...]:
+    """The options ``compare`` designs for the advisor's questions: InfiniBand and RoCE at the
+    GPU system's reference parts (:func:`default_options`) unless the buyer's options say
+    otherwise — named ``designs`` side by side, or ``switch`` / ``nic`` / ``nic_rate_gbps`` /
+    ``planes`` for the two default fabrics; the plan options, ``lossy_roce`` and the hybrid's
+    front end apply to every design."""
+    kw = _plan_kw(adv)
+    sn, ck = getattr(adv, "storage_nodes", None), getattr(adv, "checkpoint_gbytes_per_s", None)
+    hybrid = (sn, ck) if sn is not None or ck is not None else None
+    lossy = bool(getattr(adv, "lossy_roce", False))
+    planes = getattr(adv, "planes", None)
+    roce_routing = getattr(adv, "roce_routing", None)
+    designs = getattr(adv, "designs", None)
+    if designs:
+        from aifabric.design.plan import DESIGNS
+
+        for flag, value in (
+            ("--switch", adv.switch),
+            ("--nic", adv.nic),
+            ("--nic-rate", adv.nic_rate_gbps),
+        ):
+            if value:
+                raise InputError(
+                    "a named design brings its own switch, NIC and rate",
+                    field=flag,
+                    value=value if not isinstance(value, list) else ",".join(value),
+                    allowed="leave it out with --designs, or drop --designs",
+                )
+        out = []
+        for label in designs:
+            if label not in DESIGNS:
+                raise InputError(
+                    "unknown design",
+                    field="--designs (advisor.designs)",
+                    value=label,
+                    allowed=", ".join(DESIGNS),
+                )
+            if any(o.design == label for o in out):
+                raise InputError(
+                    "named twice",
+                    field="--designs (advisor.designs)",
+                    value=label,
+                    allowed="each design once",
+                )
+            d = DESIGNS[label]
+            tech = d["technology"]
+            rate = float(d.get("nic_rate_gbps") or nic_rate_for(gpu)[0])
+            is_lossy = lossy and tech == "roce"
+            out.append(
+                DesignOption(
+                    label + ("-lossy" if is_lossy else ""),
+                    tech,
+                    rate,
+                    _design_routing(label, tech, roce_routing),
+                    design=label,
+                    switch_id=d.get("switch_id"),
+                    nic_id=d.get("nic_id"),
+                    planes=planes if planes is not None else d.get("planes"),
+                    lossy=is_lossy,
+                    hybrid=hybrid,
+                    plan_kw=kw,
+                )
+            )
+        return tuple(out)
+    rate = float(adv.nic_rate_gbps) if getattr(adv, "nic_rate_gbps", None) else nic_rate_for(gpu)[0]
+    sw = _parts_by_technology(getattr(adv, "switch", None), "switch", catalog)
+    nc = _parts_by_technology(getattr(adv, "nic", None), "nic", catalog)
+    return (
+        DesignOption(
+            "infiniband",
+            "infiniband",
+            rate,
+            ROUTING["infiniband"],
+            switch_id=sw.get("infiniband"),
+            nic_id=nc.get("infiniband"),
+            planes=planes,
+            hybrid=hybrid,
+            plan_kw=kw,
+        ),
+        DesignOption(
+            roce_key(rate),
+            "roce",
+            rate,
+            roce_routing or ROUTING["roce"],
+            switch_id=sw.get("roce"),
+            nic_id=nc.get("roce"),
+            planes=planes,
+            lossy=lossy,
+            hybrid=hybrid,
+            plan_kw=kw,
+        ),
+    )
+
+
+def design_name(option: DesignOption, p: FabricPlan) -> str:
+    """The design's label: a named design's own, else technology, switch, rate and routing (as
+    before issue 14) plus a suffix for every buyer's option that differs from the reference."""
+    if option.design:
+        base = option.design
+    else:
+        tech = "ib" if option.technology == "infiniband" else "roce"
+        base = f"{tech}-{p.switch_id}-{p.nic_rate_gbps:g}g"
+        if option.technology == "roce" and option.routing == "adaptive":
+            base += "-adaptive"
+        if option.nic_id:
+            base += f"-{p.nic_id}"
+        if option.planes is not None and option.planes > 1:
+            base += f"-{option.planes}plane"
+    kw = option.plan_kw
+    if kw.get("rail_only"):
+        base += "-rail-only"
+    if kw.get("oversubscription", 1.0) != 1.0:
+        base += f"-{kw['oversubscription']:g}to1"
+    if kw.get("max_tiers", 3) != 3:
+        base += f"-max{kw['max_tiers']}tiers"
+    if option.lossy and not base.endswith("-lossy"):
+        base += "-lossy"
+    if option.hybrid is not None:
+        base += "+ethernet-front-end"
+    return base
+
+
+def _front_end(option: DesignOption, p: FabricPlan, catalog) -> dict:
+    """The hybrid: the Ethernet front-end/storage network (aifabric.design.tco.price_hybrid) added
+    to the plan's bill of materials and TCO, so every later stage prices the whole design."""
+    from aifabric.design.tco import fabric_tco, price_hybrid
+
+    storage_nodes, checkpoint = option.hybrid
+    hp = price_hybrid(
+        p,
+        catalog,
+        storage_nodes=storage_nodes,
+        checkpoint_gbytes_per_s=checkpoint,
+        lengths_m=p.lengths_m,
+    )
+    for line in hp.bom.lines:
+        line.where = f"front-end {line.where}".strip()
+    p.bom.lines.extend(hp.bom.lines)
+    p.tco = fabric_tco(p, catalog)
+    out = hp.to_dict()
+    p.front_end = {**p.front_end, "hybrid": out}
+    p.notes.append(
+        f"whole design: + Ethernet front-end/storage network on {hp.front_end_switch} "
+        f"({hp.front_end_endpoints} ports, {hp.storage_nodes} storage nodes), "
+        f"${hp.front_end_capex_usd:,.0f} in the bill of materials (lines 'front-end ...')"
+    )
+    return out
+
+
 def _fabric(option: DesignOption, gpus: int, gpn: int, gpu_id: str, catalog) -> FabricDesign:
-    p = plan_fabric(gpus, option.technology, catalog, gpu=gpu_id, nic_rate_gbps=option.nic_rate_gbps)
+    kw = dict(option.plan_kw)
+    if option.design:
+        from aifabric.design.plan import plan_design
+
+        if option.planes is not None:
+            kw["planes"] = option.planes
+        p = plan_design(option.design, gpus, catalog, gpu=gpu_id, nic_rate_gbps=option.nic_rate_gbps, **kw)
+    else:
+        p = plan_fabric(
+            gpus,
+            option.technology,
+            catalog,
+            gpu=gpu_id,
+            nic_rate_gbps=option.nic_rate_gbps,
+            switch_id=option.switch_id,
+            nic_id=option.nic_id,
+            planes=option.planes,
+            **kw,
+        )
+    front = _front_end(option, p, catalog) if option.hybrid is not None else None
+    if option.lossy:
+        p.notes.append(
+            "lossy RoCE: PFC off, the NIC retransmits dropped packets (go-back-N); its slowdown is measured "
+            "on the packet-level risk testbed (risk scenario 'lossy-by-design')"
+        )
     d = p.design
     sw = catalog.switches[p.switch_id]
     hop_ns = float(sw.latency_ns) if sw.latency_ns else SWITCH_HOP_NS[option.technology]
@@ -188,6 +448,10 @@ def _fabric(option: DesignOption, gpus: int, gpn: int, gpu_id: str, catalog) -> 
     )
     path_us = (max(0, hops - 1) * hop_ns + prop_ns) / 1000
     small_lat = (NIC_PATH_NS + max(0, hops - 1) * hop_ns + prop_ns) / 1000 if hops else None
+    if option.technology == "infiniband":
+        family = "hybrid" if option.hybrid is not None else "infiniband"
+    else:
+        family = roce_key(p.nic_rate_gbps)
     return FabricDesign(
         key=option.key,
         technology=option.technology,
@@ -207,22 +471,48 @@ def _fabric(option: DesignOption, gpus: int, gpn: int, gpu_id: str, catalog) -> 
         path_latency_us=path_us,
         small_message_latency_us=small_lat,
         plan=p,
+        design_name=design_name(option, p),
+        family=family,
+        lossy=option.lossy,
+        front_end=front,
     )
 
 
 def design(inp: DesignInput, progress=None) -> DesignEvidence:
     """Plan and price every option for ``inp.gpus`` GPUs of type ``inp.gpu``."""
+    from aifabric.design.plan import radix_note
+
     tick = progress or (lambda msg: None)
     gpu = inp.catalog.get("gpu", inp.gpu)
     gpn = int(gpu.gpus_per_node or 8)
     if inp.gpus > gpn and inp.gpus % gpn:
         raise InputError(f"must be a multiple of {gpn} GPUs per node", field="--gpus", value=inp.gpus)
     rate, basis, evidence = nic_rate_for(gpu)
+    asked = {o.nic_rate_gbps for o in inp.options}
+    if len(asked) == 1 and rate not in asked:
+        rate = asked.pop()
+        basis = f"{rate:g}G per GPU as asked (the {gpu.id.upper()} reference design has {nic_rate_for(gpu)[0]:g}G)"
+        evidence = {**evidence, "nic_rate": f"{rate:g} Gb/s (asked)"}
+    if len({o.key for o in inp.options}) != len(inp.options):
+        raise InputError(
+            "two options with the same name", field="--designs", value=", ".join(o.key for o in inp.options)
+        )
     fabrics = []
     for option in inp.options:
         tick(f"planning {option.key}")
         fabrics.append(_fabric(option, inp.gpus, gpn, inp.gpu, inp.catalog))
-    return DesignEvidence(inp.gpus, inp.gpu, gpn, rate, basis, evidence, tuple(fabrics))
+    note = radix_note([f.plan for f in fabrics]) if len(fabrics) > 1 and inp.gpus > gpn else None
+    return DesignEvidence(
+        inp.gpus,
+        inp.gpu,
+        gpn,
+        rate,
+        basis,
+        evidence,
+        tuple(fabrics),
+        int(gpu.scale_up_gpus or gpn),
+        note,
+    )
 
 
 __all__ = [
@@ -233,6 +523,8 @@ __all__ = [
     "FabricDesign",
     "default_options",
     "design",
+    "design_name",
     "nic_rate_for",
+    "options_for",
     "roce_key",
 ]

@@ -20,7 +20,7 @@ from typing import Any
 
 from aifabric.errors import InputError
 from aifabric.stages.decide import Decision, decide
-from aifabric.stages.design import DesignEvidence, DesignInput, default_options, design
+from aifabric.stages.design import DesignEvidence, DesignInput, design, options_for
 from aifabric.stages.measure import NetworkEvidence, measure
 from aifabric.stages.performance import PerformanceEvidence, performance, server_usd_per_gpu
 from aifabric.stages.risk import RiskEvidence, assess
@@ -98,7 +98,7 @@ def run(inputs: CompareInputs, progress=None) -> Comparison:
     t0 = time.perf_counter()
     adv, cat = inputs.advisor, inputs.catalog
     gpu = cat.get("gpu", adv.gpu)
-    options = default_options(gpu, getattr(adv, "roce_routing", None))
+    options = options_for(adv, gpu, cat)
     des = design(DesignInput(adv.gpus, adv.gpu, options, cat), progress)
     wl = workload(
         workload_input(

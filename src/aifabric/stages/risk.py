@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 from aifabric.scenario import RiskSpec
 from aifabric.stages.performance import iteration_slowdown
+from aifabric.stages.risk_library import LOSSY_P_D, DesignView
 from aifabric.stages.testbed import (
     CONGESTION_SHARE,
     LIBRARY,
@@ -488,18 +489,22 @@ def assess(
             tb = testbed_of(fd, spec)
             rm = measure_testbed(tb, fd.technology == "roce")
             scaled = scaling_check(tb, tuple(rm.measured)) if spec.check_scaling else {}
-            for sid in rm.measured:
+            view = DesignView.of(fd, rm.measured)
+            for sid in (x for x in rm.measured if not view.skips(x)):
                 comm = rm.scenario_slowdown(sid, congestion_share)
                 if sid in scaled:
                     comm = max(comm, scaled[sid]["use"])
                 it = _slowdown(workload, fp, net, comm)
                 p, pl, ph, d, dl, dh, basis = _p_d(sid, LIBRARY[sid].kind, plan, expertise, spec)
+                name, what = view.name(sid, LIBRARY[sid].breaks)
+                if view.is_design(sid):
+                    p, pl, ph, d, dl, dh, basis = LOSSY_P_D
                 ell = lost_share(it)
                 q, c = rm.comm_slowdown["quiet"].get(sid), rm.comm_slowdown["congested"].get(sid)
                 items.append(
                     RiskItem(
-                        sid,
-                        LIBRARY[sid].breaks,
+                        name,
+                        what,
                         p,
                         comm,
                         it,

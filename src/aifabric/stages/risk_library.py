@@ -312,3 +312,41 @@ def _jitter_stalls(tb: Testbed, duty: float, share: float) -> list[dict]:
         phase = period * (k + 0.5) / n
         out.append(_stall(f"h{h}", phase, tb.storm_pause_us, period))
     return out
+
+
+# A lossy RoCE design (PFC off on purpose, issue 14): its own cost is the testbed's lossy-go-back-n
+# run (PFC off, the baseline's congestion control on, NIC go-back-N retransmission; lossy-class where
+# the baseline has no congestion control) against the lossless baseline, always present (p = d = 1);
+# the PFC mistakes cannot happen on it. A design with its own storage network (the hybrid's front
+# end) has no storage incast on its back end.
+LOSSY_DESIGN = "lossy-by-design"
+NOT_ON_LOSSY = ("pfc-threshold-mismatch", "pfc-storm", "pfc-watchdog-off")
+LOSSY_P_D = (1.0, 1.0, 1.0, 1.0, 1.0, 1.0, "a design choice, not a failure: always present")
+
+
+@dataclass(frozen=True)
+class DesignView:
+    """Which measured scenarios apply to one design, and which one is the design itself."""
+
+    lossy: bool
+    own_storage_network: bool
+    own: str = "lossy-go-back-n"  # the lossy run that stands for a lossy design
+
+    @classmethod
+    def of(cls, fd, measured) -> DesignView:
+        lossy = bool(getattr(fd, "lossy", False)) and fd.technology == "roce"
+        own = "lossy-go-back-n" if "lossy-go-back-n" in measured else "lossy-class"
+        return cls(lossy, bool(getattr(fd, "front_end", None)), own)
+
+    def skips(self, sid: str) -> bool:
+        if sid == "storage-incast":
+            return self.own_storage_network
+        return self.lossy and (sid in NOT_ON_LOSSY or (sid == "lossy-go-back-n" and sid != self.own))
+
+    def is_design(self, sid: str) -> bool:
+        return self.lossy and sid == self.own
+
+    def name(self, sid: str, breaks: str) -> tuple[str, str]:
+        if not self.is_design(sid):
+            return sid, breaks
+        return LOSSY_DESIGN, f"the design runs RoCE lossy ({sid} measured): {breaks}"
