@@ -310,7 +310,11 @@ class RiskEvidence:
 
 def _slowdown(workload, perf, network, comm_slowdown: float) -> float:
     """Iteration slowdown when the fabric measures ``comm_slowdown`` slower on bandwidth-bound
-    steps; without a training iteration, the communication slowdown itself (∞ stays ∞)."""
+    steps; for inference, the decode step's: its network share × the communication slowdown (0 when
+    the model puts nothing on the back-end); otherwise the communication slowdown itself (∞ stays ∞)."""
+    if perf.inference is not None:
+        share = perf.inference["network_share_of_itl"]
+        return share * comm_slowdown if share > 0 else 0.0
     if comm_slowdown == float("inf") or perf.iteration is None:
         return comm_slowdown
     return iteration_slowdown(workload, perf, network.with_slowdown(comm_slowdown))
@@ -472,6 +476,16 @@ def assess(
     for fd in design.fabrics:
         net, fp = network.fabric(fd.key), perf.fabric(fd.key)
         of = "training iteration" if fp.iteration is not None else "network communication"
+        if fp.inference is not None:
+            of = "decode step"
+        fspec = spec
+        if fp.storage is not None and "storage-incast" not in spec.probability:
+            # the storage workload's own share: its checkpoint burst on the back-end (0 off it)
+            fspec = spec.model_copy(
+                update={
+                    "probability": {**spec.probability, "storage-incast": fp.storage["backend_busy_share"]}
+                }
+            )
         items: list[RiskItem] = []
         rm = None
         plan = fd.plan.to_dict()
@@ -485,7 +499,12 @@ def assess(
                 if sid in scaled:
                     comm = max(comm, scaled[sid]["use"])
                 it = _slowdown(workload, fp, net, comm)
-                p, pl, ph, d, dl, dh, basis = _p_d(sid, LIBRARY[sid].kind, plan, expertise, spec)
+                p, pl, ph, d, dl, dh, basis = _p_d(sid, LIBRARY[sid].kind, plan, expertise, fspec)
+                if fspec is not spec and sid == "storage-incast":
+                    basis = (
+                        "the storage workload's checkpoint burst / period on the back-end fabric (0 when storage "
+                        "has its own network)"
+                    )
                 ell = lost_share(it)
                 q, c = rm.comm_slowdown["quiet"].get(sid), rm.comm_slowdown["congested"].get(sid)
                 items.append(
@@ -544,7 +563,10 @@ def assess(
                 )
             )
         good = (0.0, 0.0, 0.0, {})
-        if design.has_network:
+        off_backend = fp.inference is not None and not fp.inference["needs_backend"]
+        if (
+            design.has_network and not off_backend
+        ):  # served inside NVLink domains: a fabric fault stops nothing
             good = interruptions(fd, spec)
             items.append(
                 RiskItem(

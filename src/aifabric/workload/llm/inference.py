@@ -21,6 +21,13 @@ decode step and of each request's time-to-first-token the network takes, per fab
   efficiency.
 
 The network enters through ``comm.collective_s(op, size_bytes, ranks, span)``, as for training.
+
+**Served tokens at the latency target** (:func:`serve`, the useful unit of ``compare --workload
+inference``): the largest batch ≤ the asked one (halving) whose inter-token latency and
+time-to-first-token meet the budgets; the cluster's GPU-seconds per request are
+n · (prefill + output_tokens · ITL / batch) on an instance of n GPUs, so the cluster serves
+gpus · output_tokens / (n · (prefill + output_tokens · ITL / batch)) output tokens per second
+(queueing ignored; 0 when no batch meets the budgets).
 """
 
 from __future__ import annotations
@@ -45,8 +52,10 @@ class InferenceSpec:
     prompt_tokens: int = 4096
     output_tokens: int = 512
     batch: int = 64  # concurrent sequences per decode instance
-    ttft_budget_s: float = 2.0
-    itl_budget_s: float = 0.05
+    # MLPerf Inference v5.0 Llama2-70B-Interactive: p99 TTFT ≤ 450 ms, TPOT ≤ 40 ms
+    # (https://mlcommons.org/2025/04/llm-inference-v5/)
+    ttft_budget_s: float = 0.45
+    itl_budget_s: float = 0.04
     disaggregated: bool = False
     gpus_per_instance: int = 0
     overlap: bool = False  # two-batch overlap hides the all-to-all behind the other batch's compute
@@ -88,7 +97,10 @@ def inference_step(
         raise InputError(
             "unknown precision", field="inference.precision", value=spec.precision, allowed="bf16, fp8"
         )
-    model = resolve_model(spec.model)
+    try:
+        model = resolve_model(spec.model)
+    except InputError as exc:
+        raise InputError(exc.problem, field="inference.model", value=exc.value, allowed=exc.allowed) from None
     g = get_gpu(gpu)
     wbytes = 1.0 if spec.precision == "fp8" else 2.0
     weights = model.total_params * wbytes
@@ -167,4 +179,68 @@ def inference_step(
         meets_itl=itl <= spec.itl_budget_s,
         meets_ttft=ttft <= spec.ttft_budget_s,
         network_share_of_itl=decode_net / itl if itl > 0 else 0.0,
+    )
+
+
+@dataclass(frozen=True)
+class ServingResult:
+    """The cluster serving ``spec`` on one fabric at the latency budgets (see the module docstring)."""
+
+    step: InferenceResult  # at the batch served
+    batch: int  # the largest batch ≤ the asked one that meets both budgets (the asked one if none does)
+    asked_batch: int
+    meets_budget: bool
+    instances: int  # decode instances the cluster holds (gpus // gpus_per_instance)
+    tokens_per_s: float  # output tokens/s the cluster serves within the budgets (0 when none meets them)
+    tokens_per_s_unbounded: float  # at the asked batch, whatever the latency
+
+    def to_dict(self) -> dict:
+        d = self.step.to_dict()
+        d.update(
+            batch=self.batch,
+            asked_batch=self.asked_batch,
+            meets_budget=self.meets_budget,
+            instances=self.instances,
+            tokens_per_s=self.tokens_per_s,
+            tokens_per_s_unbounded=self.tokens_per_s_unbounded,
+        )
+        return d
+
+
+def _cluster_tokens_per_s(r: InferenceResult, spec: InferenceSpec, batch: int, gpus: int) -> float:
+    per_request = r.gpus_per_instance * (r.prefill_s + spec.output_tokens * r.itl_s / batch)
+    return gpus * spec.output_tokens / per_request
+
+
+def serve(
+    spec: InferenceSpec, gpu: str | GpuSpec, comm, gpus: int, cal: Calibration = CALIBRATION
+) -> ServingResult:
+    """Served output tokens per second of ``gpus`` GPUs within the TTFT and ITL budgets on ``comm``."""
+    from dataclasses import replace
+
+    first = inference_step(spec, gpu, comm, cal)
+    n = first.gpus_per_instance
+    if gpus < n:
+        raise InputError(
+            f"one instance needs {n} GPUs, the cluster has {gpus}",
+            field="inference.gpus_per_instance",
+            value=spec.gpus_per_instance or n,
+            allowed=f"a cluster of ≥ {n} GPUs, or a smaller model / batch",
+        )
+    fixed = replace(spec, gpus_per_instance=n)  # the instance keeps its size at smaller batches
+    batch, r = spec.batch, first
+    while not (r.meets_itl and r.meets_ttft) and batch > 1:
+        batch = max(1, batch // 2)
+        r = inference_step(replace(fixed, batch=batch), gpu, comm, cal)
+    ok = r.meets_itl and r.meets_ttft
+    if not ok:
+        batch, r = spec.batch, first
+    return ServingResult(
+        step=r,
+        batch=batch,
+        asked_batch=spec.batch,
+        meets_budget=ok,
+        instances=gpus // n,
+        tokens_per_s=_cluster_tokens_per_s(r, spec, batch, gpus) if ok else 0.0,
+        tokens_per_s_unbounded=_cluster_tokens_per_s(first, spec, spec.batch, gpus),
     )
