@@ -197,9 +197,8 @@ def _trainable_tokens_per_s(model, gpu: str, gpus: int) -> float:
 
 def storage_performance(workload, network) -> dict:
     """Checkpoint writes and data loading of ``workload.storage`` with this fabric (module doc)."""
-    from aifabric.workload.llm.storage import HOST_STORAGE_GBPS, storage_traffic
-
     from aifabric.stages.measure import HEADER_BYTES, MTU_BYTES
+    from aifabric.workload.llm.storage import HOST_STORAGE_GBPS, storage_traffic
 
     setup = workload.storage
     # many writers into a few storage ports: the storage nodes' ports are the bottleneck, not the
