@@ -209,7 +209,7 @@ EXPECTED = {
     "rule6-hybrid": "roce-400g",
     "rule6-storage": "roce-400g",
     "rule7-800g": "roce-400g",
-    "inference-wide-ep": "roce-400g",
+    "inference-wide-ep": "infiniband",
     "storage-on-backend": "roce-400g",
 }
 

@@ -478,13 +478,19 @@ def assess(
         of = "training iteration" if fp.iteration is not None else "network communication"
         if fp.inference is not None:
             of = "decode step"
-        fspec = spec
-        if fp.storage is not None and "storage-incast" not in spec.probability:
-            # the storage workload's own share: its checkpoint burst on the back-end (0 off it)
-            fspec = spec.model_copy(
-                update={
-                    "probability": {**spec.probability, "storage-incast": fp.storage["backend_busy_share"]}
-                }
+        fspec, incast_basis = spec, None
+        if "storage-incast" not in spec.probability and (fp.storage is not None or fp.inference is not None):
+            # storage's own share of the back-end: the storage workload's checkpoint burst / period there
+            # (0 off it); an inference cluster writes no checkpoints and reads over its servers' own
+            # storage NICs (reference designs, prices-and-hardware §5a): 0 unless risk: sets it
+            share = fp.storage["backend_busy_share"] if fp.storage is not None else 0.0
+            fspec = spec.model_copy(update={"probability": {**spec.probability, "storage-incast": share}})
+            incast_basis = (
+                "the storage workload's checkpoint burst / period on the back-end fabric (0 when storage has "
+                "its own network)"
+                if fp.storage is not None
+                else "inference writes no checkpoints; storage reads go over the servers' own storage NICs "
+                "(reference designs): 0 unless risk.probability.storage-incast sets it"
             )
         items: list[RiskItem] = []
         rm = None
@@ -500,11 +506,8 @@ def assess(
                     comm = max(comm, scaled[sid]["use"])
                 it = _slowdown(workload, fp, net, comm)
                 p, pl, ph, d, dl, dh, basis = _p_d(sid, LIBRARY[sid].kind, plan, expertise, fspec)
-                if fspec is not spec and sid == "storage-incast":
-                    basis = (
-                        "the storage workload's checkpoint burst / period on the back-end fabric (0 when storage "
-                        "has its own network)"
-                    )
+                if incast_basis is not None and sid == "storage-incast":
+                    basis = incast_basis
                 ell = lost_share(it)
                 q, c = rm.comm_slowdown["quiet"].get(sid), rm.comm_slowdown["congested"].get(sid)
                 items.append(
