@@ -6,6 +6,8 @@ import json
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from aifabric.api import compare_advisor
@@ -229,3 +231,26 @@ def test_flags_reach_the_sections(tmp_path):
         wl.inference.itl_budget_s == 0.025 and wl.inference.ttft_budget_s == 0.3 and wl.inference.batch == 32
     )
     assert json.dumps(wl.to_dict())  # the evidence is JSON-ready
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    itl_ms=st.floats(min_value=1.0, max_value=200.0),
+    tighter=st.floats(min_value=0.1, max_value=1.0),
+    batch=st.sampled_from([16, 64, 256, 1024]),
+)
+def test_a_tighter_itl_budget_never_serves_more(itl_ms, tighter, batch):
+    """Whatever the budget: the batch served meets it (or nothing is served), and tightening the
+    inter-token budget never raises the served tokens/s (a smaller batch amortises less)."""
+    spec = InferenceSpec(
+        model="deepseek-v3", precision="fp8", batch=batch, gpus_per_instance=32, itl_budget_s=itl_ms / 1e3
+    )
+    loose = serve(spec, "h100", NET, 256)
+    tight = serve(replace(spec, itl_budget_s=itl_ms * tighter / 1e3), "h100", NET, 256)
+    for r in (loose, tight):
+        assert r.batch <= batch
+        if r.tokens_per_s > 0:
+            assert r.meets_budget and r.step.itl_s <= itl_ms / 1e3 * (1 if r is loose else tighter) + 1e-15
+        else:
+            assert not r.meets_budget
+    assert tight.tokens_per_s <= loose.tokens_per_s * (1 + 1e-12)

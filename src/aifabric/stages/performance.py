@@ -81,6 +81,41 @@ class FabricPerformance:
         return self.iteration.tokens_per_s if self.iteration else None
 
     @property
+    def storage_incast(self) -> tuple[float, str] | None:
+        """Inference / storage: the share of time storage traffic shares the back-end, with its basis
+        (the risk stage's storage-incast share); None for training (the generic share stays)."""
+        if self.storage is not None:
+            return self.storage["backend_busy_share"], (
+                "the storage workload's checkpoint burst / period on the back-end fabric (0 when storage has "
+                "its own network)"
+            )
+        if self.inference is not None:  # no checkpoints; model and data reads over the storage NICs
+            return 0.0, (
+                "inference writes no checkpoints; storage reads go over the servers' own storage NICs "
+                "(reference designs, prices-and-hardware §5a): 0 unless risk.probability.storage-incast sets it"
+            )
+        return None
+
+    def risk_spec(self, spec):
+        """The risk: section with this workload's own storage-incast share (``spec`` itself for
+        training, or when the user set the share)."""
+        inc = self.storage_incast
+        if inc is None or "storage-incast" in spec.probability:
+            return spec
+        return spec.model_copy(update={"probability": {**spec.probability, "storage-incast": inc[0]}})
+
+    @property
+    def uses_backend(self) -> bool:
+        """False only for inference served inside NVLink domains (nothing on the back-end fabric)."""
+        return self.inference is None or bool(self.inference["needs_backend"])
+
+    def decode_slowdown(self, comm_slowdown: float) -> float:
+        """Inference: the decode step's slowdown when communication is ``comm_slowdown`` slower — its
+        network share × it (0 when nothing of the step crosses the back-end)."""
+        share = self.inference["network_share_of_itl"]
+        return share * comm_slowdown if share > 0 else 0.0
+
+    @property
     def cost_per_million_tokens_usd(self) -> float | None:
         return self.training_cost["cost_per_million_tokens_usd"] if self.training_cost else None
 

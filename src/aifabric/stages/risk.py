@@ -310,11 +310,9 @@ class RiskEvidence:
 
 def _slowdown(workload, perf, network, comm_slowdown: float) -> float:
     """Iteration slowdown when the fabric measures ``comm_slowdown`` slower on bandwidth-bound
-    steps; for inference, the decode step's: its network share × the communication slowdown (0 when
-    the model puts nothing on the back-end); otherwise the communication slowdown itself (∞ stays ∞)."""
+    steps; inference: the decode step's; otherwise the communication slowdown itself (∞ stays ∞)."""
     if perf.inference is not None:
-        share = perf.inference["network_share_of_itl"]
-        return share * comm_slowdown if share > 0 else 0.0
+        return perf.decode_slowdown(comm_slowdown)
     if comm_slowdown == float("inf") or perf.iteration is None:
         return comm_slowdown
     return iteration_slowdown(workload, perf, network.with_slowdown(comm_slowdown))
@@ -476,22 +474,8 @@ def assess(
     for fd in design.fabrics:
         net, fp = network.fabric(fd.key), perf.fabric(fd.key)
         of = "training iteration" if fp.iteration is not None else "network communication"
-        if fp.inference is not None:
-            of = "decode step"
-        fspec, incast_basis = spec, None
-        if "storage-incast" not in spec.probability and (fp.storage is not None or fp.inference is not None):
-            # storage's own share of the back-end: the storage workload's checkpoint burst / period there
-            # (0 off it); an inference cluster writes no checkpoints and reads over its servers' own
-            # storage NICs (reference designs, prices-and-hardware §5a): 0 unless risk: sets it
-            share = fp.storage["backend_busy_share"] if fp.storage is not None else 0.0
-            fspec = spec.model_copy(update={"probability": {**spec.probability, "storage-incast": share}})
-            incast_basis = (
-                "the storage workload's checkpoint burst / period on the back-end fabric (0 when storage has "
-                "its own network)"
-                if fp.storage is not None
-                else "inference writes no checkpoints; storage reads go over the servers' own storage NICs "
-                "(reference designs): 0 unless risk.probability.storage-incast sets it"
-            )
+        of = "decode step" if fp.inference is not None else of
+        fspec = fp.risk_spec(spec)  # inference / storage: their own storage-incast share
         items: list[RiskItem] = []
         rm = None
         plan = fd.plan.to_dict()
@@ -506,8 +490,7 @@ def assess(
                     comm = max(comm, scaled[sid]["use"])
                 it = _slowdown(workload, fp, net, comm)
                 p, pl, ph, d, dl, dh, basis = _p_d(sid, LIBRARY[sid].kind, plan, expertise, fspec)
-                if incast_basis is not None and sid == "storage-incast":
-                    basis = incast_basis
+                basis = fp.storage_incast[1] if fspec is not spec and sid == "storage-incast" else basis
                 ell = lost_share(it)
                 q, c = rm.comm_slowdown["quiet"].get(sid), rm.comm_slowdown["congested"].get(sid)
                 items.append(
@@ -566,10 +549,7 @@ def assess(
                 )
             )
         good = (0.0, 0.0, 0.0, {})
-        off_backend = fp.inference is not None and not fp.inference["needs_backend"]
-        if (
-            design.has_network and not off_backend
-        ):  # served inside NVLink domains: a fabric fault stops nothing
+        if design.has_network and fp.uses_backend:  # inference inside NVLink domains: a fault stops nothing
             good = interruptions(fd, spec)
             items.append(
                 RiskItem(
