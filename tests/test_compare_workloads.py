@@ -4,6 +4,7 @@ fabric carries anything, *performance* times it on each fabric, the objective co
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -254,3 +255,16 @@ def test_a_tighter_itl_budget_never_serves_more(itl_ms, tighter, batch):
         else:
             assert not r.meets_budget
     assert tight.tokens_per_s <= loose.tokens_per_s * (1 + 1e-12)
+
+
+def test_validate_checks_the_sections(tmp_path):
+    """`aifabric validate` runs the workload stage's checks of inference: / storage: (one line, exit 2)
+    and passes the shipped scenarios."""
+    shipped = Path(__file__).resolve().parents[1] / "scenarios" / "advisor" / "inference-wide-ep.yaml"
+    ok = runner.invoke(app, ["validate", str(shipped)])
+    assert ok.exit_code == 0, ok.output
+    p = tmp_path / "s.yaml"
+    p.write_text("advisor: {gpus: 16}\nstorage: {on_backend: true}\n")
+    r = runner.invoke(app, ["validate", str(p)])
+    assert r.exit_code == 2 and "storage: applies to --workload storage only" in r.output
+    assert len(r.output.strip().splitlines()) == 1

@@ -297,6 +297,17 @@ def training_spec(inp: WorkloadInput):
 
 def workload(inp: WorkloadInput) -> Workload:
     """The job's model, reference layout, per-group collectives and the patterns to measure."""
+    for section, sec in (("inference", inp.inference), ("storage", inp.storage)):
+        if sec is not None and inp.kind != section:
+            raise _section_error(
+                InputError(
+                    f"applies to --workload {section} only",
+                    field=section,
+                    value=inp.kind,
+                    allowed=f"remove the {section}: section (and its flags), or use workload: {section}",
+                ),
+                inp.file,
+            )
     gpn = inp.gpus_per_node
     spec = model = ref = None
     colls: tuple[dict, ...] = ()
@@ -322,17 +333,6 @@ def workload(inp: WorkloadInput) -> Workload:
             value=inp.kind,
             allowed="remove the training: section, or use workload: training",
         )
-    for section, kind in (("inference", inp.inference), ("storage", inp.storage)):
-        if kind is not None and inp.kind != section:
-            raise _section_error(
-                InputError(
-                    f"applies to --workload {section} only",
-                    field=section,
-                    value=inp.kind,
-                    allowed=f"remove the {section}: section (and its flags), or use workload: {section}",
-                ),
-                inp.file,
-            )
     inf = placement = sto = None
     if inp.kind == "inference":
         inf, placement = inference_setup(inp)
