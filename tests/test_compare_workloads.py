@@ -45,6 +45,9 @@ def test_inference_inside_a_node_is_the_same_on_every_fabric():
     good = inference_performance(wl, _net("infiniband", 1.0, "ib"), 1e6, 40_000)
     bad = inference_performance(wl, _net("roce", 0.3, "roce"), 2e6, 40_000)
     assert good["decode_network_s"] == bad["decode_network_s"] == 0.0
+    # TP 4 inside the node: two NVLink all-reduces per layer, the same on both fabrics
+    assert good["decode_nvlink_s"] == bad["decode_nvlink_s"] > 0
+    assert good["itl_s"] == pytest.approx(good["decode_compute_s"] + good["decode_nvlink_s"])
     assert good["tokens_per_s"] == bad["tokens_per_s"] > 0
     ratio = bad["cost_per_million_served_tokens_usd"] / good["cost_per_million_served_tokens_usd"]
     assert ratio == pytest.approx((64 * 40_000 + 2e6) / (64 * 40_000 + 1e6))
@@ -61,6 +64,7 @@ def test_wide_ep_decode_time_depends_on_the_fabric():
     assert 0 < fast["decode_network_s"] < slow["decode_network_s"]
     assert fast["decode_compute_s"] == slow["decode_compute_s"]
     for d in (fast, slow):
+        assert d["decode_nvlink_s"] == 0.0  # the expert all-to-all spans nodes: all of it on the network
         assert d["itl_s"] == pytest.approx(d["decode_compute_s"] + d["decode_network_s"])
     assert fast["tokens_per_s"] > slow["tokens_per_s"] > 0
 

@@ -15,6 +15,10 @@ decode step and of each request's time-to-first-token the network takes, per fab
   boundary per step.
 * **Decode compute**: memory-bound — each step reads the instance's weights (active experts for
   MoE) and the KV cache once, at the sustained HBM bandwidth of its GPUs.
+* **NVLink inside the domain** (the same on every back-end fabric, ``decode_nvlink_s``): a dense
+  model's tensor parallelism over the domain's GPUs — two all-reduces of batch · hidden · 2 bytes
+  per layer (Megatron's TP: one after attention, one after the MLP) — and an MoE instance inside one
+  domain's expert all-to-all (the same dispatch/combine as above, over NVLink), not overlapped.
 * **Disaggregated prefill → decode**: the request's KV cache (prompt_tokens · KV bytes per token)
   crosses the network once per request (send-recv between the two instances); it adds to the
   time-to-first-token. Prefill compute = 2 · active params · prompt tokens at the fitted GEMM
@@ -69,7 +73,7 @@ class InferenceResult:
     weights_bytes: float
     kv_bytes_per_token: float
     decode_compute_s: float
-    decode_network_s: float  # exposed per decode step
+    decode_network_s: float  # exposed per decode step, on the back-end fabric
     itl_s: float
     kv_transfer_s: float  # per request (disaggregated)
     prefill_s: float
@@ -77,6 +81,7 @@ class InferenceResult:
     meets_itl: bool
     meets_ttft: bool
     network_share_of_itl: float
+    decode_nvlink_s: float = 0.0  # per decode step inside the NVLink domain (same on every fabric)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -153,7 +158,19 @@ def inference_step(
             decode_net = (nodes - 1) * comm.collective_s(
                 "send-recv", spec.batch * model.hidden * 2.0, 2, "network"
             )
-    itl = decode_compute + decode_net
+    decode_nvl = 0.0
+    tp = min(n, domain)  # GPUs of the instance inside one domain
+    if model.is_moe and not spans_nodes and n >= 2:
+        per_gpu = spec.batch / n * model.experts_per_token * model.hidden
+        decode_nvl = model.moe_layers * (
+            comm.collective_s("all-to-all", per_gpu * 1.0, n, "nvlink")
+            + comm.collective_s("all-to-all", per_gpu * 2.0, n, "nvlink")
+        )
+    elif not model.is_moe and tp >= 2:
+        decode_nvl = (
+            2 * model.layers * comm.collective_s("all-reduce", spec.batch * model.hidden * 2.0, tp, "nvlink")
+        )
+    itl = decode_compute + decode_net + decode_nvl
 
     prefill = 2.0 * model.active_params * spec.prompt_tokens / (n * g.peak_tflops(spec.precision) * 1e12 * (
         cal.fp8_gemm_efficiency if spec.precision == "fp8" else cal.gemm_efficiency
@@ -179,6 +196,7 @@ def inference_step(
         meets_itl=itl <= spec.itl_budget_s,
         meets_ttft=ttft <= spec.ttft_budget_s,
         network_share_of_itl=decode_net / itl if itl > 0 else 0.0,
+        decode_nvlink_s=decode_nvl,
     )
 
 
