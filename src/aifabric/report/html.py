@@ -98,6 +98,9 @@ def _fig_inference(fabrics: list[dict]):
     )
     fig.add_bar(name="decode compute", x=x, y=[d["decode_compute_s"] * 1e3 for d in inf], row=1, col=1)
     fig.add_bar(
+        name="NVLink in the domain", x=x, y=[d.get("decode_nvlink_s", 0.0) * 1e3 for d in inf], row=1, col=1
+    )
+    fig.add_bar(
         name="network per decode step", x=x, y=[d["decode_network_s"] * 1e3 for d in inf], row=1, col=1
     )
     fig.add_scatter(

@@ -116,6 +116,7 @@ def print_comparison(result: dict) -> None:
         )
         row("GPUs per instance / batch", lambda f: f"{inf(f)['gpus_per_instance']} / {inf(f)['batch']}")
         row("network per decode step", lambda f: f"{inf(f)['decode_network_s'] * 1e3:.3f} ms")
+        row("NVLink per decode step", lambda f: f"{inf(f).get('decode_nvlink_s', 0.0) * 1e3:.3f} ms")
         row(
             "inter-token latency (budget)",
             lambda f: f"{inf(f)['itl_s'] * 1e3:.2f} ms ({inf(f)['itl_budget_s'] * 1e3:g})",
