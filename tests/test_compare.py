@@ -110,7 +110,8 @@ def test_scenario_advisor_section(tmp_path):
         (["--gpu", "a100"], "--gpu"),
         (["--model", "llama9"], "llama3-70b"),
         (["--workload", "gaming"], "--workload"),
-        (["--workload", "inference", "--model", "llama3-8b"], "--model"),
+        (["--workload", "trading", "--model", "llama3-8b"], "--model"),  # inference/storage take a model
+        (["--ttft-ms", "300"], "--ttft-ms"),  # an inference flag on a training run
         (["--team-expertise", "guru"], "--team-expertise"),
         (["--mfu", "1.5"], "--mfu"),
         (["--report", "/nonexistent/dir/r.html"], "--report"),
