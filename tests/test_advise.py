@@ -213,6 +213,8 @@ EXPECTED = {
     "rule6-storage": "roce-400g",
     "rule7-800g": "roce-400g",
     "regression-405b-tuned-roce": "roce-400g",
+    "inference-wide-ep": "infiniband",
+    "storage-on-backend": "roce-400g",
 }
 
 

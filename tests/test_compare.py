@@ -110,7 +110,8 @@ def test_scenario_advisor_section(tmp_path):
         (["--gpu", "a100"], "--gpu"),
         (["--model", "llama9"], "llama3-70b"),
         (["--workload", "gaming"], "--workload"),
-        (["--workload", "inference", "--model", "llama3-8b"], "--model"),
+        (["--workload", "trading", "--model", "llama3-8b"], "--model"),  # inference/storage take a model
+        (["--ttft-ms", "300"], "--ttft-ms"),  # an inference flag on a training run
         (["--team-expertise", "guru"], "--team-expertise"),
         (["--mfu", "1.5"], "--mfu"),
         (["--report", "/nonexistent/dir/r.html"], "--report"),
@@ -210,6 +211,40 @@ def test_report_figures_have_data_titles_and_units(default_result):
     assert figs["chart-fct"].layout.yaxis.tickformat == ".0%"
     if "chart-jitter" in figs:
         assert all(t.endswith(" %") for t in figs["chart-jitter"].layout.xaxis.ticktext)
+
+
+@pytest.mark.parametrize(
+    ("kw", "chart"),
+    [
+        (
+            {
+                "adv": AdvisorSpec(gpus=64, workload="inference"),
+                "inference": {"model": "deepseek-v3", "batch": 256, "gpus_per_instance": 16},
+            },
+            "chart-inference",
+        ),
+        (
+            {"adv": AdvisorSpec(gpus=64, workload="storage"), "storage": {"on_backend": True}},
+            "chart-storage",
+        ),
+    ],
+)
+def test_workload_report_figures(kw, chart):
+    """--workload inference / storage reports get a chart of their own (per-token network time and
+    TTFT against the budgets; checkpoint write time per fabric), with data for every fabric and a
+    titled value axis; the training charts keep their checks."""
+    from aifabric.report.html import WORKLOAD_CHART_IDS, figures
+
+    kw = dict(kw)
+    adv = kw.pop("adv")
+    figs = figures(compare(adv, load_catalog(), **kw))
+    assert chart in figs and set(figs) <= set(CHART_IDS) | set(WORKLOAD_CHART_IDS)
+    other = set(WORKLOAD_CHART_IDS) - {chart}
+    assert not other & set(figs)
+    fig = figs[chart]
+    assert fig.layout.yaxis.title.text and fig.layout.title.text
+    for t in fig.data:
+        assert len(t.x) == 2 and len(t.y) == 2  # one value per fabric
 
 
 def test_risk_chart_says_when_nothing_is_lost():

@@ -58,6 +58,8 @@ def compare_advisor(
     scenario_file: str | None = None,
     calibration=None,
     risk=None,
+    inference: dict | None = None,
+    storage: dict | None = None,
 ) -> dict:
     """The JSON-ready result of ``aifabric compare`` for advisor inputs ``adv`` (the CLI's path)."""
     from aifabric.report.result import comparison_dict
@@ -74,6 +76,8 @@ def compare_advisor(
             scenario_file,
             calibration,
             risk,
+            inference,
+            storage,
         )
     )
 
@@ -89,13 +93,25 @@ def run_comparison(
     scenario_file: str | None = None,
     calibration=None,
     risk=None,
+    inference: dict | None = None,
+    storage: dict | None = None,
 ):
     from aifabric.stages.pipeline import CompareInputs, run
     from aifabric.stages.testbed import CONGESTION_SHARE
 
     share = CONGESTION_SHARE if congestion_share is None else congestion_share
     inputs = CompareInputs(
-        adv, catalog, seed, compute_efficiency, share, training, scenario_file, calibration, risk
+        adv,
+        catalog,
+        seed,
+        compute_efficiency,
+        share,
+        training,
+        scenario_file,
+        calibration,
+        risk,
+        inference,
+        storage,
     )
     return run(inputs, progress)
 
@@ -161,16 +177,20 @@ def compare(
     seed: int = 1,
     catalog=None,
     progress=None,
+    inference: dict | None = None,
+    storage: dict | None = None,
     **buyer_options,
 ) -> CompareResult:
     """Both fabrics designed, priced, measured and weighed for one cluster (``aifabric compare``).
     Keyword arguments are the advisor's questions (interface.md); unset ones take the built-in
     default (1,024 H100 training Llama-3 70B); ``training`` is the scenario's ``training:`` section
-    (model, precision, seq_len, global_batch, micro_batch, parallelism). ``buyer_options`` are the
-    advisor's design keys (``designs=["ib-ndr-400g", "th5-sonic-400g"]``, ``switch``, ``nic``,
-    ``nic_rate_gbps``, ``planes``, ``rail_only``, ``max_tiers``, ``oversubscription``, ``lengths_m``,
-    ``hall_size_m``, ``lossy_roce``, ``storage_nodes``, ``checkpoint_gbytes_per_s``). Bad input raises
-    :class:`aifabric.errors.InputError` (or ``InputErrors``) naming the field."""
+    (model, precision, seq_len, global_batch, micro_batch, parallelism); ``inference`` and ``storage``
+    are the scenario's ``inference:`` / ``storage:`` sections (``workload`` inference / storage).
+    ``buyer_options`` are the advisor's design keys (``designs=["ib-ndr-400g", "th5-sonic-400g"]``,
+    ``switch``, ``nic``, ``nic_rate_gbps``, ``planes``, ``rail_only``, ``max_tiers``,
+    ``oversubscription``, ``lengths_m``, ``hall_size_m``, ``lossy_roce``, ``storage_nodes``,
+    ``checkpoint_gbytes_per_s``). Bad input raises :class:`aifabric.errors.InputError` (or
+    ``InputErrors``) naming the field."""
     from aifabric.hardware.catalog import load_catalog
     from aifabric.scenario import scenario_from_dict
 
@@ -186,9 +206,19 @@ def compare(
         "roce_routing": roce_routing,
         **buyer_options,
     }
-    adv = scenario_from_dict({"advisor": {k: v for k, v in asked.items() if v is not None}}).advisor
-    if adv.model and adv.workload != "training":
-        raise InputError("model applies to workload training only", field="model", value=adv.model)
+    sc = scenario_from_dict(
+        {
+            "advisor": {k: v for k, v in asked.items() if v is not None},
+            **{k: v for k, v in (("inference", inference), ("storage", storage)) if v is not None},
+        }
+    )
+    adv = sc.advisor
+    if adv.model and adv.workload == "trading":
+        raise InputError(
+            "model applies to workload training, inference or storage", field="model", value=adv.model
+        )
+    inference = sc.inference.model_dump(exclude_none=True) if sc.inference is not None else None
+    storage = sc.storage.model_dump(exclude_none=True) if sc.storage is not None else None
     if compute_efficiency is not None and not 0 < compute_efficiency <= 1:
         raise InputError(
             "must be in (0, 1]",
@@ -197,7 +227,17 @@ def compare(
             allowed="a measured GEMM efficiency, e.g. 0.6",
         )
     cat = catalog if catalog is not None else load_catalog(None)
-    c = run_comparison(adv, cat, seed, compute_efficiency, progress, congestion_share, training)
+    c = run_comparison(
+        adv,
+        cat,
+        seed,
+        compute_efficiency,
+        progress,
+        congestion_share,
+        training,
+        inference=inference,
+        storage=storage,
+    )
     from aifabric.report.result import comparison_dict
 
     return CompareResult(c, comparison_dict(c))

@@ -571,6 +571,37 @@ class RiskSpec(_Model):
     interrupt_hours: Annotated[float, Field(gt=0)] | None = None  # lost per job interruption
 
 
+class InferenceSection(_Model):
+    """``inference:`` — the serving setup ``compare --workload inference`` times on each fabric
+    (:mod:`aifabric.workload.llm.inference`). Keys left out take the defaults there; the latency
+    budgets default to MLPerf Inference v5.0's Llama2-70B-Interactive bounds (p99 TTFT ≤ 450 ms,
+    TPOT ≤ 40 ms, https://mlcommons.org/2025/04/llm-inference-v5/)."""
+
+    model: str | None = None  # a built-in model name (else advisor.model, else llama3.1-70b)
+    precision: Literal["bf16", "fp8"] | None = None
+    prompt_tokens: _count(1, 2**21) | None = None
+    output_tokens: _count(1, 2**21) | None = None
+    batch: _count(1, 2**20) | None = None  # concurrent sequences per decode instance (the most allowed)
+    ttft_ms: Annotated[float, Field(gt=0)] | None = None
+    itl_ms: Annotated[float, Field(gt=0)] | None = None
+    disaggregated: bool | None = None  # prefill and decode on different instances (KV cache crosses)
+    gpus_per_instance: _count(1, 2**20) | None = None  # else the fewest (power of two) that hold it
+    overlap: bool | None = None  # two-batch overlap hides the expert all-to-all behind compute
+
+
+class StorageSection(_Model):
+    """``storage:`` — the storage traffic ``compare --workload storage`` puts on the network
+    (:mod:`aifabric.workload.llm.storage`): checkpoints of ``model`` every ``checkpoint_period_s``
+    to ``storage_nodes`` nodes, and data loading; on the back-end fabric only with ``on_backend``."""
+
+    model: str | None = None
+    checkpoint_period_s: Annotated[float, Field(gt=0)] | None = None
+    storage_nodes: _count(1) | None = None
+    storage_node_gbps: Annotated[float, Field(gt=0)] | None = None  # network ports of one storage node
+    on_backend: bool | None = None
+    bytes_per_token: Annotated[float, Field(gt=0)] | None = None
+
+
 class Scenario(_Model):
     """A whole scenario file."""
 
@@ -585,6 +616,8 @@ class Scenario(_Model):
     # (aifabric.workload.llm.spec) — a layer above this module; kept as the parsed mapping here.
     training: dict[str, Any] | None = None
     risk: RiskSpec | None = None
+    inference: InferenceSection | None = None
+    storage: StorageSection | None = None
     description: str | None = None
 
     @model_validator(mode="after")

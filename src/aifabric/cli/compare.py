@@ -23,24 +23,41 @@ CHOICES = {
 
 class Asked(NamedTuple):
     """What a compare/train command line asks: the advisor's inputs, the scenario's name and its
-    ``training:`` and ``risk:`` sections (the file read once)."""
+    ``training:``, ``risk:``, ``inference:`` and ``storage:`` sections (the file read once; the
+    latter two with their command-line flags applied)."""
 
     advisor: Any
     name: str
     training: dict | None = None
     risk: Any = None
+    inference: dict | None = None
+    storage: dict | None = None
 
 
-def build_advisor(scenario_path: Path | None, flags: dict) -> Asked:
-    """Advisor inputs: built-in defaults < the scenario file's ``advisor:`` < command-line flags."""
+# command-line flags that set a key of a workload section: flag -> (section, key)
+SECTION_FLAGS = {
+    "ttft_ms": ("inference", "ttft_ms"),
+    "itl_ms": ("inference", "itl_ms"),
+    "checkpoint_period": ("storage", "checkpoint_period_s"),
+}
+
+
+def build_advisor(scenario_path: Path | None, flags: dict, section_flags: dict | None = None) -> Asked:
+    """Advisor inputs: built-in defaults < the scenario file's ``advisor:`` < command-line flags;
+    ``section_flags`` (``--ttft-ms``, ``--itl-ms``, ``--checkpoint-period``) set keys of the
+    ``inference:`` / ``storage:`` sections over the file's."""
     from aifabric.scenario import AdvisorSpec, load_scenario
 
     base = {}
     name = "built-in default (1,024 H100, Llama-3 70B training)"
     training = risk = None
+    sections: dict[str, dict | None] = {"inference": None, "storage": None}
     if scenario_path is not None:
         sc = load_scenario(scenario_path)
         name, training, risk = sc.name, sc.training, sc.risk
+        for sec in sections:
+            if getattr(sc, sec) is not None:
+                sections[sec] = getattr(sc, sec).model_dump(exclude_none=True)
         if sc.advisor is not None:
             base = sc.advisor.model_dump(exclude_unset=True)
     for key, value in flags.items():
@@ -56,14 +73,30 @@ def build_advisor(scenario_path: Path | None, flags: dict) -> Asked:
         base[key] = value
     if base.get("gpus") is not None and base["gpus"] < 1:
         raise InputError("must be ≥ 1", field="--gpus", value=base["gpus"], allowed="a positive integer")
-    if base.get("model") and base.get("workload", "training") != "training":
+    workload = base.get("workload", "training")
+    if base.get("model") and workload == "trading":
         raise InputError(
-            "--model applies to --workload training only",
+            "--model applies to --workload training, inference or storage",
             field="--model",
             value=base["model"],
-            allowed="omit --model, or use --workload training",
+            allowed="omit --model, or use --workload training | inference | storage",
         )
-    return Asked(AdvisorSpec(**base), name, training, risk)
+    for key, value in (section_flags or {}).items():
+        if value is None:
+            continue
+        section, skey = SECTION_FLAGS[key]
+        flag = f"--{key.replace('_', '-')}"
+        if workload != section:
+            raise InputError(
+                f"applies to --workload {section} only",
+                field=flag,
+                value=value,
+                allowed=f"--workload {section}",
+            )
+        if not 0 < value < float("inf"):
+            raise InputError("must be a positive number", field=flag, value=value)
+        sections[section] = {**(sections[section] or {}), skey: value}
+    return Asked(AdvisorSpec(**base), name, training, risk, sections["inference"], sections["storage"])
 
 
 def check_compute_efficiency(value: float | None) -> None:
@@ -188,8 +221,8 @@ def register(app: typer.Typer) -> None:
         model: str | None = typer.Option(
             None,
             "--model",
-            help="Training model: llama3-8b, llama3-70b, llama3-405b, "
-            "gpt3-175b, deepseek-moe (default llama3-70b).",
+            help="Model trained, served (--workload inference) or checkpointed (--workload storage): "
+            "llama3-8b, llama3-70b, llama3-405b, gpt3-175b, deepseek-moe, … (default llama3-70b).",
         ),
         jitter: str | None = typer.Option(None, "--jitter-sensitivity", help="low | medium | high."),
         expertise: str | None = typer.Option(
@@ -283,6 +316,21 @@ def register(app: typer.Typer) -> None:
             "--checkpoint-gbytes-per-s",
             help="Price whole designs with storage nodes sized for this checkpoint bandwidth (GB/s).",
         ),
+        ttft_ms: float | None = typer.Option(
+            None,
+            "--ttft-ms",
+            help="Inference: time-to-first-token budget in ms (default 450, MLPerf v5.0 Llama2-70B-Interactive).",
+        ),
+        itl_ms: float | None = typer.Option(
+            None,
+            "--itl-ms",
+            help="Inference: inter-token latency budget in ms (default 40, MLPerf v5.0 Llama2-70B-Interactive).",
+        ),
+        checkpoint_period: float | None = typer.Option(
+            None,
+            "--checkpoint-period",
+            help="Storage: seconds between checkpoints (default 1800, an assumption).",
+        ),
     ) -> None:
         """Both fabrics designed, priced and simulated for your cluster, and a recommendation."""
         from aifabric.cli import run_guarded
@@ -290,7 +338,7 @@ def register(app: typer.Typer) -> None:
         def body() -> int:
             from aifabric.hardware.catalog import load_catalog
 
-            adv, name, training, risk = build_advisor(
+            adv, name, training, risk, inference, storage = build_advisor(
                 scenario,
                 {
                     "gpus": gpus,
@@ -320,6 +368,7 @@ def register(app: typer.Typer) -> None:
                         checkpoint,
                     ),
                 },
+                {"ttft_ms": ttft_ms, "itl_ms": itl_ms, "checkpoint_period": checkpoint_period},
             )
             if mfu is not None:
                 raise InputError(
@@ -334,7 +383,17 @@ def register(app: typer.Typer) -> None:
             cat = load_catalog(catalog_file)
             cal = load_calibration(calibration)
             result = _run(
-                adv, cat, compute_efficiency, congestion_share, not as_json, training, scenario, cal, risk
+                adv,
+                cat,
+                compute_efficiency,
+                congestion_share,
+                not as_json,
+                training,
+                scenario,
+                cal,
+                risk,
+                inference,
+                storage,
             )
             if cal is not None:
                 result["calibration"] = {
@@ -375,6 +434,8 @@ def _run(
     scenario,
     calibration=None,
     risk=None,
+    inference=None,
+    storage=None,
 ) -> dict:
     from aifabric.api import compare_advisor
 
@@ -385,6 +446,8 @@ def _run(
         scenario_file=str(scenario) if scenario else None,
         calibration=calibration,
         risk=risk,
+        inference=inference,
+        storage=storage,
     )
     if not show_progress:
         return compare_advisor(adv, cat, **kw)

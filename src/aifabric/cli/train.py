@@ -48,7 +48,7 @@ def register(app: typer.Typer) -> None:
             if fabric not in ("ib", "infiniband", "roce", "both"):
                 raise InputError("unknown fabric", field="--fabric", value=fabric, allowed="ib, roce, both")
             check_compute_efficiency(compute_efficiency)
-            adv, name, training, _ = build_advisor(
+            adv, name, training, *_ = build_advisor(
                 scenario,
                 {
                     "gpus": gpus,

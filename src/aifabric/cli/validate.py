@@ -50,6 +50,8 @@ def register(app: typer.Typer) -> None:
             sc = load_scenario(scenario)
             if sc.training is not None:
                 _check_training(sc, str(scenario))
+            if sc.inference is not None or sc.storage is not None:
+                _check_sections(sc, str(scenario))
             if sc.topology is not None and sc.workload is not None:
                 prep = prepare(scenario, mode)
                 topo = prep.topology
@@ -87,6 +89,23 @@ def _check_training(sc, file: str) -> None:
     adv = sc.advisor or AdvisorSpec()
     g = load_catalog().get("gpu", adv.gpu)
     workload(workload_input(adv, g, nic_rate_for(g)[0], sc.seed, sc.training, None, file, "training"))
+
+
+def _check_sections(sc, file: str) -> None:
+    """The workload stage's checks of ``inference:`` / ``storage:`` (model, fit, cluster size, and
+    that the advisor's workload is the section's)."""
+    from aifabric.hardware.catalog import load_catalog
+    from aifabric.scenario import AdvisorSpec
+    from aifabric.stages.design import nic_rate_for
+    from aifabric.stages.pipeline import workload_input
+    from aifabric.stages.workload import workload
+
+    adv = sc.advisor or AdvisorSpec()
+    g = load_catalog().get("gpu", adv.gpu)
+    sections = {
+        k: getattr(sc, k).model_dump(exclude_none=True) for k in ("inference", "storage") if getattr(sc, k)
+    }
+    workload(workload_input(adv, g, nic_rate_for(g)[0], sc.seed, None, None, file, None, **sections))
 
 
 def _published(as_json: bool) -> int:

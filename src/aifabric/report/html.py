@@ -2,7 +2,8 @@
 
 Sections: recommendation with its reasons and evidence; capex and BOM per fabric; iteration-time
 breakdown (compute / exposed communication); bus bandwidth against message size for both fabrics;
-flow-completion-time distributions; the misconfiguration risk (packet-level testbed: expected loss
+flow-completion-time distributions; for ``--workload inference`` / ``storage`` their own charts (network time
+per decode step and per request against the latency budgets; checkpoint write time); the misconfiguration risk (packet-level testbed: expected loss
 per mistake, iteration slowdown against spurious-pause duty cycle); the brochure claims tested; assumptions, estimates and sources.
 Every chart is a ``<div class="chart" id=...>`` so a headless browser test can check it rendered.
 """
@@ -22,6 +23,9 @@ CHART_IDS = (
     "chart-jitter",
     "chart-tornado",
 )
+
+# charts of their own for --workload inference / storage (only in those reports)
+WORKLOAD_CHART_IDS = ("chart-inference", "chart-storage")
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1100px;color:#222}
@@ -77,6 +81,77 @@ def _fig_iteration(fabrics: list[dict]):
         title="Training step time (s): compute, bubble, optimizer and exposed communication per group",
         yaxis_title="seconds",
         height=380,
+    )
+    return fig
+
+
+def _fig_inference(fabrics: list[dict]):
+    """Per fabric: the decode step (compute + exposed network) against the inter-token budget, and the
+    time to first token (prefill + KV-cache transfer) against its budget, in ms."""
+    from plotly.subplots import make_subplots
+
+    with_inf = [f for f in fabrics if f.get("inference")]
+    x = [f["label"] for f in with_inf]
+    inf = [f["inference"] for f in with_inf]
+    fig = make_subplots(
+        rows=1, cols=2, subplot_titles=("per output token (inter-token latency)", "time to first token")
+    )
+    fig.add_bar(name="decode compute", x=x, y=[d["decode_compute_s"] * 1e3 for d in inf], row=1, col=1)
+    fig.add_bar(
+        name="NVLink in the domain", x=x, y=[d.get("decode_nvlink_s", 0.0) * 1e3 for d in inf], row=1, col=1
+    )
+    fig.add_bar(
+        name="network per decode step", x=x, y=[d["decode_network_s"] * 1e3 for d in inf], row=1, col=1
+    )
+    fig.add_scatter(
+        name="ITL budget", x=x, y=[d["itl_budget_s"] * 1e3 for d in inf], mode="lines+markers", row=1, col=1
+    )
+    fig.add_bar(name="prefill", x=x, y=[d["prefill_s"] * 1e3 for d in inf], row=1, col=2)
+    fig.add_bar(name="KV-cache transfer", x=x, y=[d["kv_transfer_s"] * 1e3 for d in inf], row=1, col=2)
+    fig.add_scatter(
+        name="TTFT budget", x=x, y=[d["ttft_budget_s"] * 1e3 for d in inf], mode="lines+markers", row=1, col=2
+    )
+    fig.update_layout(
+        barmode="stack",
+        title="Inference: network time per decode step and per request against the latency budgets (ms)",
+        height=400,
+    )
+    fig.update_yaxes(title_text="ms", row=1, col=1)
+    fig.update_yaxes(title_text="ms", row=1, col=2)
+    if inf and not inf[0]["needs_backend"]:
+        fig.add_annotation(
+            text="served inside one NVLink domain: nothing on the back-end fabric",
+            xref="paper",
+            yref="paper",
+            x=0.5,
+            y=1.12,
+            showarrow=False,
+        )
+    return fig
+
+
+def _fig_storage(fabrics: list[dict]):
+    """Per fabric: the time one checkpoint write takes, and the share of time the back-end carries it."""
+    import plotly.graph_objects as go
+
+    with_st = [f for f in fabrics if f.get("storage")]
+    fig = go.Figure()
+    fig.add_bar(
+        name="checkpoint write",
+        x=[f["label"] for f in with_st],
+        y=[f["storage"]["burst_s"] for f in with_st],
+        text=[
+            f"{f['storage']['burst_s']:.1f} s every {f['storage']['checkpoint_period_s'] / 60:g} min"
+            + (
+                f"; back-end busy {f['storage']['backend_busy_share']:.1%}"
+                if f["storage"]["on_backend"]
+                else "; own storage network"
+            )
+            for f in with_st
+        ],
+    )
+    fig.update_layout(
+        title="Storage: time one checkpoint write takes per fabric (s)", yaxis_title="seconds", height=380
     )
     return fig
 
@@ -353,6 +428,10 @@ def figures(result: dict) -> dict:
         "chart-busbw": _fig_busbw(fabrics),
         "chart-fct": _fig_fct(fabrics),
     }
+    if any(f.get("inference") for f in fabrics):
+        figs["chart-inference"] = _fig_inference(fabrics)
+    if any(f.get("storage") for f in fabrics):
+        figs["chart-storage"] = _fig_storage(fabrics)
     if any(f.get("risk_detail") for f in fabrics):
         figs["chart-risk"] = _fig_risk(fabrics)
     if (result.get("jitter") or {}).get("sweep"):
@@ -441,6 +520,12 @@ def render_report(result: dict) -> str:
     parts += [
         "<h2>Capex</h2>",
         divs["chart-capex"],
+    ]
+    if "chart-inference" in divs:
+        parts += ["<h2>Inference traffic</h2>", divs["chart-inference"]]
+    if "chart-storage" in divs:
+        parts += ["<h2>Storage traffic</h2>", divs["chart-storage"]]
+    parts += [
         "<h2>Iteration time</h2>",
         divs["chart-iteration"],
         "<h2>Bus bandwidth</h2>",

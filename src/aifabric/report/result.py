@@ -53,6 +53,22 @@ def assumptions(c: Comparison) -> list[str]:
         "switch shared buffer for the risk testbed: the catalog's (else 128 MB, Spectrum-4, the conservative of "
         "two conflicting public figures, hardware-facts) per port x the pod leaf's ports",
     ]
+    wl = c.workload
+    if wl.inference is not None:
+        out.append(
+            "inference (aifabric.workload.llm.inference): decode is memory-bound (weights touched + KV cache at "
+            "the GPUs' sustained HBM bandwidth); wide expert parallelism across nodes = a DeepEP-style FP8 "
+            "dispatch + BF16 combine all-to-all per MoE layer per decode step, not overlapped unless asked; "
+            "disaggregated prefill sends the request's KV cache once; served tokens/s = gpus x output tokens / "
+            "(GPUs per instance x (prefill + output tokens x ITL / batch)) at the largest batch that meets the "
+            f"budgets (TTFT {wl.inference.ttft_budget_s * 1e3:g} ms, ITL {wl.inference.itl_budget_s * 1e3:g} ms; "
+            "default: MLPerf Inference v5.0 Llama2-70B-Interactive p99 bounds); queueing ignored"
+        )
+    if wl.storage is not None:
+        out.append(
+            "storage (aifabric.workload.llm.storage): "
+            + "; ".join(f"{k}: {v}" for k, v in wl.storage.basis.items())
+        )
     for f in c.performance.fabrics:
         if f.iteration is not None:
             lay = f.iteration.layout
@@ -96,6 +112,8 @@ def _fabric_row(c: Comparison, fd) -> dict:
         "plan": fd.plan.to_dict(),
         "iteration": fp.iteration_dict(),
         "training_cost": fp.training_cost,
+        "inference": fp.inference,
+        "storage": fp.storage,
         "busbw_sweep": [dict(r) for r in net.busbw_sweep],
         "fct_us": [float(x) for x in net.ring_fct_us[:FCT_POINTS]],
         "fct_title": net.fct_title,
@@ -140,6 +158,10 @@ def comparison_dict(c: Comparison) -> dict:
             "inputs": adv.model_dump() if hasattr(adv, "model_dump") else dict(adv.__dict__),
             "model": wl.model.name if wl.model else None,
             "parallelism": wl.parallelism.to_dict() if wl.parallelism is not None else None,
+            "inference": (
+                {"model": wl.inference.model, **wl.placement} if wl.inference is not None else None
+            ),
+            "storage": wl.storage.to_dict() if wl.storage is not None else None,
             "recommendation": c.decision.recommendation.to_dict(),
             "fabrics": [_fabric_row(c, fd) for fd in c.design.fabrics],
             "radix_note": c.design.radix_note,

@@ -116,6 +116,42 @@ def print_comparison(result: dict) -> None:
             f"${f['training_cost']['cost_per_million_tokens_usd']:.3f}" if f.get("training_cost") else "—"
         ),
     )
+    if any(f.get("inference") for f in result["fabrics"]):
+        inf = lambda f: f.get("inference") or {}  # noqa: E731
+        row(
+            "back-end fabric needed", lambda f: "yes" if inf(f).get("needs_backend") else "no (NVLink domain)"
+        )
+        row("GPUs per instance / batch", lambda f: f"{inf(f)['gpus_per_instance']} / {inf(f)['batch']}")
+        row("network per decode step", lambda f: f"{inf(f)['decode_network_s'] * 1e3:.3f} ms")
+        row("NVLink per decode step", lambda f: f"{inf(f).get('decode_nvlink_s', 0.0) * 1e3:.3f} ms")
+        row(
+            "inter-token latency (budget)",
+            lambda f: f"{inf(f)['itl_s'] * 1e3:.2f} ms ({inf(f)['itl_budget_s'] * 1e3:g})",
+        )
+        row("KV transfer per request", lambda f: f"{inf(f)['kv_transfer_s'] * 1e3:.2f} ms")
+        row(
+            "time to first token (budget)",
+            lambda f: f"{inf(f)['ttft_s'] * 1e3:.0f} ms ({inf(f)['ttft_budget_s'] * 1e3:g})",
+        )
+        row("served tokens / s in budget", lambda f: f"{inf(f)['tokens_per_s']:,.0f}")
+        row(
+            "cost per 1M served tokens",
+            lambda f: (
+                f"${inf(f)['cost_per_million_served_tokens_usd']:.3f}"
+                if inf(f).get("cost_per_million_served_tokens_usd")
+                else "— (misses budget)"
+            ),
+        )
+    if any(f.get("storage") for f in result["fabrics"]):
+        sto = lambda f: f.get("storage") or {}  # noqa: E731
+        row("storage on the back-end", lambda f: "yes" if sto(f).get("on_backend") else "no (own network)")
+        row("checkpoint size", lambda f: f"{sto(f)['checkpoint_bytes'] / 1e12:.2f} TB")
+        row(
+            "checkpoint write (period)",
+            lambda f: f"{sto(f)['burst_s']:.1f} s ({sto(f)['checkpoint_period_s'] / 60:g} min)",
+        )
+        row("back-end busy with checkpoints", lambda f: f"{sto(f)['backend_busy_share']:.2%}")
+        row("data loading (at most)", lambda f: f"{sto(f)['data_loading_bps'] / 1e9:.2f} Gb/s")
     con.print(t)
     if result.get("radix_note"):
         con.print(result["radix_note"])

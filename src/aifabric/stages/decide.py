@@ -46,6 +46,7 @@ from aifabric.stages.objective import (
     monte_carlo,
     tornado,
     uncertain_inputs,
+    workload_notes,
 )
 from aifabric.stages.risk import MISCONFIG_PROBABILITY
 
@@ -382,6 +383,11 @@ def decide(adv, design, workload, network, perf, risk, gpu, catalog, options, se
         rate_reason(design),
     ]
     constraint_reasons = _constraints(adv, evidence, risk)
+    notes, out_of_budget = workload_notes(perf)  # inference / storage: what goes on each fabric
+    reasons += [Reason(t, e, "workload") for t, e in notes]
+    for k, why in out_of_budget.items():
+        evidence[k].feasible, evidence[k].infeasible_because = False, why
+        constraint_reasons.append(Reason(f"{k} is out: {why}", {}, "workload"))
     feasible = [k for k, ev in evidence.items() if ev.feasible]
     if not feasible:
         constraint_reasons.append(

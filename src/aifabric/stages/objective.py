@@ -6,8 +6,13 @@ Monte-Carlo over their ranges (part of *decide*).
 * training: cost per million trained tokens (servers + network capex amortised over the lifetime,
   :mod:`aifabric.stages.performance`) ÷ (1 − expected loss), the share of goodput the risk
   scenarios take;
-* inference, storage, trading (no training step is modelled for them yet): network capex per unit
-  of delivered network throughput = network capex ÷ (1 − expected loss of communication).
+* inference: cost per million output tokens served within the TTFT and inter-token budgets (servers
+  + network capex amortised, :func:`aifabric.stages.performance.inference_performance`) ÷ (1 −
+  expected loss), each risk's slowdown being the decode step's (its network share × the
+  communication slowdown); when no design meets the budgets, the tokens served at the asked batch;
+* storage, trading: network capex per unit of delivered network throughput = network capex ÷ (1 −
+  expected loss of communication) (storage: the storage-incast share is the checkpoint burst's
+  share of time on the back-end, 0 when storage has its own network).
 
 The expected loss is the risk stage's combination 1 − Π(1 − pᵢ·dᵢ·ℓᵢ), ℓᵢ = 1 − 1/(1 + sᵢ), each
 sᵢ re-derived from that scenario's measurement through *performance* when an input it depends on
@@ -87,6 +92,9 @@ class Objective:
     networks: dict[str, object] = field(repr=False)
     risk_items: dict[str, tuple] = field(repr=False)
     _cache: dict = field(default_factory=dict, repr=False)
+    # inference: output tokens/s served per design and the decode step's network share (None otherwise)
+    served_tokens_per_s: dict[str, float] | None = None
+    network_share: dict[str, float] = field(default_factory=dict)
 
     def capex(self, key: str, x: dict) -> float:
         return sum(
@@ -128,7 +136,7 @@ class Objective:
                     base = self._iteration_s(key, eff, ce)
                     s = self._iteration_s(key, eff, ce, comm) / base - 1
                 else:
-                    s = comm
+                    s = comm * self.network_share.get(key, 1.0)
             losses.append(prob * persistence * lost_share(s))
         return combine(losses)
 
@@ -137,6 +145,9 @@ class Objective:
         x = x or {}
         capex = self.capex(key, x)
         keep = max(1e-9, 1.0 - self.expected_loss(key, x))  # the share of goodput that remains
+        if self.served_tokens_per_s is not None:
+            per_s = (self.gpus * self.server_usd_per_gpu + capex) / (LIFETIME_YEARS * 365.25 * 86400)
+            return per_s / self.served_tokens_per_s[key] * 1e6 / keep
         if not self.training:
             return capex / keep
         it = self._iteration_s(
@@ -154,11 +165,100 @@ class Objective:
 
     @property
     def unit(self) -> str:
+        if self.served_tokens_per_s is not None:
+            return "USD per million served tokens"
         return (
             "USD per million useful tokens"
             if self.training
             else "USD of network capex per unit of useful throughput"
         )
+
+
+def served_tokens(perf) -> tuple[dict[str, float] | None, dict[str, float]]:
+    """Inference: output tokens/s per design within the latency budgets (at the asked batch for a
+    design that meets them at no batch — *decide* rules it out when another design meets them) and
+    each design's decode network share."""
+    inf = {f.key: f.inference for f in perf.fabrics if f.inference is not None}
+    if not inf:
+        return None, {}
+    tps = {
+        k: d["tokens_per_s"] if d["tokens_per_s"] > 0 else d["tokens_per_s_unbounded"] for k, d in inf.items()
+    }
+    return tps, {k: d["network_share_of_itl"] for k, d in inf.items()}
+
+
+def workload_notes(perf) -> tuple[list[tuple[str, dict]], dict[str, str]]:
+    """Inference and storage: what the workload puts on each fabric, as (text, evidence) reasons, and
+    the designs that miss the latency budgets while another design meets them (key → why)."""
+    notes: list[tuple[str, dict]] = []
+    out: dict[str, str] = {}
+    inf = {f.key: f.inference for f in perf.fabrics if f.inference is not None}
+    if inf:
+        d0 = next(iter(inf.values()))
+        budgets = f"TTFT {d0['ttft_budget_s'] * 1e3:g} ms, ITL {d0['itl_budget_s'] * 1e3:g} ms"
+        served = {f"{k}_served_tokens_per_s": f"{d['tokens_per_s']:,.0f}" for k, d in inf.items()}
+        if not d0["needs_backend"]:
+            notes.append(
+                (
+                    f"{d0['model']} puts nothing on the back-end fabric ({d0['reason']}): the fabrics differ only "
+                    f"in cost; {d0['tokens_per_s']:,.0f} output tokens/s served within {budgets}",
+                    {"gpus_per_instance": str(d0["gpus_per_instance"]), **served},
+                )
+            )
+        else:
+            parts = [
+                f"{k}: {d['decode_network_s'] * 1e3:.2f} ms of network per decode step (ITL {d['itl_s'] * 1e3:.1f} ms), "
+                f"KV transfer {d['kv_transfer_s'] * 1e3:.1f} ms per request, {d['tokens_per_s']:,.0f} tokens/s at "
+                f"batch {d['batch']}"
+                for k, d in inf.items()
+            ]
+            notes.append(
+                (
+                    f"{d0['model']} needs the back-end fabric ({d0['reason']}); within {budgets}: "
+                    + "; ".join(parts),
+                    {
+                        **{
+                            f"{k}_decode_network": f"{d['decode_network_s'] * 1e3:.3f} ms"
+                            for k, d in inf.items()
+                        },
+                        **{f"{k}_kv_transfer": f"{d['kv_transfer_s'] * 1e3:.3f} ms" for k, d in inf.items()},
+                        **served,
+                    },
+                )
+            )
+        if any(d["meets_budget"] for d in inf.values()):
+            for k, d in inf.items():
+                if not d["meets_budget"]:
+                    out[k] = (
+                        f"misses the latency budgets at every batch (ITL {d['itl_s'] * 1e3:.1f} ms, TTFT "
+                        f"{d['ttft_s'] * 1e3:.0f} ms at batch {d['batch']}; {budgets})"
+                    )
+    sto = {f.key: f.storage for f in perf.fabrics if f.storage is not None}
+    if sto:
+        d0 = next(iter(sto.values()))
+        times = ", ".join(f"{d['burst_s']:.1f} s on {k}" for k, d in sto.items())
+        text = (
+            f"a {d0['model']} checkpoint ({d0['checkpoint_bytes'] / 1e12:.2f} TB) every "
+            f"{d0['checkpoint_period_s'] / 60:g} min over {d0['path']} takes {times} "
+            f"(bottleneck: {d0['bottleneck']}); data loading {d0['data_loading_bps'] / 1e9:.2f} Gb/s at most"
+        )
+        if d0["on_backend"]:
+            text += "; on the back-end the burst is victim traffic next to training for " + ", ".join(
+                f"{d['backend_busy_share']:.2%} of the time on {k}" for k, d in sto.items()
+            )
+        else:
+            text += "; none of it crosses the back-end fabric (reference designs give storage its own NICs)"
+        notes.append(
+            (
+                text,
+                {
+                    **{f"{k}_checkpoint_write": f"{d['burst_s']:.2f} s" for k, d in sto.items()},
+                    "storage_nodes": str(d0["storage_nodes"]),
+                    "on_backend": str(d0["on_backend"]).lower(),
+                },
+            )
+        )
+    return notes, out
 
 
 def base_compute_efficiency(workload) -> float | None:
@@ -196,6 +296,8 @@ def build_objective(design, workload, network, perf, risk, extra_capex_usd: dict
         workload=workload,
         networks={f.key: f for f in network.fabrics},
         risk_items={f.key: f.items for f in risk.fabrics},
+        served_tokens_per_s=served_tokens(perf)[0],
+        network_share=served_tokens(perf)[1],
     )
 
 
@@ -385,5 +487,7 @@ __all__ = [
     "build_objective",
     "monte_carlo",
     "tornado",
+    "served_tokens",
     "uncertain_inputs",
+    "workload_notes",
 ]

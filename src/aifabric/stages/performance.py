@@ -13,6 +13,22 @@ and the runners-up are reported.
 
 Cost per trained token: cluster capex (servers + network) amortised straight-line over
 :data:`LIFETIME_YEARS` and charged for the training time (energy and operations excluded).
+
+**Inference** (``--workload inference``): on each fabric the serving model
+(:func:`aifabric.workload.llm.inference.serve`) gives the network-exposed time per decode step
+(wide expert-parallel dispatch/combine, or pipeline sends), the KV-cache transfer per request
+(disaggregated prefill → decode), both against the TTFT and inter-token budgets, and the output
+tokens per second the cluster serves within them; cost per million served tokens uses the same
+capex amortisation. A model whose instance fits one NVLink domain and is not disaggregated puts
+nothing on the back-end: the fabrics then differ only in cost.
+
+**Storage** (``--workload storage``): checkpoint write time per fabric
+(:func:`storage_performance`): the state (14 bytes per parameter) at min(the storage nodes' ingest,
+the writers' NICs). Off the back-end (the reference designs) both go over the servers' own storage
+NICs and network, the same for both fabrics; on the back-end, over the fabric's NICs and the storage
+nodes' ports at line rate × the fabric's payload share at its MTU (the few storage ports, not the
+non-blocking core, bound many-to-few writes), and the burst is victim traffic next to training for
+burst/period of the time (the risk stage's storage-incast share, measured on each fabric's testbed).
 """
 
 from __future__ import annotations
@@ -53,6 +69,8 @@ class FabricPerformance:
     iteration: object | None  # aifabric.workload.llm.StepResult (the best layout on this fabric)
     training_cost: dict | None
     runners_up: tuple = field(default=(), repr=False)  # next-best layouts on this fabric
+    inference: dict | None = None  # --workload inference: ServingResult.to_dict() + cost
+    storage: dict | None = None  # --workload storage: storage_performance()
 
     @property
     def iteration_time_s(self) -> float | None:
@@ -61,6 +79,41 @@ class FabricPerformance:
     @property
     def tokens_per_s(self) -> float | None:
         return self.iteration.tokens_per_s if self.iteration else None
+
+    @property
+    def storage_incast(self) -> tuple[float, str] | None:
+        """Inference / storage: the share of time storage traffic shares the back-end, with its basis
+        (the risk stage's storage-incast share); None for training (the generic share stays)."""
+        if self.storage is not None:
+            return self.storage["backend_busy_share"], (
+                "the storage workload's checkpoint burst / period on the back-end fabric (0 when storage has "
+                "its own network)"
+            )
+        if self.inference is not None:  # no checkpoints; model and data reads over the storage NICs
+            return 0.0, (
+                "inference writes no checkpoints; storage reads go over the servers' own storage NICs "
+                "(reference designs, prices-and-hardware §5a): 0 unless risk.probability.storage-incast sets it"
+            )
+        return None
+
+    def risk_spec(self, spec):
+        """The risk: section with this workload's own storage-incast share (``spec`` itself for
+        training, or when the user set the share)."""
+        inc = self.storage_incast
+        if inc is None or "storage-incast" in spec.probability:
+            return spec
+        return spec.model_copy(update={"probability": {**spec.probability, "storage-incast": inc[0]}})
+
+    @property
+    def uses_backend(self) -> bool:
+        """False only for inference served inside NVLink domains (nothing on the back-end fabric)."""
+        return self.inference is None or bool(self.inference["needs_backend"])
+
+    def decode_slowdown(self, comm_slowdown: float) -> float:
+        """Inference: the decode step's slowdown when communication is ``comm_slowdown`` slower — its
+        network share × it (0 when nothing of the step crosses the back-end)."""
+        share = self.inference["network_share_of_itl"]
+        return share * comm_slowdown if share > 0 else 0.0
 
     @property
     def cost_per_million_tokens_usd(self) -> float | None:
@@ -86,6 +139,8 @@ class FabricPerformance:
             "cost_per_million_tokens_usd": self.cost_per_million_tokens_usd,
             "iteration": self.iteration_dict(),
             "training_cost": self.training_cost,
+            "inference": self.inference,
+            "storage": self.storage,
         }
 
 
@@ -140,6 +195,84 @@ def step_time(workload, network, layout=None, compute_efficiency: float | None =
     )
 
 
+def usd_per_second(gpus: int, server_usd_per_gpu: float, network_capex_usd: float) -> float:
+    """Cluster capex (servers + network) amortised straight-line over :data:`LIFETIME_YEARS`, per second."""
+    return (gpus * server_usd_per_gpu + network_capex_usd) / (LIFETIME_YEARS * 365.25 * 86400)
+
+
+def inference_performance(
+    workload, network, network_capex_usd: float, server_usd_per_gpu: float = SERVER_USD_PER_GPU
+) -> dict:
+    """Serving on this fabric: per-decode-step network time, KV transfer, ITL/TTFT against the
+    budgets, served tokens/s within them and cost per million served tokens (None when none meet)."""
+    from aifabric.workload.llm.inference import serve
+
+    spec = workload.inference
+    res = serve(spec, workload.gpu, network.comm(), workload.gpus)
+    d = res.to_dict()
+    per_s = usd_per_second(workload.gpus, server_usd_per_gpu, network_capex_usd)
+    d.update(
+        model=spec.model,
+        ttft_budget_s=spec.ttft_budget_s,
+        itl_budget_s=spec.itl_budget_s,
+        disaggregated=spec.disaggregated,
+        cost_per_million_served_tokens_usd=(per_s / res.tokens_per_s * 1e6) if res.tokens_per_s > 0 else None,
+    )
+    return d
+
+
+def _trainable_tokens_per_s(model, gpu: str, gpus: int) -> float:
+    """Tokens/s the GPUs could train at: 6 · active parameters FLOPs per token at the fitted BF16
+    GEMM efficiency (an upper bound: no attention, bubble or communication)."""
+    from aifabric.workload.llm import CALIBRATION, get_gpu
+
+    flops = gpus * get_gpu(gpu).peak_tflops("bf16") * 1e12 * CALIBRATION.gemm_efficiency
+    return flops / (6.0 * model.active_params)
+
+
+def storage_performance(workload, network) -> dict:
+    """Checkpoint writes and data loading of ``workload.storage`` with this fabric (module doc)."""
+    from aifabric.stages.measure import HEADER_BYTES, MTU_BYTES
+    from aifabric.workload.llm.storage import HOST_STORAGE_GBPS, storage_traffic
+
+    setup = workload.storage
+    # many writers into a few storage ports: the storage nodes' ports are the bottleneck, not the
+    # (non-blocking) core, so the fabric enters through its header overhead at the MTU
+    mtu = MTU_BYTES[network.technology]
+    fraction = mtu / (mtu + HEADER_BYTES[network.technology])
+    achieved = network.link_rate_bps / 8 * fraction  # bytes/s per GPU NIC on the back-end
+    node_bytes = setup.storage_node_gbps / 8 * 1e9
+    if setup.on_backend:
+        ingest, writer, path = setup.storage_nodes * node_bytes * fraction, achieved, "back-end fabric"
+    else:
+        ingest = setup.storage_nodes * node_bytes
+        writer = HOST_STORAGE_GBPS / 8 * 1e9 / workload.gpus_per_node
+        path = "the servers' own storage NICs and network (not this fabric, not priced)"
+    tps = _trainable_tokens_per_s(setup.model, workload.gpu, workload.gpus)
+    st = storage_traffic(
+        setup.model,
+        workload.gpus,
+        tps,
+        setup.checkpoint_period_s,
+        ingest,
+        writer,
+        setup.bytes_per_token,
+        setup.on_backend,
+    )
+    d = st.to_dict()
+    d.update(
+        model=setup.model.name,
+        path=path,
+        storage_nodes=setup.storage_nodes,
+        storage_ingest_bytes_per_s=ingest,
+        writers_bytes_per_s=workload.gpus * writer,
+        bottleneck="storage nodes" if ingest <= workload.gpus * writer else "writers' NICs",
+        achieved_nic_fraction=fraction if setup.on_backend else None,
+        tokens_per_s_upper_bound=tps,
+    )
+    return d
+
+
 def fabric_performance(
     workload,
     network,
@@ -147,7 +280,13 @@ def fabric_performance(
     train_tokens: float = TRAIN_TOKENS,
     server_usd_per_gpu: float = SERVER_USD_PER_GPU,
 ) -> FabricPerformance:
-    """The fastest layout on this fabric and its cost per trained token."""
+    """The fastest layout on this fabric and its cost per trained token (inference: serving on this
+    fabric; storage: checkpoint writes)."""
+    if workload.inference is not None:
+        inf = inference_performance(workload, network, network_capex_usd, server_usd_per_gpu)
+        return FabricPerformance(network.key, None, None, inference=inf)
+    if workload.storage is not None:
+        return FabricPerformance(network.key, None, None, storage=storage_performance(workload, network))
     if not workload.is_training_step:
         return FabricPerformance(network.key, None, None)
     res = search(workload, network)
@@ -178,6 +317,8 @@ def performance(
     for fd in design.fabrics:
         if workload.is_training_step:
             tick(f"layout search and training step on {fd.key}")
+        elif workload.inference is not None:
+            tick(f"decode step and KV transfer on {fd.key}")
         out.append(
             fabric_performance(workload, network.fabric(fd.key), fd.capex_usd, server_usd_per_gpu=server_usd)
         )
@@ -197,10 +338,13 @@ __all__ = [
     "FabricPerformance",
     "PerformanceEvidence",
     "fabric_performance",
+    "inference_performance",
     "iteration_slowdown",
     "performance",
     "search",
     "server_usd_per_gpu",
     "step_time",
+    "storage_performance",
     "training_cost",
+    "usd_per_second",
 ]

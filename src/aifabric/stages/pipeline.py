@@ -43,6 +43,8 @@ class CompareInputs:
     # apply_network(NetworkEvidence) -> NetworkEvidence; applied right after *measure*
     calibration: Any = field(default=None, compare=False)
     risk: Any = None  # the scenario's risk: section (aifabric.scenario.RiskSpec): baseline, rates, overrides
+    inference: dict | None = None  # the scenario's inference: section (+ --ttft-ms / --itl-ms)
+    storage: dict | None = None  # the scenario's storage: section (+ --checkpoint-period)
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,8 @@ def workload_input(
     compute_efficiency: float | None = None,
     file: str | None = None,
     kind: str | None = None,
+    inference: dict | None = None,
+    storage: dict | None = None,
 ) -> WorkloadInput:
     """The workload stage's input for the advisor's questions on the catalog's ``gpu`` (``kind``
     overrides the advisor's workload: ``train`` and ``validate`` time a training job)."""
@@ -83,6 +87,8 @@ def workload_input(
         nic_rate_gbps,
         compute_efficiency,
         file,
+        inference,
+        storage,
     )
 
 
@@ -109,6 +115,8 @@ def run(inputs: CompareInputs, progress=None) -> Comparison:
             inputs.training,
             inputs.compute_efficiency,
             inputs.scenario_file,
+            inference=inputs.inference,
+            storage=inputs.storage,
         )
     )
     net = measure(des, wl, gpu, inputs.seed, progress)

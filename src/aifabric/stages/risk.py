@@ -319,7 +319,9 @@ class RiskEvidence:
 
 def _slowdown(workload, perf, network, comm_slowdown: float) -> float:
     """Iteration slowdown when the fabric measures ``comm_slowdown`` slower on bandwidth-bound
-    steps; without a training iteration, the communication slowdown itself (∞ stays ∞)."""
+    steps; inference: the decode step's; otherwise the communication slowdown itself (∞ stays ∞)."""
+    if perf.inference is not None:
+        return perf.decode_slowdown(comm_slowdown)
     if comm_slowdown == float("inf") or perf.iteration is None:
         return comm_slowdown
     return iteration_slowdown(workload, perf, network.with_slowdown(comm_slowdown))
@@ -481,6 +483,8 @@ def assess(
     for fd in design.fabrics:
         net, fp = network.fabric(fd.key), perf.fabric(fd.key)
         of = "training iteration" if fp.iteration is not None else "network communication"
+        of = "decode step" if fp.inference is not None else of
+        fspec = fp.risk_spec(spec)  # inference / storage: their own storage-incast share
         items: list[RiskItem] = []
         rm = None
         plan = fd.plan.to_dict()
@@ -495,7 +499,8 @@ def assess(
                 if sid in scaled:
                     comm = max(comm, scaled[sid]["use"])
                 it = _slowdown(workload, fp, net, comm)
-                p, pl, ph, d, dl, dh, basis = _p_d(sid, LIBRARY[sid].kind, plan, expertise, spec)
+                p, pl, ph, d, dl, dh, basis = _p_d(sid, LIBRARY[sid].kind, plan, expertise, fspec)
+                basis = fp.storage_incast[1] if fspec is not spec and sid == "storage-incast" else basis
                 name, what = view.name(sid, LIBRARY[sid].breaks)
                 if view.is_design(sid):
                     p, pl, ph, d, dl, dh, basis = LOSSY_P_D
@@ -559,7 +564,7 @@ def assess(
                 )
             )
         good = (0.0, 0.0, 0.0, {})
-        if design.has_network:
+        if design.has_network and fp.uses_backend:  # inference inside NVLink domains: a fault stops nothing
             good = interruptions(fd, spec)
             items.append(
                 RiskItem(

@@ -17,7 +17,7 @@ Add a traffic pattern here: a name in :data:`PATTERNS` with a function returning
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -104,6 +104,8 @@ class WorkloadInput:
     nic_rate_gbps: float = 400.0
     compute_efficiency: float | None = None  # --compute-efficiency (measured GEMM efficiency)
     file: str | None = None  # where training: came from (error messages)
+    inference: dict | None = None  # the scenario's inference: section (+ --ttft-ms / --itl-ms)
+    storage: dict | None = None  # the scenario's storage: section (+ --checkpoint-period)
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,10 @@ class Workload:
     reference: Any = field(default=None, repr=False)  # StepResult on the ideal fabric | None
     collectives: tuple[dict, ...] = ()
     patterns: tuple[TrafficPattern, ...] = ()
+    # inference: the InferenceSpec and where it runs (needs_backend, reason, gpus_per_instance)
+    inference: Any = None
+    placement: dict | None = None
+    storage: Any = None  # StorageSetup
 
     @property
     def is_training_step(self) -> bool:
@@ -140,7 +146,130 @@ class Workload:
             "reference_layout_on": "an ideal fabric (every NIC at line rate, no contention)",
             "collectives": [dict(c) for c in self.collectives],
             "patterns": [p.to_dict() for p in self.patterns],
+            "inference": (
+                {**asdict(self.inference), "placement": self.placement}
+                if self.inference is not None
+                else None
+            ),
+            "storage": self.storage.to_dict() if self.storage is not None else None,
         }
+
+
+@dataclass(frozen=True)
+class StorageSetup:
+    """What ``--workload storage`` writes and where (:mod:`aifabric.workload.llm.storage`)."""
+
+    model: Any  # ModelConfig
+    checkpoint_period_s: float
+    storage_nodes: int
+    storage_node_gbps: float
+    on_backend: bool
+    bytes_per_token: float
+    basis: dict
+
+    def to_dict(self) -> dict:
+        return {
+            "model": self.model.name,
+            "checkpoint_period_s": self.checkpoint_period_s,
+            "storage_nodes": self.storage_nodes,
+            "storage_node_gbps": self.storage_node_gbps,
+            "on_backend": self.on_backend,
+            "bytes_per_token": self.bytes_per_token,
+            "basis": dict(self.basis),
+        }
+
+
+def _section_error(exc: InputError, file: str | None) -> InputError:
+    return exc.with_file(file) if file else exc
+
+
+def inference_setup(inp: WorkloadInput):
+    """The ``inference:`` section as an InferenceSpec and its placement (fabric-independent: does an
+    instance fit one NVLink domain?), checked on the ideal fabric; one-line errors."""
+    from aifabric.workload.llm.gpus import get_gpu
+    from aifabric.workload.llm.inference import InferenceSpec, inference_step
+    from aifabric.workload.llm.network import AlphaBetaNetwork
+
+    sec = dict(inp.inference or {})
+    kw: dict = {"model": sec.get("model") or inp.model or DEFAULT_MODEL}
+    for key in ("precision", "prompt_tokens", "output_tokens", "batch", "disaggregated", "overlap"):
+        if sec.get(key) is not None:
+            kw[key] = sec[key]
+    if sec.get("gpus_per_instance") is not None:
+        kw["gpus_per_instance"] = int(sec["gpus_per_instance"])
+    if sec.get("ttft_ms") is not None:
+        kw["ttft_budget_s"] = float(sec["ttft_ms"]) / 1e3
+    if sec.get("itl_ms") is not None:
+        kw["itl_budget_s"] = float(sec["itl_ms"]) / 1e3
+    spec = InferenceSpec(**kw)
+    g = get_gpu(step_gpu(inp.gpu))
+    ideal = AlphaBetaNetwork(inp.nic_rate_gbps, g.nvlink_bytes_per_s, label="ideal fabric")
+    try:
+        r = inference_step(spec, g, ideal)
+    except InputError as exc:
+        raise _section_error(exc, inp.file) from None
+    if r.gpus_per_instance > inp.gpus:
+        raise _section_error(
+            InputError(
+                f"one instance needs {r.gpus_per_instance} GPUs, the cluster has {inp.gpus}",
+                field="inference.gpus_per_instance",
+                value=spec.gpus_per_instance or r.gpus_per_instance,
+                allowed=f"advisor.gpus ≥ {r.gpus_per_instance}, or a smaller model or batch",
+            ),
+            inp.file,
+        )
+    placement = {
+        "needs_backend": r.needs_backend,
+        "reason": r.reason,
+        "gpus_per_instance": r.gpus_per_instance,
+        "nvlink_domain_gpus": g.nvlink_domain_gpus,
+    }
+    return spec, placement
+
+
+def storage_setup(inp: WorkloadInput) -> StorageSetup:
+    """The ``storage:`` section with its defaults and where each comes from."""
+    from aifabric.workload.llm import storage as st
+    from aifabric.workload.llm.models import resolve_model
+
+    sec = dict(inp.storage or {})
+    name = sec.get("model") or inp.model or DEFAULT_MODEL
+    try:
+        model = resolve_model(name)
+    except InputError as exc:
+        raise _section_error(
+            InputError(exc.problem, field="storage.model", value=exc.value, allowed=exc.allowed), inp.file
+        ) from None
+    node_gbps = float(sec.get("storage_node_gbps") or st.STORAGE_NODE_GBPS)
+    basis = {
+        "checkpoint_bytes": "14 bytes per parameter: BF16 weights + FP32 master weights + Adam moments",
+        "checkpoint_period_s": "set by the user"
+        if sec.get("checkpoint_period_s")
+        else "assumption: every 30 min (no public default)",
+        "storage_nodes": "set by the user"
+        if sec.get("storage_nodes")
+        else "sized to the Llama 3 paper's 2 TB/s sustained storage per 16K GPUs (§3.3.1, hardware-facts S96)",
+        "storage_node_gbps": "set by the user"
+        if sec.get("storage_node_gbps")
+        else "assumption: 2 × 400 Gb/s ports per storage node",
+        "on_backend": "set by the user"
+        if sec.get("on_backend") is not None
+        else "reference designs give storage its own NICs and network: DGX H100/H200 and DGX B200 carry 2 "
+        "dual-port storage/in-band cards next to the 8 compute NICs (reference prices-and-hardware §5a)",
+        "host_storage_gbps": f"{st.HOST_STORAGE_GBPS:g} Gb/s of storage NIC per server off the back-end "
+        "(assumption: one 400G port of each of the 2 storage cards)",
+        "data_loading": "tokens/s the GPUs could train at (6 x active parameters FLOPs per token at the fitted "
+        "GEMM efficiency; an upper bound) x bytes per token (4: 32-bit token ids, estimate)",
+    }
+    return StorageSetup(
+        model=model,
+        checkpoint_period_s=float(sec.get("checkpoint_period_s") or st.CHECKPOINT_PERIOD_S),
+        storage_nodes=int(sec.get("storage_nodes") or st.default_storage_nodes(inp.gpus, node_gbps)),
+        storage_node_gbps=node_gbps,
+        on_backend=bool(sec.get("on_backend") or False),
+        bytes_per_token=float(sec.get("bytes_per_token") or st.BYTES_PER_TOKEN),
+        basis=basis,
+    )
 
 
 def step_gpu(gpu: str) -> str:
@@ -168,6 +297,17 @@ def training_spec(inp: WorkloadInput):
 
 def workload(inp: WorkloadInput) -> Workload:
     """The job's model, reference layout, per-group collectives and the patterns to measure."""
+    for section, sec in (("inference", inp.inference), ("storage", inp.storage)):
+        if sec is not None and inp.kind != section:
+            raise _section_error(
+                InputError(
+                    f"applies to --workload {section} only",
+                    field=section,
+                    value=inp.kind,
+                    allowed=f"remove the {section}: section (and its flags), or use workload: {section}",
+                ),
+                inp.file,
+            )
     gpn = inp.gpus_per_node
     spec = model = ref = None
     colls: tuple[dict, ...] = ()
@@ -193,6 +333,11 @@ def workload(inp: WorkloadInput) -> Workload:
             value=inp.kind,
             allowed="remove the training: section, or use workload: training",
         )
+    inf = placement = sto = None
+    if inp.kind == "inference":
+        inf, placement = inference_setup(inp)
+    elif inp.kind == "storage":
+        sto = storage_setup(inp)
     patterns: tuple[TrafficPattern, ...] = ()
     if inp.gpus > gpn:
         nodes = inp.gpus // gpn
@@ -201,16 +346,21 @@ def workload(inp: WorkloadInput) -> Workload:
         patterns = (TrafficPattern("dp-ring-step", inp.gpus, gpn, STEP_BYTES, group_nodes=group),)
         if nodes > 1:
             patterns += (TrafficPattern("rail-permutation", inp.gpus, gpn, STEP_BYTES, seed=inp.seed),)
-    return Workload(inp.kind, inp.gpus, gpn, spec, model, step_gpu(inp.gpu), ref, colls, patterns)
+    return Workload(
+        inp.kind, inp.gpus, gpn, spec, model, step_gpu(inp.gpu), ref, colls, patterns, inf, placement, sto
+    )
 
 
 __all__ = [
+    "StorageSetup",
     "TrafficPattern",
     "Workload",
     "WorkloadInput",
     "rail_permutation_flows",
     "ring_step_flows",
+    "inference_setup",
     "step_gpu",
+    "storage_setup",
     "training_spec",
     "workload",
 ]

@@ -130,8 +130,10 @@ def _compare_validate(scenario: dict, options: dict) -> None:
     _check_options("compare", options, COMPARE_OPTIONS)
     sc = _scenario(scenario)
     adv = sc.advisor
-    if adv is not None and adv.model and adv.workload != "training":
-        raise InputError("model applies to workload training only", field="advisor.model", value=adv.model)
+    if adv is not None and adv.model and adv.workload == "trading":
+        raise InputError(
+            "model applies to workload training, inference or storage", field="advisor.model", value=adv.model
+        )
     ce = options.get("compute_efficiency")
     if ce is not None and (not isinstance(ce, int | float) or isinstance(ce, bool) or not 0 < ce <= 1):
         raise InputError(
@@ -159,6 +161,8 @@ def _compare_run(scenario: dict, options: dict, invoke: Invoke | None) -> dict:
         compute_efficiency=options.get("compute_efficiency"),
         congestion_share=options.get("congestion_share"),
         training=sc.training,
+        inference=sc.inference.model_dump(exclude_none=True) if sc.inference is not None else None,
+        storage=sc.storage.model_dump(exclude_none=True) if sc.storage is not None else None,
     )
     res["scenario"] = sc.name
     res["fabrics"] = [

@@ -15,12 +15,23 @@ decode step and of each request's time-to-first-token the network takes, per fab
   boundary per step.
 * **Decode compute**: memory-bound — each step reads the instance's weights (active experts for
   MoE) and the KV cache once, at the sustained HBM bandwidth of its GPUs.
+* **NVLink inside the domain** (the same on every back-end fabric, ``decode_nvlink_s``): a dense
+  model's tensor parallelism over the domain's GPUs — two all-reduces of batch · hidden · 2 bytes
+  per layer (Megatron's TP: one after attention, one after the MLP) — and an MoE instance inside one
+  domain's expert all-to-all (the same dispatch/combine as above, over NVLink), not overlapped.
 * **Disaggregated prefill → decode**: the request's KV cache (prompt_tokens · KV bytes per token)
   crosses the network once per request (send-recv between the two instances); it adds to the
   time-to-first-token. Prefill compute = 2 · active params · prompt tokens at the fitted GEMM
   efficiency.
 
 The network enters through ``comm.collective_s(op, size_bytes, ranks, span)``, as for training.
+
+**Served tokens at the latency target** (:func:`serve`, the useful unit of ``compare --workload
+inference``): the largest batch ≤ the asked one (halving) whose inter-token latency and
+time-to-first-token meet the budgets; the cluster's GPU-seconds per request are
+n · (prefill + output_tokens · ITL / batch) on an instance of n GPUs, so the cluster serves
+gpus · output_tokens / (n · (prefill + output_tokens · ITL / batch)) output tokens per second
+(queueing ignored; 0 when no batch meets the budgets).
 """
 
 from __future__ import annotations
@@ -45,8 +56,10 @@ class InferenceSpec:
     prompt_tokens: int = 4096
     output_tokens: int = 512
     batch: int = 64  # concurrent sequences per decode instance
-    ttft_budget_s: float = 2.0
-    itl_budget_s: float = 0.05
+    # MLPerf Inference v5.0 Llama2-70B-Interactive: p99 TTFT ≤ 450 ms, TPOT ≤ 40 ms
+    # (https://mlcommons.org/2025/04/llm-inference-v5/)
+    ttft_budget_s: float = 0.45
+    itl_budget_s: float = 0.04
     disaggregated: bool = False
     gpus_per_instance: int = 0
     overlap: bool = False  # two-batch overlap hides the all-to-all behind the other batch's compute
@@ -60,7 +73,7 @@ class InferenceResult:
     weights_bytes: float
     kv_bytes_per_token: float
     decode_compute_s: float
-    decode_network_s: float  # exposed per decode step
+    decode_network_s: float  # exposed per decode step, on the back-end fabric
     itl_s: float
     kv_transfer_s: float  # per request (disaggregated)
     prefill_s: float
@@ -68,6 +81,7 @@ class InferenceResult:
     meets_itl: bool
     meets_ttft: bool
     network_share_of_itl: float
+    decode_nvlink_s: float = 0.0  # per decode step inside the NVLink domain (same on every fabric)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -88,7 +102,10 @@ def inference_step(
         raise InputError(
             "unknown precision", field="inference.precision", value=spec.precision, allowed="bf16, fp8"
         )
-    model = resolve_model(spec.model)
+    try:
+        model = resolve_model(spec.model)
+    except InputError as exc:
+        raise InputError(exc.problem, field="inference.model", value=exc.value, allowed=exc.allowed) from None
     g = get_gpu(gpu)
     wbytes = 1.0 if spec.precision == "fp8" else 2.0
     weights = model.total_params * wbytes
@@ -141,7 +158,19 @@ def inference_step(
             decode_net = (nodes - 1) * comm.collective_s(
                 "send-recv", spec.batch * model.hidden * 2.0, 2, "network"
             )
-    itl = decode_compute + decode_net
+    decode_nvl = 0.0
+    tp = min(n, domain)  # GPUs of the instance inside one domain
+    if model.is_moe and not spans_nodes and n >= 2:
+        per_gpu = spec.batch / n * model.experts_per_token * model.hidden
+        decode_nvl = model.moe_layers * (
+            comm.collective_s("all-to-all", per_gpu * 1.0, n, "nvlink")
+            + comm.collective_s("all-to-all", per_gpu * 2.0, n, "nvlink")
+        )
+    elif not model.is_moe and tp >= 2:
+        decode_nvl = (
+            2 * model.layers * comm.collective_s("all-reduce", spec.batch * model.hidden * 2.0, tp, "nvlink")
+        )
+    itl = decode_compute + decode_net + decode_nvl
 
     prefill = 2.0 * model.active_params * spec.prompt_tokens / (n * g.peak_tflops(spec.precision) * 1e12 * (
         cal.fp8_gemm_efficiency if spec.precision == "fp8" else cal.gemm_efficiency
@@ -167,4 +196,69 @@ def inference_step(
         meets_itl=itl <= spec.itl_budget_s,
         meets_ttft=ttft <= spec.ttft_budget_s,
         network_share_of_itl=decode_net / itl if itl > 0 else 0.0,
+        decode_nvlink_s=decode_nvl,
+    )
+
+
+@dataclass(frozen=True)
+class ServingResult:
+    """The cluster serving ``spec`` on one fabric at the latency budgets (see the module docstring)."""
+
+    step: InferenceResult  # at the batch served
+    batch: int  # the largest batch ≤ the asked one that meets both budgets (the asked one if none does)
+    asked_batch: int
+    meets_budget: bool
+    instances: int  # decode instances the cluster holds (gpus // gpus_per_instance)
+    tokens_per_s: float  # output tokens/s the cluster serves within the budgets (0 when none meets them)
+    tokens_per_s_unbounded: float  # at the asked batch, whatever the latency
+
+    def to_dict(self) -> dict:
+        d = self.step.to_dict()
+        d.update(
+            batch=self.batch,
+            asked_batch=self.asked_batch,
+            meets_budget=self.meets_budget,
+            instances=self.instances,
+            tokens_per_s=self.tokens_per_s,
+            tokens_per_s_unbounded=self.tokens_per_s_unbounded,
+        )
+        return d
+
+
+def _cluster_tokens_per_s(r: InferenceResult, spec: InferenceSpec, batch: int, gpus: int) -> float:
+    per_request = r.gpus_per_instance * (r.prefill_s + spec.output_tokens * r.itl_s / batch)
+    return gpus * spec.output_tokens / per_request
+
+
+def serve(
+    spec: InferenceSpec, gpu: str | GpuSpec, comm, gpus: int, cal: Calibration = CALIBRATION
+) -> ServingResult:
+    """Served output tokens per second of ``gpus`` GPUs within the TTFT and ITL budgets on ``comm``."""
+    from dataclasses import replace
+
+    first = inference_step(spec, gpu, comm, cal)
+    n = first.gpus_per_instance
+    if gpus < n:
+        raise InputError(
+            f"one instance needs {n} GPUs, the cluster has {gpus}",
+            field="inference.gpus_per_instance",
+            value=spec.gpus_per_instance or n,
+            allowed=f"a cluster of ≥ {n} GPUs, or a smaller model / batch",
+        )
+    fixed = replace(spec, gpus_per_instance=n)  # the instance keeps its size at smaller batches
+    batch, r = spec.batch, first
+    while not (r.meets_itl and r.meets_ttft) and batch > 1:
+        batch = max(1, batch // 2)
+        r = inference_step(replace(fixed, batch=batch), gpu, comm, cal)
+    ok = r.meets_itl and r.meets_ttft
+    if not ok:
+        batch, r = spec.batch, first
+    return ServingResult(
+        step=r,
+        batch=batch,
+        asked_batch=spec.batch,
+        meets_budget=ok,
+        instances=gpus // n,
+        tokens_per_s=_cluster_tokens_per_s(r, spec, batch, gpus) if ok else 0.0,
+        tokens_per_s_unbounded=_cluster_tokens_per_s(first, spec, spec.batch, gpus),
     )

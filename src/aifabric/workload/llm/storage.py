@@ -14,12 +14,30 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 from aifabric.errors import InputError
 from aifabric.workload.llm.models import ModelConfig
 
 STATE_BYTES_PER_PARAM = 14.0  # 2 (bf16 weights) + 4 (fp32 master) + 8 (Adam m, v)
+# Llama 3 paper §3.3.1 (via hardware-facts [S96]): 2 TB/s sustained storage for 16K H100 — the
+# default storage system is sized to the same bandwidth per GPU.
+STORAGE_BYTES_PER_S_PER_GPU = 2e12 / 16384
+# ASSUMPTION (no public per-node figure): a storage node's network ports, 2 × 400 Gb/s.
+STORAGE_NODE_GBPS = 800.0
+# Each GPU server's own storage NICs when storage has its own network: DGX H100/H200 and DGX B200
+# carry 2 dual-port ConnectX-7 / BlueField-3 cards for storage and in-band management next to the 8
+# compute NICs (shared/reference/prices-and-hardware.md §5a, DGX BasePOD RA and DGX B200 user guide);
+# ASSUMPTION: one 400 Gb/s port of each carries storage → 800 Gb/s per server.
+HOST_STORAGE_GBPS = 800.0
+CHECKPOINT_PERIOD_S = 1800.0  # ASSUMPTION: a checkpoint every 30 min (no public default)
+BYTES_PER_TOKEN = 4.0  # 32-bit token ids (estimate)
+
+
+def default_storage_nodes(gpus: int, node_gbps: float = STORAGE_NODE_GBPS) -> int:
+    """Storage nodes whose ports carry Llama 3's storage bandwidth per GPU for ``gpus`` GPUs."""
+    return max(1, math.ceil(gpus * STORAGE_BYTES_PER_S_PER_GPU / (node_gbps / 8 * 1e9)))
 
 
 @dataclass(frozen=True)
