@@ -271,7 +271,7 @@ def register(app: typer.Typer) -> None:
             None,
             "--designs",
             help="Named designs side by side, comma-separated (replaces the default IB + RoCE pair), e.g. "
-            "ib-ndr-400g,spectrum-x-400g,th5-sonic-400g,jericho3-ai-400g (`aifabric plan --design` lists them).",
+            "ib-ndr-400g,spectrum-x-400g,th5-sonic-400g,jericho3-ai-400g (an unknown name lists them all).",
         ),
         switch: str | None = typer.Option(
             None, "--switch", help="Catalog switch id(s), comma-separated; each applies to its technology."
