@@ -1226,10 +1226,8 @@ def run_collective(
         algo, proto = min(est, key=est.get)
     else:
         algo, proto = combos[0]
-    if algorithm == "auto":
-        choice = algo
-    else:  # what NCCL's tuner would have run here (the α-β model over its candidates)
-        choice = nccl_choice(op, size_bytes, lay, gpu, sharp, actx, pipelined)
+    # what NCCL's tuner runs here (the α-β model over its candidates): the timed one under auto
+    choice = algo if algorithm == "auto" else nccl_choice(op, size_bytes, lay, gpu, sharp, actx, pipelined)
     steps = step_sets[algo]
     r = _time_steps(ctx, op, steps, algo, proto, sharp, pipelined, nccl_latency)
     n = lay.n
