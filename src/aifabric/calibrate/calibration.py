@@ -200,6 +200,8 @@ def calibrate_fabric(fabric, cal: Calibration):
         e = min(float(eta), 1.0)
         changes["ring_step_efficiency"] = min(fabric.ring_step_efficiency * e, 1.0)
         changes["permutation_efficiency"] = min(fabric.permutation_efficiency * e, 1.0)
+        if getattr(fabric, "ep_a2a_efficiency", None) is not None:
+            changes["ep_a2a_efficiency"] = min(fabric.ep_a2a_efficiency * e, 1.0)
         what.append(f"NIC efficiency ×{e:.3f}")
     else:
         cal.warnings.append(
