@@ -101,8 +101,8 @@ from aifabric.topology.core import Topology
 
 OPS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast")
 ALGORITHMS = ("ring", "tree", "nvls", "nvls-tree", "pat")
-#: Per-NIC achieved efficiency: payload bytes a NIC moves per second over its line rate, as NCCL
-#: moves them. nccl-tests, 2 nodes, NCCL_ALGO=RING: 46–48 GB/s per NDR 400 Gb/s NIC = 0.92–0.96 of
+#: Per-NIC achieved efficiency: the bytes a NIC moves per second (on the wire, headers counted)
+#: over its line rate, as NCCL moves them; payload is this × MTU / (MTU + headers). nccl-tests, 2 nodes, NCCL_ALGO=RING: 46–48 GB/s per NDR 400 Gb/s NIC = 0.92–0.96 of
 #: 50 GB/s (hardware-facts §G.3 [S4], NVIDIA/nccl-tests#290); HDR 200 Gb/s ~24 GB/s = 0.96 of 25
 #: ([S83][S84]). The middle of the NDR range; the same value for every fabric and rate (no public
 #: per-rate or per-transport figure beyond these; ``aifabric calibrate`` fits the user's own).
@@ -859,12 +859,14 @@ class _Ctx:
 
 
 def _nic_bound_s(ctx: _Ctx, step: Step, proto_eff: float) -> float:
-    """The NIC cap of one repetition of a network step: the busiest NIC's payload (÷ the protocol's
-    efficiency) at line rate × the NIC's achieved efficiency (headers are inside that measured
-    efficiency). No engine may time a step faster than this."""
+    """The NIC cap of one repetition of a network step: the busiest NIC's bytes on the wire
+    (payload ÷ the protocol's efficiency, plus the transport's headers) at line rate × the NIC's
+    achieved efficiency — the same bytes ``aifabric calibrate`` fits η on, and the transport's
+    header overhead stays visible (IB 26 B, RoCEv2 64 B per MTU). No engine may time a step
+    faster than this."""
     tx, rx = step.host_bytes(len(ctx.topo.hosts), ctx.host_index)
     busiest = max(float(tx.max()), float(rx.max()))
-    return busiest / proto_eff * 8 / (ctx.nic_bps * ctx.nic_efficiency)
+    return busiest * _wire_factor(ctx) / proto_eff * 8 / (ctx.nic_bps * ctx.nic_efficiency)
 
 
 def _wire_factor(ctx: _Ctx) -> float:
@@ -1000,7 +1002,9 @@ def _time_steps(
             lat += st.latency_count * alpha
         else:
             t, phys, model = _network_step(ctx, st, eff)
-            cap = _nic_bound_s(ctx, st, eff)
+            # η = 1 is the ideal NIC: the engine's own timing (which puts a flow's first packet
+            # into its latency) stands
+            cap = _nic_bound_s(ctx, st, eff) if ctx.nic_efficiency < 1 else 0.0
             if cap > t:
                 t, model = cap, f"{model}, NIC-bound (× {ctx.nic_efficiency:g})"
             models.add(model)
