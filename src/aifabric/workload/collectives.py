@@ -1,7 +1,7 @@
 """NCCL-style collectives decomposed into steps of flows, timed by the flow engine or α-β.
 
-Decomposition (hierarchical, as NCCL runs on rail-optimised fabrics)
---------------------------------------------------------------------
+Decomposition (as NCCL runs on rail-optimised fabrics)
+------------------------------------------------------
 Ranks are GPUs; a GPU's rank sits on its own NIC (a host of the topology). Ranks are grouped into
 servers of ``G`` GPUs (``gpus_per_node``: the rail-optimised design's value, else 1 = every host
 its own server). Inside a server GPUs talk over NVLink, a fixed-bandwidth, fixed-latency domain
@@ -10,17 +10,19 @@ its own server). Inside a server GPUs talk over NVLink, a fixed-bandwidth, fixed
 unless the rail spans several leaves. For ``N`` servers, ``n = N·G`` ranks and buffer ``S``:
 
 ============== ========================================================================================
-all-reduce     NVLink ring reduce-scatter (G−1 steps of S/G) → per-rail network all-reduce of the S/G
-ring           shard: ring of N servers, 2(N−1) steps of S/(G·N) → NVLink ring all-gather (G−1 steps).
-               Network bytes per NIC: 2(N−1)/N · S/G. (Same NIC load as NCCL's flat ring over G
-               channels, 2(n−1)/n · S/G, within 1/N.)
+ring           NCCL's flat ring (multi-server all-reduce / reduce-scatter / all-gather): one ring through
+(all-reduce,   all n ranks per channel, the channels spread over the G NICs and kept on their rail
+RS, AG)        (:func:`_flat_ring`): 2(n−1) steps (RS / AG n−1) of S/(n·G) per NIC, each GPU forwarding
+               G−1 of the G channel groups over NVLink; NCCL's latency count: 2(N−1) network steps
+               and 2(n−N) NVLink steps. Network bytes per NIC 2(n−1)/n · S/G: busbw ≤ G × NIC rate.
+               One server: the NVLink ring (G−1 reduce-scatter + G−1 all-gather steps of S/G).
+PAT            NCCL ≥ 2.23, all-gather / reduce-scatter with one GPU per node (:func:`_pat`):
+               ⌈log2 n⌉ Bruck-like network steps, the ring's bytes, NCCL's PAT efficiency 0.75.
 all-reduce     NVLink reduce-scatter → per-rail *double binary tree* (NCCL's tree; two trees each carry
 tree           half, a server is interior in at most one), pipelined: all tree edges stream at once,
                reduce up and broadcast down → NVLink all-gather. Latency 2·⌈log2 N⌉ network hops.
 all-reduce     NVLink reduce-scatter → each NIC sends its S/G shard once into the switch reduction
 SHARP (IB)     tree and receives the result once (instead of 2(N−1)/N · S/G) → NVLink all-gather.
-reduce-scatter NVLink ring reduce-scatter (G−1 steps of S/G) → per-rail ring, N−1 steps of S/n.
-all-gather     per-rail ring, N−1 steps of S/n → NVLink ring all-gather (G−1 steps of S/G).
 all-to-all     PXN (NCCL ≥ 2.12): NVLink step moving each GPU's data for rail r to local GPU r
                (N·S/n per peer) → per-rail all-pairs, one step: every server pair exchanges G·S/n.
 broadcast      root's server scatters S/G per GPU over NVLink → per-rail pipelined chain of N
@@ -39,8 +41,14 @@ NVLS           reduce-scatter / all-gather needs NCCL's CollNet and is rejected.
 ============== ========================================================================================
 
 ``algorithm="auto"`` is NCCL's tuner choice: every algorithm valid for the op, the layout and
-the GPU (NVLS only on NVSwitch GPUs, Hopper or later) is timed by the α-β model with NCCL's
-latencies, and the fastest is then timed by the chosen engine (as the protocol is chosen).
+the GPU (NVLS only on NVSwitch GPUs, Hopper or later; PAT with one GPU per node) is timed by the
+α-β model with NCCL's latencies, and the fastest is then timed by the chosen engine (as the
+protocol is chosen). Every result reports that choice (:attr:`CollectiveResult.nccl_choice`),
+also when another algorithm was asked for.
+
+**NIC cap.** No engine times a network step faster than its busiest NIC's wire bytes at line rate
+× the NIC's achieved efficiency (:data:`NIC_EFFICIENCY` 0.94 [S4], ``nic_efficiency=`` or a
+calibration's η; 1 = the ideal NIC, the engine's own timing).
 
 ``S`` follows nccl-tests (hardware-facts §G.1): the buffer for all-reduce and broadcast, the
 *total* (count × n) for reduce-scatter, all-gather and all-to-all. busbw = algbw × factor with
@@ -1479,6 +1487,7 @@ def collective_flow_schedule(
         nccl_latency=False,
         steps=steps,
         technology=technology,
+        nic_efficiency=1.0,  # what a packet engine would see: physical latency and line-rate NICs
     )
     frames = []
     t_us = 0.0
