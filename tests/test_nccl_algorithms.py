@@ -67,7 +67,7 @@ def busiest_nic_bytes(r, op, size, t, algo, kw) -> float:
         op,
         size,
         t,
-        algorithm={"nvls+sharp": "nvls", "sharp": "ring"}.get(r.algorithm, r.algorithm),
+        algorithm={"nvls+sharp": "nvls", "sharp": "ring", "pxn": "ring"}.get(r.algorithm, r.algorithm),
         gpus_per_node=kw.get("gpus_per_node"),
         sharp=kw.get("sharp", False),
     )
@@ -101,7 +101,9 @@ def test_every_algorithm_under_the_nic_cap(op, algo, kw, nodes, rate):
             assert r.busbw_gbps <= G * line * NIC_EFFICIENCY * (1 + 1e-9), (op, size, r.busbw_gbps)
         assert r.nccl_choice in candidate_algorithms(
             op, rank_layout(t, None, kw.get("gpus_per_node")), "h100", kw.get("sharp", False)
-        ) or r.nccl_choice in ("sharp", "nvls+sharp")
+        ) or r.nccl_choice in ("sharp", "nvls+sharp", "pxn")
+        if op == "all-to-all":
+            assert r.algorithm == r.nccl_choice == "pxn"  # grouped send/recv with PXN, not a ring
         if algo == "auto":
             assert r.algorithm == r.nccl_choice
             lay = rank_layout(t, None, kw.get("gpus_per_node"))

@@ -153,7 +153,7 @@ def decompose(lay: Layout, sizes, choices: dict | None = None) -> list[Point]:
                 r = None
         if r is None:
             r = run_collective(op, s, topo, algorithm=lay.algorithm, protocol=lay.protocol, **kw)
-        algo = {"nvls+sharp": "nvls", "sharp": "ring"}.get(r.algorithm, r.algorithm)
+        algo = {"nvls+sharp": "nvls", "sharp": "ring", "pxn": "ring"}.get(r.algorithm, r.algorithm)
         steps = collective_flows(op, s, topo, algorithm=algo, gpus_per_node=lay.gpus_per_node)
         hops = sum(st.latency_count for st in steps if st.domain in ("network", "sharp"))
         a = consts["net"].get(algo, consts["net"]["ring"])

@@ -22,7 +22,7 @@ all-reduce     NVLink reduce-scatter → per-rail *double binary tree* (NCCL's t
 tree           half, a server is interior in at most one), pipelined: all tree edges stream at once,
                reduce up and broadcast down → NVLink all-gather. Latency 2·⌈log2 N⌉ network hops.
 all-reduce     NVLink reduce-scatter → each NIC sends its S/G shard once into the switch reduction
-SHARP (IB)     tree and receives the result once (instead of 2(N−1)/N · S/G) → NVLink all-gather.
+SHARP (IB)     tree and receives the result once (instead of the ring's 2(n−1)/n · S/G) → NVLink all-gather.
 all-to-all     PXN (NCCL ≥ 2.12): NVLink step moving each GPU's data for rail r to local GPU r
                (N·S/n per peer) → per-rail all-pairs, one step: every server pair exchanges G·S/n.
 broadcast      root's server scatters S/G per GPU over NVLink → per-rail pipelined chain of N
@@ -34,7 +34,7 @@ NVLS           switch (``multimem.ld_reduce``: sends S into the switch, gets S/G
                the S/G shard goes once through the switch reduction between (NCCL's NVLS+CollNet).
 all-reduce     NCCL's NVLSTree (multi-server): NVLS reduce-scatter in each server → per-rail double
 NVLSTree       binary tree all-reduce of the S/G shard (the tree above, latency 2·log2 N) → NVLS
-               multicast all-gather. Network bytes per NIC: S/G at N = 2 (vs ring 2(N−1)/N · S/G).
+               multicast all-gather. Network bytes per NIC: S/G at N = 2 (vs the ring's 2(n−1)/n · S/G).
 reduce-scatter NVLS, one server only: ld_reduce of each slice (sends S, receives S/G) / multicast of
 all-gather     each slice (sends S/G, receives S). NVLSTree is all-reduce only; multi-server NVLS
 NVLS           reduce-scatter / all-gather needs NCCL's CollNet and is rejected.
@@ -492,12 +492,6 @@ def _nvl_ring(lay: Layout, nbytes: int, label: str) -> list[Step]:
     return [Step("nvlink", label, repeat=g - 1, pairs=_ring_pairs(lay.hosts, nbytes))]
 
 
-def _rail_ring(lay: Layout, nbytes: int, repeat: int, label: str) -> list[Step]:
-    if lay.servers < 2 or nbytes <= 0 or repeat <= 0:
-        return []
-    return [Step("network", label, repeat=repeat, pairs=_ring_pairs(lay.hosts.T, nbytes))]
-
-
 def _flat_ring(lay: Layout, total: int, steps: int, inter_steps: int, label: str) -> list[Step]:
     """NCCL's ring across servers: one flat ring through all ``n`` ranks per channel, its
     channels spread over the ``G`` NICs of a server (NCCL's graph search keeps a channel on one
@@ -641,6 +635,13 @@ def check_algorithm(op: str, algorithm: str, lay: Layout, sharp: bool = False) -
     all-reduce / reduce-scatter / all-gather inside one server of ≥ 2 GPUs (multi-server only
     all-reduce with SHARP = NCCL's NVLS+CollNet), NVLSTree for all-reduce across ≥ 2 servers."""
     field_ = "workload.algorithm"
+    if algorithm == "tree" and op != "all-reduce":
+        raise InputError(
+            f"NCCL runs the tree for all-reduce only, not {op}",
+            field=field_,
+            value=algorithm,
+            allowed="ring, auto",
+        )
     if algorithm == "pat":
         if op not in ("all-gather", "reduce-scatter"):
             raise InputError(
@@ -801,14 +802,11 @@ def _decompose(op, size, lay: Layout, algorithm: str, sharp: bool, root: int) ->
                 )
             elif algorithm == "tree":
                 steps.append(_rail_tree(lay, shard))
-            else:
-                steps += _rail_ring(lay, math.ceil(shard / nsrv), 2 * (nsrv - 1), "per-rail ring all-reduce")
+            # (the multi-server ring is NCCL's flat ring, returned above)
         steps += _nvl_ring(lay, shard, "nvlink all-gather")
-    elif op == "reduce-scatter":
+    elif op == "reduce-scatter":  # one server (several: the flat ring above)
         steps += _nvl_ring(lay, shard, "nvlink reduce-scatter")
-        steps += _rail_ring(lay, math.ceil(size / n), nsrv - 1, "per-rail ring reduce-scatter")
     elif op == "all-gather":
-        steps += _rail_ring(lay, math.ceil(size / n), nsrv - 1, "per-rail ring all-gather")
         steps += _nvl_ring(lay, shard, "nvlink all-gather")
     elif op == "all-to-all":
         per_pair = math.ceil(size / n)  # each rank sends S/n to every rank (S = count × n × type)
@@ -1273,7 +1271,7 @@ def run_collective(
         )
     if any("NIC-bound" in m for m in r["model"].split(", ")) or "NIC-bound" in r["model"]:
         notes.append(f"network steps capped at line rate × NIC efficiency {eta:g}")
-    label = ("nvls+sharp" if sharp and lay.servers > 1 else algo) if nvls else "sharp" if sharp else algo
+    label = _label(algo, sharp, lay, op)
     return CollectiveResult(
         op=op,
         size_bytes=int(size_bytes),
@@ -1298,12 +1296,16 @@ def run_collective(
         steps=sum(s.repeat for s in steps),
         wall_s=time.perf_counter() - t0,
         notes=notes,
-        nccl_choice=_label(choice, sharp, lay),
+        nccl_choice=_label(choice, sharp, lay, op),
         nic_efficiency=eta,
     )
 
 
-def _label(algo: str, sharp: bool, lay: Layout) -> str:
+def _label(algo: str, sharp: bool, lay: Layout, op: str = "") -> str:
+    """The name a result carries: NCCL's all-to-all is grouped send/recv to every peer with PXN
+    (``pxn``), not a ring."""
+    if op == "all-to-all":
+        return "pxn"
     if algo in NVLS_ALGORITHMS:
         return "nvls+sharp" if sharp and lay.servers > 1 else algo
     return "sharp" if sharp else algo
