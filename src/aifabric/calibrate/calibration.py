@@ -200,6 +200,8 @@ def calibrate_fabric(fabric, cal: Calibration):
         e = min(float(eta), 1.0)
         changes["ring_step_efficiency"] = min(fabric.ring_step_efficiency * e, 1.0)
         changes["permutation_efficiency"] = min(fabric.permutation_efficiency * e, 1.0)
+        if getattr(fabric, "ep_a2a_efficiency", None) is not None:
+            changes["ep_a2a_efficiency"] = min(fabric.ep_a2a_efficiency * e, 1.0)
         what.append(f"NIC efficiency ×{e:.3f}")
     else:
         cal.warnings.append(
@@ -232,6 +234,7 @@ def calibrate_sweep(
     """An ``nccl_sweep`` DataFrame re-timed by the calibrated model (:mod:`.model`) with the
     parameters of ``technology``'s transport."""
     from aifabric.calibrate.model import Layout, Params, decompose, evaluate
+    from aifabric.workload.collectives import NIC_EFFICIENCY
 
     tr, other = cal.params_for(technology)
     name = Path(cal.path).name
@@ -246,9 +249,12 @@ def calibrate_sweep(
         )
     eta = cal.value(tr, "nic_efficiency")
     if eta is None:
-        cal.warnings.append(f"calibration {name} ({tr}) has no NIC efficiency; the NIC runs at the model's")
+        cal.warnings.append(
+            f"calibration {name} ({tr}) has no NIC efficiency; the NIC runs at the sourced default "
+            f"{NIC_EFFICIENCY:g}"
+        )
     p = Params(
-        min(eta, 1.0) if eta is not None else 1.0,
+        min(eta, 1.0) if eta is not None else NIC_EFFICIENCY,
         cal.value(tr, "extra_step_latency_us") or 0.0,
         cal.value(tr, "pipeline_fill_rounds") or 0.0,
     )

@@ -142,19 +142,20 @@ def decompose(lay: Layout, sizes, choices: dict | None = None) -> list[Point]:
             gpu=lay.gpu,
             header_bytes=HEADER_BYTES[tech],
             mtu_bytes=MTU_BYTES[tech],
+            nic_efficiency=1.0,  # t_net at line rate: η is what the fit finds
         )
         r = None
         logged = (choices or {}).get(s)
-        if logged and logged[0] in ("ring", "tree", "nvls", "nvls-tree"):
+        if logged and logged[0] in ("ring", "tree", "nvls", "nvls-tree", "pat"):
             try:
                 r = run_collective(op, s, topo, algorithm=logged[0], protocol=logged[1], **kw)
             except InputError:  # a combination the model does not run: the model's own choice
                 r = None
         if r is None:
             r = run_collective(op, s, topo, algorithm=lay.algorithm, protocol=lay.protocol, **kw)
-        algo = {"nvls+sharp": "nvls", "sharp": "ring"}.get(r.algorithm, r.algorithm)
+        algo = {"nvls+sharp": "nvls", "sharp": "ring", "pxn": "ring"}.get(r.algorithm, r.algorithm)
         steps = collective_flows(op, s, topo, algorithm=algo, gpus_per_node=lay.gpus_per_node)
-        hops = sum(st.repeat * st.latency_hops for st in steps if st.domain in ("network", "sharp"))
+        hops = sum(st.latency_count for st in steps if st.domain in ("network", "sharp"))
         a = consts["net"].get(algo, consts["net"]["ring"])
         alpha = float(a.get(r.protocol, a["simple"])) * 1e-6
         ops = NVLS_CHANNELS * lay.gpus_per_node if algo in ("nvls", "nvls-tree") else 2 * lay.gpus_per_node

@@ -11,7 +11,7 @@ from aifabric.errors import InputError
 OPS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast")
 
 
-ALGORITHMS = ("ring", "tree", "nvls", "nvls-tree", "auto")
+ALGORITHMS = ("ring", "tree", "nvls", "nvls-tree", "pat", "auto")
 ENGINES = ("flow", "analytic")
 GPUS = ("h100", "h200", "b200")
 MAX_BYTES = 2**40
@@ -30,7 +30,8 @@ def register(app: typer.Typer) -> None:
         algorithm: str = typer.Option(
             "ring",
             "--algorithm",
-            help="ring | tree | nvls (one server) | nvls-tree (several) | auto (NCCL-style choice per size).",
+            help="ring | tree | nvls (one server) | nvls-tree (several) | pat (all-gather / reduce-scatter, "
+            "1 GPU per node) | auto (NCCL-style choice per size; the nccl_choice column says it either way).",
         ),
         engine: str = typer.Option("flow", "--engine", help="flow (routed flows, max-min) | analytic (α-β)."),
         routing: str | None = typer.Option(
@@ -40,6 +41,12 @@ def register(app: typer.Typer) -> None:
         min_bytes: str = typer.Option("8B", "--min-bytes", help="Smallest size (nccl-tests -b)."),
         max_bytes: str = typer.Option("8GiB", "--max-bytes", help="Largest size (nccl-tests -e)."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+        nic_efficiency: float | None = typer.Option(
+            None,
+            "--nic-efficiency",
+            help="Per-NIC achieved efficiency cap (0–1]; default 0.94 (nccl-tests 46–48 GB/s per 400G "
+            "NIC), or the calibration file's fitted value.",
+        ),
         calibration: str | None = typer.Option(
             None,
             "--calibration",
@@ -95,6 +102,23 @@ def register(app: typer.Typer) -> None:
                 raise InputError(
                     "SHARP is an InfiniBand switch feature", field="--sharp", allowed="--technology ib"
                 )
+            if nic_efficiency is not None and not 0 < nic_efficiency <= 1:
+                raise InputError(
+                    "NIC efficiency out of range",
+                    field="--nic-efficiency",
+                    value=nic_efficiency,
+                    allowed="(0, 1]",
+                )
+            cal = None
+            eta = nic_efficiency
+            if calibration is not None:
+                from aifabric.calibrate import load
+
+                cal = load(calibration)
+                tr, _ = cal.params_for(tech)
+                fitted = cal.value(tr, "nic_efficiency") if tr is not None else None
+                if eta is None and fitted is not None:
+                    eta = min(float(fitted), 1.0)  # the cap comes from the user's own measurement
             cat = load_catalog()
             p = plan_fabric(gpus, tech, cat, gpu=gpu.lower(), nic_rate_gbps=_parse_rate_gbps(nic_rate))
             sw = cat.switches[p.switch_id]
@@ -116,6 +140,7 @@ def register(app: typer.Typer) -> None:
                     switch_latency_ps=hop_ns * 1000,
                     header_bytes=HEADER_BYTES[tech],
                     mtu_bytes=MTU_BYTES[tech],
+                    nic_efficiency=eta,
                 )
             except InputError as exc:  # name the flag the user typed, not the scenario field
                 if exc.field == "workload.algorithm":
@@ -123,10 +148,9 @@ def register(app: typer.Typer) -> None:
                         exc.problem, field="--algorithm", value=exc.value, allowed=exc.allowed
                     ) from None
                 raise
-            if calibration is not None:  # the user's fitted NIC efficiency, latency and pipeline fill
-                from aifabric.calibrate import calibrate_sweep, load
+            if cal is not None:  # the user's fitted NIC efficiency, latency and pipeline fill
+                from aifabric.calibrate import calibrate_sweep
 
-                cal = load(calibration)
                 df = calibrate_sweep(
                     df,
                     cal,
@@ -150,6 +174,7 @@ def register(app: typer.Typer) -> None:
                             "switch": p.switch_id,
                             "engine": engine,
                             "algorithm": "sharp" if sharp else algorithm,
+                            "nic_efficiency": float(df.attrs.get("nic_efficiency", eta or 0.0)),
                             "rows": json.loads(df.to_json(orient="records")),
                         },
                         indent=2,

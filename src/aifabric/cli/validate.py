@@ -112,16 +112,40 @@ def _published(as_json: bool) -> int:
     """The validation table of :mod:`aifabric.workload.llm.validation` (sources, tolerance ±10 %)."""
     import json
 
+    from aifabric.workload.collective_validation import collective_validation_table, format_collective_table
     from aifabric.workload.llm.validation import format_table, validation_table
 
     rows = validation_table()
     checked = [r for r in rows if r["role"] != "fit"]
     ok = sum(1 for r in checked if r["within_tolerance"])
+    coll = collective_validation_table()
+    coll_checked = [r for r in coll if r["role"] == "check"]
+    coll_ok = sum(1 for r in coll_checked if r["within_tolerance"])
     if as_json:
-        typer.echo(json.dumps({"cases": rows, "within_tolerance": ok, "checked": len(checked)}, default=str))
+        typer.echo(
+            json.dumps(
+                {
+                    "cases": rows,
+                    "within_tolerance": ok,
+                    "checked": len(checked),
+                    "collectives": {
+                        "cases": coll,
+                        "within_tolerance": coll_ok,
+                        "checked": len(coll_checked),
+                    },
+                },
+                default=str,
+            )
+        )
     else:
         typer.echo(format_table(rows))
         typer.echo(
             f"\n{ok} of {len(checked)} published cases (not used in the fit) within ±10 % of the step time"
+        )
+        typer.echo("\nCollectives (NCCL / DeepEP) against published figures:\n")
+        typer.echo(format_collective_table(coll))
+        typer.echo(
+            f"\n{coll_ok} of {len(coll_checked)} published collective figures (not a parameter's source) "
+            "within their tolerance"
         )
     return 0

@@ -7,7 +7,7 @@ HPCC, InfiniBand credits, routing, ``qp_split``, ``pfc_overrides``, ``pause_stor
 idle fabric from t = 0. A step ends when the receiver holds the last byte of its last flow
 (barrier per step: exact for these symmetric steps, and what the flow engine's collective timing
 and :mod:`aifabric.workload.agreement` use). A step standing for ``repeat = k`` identical steps (a ring's
-2(N−1) steps) is simulated once and counted k times (``engine.steps_simulated`` /
+2(n−1) steps, n ranks) is simulated once and counted k times (``engine.steps_simulated`` /
 ``engine.steps_total``).
 
 The collective's result (``collective``: time, algbw, busbw, latency / network / NVLink terms,
@@ -290,6 +290,7 @@ def simulate_collective(scenario, topology=None, progress=None) -> CollectiveRes
         header_bytes=fab.header_bytes,
         protocol="simple",
         nccl_latency=False,
+        nic_efficiency=1.0,  # the packet engine's own NIC (line rate): physics, not nccl-tests' 0.94
         steps=steps,
         technology=fab.technology,
         network_timer=packet_timer,

@@ -10,6 +10,11 @@ Input: a :class:`~aifabric.stages.design.FabricDesign` and the
   adaptive on RoCE) runs each pattern: the DP ring step over three hash seeds (the expected
   collision cost, not one draw) and the same-rail random permutation. Efficiency = the
   alone-on-the-fabric FCT over the slowest flow's FCT (a step ends with its slowest flow).
+* A MoE workload whose expert-parallel group spans servers: the DeepEP-style dispatch of every EP
+  group at once (:func:`expert_a2a_efficiency_for`; node-limited routing, RDMA to the same-rail GPU
+  of each target node, then NVLink — :mod:`aifabric.workload.expert_parallel`, the same code as
+  the collective model) gives the all-to-all efficiency (``expert_a2a_efficiency``); PP send-recv
+  keeps the permutation's.
 * The busbw-vs-size sweep of an all-reduce over every GPU comes from
   :func:`aifabric.workload.collectives.nccl_sweep` on the same topology and routing (NCCL's tuner
   choice per size).
@@ -86,6 +91,9 @@ class FabricComm:
     nvlink_busbw_gbps: float
     a2a_efficiency: float = 1.0  # measured on the same-rail random permutation (all-to-all-like)
     gpu: str | None = None  # NVLS-capable GPU id: NVLink all-reduce also weighs NVLS (NCCL's tuner does)
+    #: MoE expert all-to-all: the DeepEP-style dispatch's efficiency on this fabric (None: the
+    #: permutation's), see :func:`expert_a2a_efficiency_for`
+    ep_a2a_efficiency: float | None = None
 
     def _alpha_net(self) -> float:
         return (_nccl_step_us("net") + self.path_latency_us) * 1e-6
@@ -94,6 +102,8 @@ class FabricComm:
         payload = MTU_BYTES[self.technology]
         goodput = self.link_rate_bps * payload / (payload + HEADER_BYTES[self.technology])
         eff = self.a2a_efficiency if op in ("all-to-all", "send-recv") else self.step_efficiency
+        if op == "all-to-all" and self.ep_a2a_efficiency is not None:
+            eff = self.ep_a2a_efficiency
         return goodput * eff / 8.0  # bytes/s
 
     def collective_s(self, op: str, size_bytes: float, ranks: int, span: str) -> float:
@@ -147,6 +157,7 @@ class FabricNetwork:
     permutation_fct_us: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False, compare=False)
     fct_title: str = "FCT of one data-parallel ring step"
     source: str = "flow model"  # flow model | a user's measurements | a perturbed copy (risk)
+    ep_a2a_efficiency: float | None = None  # MoE dispatch (DeepEP-style) efficiency, None: not MoE
 
     @classmethod
     def from_measured(
@@ -200,6 +211,7 @@ class FabricNetwork:
             self.nvlink_busbw_gbps,
             self.permutation_efficiency,
             gpu=self.nvls_gpu,
+            ep_a2a_efficiency=self.ep_a2a_efficiency,
         )
 
     def with_slowdown(self, comm_slowdown: float) -> FabricNetwork:
@@ -210,6 +222,7 @@ class FabricNetwork:
             self,
             ring_step_efficiency=self.ring_step_efficiency / f,
             permutation_efficiency=self.permutation_efficiency / f,
+            ep_a2a_efficiency=None if self.ep_a2a_efficiency is None else self.ep_a2a_efficiency / f,
             source=f"{self.source}, perturbed ({comm_slowdown:+.1%} on bandwidth-bound steps)",
         )
 
@@ -223,6 +236,7 @@ class FabricNetwork:
             "ring_step_efficiency": self.ring_step_efficiency,
             "permutation_efficiency": self.permutation_efficiency,
             "permutation_fct_p99_us": self.permutation_fct_p99_us,
+            "expert_a2a_efficiency": self.ep_a2a_efficiency,
             "path_latency_us": self.path_latency_us,
             "nvlink_busbw_gbps": self.nvlink_busbw_gbps,
             "busbw_gbps": self.busbw_gbps,
@@ -290,6 +304,70 @@ def pattern_efficiencies(fd, workload, gpus_per_node: int, seed: int, routing: s
     return float(np.mean(effs)), ring_fct, a2a_eff, perm_fct
 
 
+#: tokens per GPU of the expert all-to-all *measure* runs: enough for the traffic's shape (the
+#: efficiency is a ratio), fewer than DeepEP's 4096 to keep 1k-GPU designs quick
+EP_TOKENS_PER_GPU = 512
+
+
+def expert_a2a_efficiency_for(fd, workload, gpus_per_node: int, seed: int, routing: str) -> float | None:
+    """A MoE workload whose expert-parallel group spans servers: the DeepEP-style dispatch
+    (:func:`aifabric.workload.expert_parallel.expert_alltoall`: node-limited routing, RDMA to the
+    same-rail GPU of each target node, then NVLink) of every EP group at once on the design's
+    topology with the fabric's routing, as a fraction of an ideal NIC (``nic_efficiency`` 1: like
+    the ring step's, the NIC's own efficiency is the risk stage's input). None when the workload
+    has no such group (dense model, EP inside a server, or experts not spread evenly)."""
+    model, lay, spec = workload.model, workload.parallelism, workload.spec
+    if model is None or not getattr(model, "is_moe", False) or lay is None or lay.ep < 2 or spec is None:
+        return None
+    fw = spec.framework.to_framework()
+    stride = fw.etp(lay.tp)
+    span = lay.ep * stride
+    nodes = workload.gpus // gpus_per_node
+    if span <= gpus_per_node or span % gpus_per_node or nodes % (span // gpus_per_node):
+        return None
+    ep_gpus = span  # the EP group's servers take part whole (each GPU is a rank of some group)
+    if model.experts % ep_gpus:
+        return None
+    return _expert_a2a_efficiency(
+        _topology_key(fd, gpus_per_node),
+        fd.technology,
+        routing,
+        seed,
+        nodes // (span // gpus_per_node),
+        int(model.hidden),
+        int(model.experts_per_token),
+        int(model.experts),
+        int(fw.a2a_node_limit or 0),
+        fd.switch_hop_ns * 1000,
+    )
+
+
+@lru_cache(maxsize=16)
+def _expert_a2a_efficiency(
+    topo_key, technology, routing, seed, groups, hidden, topk, experts, node_limit, hop_ps
+):
+    from aifabric.workload.expert_parallel import expert_a2a_efficiency, expert_alltoall
+
+    topo = rail_topology(*topo_key)
+    r = expert_alltoall(
+        topo,
+        tokens_per_gpu=EP_TOKENS_PER_GPU,
+        hidden=hidden,
+        topk=topk,
+        experts=experts,
+        node_limit=node_limit or 10**9,
+        routing=routing,
+        seed=seed,
+        gpus_per_node=topo_key[2],
+        switch_latency_ps=hop_ps,
+        mtu_bytes=MTU_BYTES[technology],
+        header_bytes=HEADER_BYTES[technology],
+        nic_efficiency=1.0,
+        groups=groups,
+    )
+    return expert_a2a_efficiency(r)
+
+
 def _topology_key(fd, gpus_per_node: int) -> tuple:
     return (
         fd.plan.gpus,
@@ -351,6 +429,7 @@ def measure_fabric(
             f"FCT: one DP ring step and a same-rail random permutation ({len(ring_fct):,} flows of 16 MiB "
             f"each; adaptive on IB, {roce_routing or route} on RoCE)"
         )
+    ep_eff = expert_a2a_efficiency_for(fd, workload, gpn, seed, route) if has_network else None
     rows = busbw_sweep(fd, gpn, gpu.id, seed, route) if sweep and has_network else []
     return FabricNetwork(
         fd.key,
@@ -366,6 +445,7 @@ def measure_fabric(
         ring_fct,
         perm_fct,
         fct_title,
+        ep_a2a_efficiency=ep_eff,
     )
 
 

@@ -1,7 +1,7 @@
 """NCCL-style collectives decomposed into steps of flows, timed by the flow engine or α-β.
 
-Decomposition (hierarchical, as NCCL runs on rail-optimised fabrics)
---------------------------------------------------------------------
+Decomposition (as NCCL runs on rail-optimised fabrics)
+------------------------------------------------------
 Ranks are GPUs; a GPU's rank sits on its own NIC (a host of the topology). Ranks are grouped into
 servers of ``G`` GPUs (``gpus_per_node``: the rail-optimised design's value, else 1 = every host
 its own server). Inside a server GPUs talk over NVLink, a fixed-bandwidth, fixed-latency domain
@@ -10,17 +10,19 @@ its own server). Inside a server GPUs talk over NVLink, a fixed-bandwidth, fixed
 unless the rail spans several leaves. For ``N`` servers, ``n = N·G`` ranks and buffer ``S``:
 
 ============== ========================================================================================
-all-reduce     NVLink ring reduce-scatter (G−1 steps of S/G) → per-rail network all-reduce of the S/G
-ring           shard: ring of N servers, 2(N−1) steps of S/(G·N) → NVLink ring all-gather (G−1 steps).
-               Network bytes per NIC: 2(N−1)/N · S/G. (Same NIC load as NCCL's flat ring over G
-               channels, 2(n−1)/n · S/G, within 1/N.)
+ring           NCCL's flat ring (multi-server all-reduce / reduce-scatter / all-gather): one ring through
+(all-reduce,   all n ranks per channel, the channels spread over the G NICs and kept on their rail
+RS, AG)        (:func:`_flat_ring`): 2(n−1) steps (RS / AG n−1) of S/(n·G) per NIC, each GPU forwarding
+               G−1 of the G channel groups over NVLink; NCCL's latency count: 2(N−1) network steps
+               and 2(n−N) NVLink steps. Network bytes per NIC 2(n−1)/n · S/G: busbw ≤ G × NIC rate.
+               One server: the NVLink ring (G−1 reduce-scatter + G−1 all-gather steps of S/G).
+PAT            NCCL ≥ 2.23, all-gather / reduce-scatter with one GPU per node (:func:`_pat`):
+               ⌈log2 n⌉ Bruck-like network steps, the ring's bytes, NCCL's PAT efficiency 0.75.
 all-reduce     NVLink reduce-scatter → per-rail *double binary tree* (NCCL's tree; two trees each carry
 tree           half, a server is interior in at most one), pipelined: all tree edges stream at once,
                reduce up and broadcast down → NVLink all-gather. Latency 2·⌈log2 N⌉ network hops.
 all-reduce     NVLink reduce-scatter → each NIC sends its S/G shard once into the switch reduction
-SHARP (IB)     tree and receives the result once (instead of 2(N−1)/N · S/G) → NVLink all-gather.
-reduce-scatter NVLink ring reduce-scatter (G−1 steps of S/G) → per-rail ring, N−1 steps of S/n.
-all-gather     per-rail ring, N−1 steps of S/n → NVLink ring all-gather (G−1 steps of S/G).
+SHARP (IB)     tree and receives the result once (instead of the ring's 2(n−1)/n · S/G) → NVLink all-gather.
 all-to-all     PXN (NCCL ≥ 2.12): NVLink step moving each GPU's data for rail r to local GPU r
                (N·S/n per peer) → per-rail all-pairs, one step: every server pair exchanges G·S/n.
 broadcast      root's server scatters S/G per GPU over NVLink → per-rail pipelined chain of N
@@ -32,15 +34,21 @@ NVLS           switch (``multimem.ld_reduce``: sends S into the switch, gets S/G
                the S/G shard goes once through the switch reduction between (NCCL's NVLS+CollNet).
 all-reduce     NCCL's NVLSTree (multi-server): NVLS reduce-scatter in each server → per-rail double
 NVLSTree       binary tree all-reduce of the S/G shard (the tree above, latency 2·log2 N) → NVLS
-               multicast all-gather. Network bytes per NIC: S/G at N = 2 (vs ring 2(N−1)/N · S/G).
+               multicast all-gather. Network bytes per NIC: S/G at N = 2 (vs the ring's 2(n−1)/n · S/G).
 reduce-scatter NVLS, one server only: ld_reduce of each slice (sends S, receives S/G) / multicast of
 all-gather     each slice (sends S/G, receives S). NVLSTree is all-reduce only; multi-server NVLS
 NVLS           reduce-scatter / all-gather needs NCCL's CollNet and is rejected.
 ============== ========================================================================================
 
 ``algorithm="auto"`` is NCCL's tuner choice: every algorithm valid for the op, the layout and
-the GPU (NVLS only on NVSwitch GPUs, Hopper or later) is timed by the α-β model with NCCL's
-latencies, and the fastest is then timed by the chosen engine (as the protocol is chosen).
+the GPU (NVLS only on NVSwitch GPUs, Hopper or later; PAT with one GPU per node) is timed by the
+α-β model with NCCL's latencies, and the fastest is then timed by the chosen engine (as the
+protocol is chosen). Every result reports that choice (:attr:`CollectiveResult.nccl_choice`),
+also when another algorithm was asked for.
+
+**NIC cap.** No engine times a network step faster than its busiest NIC's wire bytes at line rate
+× the NIC's achieved efficiency (:data:`NIC_EFFICIENCY` 0.94 [S4], ``nic_efficiency=`` or a
+calibration's η; 1 = the ideal NIC, the engine's own timing).
 
 ``S`` follows nccl-tests (hardware-facts §G.1): the buffer for all-reduce and broadcast, the
 *total* (count × n) for reduce-scatter, all-gather and all-to-all. busbw = algbw × factor with
@@ -100,7 +108,18 @@ from aifabric.errors import InputError
 from aifabric.topology.core import Topology
 
 OPS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast")
-ALGORITHMS = ("ring", "tree", "nvls", "nvls-tree")
+ALGORITHMS = ("ring", "tree", "nvls", "nvls-tree", "pat")
+#: Per-NIC achieved efficiency: the bytes a NIC moves per second (on the wire, headers counted)
+#: over its line rate, as NCCL moves them; payload is this × MTU / (MTU + headers). nccl-tests, 2 nodes, NCCL_ALGO=RING: 46–48 GB/s per NDR 400 Gb/s NIC = 0.92–0.96 of
+#: 50 GB/s (hardware-facts §G.3 [S4], NVIDIA/nccl-tests#290); HDR 200 Gb/s ~24 GB/s = 0.96 of 25
+#: ([S83][S84]). The middle of the NDR range; the same value for every fabric and rate (no public
+#: per-rate or per-transport figure beyond these; ``aifabric calibrate`` fits the user's own).
+NIC_EFFICIENCY = 0.94
+NIC_EFFICIENCY_SOURCE = "0.94: nccl-tests 46–48 GB/s per 400G NIC (hardware-facts §G.3 [S4])"
+#: SHARP (Quantum-2 SHARPv3): at most 2 concurrent streaming-aggregation trees per switch
+#: (hardware-facts §F [S78][S79]); NCCL's CollNet runs all-reduce only (no public source for the
+#: other ops through CollNet here). No Ethernet switch equivalent is modelled (no public source).
+SHARP_TREES_PER_SWITCH = 2
 NVLS_ALGORITHMS = ("nvls", "nvls-tree")
 #: GPUs with NVLink SHARP (NVSwitch multicast / in-switch reduction, Hopper and later) → NCCL's
 #: architecture row of ``nccl.nvls_efficiency``
@@ -146,6 +165,7 @@ _NCCL_FALLBACK = {
         "nvls-tree": {"simple": 0.0},
     },
     "eff": {"ll": 0.5, "ll128": 0.92, "simple": 1.0},
+    "pat": 0.75,
 }
 
 
@@ -159,7 +179,7 @@ def nccl_constants() -> dict:
         base = default_value("nccl.base_latency")
         ref = default_value("nccl.model_refinements")
         eff = {"ll": float(ref["ring_ll"]), "ll128": float(ref["ring_ll128"]), "simple": 1.0}
-        return {"net": net, "nvlink": nvl, "base": base, "eff": eff}
+        return {"net": net, "nvlink": nvl, "base": base, "eff": eff, "pat": float(ref.get("pat", 0.75))}
     except Exception:  # catalog absent or reshaped: the cited constants above
         return _NCCL_FALLBACK
 
@@ -298,6 +318,14 @@ class Step:
     groups: np.ndarray | None = None  # (g, m) host ids
     pair_bytes: int = 0
     recv_bytes: int | None = None  # "nvls" steps: what each GPU receives from the NVSwitch
+    #: per-step latencies the whole step costs, when not ``repeat × latency_hops``: NCCL's flat
+    #: ring charges hwLat.net only on its 2(N−1) inter-node steps of 2(n−1) (tuning.cc, [S16])
+    latencies: int | None = None
+
+    @property
+    def latency_count(self) -> int:
+        """Per-step latencies this step stands for (all its repetitions)."""
+        return self.repeat * self.latency_hops if self.latencies is None else int(self.latencies)
 
     @property
     def num_flows(self) -> int:
@@ -340,7 +368,10 @@ class Step:
 
     def expand(self) -> list[Step]:
         """``repeat`` single steps (what a packet engine runs one after the other)."""
-        one = Step(self.domain, self.label, 1, self.latency_hops, self.flows, None, 0, self.recv_bytes)
+        hops = self.latency_hops
+        if self.latencies is not None:  # spread the step's latencies over its repetitions
+            hops = math.ceil(self.latencies / max(self.repeat, 1))
+        one = Step(self.domain, self.label, 1, hops, self.flows, None, 0, self.recv_bytes)
         return [one] * self.repeat
 
 
@@ -381,6 +412,8 @@ class CollectiveResult:
     steps: int = 0
     wall_s: float = 0.0
     notes: list[str] = field(default_factory=list)
+    nccl_choice: str = ""  # NCCL's tuner choice here (= algorithm when algorithm="auto")
+    nic_efficiency: float = NIC_EFFICIENCY  # the cap applied to every network step
 
     def as_dict(self) -> dict:
         return {k: (float(v) if isinstance(v, np.floating) else v) for k, v in self.__dict__.items()}
@@ -459,10 +492,61 @@ def _nvl_ring(lay: Layout, nbytes: int, label: str) -> list[Step]:
     return [Step("nvlink", label, repeat=g - 1, pairs=_ring_pairs(lay.hosts, nbytes))]
 
 
-def _rail_ring(lay: Layout, nbytes: int, repeat: int, label: str) -> list[Step]:
-    if lay.servers < 2 or nbytes <= 0 or repeat <= 0:
-        return []
-    return [Step("network", label, repeat=repeat, pairs=_ring_pairs(lay.hosts.T, nbytes))]
+def _flat_ring(lay: Layout, total: int, steps: int, inter_steps: int, label: str) -> list[Step]:
+    """NCCL's ring across servers: one flat ring through all ``n`` ranks per channel, its
+    channels spread over the ``G`` NICs of a server (NCCL's graph search keeps a channel on one
+    rail, in and out, with ``crossNic`` 0 on rail-optimised nodes), so channel ``c`` crosses from
+    server ``k`` to ``k + 1`` on rail ``c`` and visits the other ``G − 1`` GPUs over NVLink.
+    ``steps`` ring steps (2(n−1) all-reduce, n−1 reduce-scatter / all-gather), every rank sending
+    one chunk ``total / (n·G)`` per channel group per step: per NIC ``steps × total / (n·G)``,
+    i.e. 2(n−1)/n · S/G for all-reduce — busbw ≤ G × the NIC's rate, whatever N. NVLink: each
+    GPU forwards ``G − 1`` of the ``G`` channel groups' chunks per step. Latency as NCCL's tuner
+    counts it: ``inter_steps`` network steps (2(N−1) / N−1), the rest NVLink steps."""
+    g = lay.local
+    chunk = math.ceil(total / (lay.n * g))
+    out = [
+        Step(
+            "network",
+            f"{label}: flat ring, rail-aligned channels, inter-server hops",
+            repeat=steps,
+            latencies=inter_steps,
+            pairs=_ring_pairs(lay.hosts.T, chunk),
+        )
+    ]
+    if g > 1:
+        out.append(
+            Step(
+                "nvlink",
+                f"{label}: flat ring, NVLink hops inside each server",
+                repeat=steps,
+                latencies=steps - inter_steps,
+                pairs=_ring_pairs(lay.hosts, (g - 1) * chunk),
+            )
+        )
+    return out
+
+
+def _pat(lay: Layout, total: int, op: str) -> list[Step]:
+    """NCCL's PAT (Parallel Aggregated Trees, NCCL ≥ 2.23; all-gather / reduce-scatter, Simple,
+    one GPU per node): ⌈log2 n⌉ network steps, Bruck-like — step k moves min(2^k, n − 2^k) blocks
+    of ``total / n`` to the rank 2^k away — so each NIC moves the ring's (n−1)/n · S in
+    log2(n) latencies instead of n − 1. Reduce-scatter runs the same steps in reverse."""
+    hosts = lay.hosts.ravel()
+    n = len(hosts)
+    block = math.ceil(total / n)
+    out, d = [], 1
+    while d < n:
+        blocks = min(d, n - d)
+        dst = np.roll(hosts, -d)
+        out.append(
+            Step(
+                "network",
+                f"PAT {op} step (distance {d})",
+                pairs=np.stack([hosts, dst, np.full(n, blocks * block, dtype=np.int64)], axis=1),
+            )
+        )
+        d *= 2
+    return out if op == "all-gather" else out[::-1]
 
 
 def _btree_parent(n: int, r: int) -> int:
@@ -550,9 +634,34 @@ def check_algorithm(op: str, algorithm: str, lay: Layout, sharp: bool = False) -
     """InputError unless ``algorithm`` runs ``op`` on this layout as NCCL allows it: NVLS for
     all-reduce / reduce-scatter / all-gather inside one server of ≥ 2 GPUs (multi-server only
     all-reduce with SHARP = NCCL's NVLS+CollNet), NVLSTree for all-reduce across ≥ 2 servers."""
+    field_ = "workload.algorithm"
+    if algorithm == "tree" and op != "all-reduce":
+        raise InputError(
+            f"NCCL runs the tree for all-reduce only, not {op}",
+            field=field_,
+            value=algorithm,
+            allowed="ring, auto",
+        )
+    if algorithm == "pat":
+        if op not in ("all-gather", "reduce-scatter"):
+            raise InputError(
+                f"NCCL runs PAT for all-gather and reduce-scatter only, not {op}",
+                field=field_,
+                value=algorithm,
+                allowed="ring, tree",
+            )
+        if lay.local != 1:
+            raise InputError(
+                "NCCL runs PAT with one GPU per node only",
+                field=field_,
+                value=algorithm,
+                allowed="ring (or gpus_per_node 1)",
+            )
+        if sharp:
+            raise InputError("PAT does not use SHARP", field=field_, value=algorithm, allowed="ring")
+        return
     if algorithm not in NVLS_ALGORITHMS:
         return
-    field_ = "workload.algorithm"
     if op not in ("all-reduce", "reduce-scatter", "all-gather"):
         raise InputError(
             f"NCCL runs NVLS for all-reduce, reduce-scatter and all-gather only, not {op}",
@@ -667,6 +776,16 @@ def _decompose(op, size, lay: Layout, algorithm: str, sharp: bool, root: int) ->
     if algorithm in NVLS_ALGORITHMS:
         return _decompose_nvls(op, size, lay, algorithm, sharp)
     nsrv, g, n = lay.servers, lay.local, lay.n
+    if algorithm == "pat":
+        return _pat(lay, size, op)
+    if (
+        algorithm == "ring"
+        and nsrv > 1
+        and not sharp
+        and op in ("all-reduce", "reduce-scatter", "all-gather")
+    ):
+        steps_, inter = (2 * (n - 1), 2 * (nsrv - 1)) if op == "all-reduce" else (n - 1, nsrv - 1)
+        return _flat_ring(lay, size, steps_, inter, f"ring {op}")
     shard = math.ceil(size / g)
     steps: list[Step] = []
     if op == "all-reduce":
@@ -683,14 +802,11 @@ def _decompose(op, size, lay: Layout, algorithm: str, sharp: bool, root: int) ->
                 )
             elif algorithm == "tree":
                 steps.append(_rail_tree(lay, shard))
-            else:
-                steps += _rail_ring(lay, math.ceil(shard / nsrv), 2 * (nsrv - 1), "per-rail ring all-reduce")
+            # (the multi-server ring is NCCL's flat ring, returned above)
         steps += _nvl_ring(lay, shard, "nvlink all-gather")
-    elif op == "reduce-scatter":
+    elif op == "reduce-scatter":  # one server (several: the flat ring above)
         steps += _nvl_ring(lay, shard, "nvlink reduce-scatter")
-        steps += _rail_ring(lay, math.ceil(size / n), nsrv - 1, "per-rail ring reduce-scatter")
     elif op == "all-gather":
-        steps += _rail_ring(lay, math.ceil(size / n), nsrv - 1, "per-rail ring all-gather")
         steps += _nvl_ring(lay, shard, "nvlink all-gather")
     elif op == "all-to-all":
         per_pair = math.ceil(size / n)  # each rank sends S/n to every rank (S = count × n × type)
@@ -745,6 +861,18 @@ class _Ctx:
     cache: dict = field(default_factory=dict)
     nvls: NvlsDomain | None = None
     network_timer: NetworkTimer | None = None
+    nic_efficiency: float = NIC_EFFICIENCY
+
+
+def _nic_bound_s(ctx: _Ctx, step: Step, proto_eff: float) -> float:
+    """The NIC cap of one repetition of a network step: the busiest NIC's bytes on the wire
+    (payload ÷ the protocol's efficiency, plus the transport's headers) at line rate × the NIC's
+    achieved efficiency — the same bytes ``aifabric calibrate`` fits η on, and the transport's
+    header overhead stays visible (IB 26 B, RoCEv2 64 B per MTU). No engine may time a step
+    faster than this."""
+    tx, rx = step.host_bytes(len(ctx.topo.hosts), ctx.host_index)
+    busiest = max(float(tx.max()), float(rx.max()))
+    return busiest * _wire_factor(ctx) / proto_eff * 8 / (ctx.nic_bps * ctx.nic_efficiency)
 
 
 def _wire_factor(ctx: _Ctx) -> float:
@@ -855,7 +983,7 @@ def _time_steps(
     lay = ctx.lay
     nvls = algorithm in NVLS_ALGORITHMS
     algo = algorithm if nvls else "collnet-direct" if sharp else algorithm
-    eff = c["eff"][protocol] if not (sharp or nvls) else 1.0
+    eff = _proto_eff(c, algorithm, protocol, sharp)
     lat_algo = algorithm if algorithm in c["base"] else "ring"
     base = c["base"][lat_algo].get(protocol, c["base"][lat_algo]["simple"]) * 1e-6 if nccl_latency else 0.0
     lat = base
@@ -877,14 +1005,22 @@ def _time_steps(
             if lay.servers > 1 and protocol == "ll":
                 alpha *= 1.8  # NCCL: intra-node LL latency ×1.8 when multi-node
             bw_nvl += st.repeat * t
-            lat += st.repeat * st.latency_hops * alpha
+            lat += st.latency_count * alpha
         else:
             t, phys, model = _network_step(ctx, st, eff)
+            # η = 1 is the ideal NIC: the engine's own timing (which puts a flow's first packet
+            # into its latency) stands
+            cap = _nic_bound_s(ctx, st, eff) if ctx.nic_efficiency < 1 else 0.0
+            if cap > t:
+                t, model = cap, f"{model}, NIC-bound (× {ctx.nic_efficiency:g})"
             models.add(model)
             a = c["net"].get(algo, c["net"]["ring"])
             alpha = a.get(protocol, a["simple"]) * 1e-6 if nccl_latency else 0.0
             bw_net += st.repeat * t
-            lat += st.repeat * max(st.latency_hops * alpha, phys)
+            if st.latencies is None:
+                lat += st.repeat * max(st.latency_hops * alpha, phys)
+            else:
+                lat += st.latency_count * max(alpha, phys)
     if nvls_tx is not None:
         if ctx.nvls is None:
             raise InputError("NVLS steps need an NVLS-capable GPU", field="gpu", allowed=", ".join(NVLS_GPUS))
@@ -899,6 +1035,17 @@ def _time_steps(
     }
 
 
+def _proto_eff(c: dict, algorithm: str, protocol: str, sharp: bool) -> float:
+    """NCCL's bandwidth efficiency of the protocol (LL 0.5, LL128 0.92, Simple 1) — × PAT's 0.75
+    model refinement ([S16], defaults ``nccl.model_refinements``); 1 for NVLS and SHARP."""
+    if sharp or algorithm in NVLS_ALGORITHMS:
+        return 1.0
+    eff = c["eff"][protocol]
+    if algorithm == "pat":
+        eff *= float(c.get("pat", 0.75))
+    return eff
+
+
 def candidate_algorithms(
     op: str, lay: Layout, gpu: str = "h100", sharp: bool = False, protocol: str = "auto"
 ) -> tuple[str, ...]:
@@ -909,6 +1056,13 @@ def candidate_algorithms(
     out = ["ring"]
     if op == "all-reduce" and lay.servers > 1 and not sharp:
         out.append("tree")
+    if (
+        op in ("all-gather", "reduce-scatter")
+        and lay.local == 1
+        and lay.n > 1
+        and protocol in ("auto", "simple")
+    ):
+        out.append("pat")
     if gpu in NVLS_GPUS and lay.local >= 2 and protocol in ("auto", "simple"):
         if op in ("reduce-scatter", "all-gather") and lay.servers == 1:
             out.append("nvls")
@@ -942,6 +1096,8 @@ def run_collective(
     nvls_gbytes_per_s: float | None = None,
     network_timer: NetworkTimer | None = None,
     _ctx_cache: dict | None = None,
+    nic_efficiency: float | None = None,
+    sharp_trees_in_use: int = 0,
 ) -> CollectiveResult:
     """Time one collective. ``engine``: "flow" (routed flows, max-min) or "analytic" (α-β).
     ``algorithm``: ring, tree, nvls, nvls-tree, or auto (NCCL-style: the fastest of
@@ -952,8 +1108,26 @@ def run_collective(
     ``network_timer`` (a :data:`NetworkTimer`) times each network step of the timed algorithm
     instead of ``engine`` — called once per network :class:`Step` (a step's ``repeat`` multiplies
     its answer; ``max_flows`` does not apply); ``model`` is then the timer's labels, whatever the
-    engine. ``algorithm="auto"`` still chooses by the α-β model, without the timer."""
+    engine. ``algorithm="auto"`` still chooses by the α-β model, without the timer.
+    ``nic_efficiency`` (default :data:`NIC_EFFICIENCY`, or a calibration's fitted η) caps every
+    network step: no NIC moves more than line rate × it. ``sharp_trees_in_use``: SHARP
+    aggregation trees other jobs already hold on the switches; at :data:`SHARP_TREES_PER_SWITCH`
+    SHARP is not granted and NCCL runs without it (a note says so). :attr:`CollectiveResult.
+    nccl_choice` is what NCCL's tuner picks for this op, layout and size (the timed algorithm
+    when ``algorithm="auto"``)."""
     t0 = time.perf_counter()
+    eta = NIC_EFFICIENCY if nic_efficiency is None else float(nic_efficiency)
+    if not 0 < eta <= 1:
+        raise InputError(
+            "NIC efficiency must be in (0, 1]", field="nic_efficiency", value=eta, allowed="(0, 1]"
+        )
+    sharp_notes = []
+    if sharp and int(sharp_trees_in_use) >= SHARP_TREES_PER_SWITCH:
+        sharp = False
+        sharp_notes.append(
+            f"SHARP not granted: {int(sharp_trees_in_use)} aggregation trees already in use, at most "
+            f"{SHARP_TREES_PER_SWITCH} per switch (hardware-facts §F [S78][S79]); NCCL falls back"
+        )
     if engine not in ENGINES:
         raise InputError("unknown engine", field="engine", value=engine, allowed=", ".join(ENGINES))
     if protocol != "auto" and protocol not in PROTOCOLS:
@@ -1044,16 +1218,17 @@ def run_collective(
         cache=_ctx_cache if _ctx_cache is not None else {},
         nvls=nvls_dom,
         network_timer=network_timer,
+        nic_efficiency=eta,
     )
 
     def protos_of(a: str) -> tuple[str, ...]:
-        if sharp or a in NVLS_ALGORITHMS:
+        if sharp or a in NVLS_ALGORITHMS or a == "pat":
             return ("simple",)
         return PROTOCOLS if protocol == "auto" else (protocol,)
 
     combos = [(a, p) for a in algos for p in protos_of(a)]
+    actx = _Ctx(**{**ctx.__dict__, "engine": "analytic", "cache": {}, "network_timer": None})
     if len(combos) > 1:  # NCCL's tuner: pick by the α-β model, then time with the chosen engine
-        actx = _Ctx(**{**ctx.__dict__, "engine": "analytic", "cache": {}, "network_timer": None})
         est = {
             (a, p): _time_steps(actx, op, step_sets[a], a, p, sharp, pipelined, True)["time"]
             for a, p in combos
@@ -1061,6 +1236,8 @@ def run_collective(
         algo, proto = min(est, key=est.get)
     else:
         algo, proto = combos[0]
+    # what NCCL's tuner runs here (the α-β model over its candidates): the timed one under auto
+    choice = algo if algorithm == "auto" else nccl_choice(op, size_bytes, lay, gpu, sharp, actx, pipelined)
     steps = step_sets[algo]
     r = _time_steps(ctx, op, steps, algo, proto, sharp, pipelined, nccl_latency)
     n = lay.n
@@ -1076,8 +1253,8 @@ def run_collective(
             per_rank += s.repeat * float(tx.max())
             total += s.repeat * s.total_bytes()
     nvls = algo in NVLS_ALGORITHMS
-    eff = ctx.consts["eff"][proto] if not (sharp or nvls) else 1.0
-    notes = []
+    eff = _proto_eff(ctx.consts, algo, proto, sharp)
+    notes = list(sharp_notes)
     if "link-load" in r["model"]:
         notes.append(
             "a step above max_flows was timed by the even-split link-load bound (no ECMP collision tail)"
@@ -1086,7 +1263,15 @@ def run_collective(
         notes.append(f"algorithm auto: {algo} is the fastest by the α-β model of {', '.join(algos)}")
     if nvls:
         notes.append(f"NVLS rate {nvls_dom.gbytes_per_s:.1f} GB/s per GPU per direction: {nvls_dom.source}")
-    label = ("nvls+sharp" if sharp and lay.servers > 1 else algo) if nvls else "sharp" if sharp else algo
+    if sharp and lay.servers > 1:
+        notes.append(
+            "SHARP via NCCL's "
+            + ("NVLS+CollNet" if nvls else "CollNet Direct (NVLink reduce-scatter to G heads, one per NIC)")
+            + f"; SHARPv3 allows {SHARP_TREES_PER_SWITCH} aggregation trees per switch"
+        )
+    if any("NIC-bound" in m for m in r["model"].split(", ")) or "NIC-bound" in r["model"]:
+        notes.append(f"network steps capped at line rate × NIC efficiency {eta:g}")
+    label = _label(algo, sharp, lay, op)
     return CollectiveResult(
         op=op,
         size_bytes=int(size_bytes),
@@ -1111,7 +1296,37 @@ def run_collective(
         steps=sum(s.repeat for s in steps),
         wall_s=time.perf_counter() - t0,
         notes=notes,
+        nccl_choice=_label(choice, sharp, lay, op),
+        nic_efficiency=eta,
     )
+
+
+def _label(algo: str, sharp: bool, lay: Layout, op: str = "") -> str:
+    """The name a result carries: NCCL's all-to-all is grouped send/recv to every peer with PXN
+    (``pxn``), not a ring."""
+    if op == "all-to-all":
+        return "pxn"
+    if algo in NVLS_ALGORITHMS:
+        return "nvls+sharp" if sharp and lay.servers > 1 else algo
+    return "sharp" if sharp else algo
+
+
+def nccl_choice(
+    op: str, size_bytes: int, lay: Layout, gpu: str, sharp: bool, actx: _Ctx, pipelined: bool = True
+) -> str:
+    """NCCL's tuner choice for ``op`` of ``size_bytes`` on ``lay``: the fastest (algorithm,
+    protocol) of :func:`candidate_algorithms` by the α-β model with NCCL's constants."""
+    best, best_t = "ring", math.inf
+    for a in candidate_algorithms(op, lay, gpu, sharp):
+        if a in NVLS_ALGORITHMS and actx.nvls is None:
+            actx = _Ctx(**{**actx.__dict__, "nvls": NvlsDomain.for_gpu(gpu)})
+        st = _decompose(op, int(size_bytes), lay, a, sharp, 0)
+        protos = ("simple",) if sharp or a in NVLS_ALGORITHMS or a == "pat" else PROTOCOLS
+        for p in protos:
+            t = _time_steps(actx, op, st, a, p, sharp, pipelined, True)["time"]
+            if t < best_t:
+                best, best_t = a, t
+    return best
 
 
 # ---- nccl-tests style sweep ------------------------------------------------------------------
@@ -1175,6 +1390,7 @@ def nccl_sweep(op: str, sizes, topology: Topology, dtype_bytes: int = 4, **kw) -
                 "protocol": r.protocol,
                 "model": r.model,
                 "algorithm": r.algorithm,
+                "nccl_choice": r.nccl_choice,
             }
         )
     df = pd.DataFrame(rows)
@@ -1184,6 +1400,7 @@ def nccl_sweep(op: str, sizes, topology: Topology, dtype_bytes: int = 4, **kw) -
             "ranks": r.ranks if rows else 0,
             "engine": kw.get("engine", "flow"),
             "algorithm": algorithm,
+            "nic_efficiency": r.nic_efficiency if rows else NIC_EFFICIENCY,
         }
     )
     return df
@@ -1272,6 +1489,7 @@ def collective_flow_schedule(
         nccl_latency=False,
         steps=steps,
         technology=technology,
+        nic_efficiency=1.0,  # what a packet engine would see: physical latency and line-rate NICs
     )
     frames = []
     t_us = 0.0
