@@ -584,6 +584,8 @@ class AdvisorSpec(_Model):
     # ecmp (NCCL's RoCE default), adaptive-packet / spectrum-x (per-packet AR with a reordering
     # NIC; spectrum-x also sets the RoCE congestion control baseline), or the old spelling adaptive
     roce_routing: Literal["ecmp", "adaptive", "adaptive-packet", "flowlet", "spectrum-x"] = "ecmp"
+    # adaptive-packet: AR as deployed on AI clusters (UFM/SuperPOD); static: a plain OpenSM's LFT
+    ib_routing: Literal["adaptive-packet", "static"] = "adaptive-packet"
     network_budget_usd: Annotated[float, Field(gt=0)] | None = None  # ceiling on network capex (a constraint)
 
 

@@ -23,9 +23,33 @@ SWITCH_HOP_NS = {"infiniband": 130.0, "roce": 600.0}
 # NIC transmit + receive (defaults.yaml latency.nic_tx + nic_rx: estimate, midpoints of 0.3–0.8 µs).
 NIC_PATH_NS = 550.0 + 550.0
 FIBRE_NS_PER_M = 5.05  # propagation in fibre (refractive index ~1.5)
-# Routing each technology uses unless the option says otherwise: adaptive on InfiniBand (NCCL
-# enables AR on IB by default, S15), ECMP hashing of the RoCEv2 UDP source port on RoCE (S15).
-ROUTING = {"infiniband": "adaptive", "roce": "ecmp"}
+# Routing mode (aifabric.scenario.ROUTING_MODES) each technology uses unless the option says
+# otherwise (README "Routing modes"):
+# * InfiniBand: adaptive-packet — AR as deployed on AI clusters: UFM / SuperPOD enable it on the
+#   switches (OpenSM routing_engine ar_updn, audit/ib.py) and NCCL turns AR on by default when the
+#   link layer is IB, for messages above NCCL_IB_AR_THRESHOLD = 8192 B (hardware-facts §D, S15);
+#   the HCA places out-of-order packets. A plain OpenSM without AR routes static min-hop (its
+#   default routing_engine minhop): compare --ib-routing static.
+# * RoCE: ecmp — switches hash the 5-tuple, whose RoCEv2 UDP source port differs per QP; NCCL leaves
+#   AR off on RoCE (S15). roce_routing adaptive-packet / spectrum-x: Spectrum-X class switches with
+#   per-packet AR and a SuperNIC that reorders (hardware-facts A.3, S35/S36).
+ROUTING = {"infiniband": "adaptive-packet", "roce": "ecmp"}
+IB_ROUTINGS = ("adaptive-packet", "static")
+
+
+def is_adaptive(routing: str) -> bool:
+    """Whether ``routing`` chooses ports by queue state (flowlet, adaptive-packet, old adaptive)."""
+    return routing in ("adaptive", "flowlet", "adaptive-packet")
+
+
+# compare's roce_routing words → (mode, preset); ``adaptive`` is the old spelling (per packet)
+ROCE_ROUTINGS = {
+    "ecmp": ("ecmp", ""),
+    "flowlet": ("flowlet", ""),
+    "adaptive-packet": ("adaptive-packet", ""),
+    "adaptive": ("adaptive-packet", ""),
+    "spectrum-x": ("adaptive-packet", "spectrum-x"),
+}
 
 
 @dataclass(frozen=True)
@@ -35,7 +59,8 @@ class DesignOption:
     key: str
     technology: str  # infiniband | roce
     nic_rate_gbps: float
-    routing: str  # adaptive | ecmp
+    routing: str  # a routing mode: adaptive-packet | static | ecmp | flowlet
+    preset: str = ""  # spectrum-x: per-packet AR + its telemetry congestion control (HPCC here)
 
 
 @dataclass(frozen=True)
@@ -68,6 +93,7 @@ class FabricDesign:
     path_latency_us: float  # switch hops + propagation on the longest path
     small_message_latency_us: float | None  # + NIC transmit/receive; None without a network
     plan: FabricPlan = field(repr=False, compare=False)
+    preset: str = ""  # spectrum-x (see DesignOption)
 
     @property
     def label(self) -> str:
@@ -92,7 +118,7 @@ class FabricDesign:
             "propagation_ns": self.propagation_ns,
             "path_latency_us": self.path_latency_us,
             "small_message_latency_us": self.small_message_latency_us,
-        }
+        } | ({"preset": self.preset} if self.preset else {})
 
 
 @dataclass(frozen=True)
@@ -165,13 +191,27 @@ def roce_key(nic_rate_gbps: float) -> str:
     return "roce-800g" if nic_rate_gbps >= 800 else "roce-400g"
 
 
-def default_options(gpu, roce_routing: str | None = None) -> tuple[DesignOption, ...]:
-    """InfiniBand and RoCE at the NIC rate rule 7 picks; RoCE routes with ``roce_routing``
-    (ECMP, NCCL's RoCE default, unless told ``adaptive`` — Spectrum-X class switches)."""
+def default_options(
+    gpu, roce_routing: str | None = None, ib_routing: str | None = None
+) -> tuple[DesignOption, ...]:
+    """InfiniBand and RoCE at the NIC rate rule 7 picks, routed by :data:`ROUTING` unless
+    ``roce_routing`` (:data:`ROCE_ROUTINGS`) or ``ib_routing`` (:data:`IB_ROUTINGS`) says otherwise."""
     rate, _, _ = nic_rate_for(gpu)
+    roce, preset = ROCE_ROUTINGS.get(roce_routing or "", (ROUTING["roce"], ""))
+    if roce_routing and roce_routing not in ROCE_ROUTINGS:
+        raise InputError(
+            "not an allowed value",
+            field="--roce-routing",
+            value=roce_routing,
+            allowed=", ".join(ROCE_ROUTINGS),
+        )
+    if ib_routing and ib_routing not in IB_ROUTINGS:
+        raise InputError(
+            "not an allowed value", field="--ib-routing", value=ib_routing, allowed=", ".join(IB_ROUTINGS)
+        )
     return (
-        DesignOption("infiniband", "infiniband", rate, ROUTING["infiniband"]),
-        DesignOption(roce_key(rate), "roce", rate, roce_routing or ROUTING["roce"]),
+        DesignOption("infiniband", "infiniband", rate, ib_routing or ROUTING["infiniband"]),
+        DesignOption(roce_key(rate), "roce", rate, roce, preset),
     )
 
 
@@ -207,6 +247,7 @@ def _fabric(option: DesignOption, gpus: int, gpn: int, gpu_id: str, catalog) -> 
         path_latency_us=path_us,
         small_message_latency_us=small_lat,
         plan=p,
+        preset=option.preset,
     )
 
 
@@ -226,12 +267,15 @@ def design(inp: DesignInput, progress=None) -> DesignEvidence:
 
 
 __all__ = [
+    "IB_ROUTINGS",
+    "ROCE_ROUTINGS",
     "ROUTING",
     "DesignEvidence",
     "DesignInput",
     "DesignOption",
     "FabricDesign",
     "default_options",
+    "is_adaptive",
     "design",
     "nic_rate_for",
     "roce_key",

@@ -98,7 +98,7 @@ def run(inputs: CompareInputs, progress=None) -> Comparison:
     t0 = time.perf_counter()
     adv, cat = inputs.advisor, inputs.catalog
     gpu = cat.get("gpu", adv.gpu)
-    options = default_options(gpu, getattr(adv, "roce_routing", None))
+    options = default_options(gpu, getattr(adv, "roce_routing", None), getattr(adv, "ib_routing", None))
     des = design(DesignInput(adv.gpus, adv.gpu, options, cat), progress)
     wl = workload(
         workload_input(

@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from aifabric.scenario import RiskSpec
+from aifabric.stages.design import is_adaptive
 from aifabric.stages.performance import iteration_slowdown
 from aifabric.stages.testbed import (
     CONGESTION_SHARE,
@@ -361,7 +362,7 @@ def interruptions(fd, spec: RiskSpec) -> tuple[float, float, float, dict]:
     nics, host_links = _components(plan, "nics"), _components(plan, "host-links")
     fabric_links = _components(plan, "fabric-links")
     routing = (
-        "adaptive" if fd.routing == "adaptive" else ("static" if fd.technology == "infiniband" else "ecmp")
+        "adaptive" if is_adaptive(fd.routing) else ("static" if fd.technology == "infiniband" else "ecmp")
     )
     conv = RECONVERGE_S[(fd.technology, routing)]
     fails = [c > NCCL_RETRY_BUDGET_S for c in conv]  # mid, low, high
@@ -511,7 +512,7 @@ def assess(
                 jitter = _jitter(rm, workload, fp, net)
         if (
             fd.technology == "roce"
-            and fd.routing == "adaptive"
+            and is_adaptive(fd.routing)
             and fp.iteration is not None
             and design.has_network
         ):
