@@ -274,17 +274,18 @@ def measure_pattern(
     entropy: int = 1,
 ) -> tuple[float, np.ndarray]:
     """Flow-level run of one pattern (cached by its inputs); returns (efficiency, fct_us array)."""
-    return routed_efficiency(
+    eff, fct, _ = routed_efficiency(
         rail_topology(*topo_key), pattern.flows(), technology, seed, switch_latency_ps, routing, entropy
     )
+    return eff, fct
 
 
 def routed_efficiency(
     topo, flows, technology: str, seed: int, switch_latency_ps: float, routing: str, entropy: int = 1
-) -> tuple[float, np.ndarray]:
+) -> tuple[float, np.ndarray, np.ndarray]:
     """The measure stage's figure for one set of connections on ``topo`` under a routing mode:
     (alone-on-the-fabric FCT of the slowest connection / slowest connection's FCT, capped at 1;
-    each connection's FCT). Under a hashed mode (:data:`HASHED_MODES`) with ``entropy`` > 1 each
+    each connection's FCT; each connection's alone-on-the-fabric FCT), times in µs. Under a hashed mode (:data:`HASHED_MODES`) with ``entropy`` > 1 each
     connection is ``entropy`` QPs of equal share hashed independently; it ends with its last QP."""
     from aifabric.flow import simulate_flows
 
@@ -311,9 +312,9 @@ def routed_efficiency(
         fct = np.zeros(n)
         np.maximum.at(fct, np.repeat(np.arange(n), entropy), qps["fct_us"].to_numpy())
         eff = float(df["ideal_fct_us"].max() / fct.max())
-        return min(1.0, eff), fct
+        return min(1.0, eff), fct, df["ideal_fct_us"].to_numpy()
     eff = float(df["ideal_fct_us"].max() / df["fct_us"].max())
-    return min(1.0, eff), df["fct_us"].to_numpy()
+    return min(1.0, eff), df["fct_us"].to_numpy(), df["ideal_fct_us"].to_numpy()
 
 
 def pattern_efficiencies(fd, workload, gpus_per_node: int, seed: int, routing: str) -> tuple:
