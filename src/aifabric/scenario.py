@@ -385,9 +385,17 @@ class PfcWatchdogSpec(_Model):
     detection: PosTime = 200 * 10**9
 
 
+# fabric.preset → the keys it sets unless the file sets them. spectrum-x: Spectrum-4 switches with
+# per-packet adaptive routing and a BlueField-3 SuperNIC that places out-of-order packets
+# (hardware-facts A.3, S35/S36), and its telemetry-based congestion control — unpublished, so HPCC
+# (the public in-band-telemetry CC) stands for it.
+FABRIC_PRESETS = {"spectrum-x": {"routing": "adaptive-packet", "congestion_control": "hpcc"}}
+
+
 class FabricSpec(_Model):
     """``fabric:`` — technology and its lossless / congestion / routing settings."""
 
+    preset: Literal["spectrum-x"] | None = None  # FABRIC_PRESETS: RoCE only
     technology: Literal["roce", "infiniband"] = "roce"
     mtu: Mtu | None = None
     header: Size | None = None
@@ -414,8 +422,19 @@ class FabricSpec(_Model):
     receiver_stalls: tuple[PauseStormSpec, ...] = ()
     pfc_watchdog: PfcWatchdogSpec | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _preset(cls, data):
+        if isinstance(data, dict) and data.get("preset") in FABRIC_PRESETS:
+            data = {**FABRIC_PRESETS[data["preset"]], **data}
+        return data
+
     @model_validator(mode="after")
     def _technology(self):
+        if self.preset is not None and self.technology != "roce":
+            raise _at(
+                "preset", f"preset {self.preset} is a RoCE (Ethernet) preset; allowed for infiniband: none"
+            )
         if self.congestion_control == "ib-cc":
             if self.technology != "infiniband":
                 raise ValueError(

@@ -22,10 +22,9 @@ CHOICES = {
 }
 
 
-def _with_ib_cc(risk, ib_cc: str | None, adv=None):
+def _with_ib_cc(risk, ib_cc: str | None):
     """``--ib-cc on|off`` → ``risk.ib_congestion_control`` (ib-cc | none), the InfiniBand twin of
-    ``risk.roce_baseline``; ``roce_routing: spectrum-x`` makes HPCC (the public telemetry-based
-    CC, standing for Spectrum-X's own) the RoCE baseline unless ``risk.roce_baseline`` is set."""
+    ``risk.roce_baseline`` (the risk testbed's congestion control)."""
     from aifabric.scenario import RiskSpec
 
     if ib_cc is not None and ib_cc not in ("on", "off"):
@@ -35,9 +34,6 @@ def _with_ib_cc(risk, ib_cc: str | None, adv=None):
         spec = (spec or RiskSpec()).model_copy(
             update={"ib_congestion_control": "ib-cc" if ib_cc == "on" else "none"}
         )
-    spectrum_x = adv is not None and getattr(adv, "roce_routing", "") == "spectrum-x"
-    if spectrum_x and (spec is None or spec.roce_baseline is None):
-        spec = (spec or RiskSpec()).model_copy(update={"roce_baseline": "hpcc"})
     return spec
 
 
@@ -218,7 +214,7 @@ def register(app: typer.Typer) -> None:
                     allowed="--compute-efficiency FRACTION (a measured sustained GEMM efficiency)",
                 )
             check_compute_efficiency(compute_efficiency)
-            risk = _with_ib_cc(risk, ib_cc, adv)
+            risk = _with_ib_cc(risk, ib_cc)
             if report is not None and not report.parent.exists():
                 raise InputError("folder does not exist", field="--report", value=str(report))
             cat = load_catalog(catalog_file)

@@ -98,6 +98,8 @@ def _fabric_row(c: Comparison, fd) -> dict:
         "risk_testbed": fr.testbed.to_dict() if fr.testbed is not None else None,
         "small_message_latency_us": fd.small_message_latency_us,
         "routing": net.routing,
+        "ecmp_entropy": net.ecmp_entropy,
+        **({"preset": fd.preset} if getattr(fd, "preset", "") else {}),
         "ring_step_efficiency": net.ring_step_efficiency,
         "permutation_efficiency": net.permutation_efficiency,
         "switch_hop_ns": fd.switch_hop_ns,

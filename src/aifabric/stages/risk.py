@@ -427,6 +427,8 @@ def testbed_of(fd, spec: RiskSpec | None = None) -> Testbed:
     spec = spec or RiskSpec()
     plan = fd.plan.to_dict()
     base = spec.roce_baseline if fd.technology == "roce" else spec.ib_congestion_control
+    if base is None and getattr(fd, "preset", "") == "spectrum-x":
+        base = "hpcc"  # the preset's telemetry CC (aifabric.scenario.FABRIC_PRESETS)
     return testbed_for(
         fd.nic_rate_gbps,
         fd.switch_buffer_bytes,
