@@ -35,11 +35,11 @@ def assumptions(c: Comparison) -> list[str]:
             "hashes with ECMP (NCCL default on RoCE, S15; 2 QPs per connection hashed: NCCL's 2 channels "
             "per network peer × 1 QP per connection)"
             if roce is None or roce.routing == "ecmp"
-            else f"routes {roce.routing}"
-            + (
-                " (Spectrum-X class switches; NCCL leaves AR off on RoCE by default, S15)"
+            else (
+                "routes adaptively (Spectrum-X class switches, adaptive-packet: per-packet AR with a NIC that "
+                "reorders; NCCL leaves AR off on RoCE by default, S15)"
                 if roce.routing == "adaptive-packet"
-                else ""
+                else f"routes {roce.routing}"
             )
         ),
         "switch hop latency from the catalog (low confidence: no primary figure for QM9700 or SN5600)",
