@@ -406,7 +406,8 @@ class FabricSpec(_Model):
     congestion_control: Literal["none", "dcqcn", "hpcc", "ib-cc"] = "none"
     dcqcn: DcqcnSpec = DcqcnSpec()
     hpcc: HpccSpec = HpccSpec()
-    # ecmp | flowlet | adaptive-packet | spray | static, or the old spelling adaptive (+ adaptive.granularity)
+    # ecmp | flowlet | adaptive-packet | spray | static, or the old spelling adaptive (+ adaptive.granularity);
+    # default ecmp on RoCE, adaptive-packet on InfiniBand (set by _preset when the file gives none)
     routing: Literal["ecmp", "flowlet", "adaptive-packet", "spray", "static", "adaptive"] = "ecmp"
     # per-switch: every switch salts its ECMP hash with its own seed; same-seed: one seed on every
     # switch (ECMP polarisation: the tier above repeats the choice of the tier below)
@@ -427,6 +428,10 @@ class FabricSpec(_Model):
     def _preset(cls, data):
         if isinstance(data, dict) and data.get("preset") in FABRIC_PRESETS:
             data = {**FABRIC_PRESETS[data["preset"]], **data}
+        # interface.md: routing defaults to adaptive-packet on InfiniBand (AR as deployed on AI
+        # clusters, README "Routing modes"), ecmp on RoCE
+        if isinstance(data, dict) and data.get("technology") == "infiniband" and "routing" not in data:
+            data = {**data, "routing": "adaptive-packet"}
         return data
 
     @model_validator(mode="after")
