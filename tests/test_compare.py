@@ -168,11 +168,11 @@ def test_collective_command_bad_input(args, needle):
 
 
 def test_roce_adaptive_routing_option():
-    """--roce-routing adaptive (Spectrum-X class) routes RoCE adaptively; the rail permutation's
-    tail shrinks against ECMP on the same fabric."""
+    """--roce-routing adaptive (the old spelling of adaptive-packet, Spectrum-X class) routes RoCE
+    adaptively per packet; the rail permutation's tail shrinks against ECMP on the same fabric."""
     ecmp = compare(AdvisorSpec(gpus=1024), load_catalog())  # 2 scalable units: traffic crosses spines
     ar = compare(AdvisorSpec(gpus=1024, roce_routing="adaptive"), load_catalog())
-    assert ecmp["fabrics"][1]["routing"] == "ecmp" and ar["fabrics"][1]["routing"] == "adaptive"
+    assert ecmp["fabrics"][1]["routing"] == "ecmp" and ar["fabrics"][1]["routing"] == "adaptive-packet"
     assert ar["fabrics"][1]["permutation_fct_p99_us"] < ecmp["fabrics"][1]["permutation_fct_p99_us"]
     assert any("routes adaptively (Spectrum-X" in a for a in ar["assumptions"])
 

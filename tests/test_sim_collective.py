@@ -165,7 +165,9 @@ def test_infiniband_credits_and_roce_dcqcn_run(fabric):
     assert s["completed_flows"] == s["flows"] == 56 and s["drops"] == 0 and not s["deadlock"]
     assert res.collective["time_s"] > 0
     if fabric is IB:
-        assert e["ib_vl_buffer_bytes"] > 0 and s["pause_frames"] == 0 and e["routing"] == "static"
+        assert (
+            e["ib_vl_buffer_bytes"] > 0 and s["pause_frames"] == 0 and e["routing"] == "adaptive-packet"
+        )  # IB default (interface.md)
     else:
         assert s["ecn_marks"] > 0 and e["cnps"] > 0
 

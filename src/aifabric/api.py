@@ -352,7 +352,9 @@ def train_result(
     t0 = time.perf_counter()
     gpu = catalog.get("gpu", adv.gpu)
     options = tuple(
-        o for o in default_options(gpu, adv.roce_routing) if o.technology in TECHNOLOGIES_OF[fabric]
+        o
+        for o in default_options(gpu, adv.roce_routing, adv.ib_routing)
+        if o.technology in TECHNOLOGIES_OF[fabric]
     )
     des = design(DesignInput(adv.gpus, adv.gpu, options, catalog), progress)
     wl = workload(

@@ -264,8 +264,39 @@ class HpccSpec(_Model):
 
 
 class AdaptiveSpec(_Model):
+    """``fabric.adaptive:`` — ``granularity`` is read only with the old spelling ``routing: adaptive``
+    (``packet`` → ``adaptive-packet``, ``flowlet`` → ``flowlet``); ``flowlet_gap`` is the idle gap
+    after which a ``flowlet`` flow may change port (10 µs: no public default; the order of the
+    htsim ``-ar_sticky_delta`` / CONGA flowlet timeouts, peer-baselines.md)."""
+
     granularity: Literal["packet", "flowlet"] = "flowlet"
     flowlet_gap: PosTime = 10 * 10**6
+
+
+# ---- routing / load-balancing modes (issue 12): one vocabulary for the packet engine, the flow
+# model and compare. README "Routing modes" gives each mode's source and validation figure.
+ROUTING_MODES = ("ecmp", "flowlet", "adaptive-packet", "spray", "static")
+# the old spelling: ``adaptive`` + ``adaptive.granularity`` (default flowlet)
+LEGACY_ROUTING = ("adaptive",)
+ADAPTIVE_MODES = ("flowlet", "adaptive-packet")  # switch-side choice by queue occupancy
+
+
+def routing_mode(routing: str, granularity: str = "flowlet") -> str:
+    """The canonical mode name of a ``routing`` value (old spelling ``adaptive`` + ``granularity``
+    mapped onto ``adaptive-packet`` / ``flowlet``); unknown names raise
+    :class:`~aifabric.errors.InputError`."""
+    from aifabric.errors import InputError
+
+    if routing in ROUTING_MODES:
+        return routing
+    if routing == "adaptive":
+        return "adaptive-packet" if granularity == "packet" else "flowlet"
+    raise InputError(
+        "unknown routing",
+        field="fabric.routing",
+        value=routing,
+        allowed=", ".join(ROUTING_MODES) + " (or the old spelling adaptive + adaptive.granularity)",
+    )
 
 
 class IbSpec(_Model):
@@ -354,9 +385,17 @@ class PfcWatchdogSpec(_Model):
     detection: PosTime = 200 * 10**9
 
 
+# fabric.preset → the keys it sets unless the file sets them. spectrum-x: Spectrum-4 switches with
+# per-packet adaptive routing and a BlueField-3 SuperNIC that places out-of-order packets
+# (hardware-facts A.3, S35/S36), and its telemetry-based congestion control — unpublished, so HPCC
+# (the public in-band-telemetry CC) stands for it.
+FABRIC_PRESETS = {"spectrum-x": {"routing": "adaptive-packet", "congestion_control": "hpcc"}}
+
+
 class FabricSpec(_Model):
     """``fabric:`` — technology and its lossless / congestion / routing settings."""
 
+    preset: Literal["spectrum-x"] | None = None  # FABRIC_PRESETS: RoCE only
     technology: Literal["roce", "infiniband"] = "roce"
     mtu: Mtu | None = None
     header: Size | None = None
@@ -367,7 +406,9 @@ class FabricSpec(_Model):
     congestion_control: Literal["none", "dcqcn", "hpcc", "ib-cc"] = "none"
     dcqcn: DcqcnSpec = DcqcnSpec()
     hpcc: HpccSpec = HpccSpec()
-    routing: Literal["ecmp", "adaptive", "static"] = "ecmp"
+    # ecmp | flowlet | adaptive-packet | spray | static, or the old spelling adaptive (+ adaptive.granularity);
+    # default ecmp on RoCE, adaptive-packet on InfiniBand (set by _preset when the file gives none)
+    routing: Literal["ecmp", "flowlet", "adaptive-packet", "spray", "static", "adaptive"] = "ecmp"
     # per-switch: every switch salts its ECMP hash with its own seed; same-seed: one seed on every
     # switch (ECMP polarisation: the tier above repeats the choice of the tier below)
     ecmp_hash: Literal["per-switch", "same-seed"] = "per-switch"
@@ -382,8 +423,23 @@ class FabricSpec(_Model):
     receiver_stalls: tuple[PauseStormSpec, ...] = ()
     pfc_watchdog: PfcWatchdogSpec | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _preset(cls, data):
+        if isinstance(data, dict) and data.get("preset") in FABRIC_PRESETS:
+            data = {**FABRIC_PRESETS[data["preset"]], **data}
+        # interface.md: routing defaults to adaptive-packet on InfiniBand (AR as deployed on AI
+        # clusters, README "Routing modes"), ecmp on RoCE
+        if isinstance(data, dict) and data.get("technology") == "infiniband" and "routing" not in data:
+            data = {**data, "routing": "adaptive-packet"}
+        return data
+
     @model_validator(mode="after")
     def _technology(self):
+        if self.preset is not None and self.technology != "roce":
+            raise _at(
+                "preset", f"preset {self.preset} is a RoCE (Ethernet) preset; allowed for infiniband: none"
+            )
         if self.congestion_control == "ib-cc":
             if self.technology != "infiniband":
                 raise ValueError(
@@ -434,7 +490,23 @@ class FabricSpec(_Model):
                     )
         if self.congestion_control == "dcqcn" and not self.ecn.enabled:
             raise ValueError("congestion_control dcqcn needs ecn.enabled: true (DCQCN reacts to ECN marks)")
+        if (
+            self.routing in ADAPTIVE_MODES
+            and "granularity" in self.adaptive.model_fields_set
+            and self.adaptive.granularity
+            != {"adaptive-packet": "packet", "flowlet": "flowlet"}.get(self.routing)
+        ):
+            raise _at(
+                "adaptive.granularity",
+                f"granularity applies to the old spelling routing: adaptive only; routing {self.routing} "
+                f"names its own granularity (allowed: remove it, or routing: adaptive)",
+            )
         return self
+
+    @property
+    def routing_mode(self) -> str:
+        """The canonical routing mode (:data:`ROUTING_MODES`): ``adaptive`` mapped by granularity."""
+        return routing_mode(self.routing, self.adaptive.granularity)
 
     @property
     def mtu_bytes(self) -> int:
@@ -533,7 +605,11 @@ class AdvisorSpec(_Model):
     team_expertise: Literal["none", "some", "expert"] = "some"
     budget: Literal["low", "medium", "high"] = "medium"
     growth: Literal["none", "2x", "10x"] = "none"
-    roce_routing: Literal["ecmp", "adaptive"] = "ecmp"  # adaptive = Spectrum-X class switches
+    # ecmp (NCCL's RoCE default), adaptive-packet / spectrum-x (per-packet AR with a reordering
+    # NIC; spectrum-x also sets the RoCE congestion control baseline), or the old spelling adaptive
+    roce_routing: Literal["ecmp", "adaptive", "adaptive-packet", "flowlet", "spectrum-x"] = "ecmp"
+    # adaptive-packet: AR as deployed on AI clusters (UFM/SuperPOD); static: a plain OpenSM's LFT
+    ib_routing: Literal["adaptive-packet", "static"] = "adaptive-packet"
     network_budget_usd: Annotated[float, Field(gt=0)] | None = None  # ceiling on network capex (a constraint)
     # tail-latency constraint (trading / high jitter sensitivity): a design's p99 collective step time
     # on the packet engine may be at most this fraction above the best design's (None: 0.25, an assumption)

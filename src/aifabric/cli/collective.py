@@ -35,7 +35,10 @@ def register(app: typer.Typer) -> None:
         ),
         engine: str = typer.Option("flow", "--engine", help="flow (routed flows, max-min) | analytic (α-β)."),
         routing: str | None = typer.Option(
-            None, "--routing", help="ecmp | adaptive | static (default: adaptive on IB, ecmp on RoCE)."
+            None,
+            "--routing",
+            help="ecmp | flowlet | adaptive-packet | static | adaptive (old spelling of flowlet in the flow "
+            "model) (default: adaptive-packet on IB, ecmp on RoCE).",
         ),
         sharp: bool = typer.Option(False, "--sharp", help="SHARP in-network all-reduce (InfiniBand only)."),
         min_bytes: str = typer.Option("8B", "--min-bytes", help="Smallest size (nccl-tests -b)."),
@@ -78,9 +81,18 @@ def register(app: typer.Typer) -> None:
                 raise InputError(
                     "unknown algorithm", field="--algorithm", value=algorithm, allowed=", ".join(ALGORITHMS)
                 )
-            if routing is not None and routing not in ("ecmp", "adaptive", "static"):
+            allowed_routing = ("ecmp", "flowlet", "adaptive-packet", "static", "adaptive")
+            if routing is not None and routing not in allowed_routing:
                 raise InputError(
-                    "unknown routing", field="--routing", value=routing, allowed="ecmp, adaptive, static"
+                    "unknown routing"
+                    + (
+                        " (spray needs the packet engine: go-back-N on out-of-order arrival)"
+                        if routing == "spray"
+                        else ""
+                    ),
+                    field="--routing",
+                    value=routing,
+                    allowed=", ".join(allowed_routing),
                 )
             try:
                 lo, hi = parse_size(min_bytes), parse_size(max_bytes)

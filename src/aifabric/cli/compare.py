@@ -17,8 +17,24 @@ CHOICES = {
     "team_expertise": ("none", "some", "expert"),
     "budget": ("low", "medium", "high"),
     "growth": ("none", "2x", "10x"),
-    "roce_routing": ("ecmp", "adaptive"),
+    "roce_routing": ("ecmp", "adaptive-packet", "spectrum-x", "flowlet", "adaptive"),
+    "ib_routing": ("adaptive-packet", "static"),
 }
+
+
+def _with_ib_cc(risk, ib_cc: str | None):
+    """``--ib-cc on|off`` → ``risk.ib_congestion_control`` (ib-cc | none), the InfiniBand twin of
+    ``risk.roce_baseline`` (the risk testbed's congestion control)."""
+    from aifabric.scenario import RiskSpec
+
+    if ib_cc is not None and ib_cc not in ("on", "off"):
+        raise InputError("not an allowed value", field="--ib-cc", value=ib_cc, allowed="on, off")
+    spec = risk
+    if ib_cc is not None:
+        spec = (spec or RiskSpec()).model_copy(
+            update={"ib_congestion_control": "ib-cc" if ib_cc == "on" else "none"}
+        )
+    return spec
 
 
 class Asked(NamedTuple):
@@ -231,7 +247,18 @@ def register(app: typer.Typer) -> None:
         budget: str | None = typer.Option(None, "--budget", help="low | medium | high."),
         growth: str | None = typer.Option(None, "--growth", help="none | 2x | 10x expected cluster growth."),
         roce_routing: str | None = typer.Option(
-            None, "--roce-routing", help="ecmp (NCCL's RoCE default) | adaptive (Spectrum-X class)."
+            None,
+            "--roce-routing",
+            help="ecmp (NCCL's RoCE default) | adaptive-packet (per-packet AR, reordering NIC) | "
+            "spectrum-x (adaptive-packet + telemetry CC) | flowlet | adaptive (old spelling of adaptive-packet).",
+        ),
+        ib_routing: str | None = typer.Option(
+            None,
+            "--ib-routing",
+            help="adaptive-packet (AR as deployed on AI clusters; default) | static (a plain OpenSM's LFT).",
+        ),
+        ib_cc: str | None = typer.Option(
+            None, "--ib-cc", help="on | off: InfiniBand congestion control in the risk testbed (default off)."
         ),
         network_budget: str | None = typer.Option(
             None,
@@ -350,6 +377,7 @@ def register(app: typer.Typer) -> None:
                     "budget": budget,
                     "growth": growth,
                     "roce_routing": roce_routing,
+                    "ib_routing": ib_routing,
                     "network_budget_usd": _budget(network_budget),
                     "p99_budget": _p99_budget(p99_budget),
                     **buyer_options(
@@ -378,6 +406,7 @@ def register(app: typer.Typer) -> None:
                     allowed="--compute-efficiency FRACTION (a measured sustained GEMM efficiency)",
                 )
             check_compute_efficiency(compute_efficiency)
+            risk = _with_ib_cc(risk, ib_cc)
             if report is not None and not report.parent.exists():
                 raise InputError("folder does not exist", field="--report", value=str(report))
             cat = load_catalog(catalog_file)

@@ -54,6 +54,8 @@ def build_testbed(
     allowed_routing = ("ecmp", "adaptive") if technology == "roce" else ("static", "adaptive")
     if routing == "ecmp" and technology == "infiniband":
         routing = "static"
+    if routing == "adaptive-packet":  # the routing mode's name; the testbed's adaptive is per packet
+        routing = "adaptive"
     if routing not in allowed_routing:
         raise InputError(
             "not an allowed value", field="--routing", value=routing, allowed=", ".join(allowed_routing)
@@ -103,7 +105,7 @@ def register(app: typer.Typer) -> None:
     def risk_cmd(
         rate: str = typer.Option("400Gbps", "--rate", help="Link (NIC) rate."),
         routing: str = typer.Option(
-            "ecmp", "--routing", help="ecmp | adaptive (per packet); static on infiniband."
+            "ecmp", "--routing", help="ecmp | adaptive-packet (or adaptive); static on infiniband."
         ),
         buffer: str = typer.Option("128MB", "--buffer", help="Switch shared buffer (Spectrum-4: 128 MB)."),
         hop: str = typer.Option("600ns", "--hop", help="Switch hop latency."),

@@ -25,7 +25,12 @@ def register(app: typer.Typer) -> None:
             "--compute-efficiency",
             help="Measured sustained GEMM efficiency (fraction of the dense peak).",
         ),
-        roce_routing: str | None = typer.Option(None, "--roce-routing", help="ecmp | adaptive."),
+        roce_routing: str | None = typer.Option(
+            None,
+            "--roce-routing",
+            help="ecmp | adaptive-packet | spectrum-x | flowlet | adaptive (old spelling).",
+        ),
+        ib_routing: str | None = typer.Option(None, "--ib-routing", help="adaptive-packet | static."),
         catalog_file: Path | None = typer.Option(
             None, "--catalog", help="YAML file overriding catalog records."
         ),
@@ -55,6 +60,7 @@ def register(app: typer.Typer) -> None:
                     "gpu": gpu.lower() if gpu else None,
                     "model": model,
                     "roce_routing": roce_routing,
+                    "ib_routing": ib_routing,
                 },
             )
             if adv.workload != "training":

@@ -6,6 +6,9 @@ resolved, flow files read, memory estimated); a scenario without them (an ``advi
 ``compare``) is checked as a file, and its topology built when it has one. A ``training:`` section
 gets the workload stage's own checks (the spec, the layout, memory).
 ``aifabric validate --published [--json]`` — the training step model against published step times.
+``aifabric validate --routing [--json]`` — the routing modes on an 8×8×8 leaf-spine permutation:
+packet engine, flow model and the measure stage against the balls-into-bins / D-mod-k max-min
+references (:mod:`aifabric.stages.routing_validation`).
 """
 
 from __future__ import annotations
@@ -28,7 +31,15 @@ def register(app: typer.Typer) -> None:
         published: bool = typer.Option(
             False, "--published", help="Print the step-time model against published training runs instead."
         ),
-        as_json: bool = typer.Option(False, "--json", help="With --published: one JSON object on stdout."),
+        routing: bool = typer.Option(
+            False,
+            "--routing",
+            help="Print the routing modes (ecmp, flowlet, adaptive-packet, spray, static) on an 8x8x8 "
+            "leaf-spine permutation against their references instead.",
+        ),
+        as_json: bool = typer.Option(
+            False, "--json", help="With --published / --routing: one JSON object on stdout."
+        ),
     ) -> None:
         """Check a scenario file: unknown keys, bad units, impossible sizes, flow files. Exit 2 on problems."""
         from aifabric.cli import run_guarded
@@ -39,6 +50,8 @@ def register(app: typer.Typer) -> None:
 
             if published:
                 return _published(as_json)
+            if routing:
+                return _routing(as_json)
             if scenario is None:
                 raise InputError("missing", field="SCENARIO", allowed="a scenario YAML file, or --published")
             if not build:
@@ -106,6 +119,39 @@ def _check_sections(sc, file: str) -> None:
         k: getattr(sc, k).model_dump(exclude_none=True) for k in ("inference", "storage") if getattr(sc, k)
     }
     workload(workload_input(adv, g, nic_rate_for(g)[0], sc.seed, None, None, file, None, **sections))
+
+
+def _routing(as_json: bool) -> int:
+    """The routing-mode table of :mod:`aifabric.stages.routing_validation`."""
+    import json
+
+    from aifabric.stages.routing_validation import METRIC, format_table, routing_table
+
+    rows = routing_table()
+    checked = [r for r in rows if r["within_reference"] is not None]
+    ok = sum(1 for r in checked if r["within_reference"])
+    agree = [r for r in rows if r["engines_agree"] is not None]
+    n_agree = sum(1 for r in agree if r["engines_agree"])
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "metric": METRIC,
+                    "modes": rows,
+                    "within_reference": ok,
+                    "checked": len(checked),
+                    "engines_agree": n_agree,
+                    "compared": len(agree),
+                }
+            )
+        )
+    else:
+        typer.echo(format_table(rows))
+        typer.echo(
+            f"\n{ok} of {len(checked)} modes with a reference within it; packet engine, flow model and "
+            f"measure stage within 10 % of each other for {n_agree} of {len(agree)}"
+        )
+    return 0
 
 
 def _published(as_json: bool) -> int:

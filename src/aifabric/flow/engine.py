@@ -22,7 +22,7 @@ import pandas as pd
 from aifabric.errors import InputError
 from aifabric.flow._kernels import Work, drain
 from aifabric.flow.maxmin import jain_index
-from aifabric.flow.paths import PathModel, directed_delays_ps, directed_rates_bps
+from aifabric.flow.paths import MULTIPATH, PathModel, directed_delays_ps, directed_rates_bps, flow_routing
 from aifabric.topology.core import Topology
 
 FLOW_COLUMNS = ["id", "src", "dst", "size_bytes", "start_us", "fct_us", "ideal_fct_us", "slowdown"]
@@ -114,11 +114,13 @@ def simulate_flows(
 
         sport = flow_sport(df["id"].to_numpy(np.int64))
     pm = _path_model(topology)
-    paths = pm.route(src, dst, routing=routing, seed=seed, sport=sport)
+    mode = flow_routing(routing)
+    paths = pm.route(src, dst, routing=mode, seed=seed, sport=sport)
+    split = pm.split(src, dst) if mode in MULTIPATH else None
     fixed_s, drain_bits, bottleneck = path_latency(
         topology, paths, size, switch_latency_ps, mtu_bytes, header_bytes
     )
-    finish, events = simulate_drain(paths, drain_bits, start, directed_rates_bps(topology))
+    finish, events = simulate_drain(paths, drain_bits, start, directed_rates_bps(topology), split=split)
     fct = finish - start + fixed_s
     ideal = fixed_s + drain_bits / bottleneck
     out = pd.DataFrame(
@@ -137,13 +139,19 @@ def simulate_flows(
     out.attrs["wall_s"] = time.perf_counter() - t0
     out.attrs["routing"] = routing
     # per directed link (port 2*link + dir, as the packet engine's port ids): payload bytes and flows
-    valid = paths >= 0
-    hop_links = paths[valid]
     nd = 2 * topology.num_links
-    out.attrs["link_bytes"] = np.bincount(
-        hop_links, weights=np.repeat(size, valid.sum(axis=1)), minlength=nd
-    ).astype(np.int64)
-    out.attrs["link_flows"] = np.bincount(hop_links, minlength=nd).astype(np.int64)
+    if split is not None:
+        fptr, flink, fw = split
+        per = np.repeat(size, np.diff(fptr))
+        out.attrs["link_bytes"] = np.bincount(flink, weights=per * fw, minlength=nd).astype(np.int64)
+        out.attrs["link_flows"] = np.bincount(flink, minlength=nd).astype(np.int64)
+    else:
+        valid = paths >= 0
+        hop_links = paths[valid]
+        out.attrs["link_bytes"] = np.bincount(
+            hop_links, weights=np.repeat(size, valid.sum(axis=1)), minlength=nd
+        ).astype(np.int64)
+        out.attrs["link_flows"] = np.bincount(hop_links, minlength=nd).astype(np.int64)
     return out
 
 
@@ -188,10 +196,16 @@ def estimate_bytes(num_flows: int, hops: int = 8, json_flows: bool = True) -> in
 
 
 def simulate_drain(
-    paths: np.ndarray, drain_bits: np.ndarray, start_s: np.ndarray, capacity_bps: np.ndarray
+    paths: np.ndarray,
+    drain_bits: np.ndarray,
+    start_s: np.ndarray,
+    capacity_bps: np.ndarray,
+    split: tuple | None = None,
 ) -> tuple[np.ndarray, int]:
     """Time (s) each fluid flow finishes draining ``drain_bits`` from ``start_s`` under max-min
-    sharing recomputed at each arrival / completion; returns ``(finish_s, events)``.
+    sharing recomputed at each arrival / completion; returns ``(finish_s, events)``. ``split``
+    (``(fptr, flink, fw)`` from :meth:`~aifabric.flow.paths.PathModel.split`) replaces the single
+    paths: a flow at rate r loads each of its links with r × its share there (per-packet modes).
 
     Arrivals at one instant (and completions within the drain tolerance) are one event. The loop
     and the progressive filling run in :func:`aifabric.flow._kernels.drain` (numba): each event
@@ -201,13 +215,18 @@ def simulate_drain(
     finish = np.full(f, np.nan)
     if not f:
         return finish, 0
-    paths = np.asarray(paths)
     start_s = np.ascontiguousarray(start_s, dtype=np.float64)
-    valid = paths >= 0
-    fptr = np.zeros(f + 1, dtype=np.int64)
-    np.cumsum(valid.sum(axis=1), out=fptr[1:])
-    flink = np.ascontiguousarray(paths[valid], dtype=np.int64)  # row-major: grouped by flow
-    fw = np.ones(len(flink))
+    if split is not None:
+        fptr = np.ascontiguousarray(split[0], dtype=np.int64)
+        flink = np.ascontiguousarray(split[1], dtype=np.int64)
+        fw = np.ascontiguousarray(split[2], dtype=np.float64)
+    else:
+        paths = np.asarray(paths)
+        valid = paths >= 0
+        fptr = np.zeros(f + 1, dtype=np.int64)
+        np.cumsum(valid.sum(axis=1), out=fptr[1:])
+        flink = np.ascontiguousarray(paths[valid], dtype=np.int64)  # row-major: grouped by flow
+        fw = np.ones(len(flink))
     cap = np.ascontiguousarray(capacity_bps, dtype=np.float64)
     order = np.argsort(start_s, kind="stable")
     ws = Work(len(cap), len(flink), f)

@@ -14,10 +14,19 @@ Next-hop choice per flow and hop (same rules as the packet engine):
 * ``static`` — InfiniBand linear forwarding: ``options[(r // div[tier]) % k]`` with ``r`` the
   destination's leaf-ordered rank, one digit per tier, as
   :func:`aifabric.topology.routing.ib_linear_forwarding`.
-* ``adaptive`` — flows are spread evenly over the options: the i-th flow reaching switch ``u``
-  with the same option set takes option ``i mod k`` (for equal-size flows this is the
-  least-loaded choice; packet-level adaptive routing also re-balances within a flow, which the
-  flow model approximates by this even spreading).
+* ``flowlet`` (and the old spelling ``adaptive``) — flows are spread evenly over the options:
+  the i-th flow reaching switch ``u`` with the same option set takes option ``i mod k`` (for
+  equal-size flows this is the least-loaded choice at the flow's start). A fluid flow has no
+  idle gaps, and back-to-back RDMA traffic never leaves one as long as the flowlet gap (10 µs), so
+  the port chosen at the start is kept: flowlet switching is approximated as a least-loaded
+  choice per flow at its start, fixed for its life.
+* ``adaptive-packet`` — per-packet adaptive routing with a NIC that places out-of-order packets:
+  in the fluid limit every flow's bytes are split evenly over all its equal-cost next hops at
+  every hop (:meth:`PathModel.split`; :meth:`route` returns the ECMP path as the flow's
+  representative path for its latency). For the symmetric loads of a fat tree this is the
+  least-loaded split; it is not re-balanced around asymmetric hot spots.
+* ``spray`` is refused here (:func:`flow_routing`): its cost on a plain RC NIC (out-of-order
+  arrival → NAK and go-back-N) is a packet effect; the packet engine models it.
 
 Paths are returned as directed link ids ``2*link + dir`` (``dir`` 0 when traversing
 ``link_a → link_b``, i.e. upward), padded with -1 to the longest path.
@@ -29,10 +38,29 @@ import numpy as np
 
 from aifabric.errors import InputError
 from aifabric.flow.hashing import ROCE_DPORT, UDP_PROTO, ecmp_hashes, flow_sport, switch_salts
+from aifabric.scenario import ROUTING_MODES, routing_mode
 from aifabric.topology.core import HOST_TIER, Topology
 from aifabric.topology.routing import ib_destination_rank, ib_tier_divisors
 
-ROUTINGS = ("ecmp", "adaptive", "static")
+ROUTINGS = (*ROUTING_MODES, "adaptive")
+MULTIPATH = ("adaptive-packet", "spray")  # per-packet: a flow's bytes use every equal-cost path
+
+
+def flow_routing(routing: str) -> str:
+    """The flow model's mode for ``routing`` (the old spelling ``adaptive`` alone is ``flowlet``,
+    the scenario default granularity); ``spray`` is refused with the reason (exit 2)."""
+    mode = routing_mode(routing)
+    if mode == "spray":
+        raise InputError(
+            "spray (oblivious per-packet spraying) is a packet-engine mode: on a plain RC NIC its "
+            "cost is out-of-order arrival, NAKs and go-back-N, which a fluid flow model cannot show",
+            field="fabric.routing",
+            value=routing,
+            allowed="sim.mode: packet, or routing adaptive-packet (a NIC that reorders), ecmp, flowlet, static",
+        )
+    return mode
+
+
 _FAR = np.int32(1 << 20)
 _CHUNK = 262_144
 _BFS_CELLS = 1 << 24
@@ -160,6 +188,9 @@ class PathModel:
             raise InputError(
                 "unknown routing", field="fabric.routing", value=routing, allowed=", ".join(ROUTINGS)
             )
+        # per-packet modes: the flow's ECMP path stands for its latency (all equal-cost paths have
+        # the same hops); the old spelling adaptive alone is flowlet (the scenario default)
+        routing = "ecmp" if routing in MULTIPATH else routing_mode(routing)
         src = np.asarray(src, dtype=np.int64)
         dst = np.asarray(dst, dtype=np.int64)
         f = len(src)
@@ -219,7 +250,7 @@ class PathModel:
             j = (
                 self.ib_rank[dst] // self.ib_div[np.minimum(self.topo.node_tier[node], len(self.ib_div) - 1)]
             ) % k
-        else:  # adaptive: even spreading within (node, option set)
+        else:  # flowlet: even spreading within (node, option set)
             first = links[np.arange(len(k)), np.argmax(valid, axis=1)]
             key = (node * 64 + np.minimum(k, 63)) * (self.topo.num_links + 1) + first
             order = np.argsort(key, kind="stable")
@@ -278,6 +309,82 @@ class PathModel:
             if len(hops) > topo.num_nodes:
                 raise InputError("routing loop", field="topology")
         return np.stack(hops, axis=1)
+
+    # ---- per-packet modes: every flow split evenly over its equal-cost paths ----------------------
+    def split(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(fptr, flink, fw)``: flow ``i`` crosses directed links ``flink[fptr[i]:fptr[i+1]]``
+        carrying the shares ``fw`` of its bytes — at every hop its mass is divided evenly over the
+        equal-cost next hops (the fluid limit of per-packet adaptive routing / spraying)."""
+        topo = self.topo
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        f = len(src)
+        nd = 2 * topo.num_links
+        d_h = self.host_index[dst]
+        s_h = self.host_index[src]
+        up_sw = np.where(self.up_node[s_h] >= 0, self.sw_index[np.maximum(self.up_node[s_h], 0)], -1)
+        dd = self.dist_to_host(up_sw, np.repeat(d_h[:, None], up_sw.shape[1], axis=1))
+        valid = (self.up_link[s_h] >= 0) & (dd == dd.min(axis=1, keepdims=True)) & (dd < _FAR)
+        if f and (valid.sum(axis=1) == 0).any():
+            i = int(np.flatnonzero(valid.sum(axis=1) == 0)[0])
+            raise InputError(
+                "no route", field="topology", value=f"{topo.node_names[src[i]]} -> {topo.node_names[dst[i]]}"
+            )
+        ent_f, ent_l, ent_w = [], [], []
+
+        def expand(rows_f, rows_u, rows_m, ok, links):
+            k = ok.sum(axis=1)
+            rr, cc = np.nonzero(ok)
+            lk = links[rr, cc]
+            u = rows_u[rr]
+            la = topo.link_a[lk].astype(np.int64)
+            ent_f.append(rows_f[rr])
+            ent_l.append(2 * lk + (la != u))
+            ent_w.append(rows_m[rr] / k[rr])
+            nxt = np.where(la == u, topo.link_b[lk], la).astype(np.int64)
+            # merge rows at the same (flow, node): the mass adds, the row count stays bounded
+            key = rows_f[rr] * topo.num_nodes + nxt
+            uk, inv = np.unique(key, return_inverse=True)
+            return uk // topo.num_nodes, uk % topo.num_nodes, np.bincount(inv, weights=rows_m[rr] / k[rr])
+
+        fi, cur, m = expand(np.arange(f), src, np.ones(f), valid, self.up_link[s_h])
+        hops = 0
+        while len(fi):
+            live = cur != dst[fi]
+            fi, cur, m = fi[live], cur[live], m[live]
+            if not len(fi):
+                break
+            dh = d_h[fi]
+            att = self.up_node[dh] == cur[:, None]
+            down = att.any(axis=1)
+            nf_, nu, nm = [], [], []
+            if down.any():
+                a, b, c = expand(fi[down], cur[down], m[down], att[down], self.up_link[dh[down]])
+                nf_.append(a), nu.append(b), nm.append(c)
+            rest = ~down
+            if rest.any():
+                usw = self.sw_index[cur[rest]]
+                here = self.dist_to_host(usw, dh[rest])
+                nb = self.nbr_sw[usw]
+                dn = self.dist_to_host(nb, np.repeat(dh[rest][:, None], nb.shape[1], axis=1))
+                ok = (nb >= 0) & (dn == (here - 1)[:, None])
+                if (ok.sum(axis=1) == 0).any():
+                    raise InputError("no route", field="topology")
+                a, b, c = expand(fi[rest], cur[rest], m[rest], ok, self.nbr_link[usw])
+                nf_.append(a), nu.append(b), nm.append(c)
+            fi, cur, m = np.concatenate(nf_), np.concatenate(nu), np.concatenate(nm)
+            hops += 1
+            if hops > topo.num_nodes:
+                raise InputError("routing loop", field="topology")
+        if not ent_f:
+            return np.zeros(f + 1, np.int64), np.zeros(0, np.int64), np.zeros(0)
+        key = np.concatenate(ent_f) * nd + np.concatenate(ent_l)
+        uk, inv = np.unique(key, return_inverse=True)
+        fw = np.bincount(inv, weights=np.concatenate(ent_w))
+        flow_of = uk // nd
+        fptr = np.zeros(f + 1, np.int64)
+        np.cumsum(np.bincount(flow_of, minlength=f), out=fptr[1:])
+        return fptr, (uk % nd).astype(np.int64), fw
 
     # ---- aggregate even-split loads (huge flow counts) -----------------------------------------
     def even_split_loads(self, src: np.ndarray, dst: np.ndarray, size: np.ndarray) -> np.ndarray:

@@ -89,7 +89,7 @@ def simulate_flow_scenario(
                 allowed="sim.mode: packet (aifabric simulate --mode packet)",
             )
     kw = dict(
-        routing=fab.routing,
+        routing=fab.routing_mode,
         seed=scenario.seed,
         switch_latency_ps=fab.switch_latency_ps,
         mtu_bytes=fab.mtu_bytes,

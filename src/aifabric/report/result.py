@@ -19,15 +19,28 @@ def assumptions(c: Comparison) -> list[str]:
     """The assumptions each stage made, in words (printed by the report and the JSON)."""
     perf, congestion_share = c.performance, c.risk.congestion_share
     roce = next((f for f in c.design.fabrics if f.technology == "roce"), None)
+    ib = next((f for f in c.design.fabrics if f.technology == "infiniband"), None)
     out = [
         "compute from first principles (aifabric.workload.llm: per-layer GEMM, attention and element-wise time at "
         "one fitted parameter set, validated against published step times — README 'Training step model'); "
         "MFU is an output; the layout is searched per fabric",
-        "InfiniBand routes adaptively (NCCL default on IB, S15); RoCE "
+        (
+            "InfiniBand routes adaptively per packet (adaptive-packet: AR as deployed on AI clusters, NCCL "
+            "enables it on IB above 8 KiB, S15)"
+            if ib is None or ib.routing != "static"
+            else "InfiniBand routes statically (a plain OpenSM's LFT, D-mod-k)"
+        )
+        + "; RoCE "
         + (
-            "hashes with ECMP (NCCL default on RoCE, S15)"
+            "hashes with ECMP (NCCL default on RoCE, S15; 2 QPs per connection hashed: NCCL's 2 channels "
+            "per network peer × 1 QP per connection)"
             if roce is None or roce.routing == "ecmp"
-            else "routes adaptively (Spectrum-X class switches; NCCL leaves AR off on RoCE by default, S15)"
+            else (
+                "routes adaptively (Spectrum-X class switches, adaptive-packet: per-packet AR with a NIC that "
+                "reorders; NCCL leaves AR off on RoCE by default, S15)"
+                if roce.routing == "adaptive-packet"
+                else f"routes {roce.routing}"
+            )
         ),
         "switch hop latency from the catalog (low confidence: no primary figure for QM9700 or SN5600)",
         f"training cost = (servers at {perf.server_usd_per_gpu:,.0f} USD per GPU ("
@@ -106,6 +119,8 @@ def _fabric_row(c: Comparison, fd) -> dict:
         "risk_testbed": fr.testbed.to_dict() if fr.testbed is not None else None,
         "small_message_latency_us": fd.small_message_latency_us,
         "routing": net.routing,
+        "ecmp_entropy": net.ecmp_entropy,
+        **({"preset": fd.preset} if getattr(fd, "preset", "") else {}),
         "ring_step_efficiency": net.ring_step_efficiency,
         "permutation_efficiency": net.permutation_efficiency,
         "switch_hop_ns": fd.switch_hop_ns,

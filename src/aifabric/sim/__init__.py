@@ -209,6 +209,7 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
         "nacks": int(g[K.G_NACKS]),
         "in_flight_bytes": engine.in_flight_payload(st),
         "routing": st.info["routing"],
+        "routing_mode": st.info["routing_mode"],
     }
     if status == K.ST_STALL:
         engine_stats["deadlock_cycle"] = deadlock_cycle(topo, pt)

@@ -16,7 +16,9 @@ import numpy as np
 from aifabric.errors import InputError
 from aifabric.sim import kernel as K
 
-ROUTING_CODES = {"ecmp": 0, "static": 0, "adaptive-packet": 1, "adaptive-flowlet": 2}
+# kernel routing codes of the modes (aifabric.scenario.ROUTING_MODES): 0 the precomputed path
+# (ecmp hash / static LFT), 1 per-packet adaptive, 2 flowlet, 3 oblivious per-packet spraying
+ROUTING_CODES = {"ecmp": 0, "static": 0, "adaptive-packet": 1, "flowlet": 2, "spray": 3}
 CC_CODES = {"none": 0, "dcqcn": 1, "hpcc": 2, "ib-cc": 1}  # ib-cc: FECN marks + a DCQCN-type reaction
 ACK_EVERY = 1  # the receiver ACKs every data packet (ns-3 HPCC's default ACK interval of one packet)
 RESUME_OFFSET_BYTES = 3 * 1024  # dynamic PFC: RESUME 3 KB below the threshold (ns-3 HPCC, hardware-facts E.1)
@@ -103,7 +105,7 @@ def estimate_bytes(num_flows: int, num_links: int, maxhop: int, fabric=None, jso
     Python record per flow for ``--json``. The packet and event tables may grow during the run;
     each doubling is checked against the available memory then."""
     hpcc = fabric is not None and fabric.congestion_control == "hpcc"
-    adaptive = fabric is not None and fabric.routing == "adaptive"
+    adaptive = fabric is not None and ROUTING_CODES[fabric.routing_mode] != 0
     pk_cols = K.PK_NUM + (4 * maxhop if hpcc else 0)
     per_flow = (
         8 * 6  # the flows table
@@ -158,9 +160,11 @@ def compile_scenario(scenario, topo, flows) -> State:
     nl = topo.num_links
     npt = 2 * nl
     ib = fab.technology == "infiniband"
-    routing = fab.routing
+    routing = fab.routing  # as spelled (reported as engine.routing)
     if ib and routing == "ecmp":
         routing = "static"
+    # the canonical mode; InfiniBand has no 5-tuple hash: ecmp there is the SM's static LFT
+    mode = "static" if ib and fab.routing_mode == "ecmp" else fab.routing_mode
     src = int_column(flows, "src")
     dst = int_column(flows, "dst")
     size = int_column(flows, "size_bytes")
@@ -172,7 +176,7 @@ def compile_scenario(scenario, topo, flows) -> State:
         None if same_seed else topo.__dict__.get("_flow_path_model")
     )  # one kept by a caller: deterministic
     pm = cached or PathModel(topo, same_hash_seed=same_seed)
-    base_routing = "ecmp" if routing == "adaptive" else routing
+    base_routing = "ecmp" if ROUTING_CODES[mode] != 0 else mode
     fpath = pm.route(src, dst, base_routing, scenario.seed, sport).astype(np.int64)
     apath = pm.route(dst, src, base_routing, scenario.seed, sport).astype(np.int64)
     maxhop = max(fpath.shape[1], apath.shape[1]) + 1
@@ -280,8 +284,7 @@ def compile_scenario(scenario, topo, flows) -> State:
         cfg[K.C_KMAX] = max(cfg[K.C_KMAX], cfg[K.C_KMIN] + 1)
         cf[K.CF_PMAX] = fab.ecn.pmax if fab.ecn.pmax is not None else float(default("ecn.pmax"))
     cfg[K.C_CC] = CC_CODES[fab.congestion_control]
-    if routing == "adaptive":
-        cfg[K.C_ROUTING] = ROUTING_CODES[f"adaptive-{fab.adaptive.granularity}"]
+    cfg[K.C_ROUTING] = ROUTING_CODES[mode]
     cfg[K.C_IB] = int(ib)
     cfg[K.C_CREDIT_BYTES] = fab.ib.credit_bytes
     cfg[K.C_VL_CREDITS] = vl_buffer // fab.ib.credit_bytes if ib else 0
@@ -296,7 +299,11 @@ def compile_scenario(scenario, topo, flows) -> State:
     failures = _failure_events(fab, topo)
     # go-back-N recovery when the fabric can lose packets: PFC off, or links that fail while traffic
     # runs (a link down at time 0 is re-routed before the first packet reaches a switch: no loss)
-    cfg[K.C_LOSSY] = int((not ib and not fab.pfc.enabled) or any(t > 0 for t, _ in failures))
+    # spray: a plain RC NIC accepts only the next expected PSN, so out-of-order arrival is a NAK
+    # (sequence error) and go-back-N from the missing byte — the same receiver as a lossy fabric
+    cfg[K.C_LOSSY] = int(
+        (not ib and not fab.pfc.enabled) or any(t > 0 for t, _ in failures) or mode == "spray"
+    )
     # go-back-N timing: one NACK / rewind per byte per base round trip (longest path, MTU packets),
     # timeout after 20 round trips without ACK progress (at least 100 µs)
     pkt_ps = (fab.mtu_bytes + fab.header_bytes) * 8 * K.PS_PER_S // int(topo.link_rate_bps.min())
@@ -385,6 +392,7 @@ def compile_scenario(scenario, topo, flows) -> State:
     st.info.update(
         vl_buffer_bytes=vl_buffer,
         routing=routing,
+        routing_mode=mode,
         dcqcn=dc,
         hpcc=hp,
         sport=sport,

@@ -106,7 +106,7 @@ C_ECN = 9
 C_KMIN = 10
 C_KMAX = 11
 C_CC = 12  # 0 none, 1 dcqcn, 2 hpcc
-C_ROUTING = 13  # 0 precomputed path (ecmp/static), 1 adaptive per packet, 2 adaptive flowlet
+C_ROUTING = 13  # 0 precomputed path (ecmp/static), 1 adaptive per packet, 2 flowlet, 3 spray
 C_IB = 14
 C_CREDIT_BYTES = 15
 C_VL_CREDITS = 16
@@ -925,6 +925,19 @@ def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i
     k = node * cfg[C_NHOSTS] + d
     j0 = nh_off[k]
     n = nh_off[k + 1] - j0
+    if cfg[C_ROUTING] == 3:
+        # spray: oblivious per-packet round robin over the equal-cost egresses (queue state not
+        # read), from a seeded per-(flow, hop) phase; a failed egress is skipped
+        c = flowlet[f, 2 * hop]
+        if c < 0:
+            c = tie_hash(cfg[C_ROUTE_SALT], f, hop, node) % n
+        flowlet[f, 2 * hop] = (c + 1) % n
+        for jj in range(n):
+            lk = nh_links[j0 + (c + jj) % n]
+            q = 2 * lk + (1 if link_a[lk] != node else 0)
+            if pt[q, PT_DOWN] == 0:
+                return q
+        return -1
     if cfg[C_ROUTING] == 1:
         # per packet: the least-occupied egress (occupancy in buckets of AR_BUCKET_PKTS packets; a
         # paused egress counts as full). Ties — e.g. an idle fabric, where every egress is empty —

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from aifabric.errors import InputError
-from aifabric.stages.design import DesignInput
+from aifabric.stages.design import DesignInput, is_adaptive
 from aifabric.stages.design import design as design_stage
 from aifabric.stages.design import roce_key as _roce_key
 from aifabric.stages.explain import GROWTH, JITTER_P99_TOLERANCE, _usd, evaluate_claims, rule_explanations
@@ -152,7 +152,9 @@ def design_label(fd) -> str:
         return fd.design_name
     tech = "ib" if fd.technology == "infiniband" else "roce"
     label = f"{tech}-{fd.switch_id}-{fd.nic_rate_gbps:g}g"
-    return label + ("-adaptive" if fd.technology == "roce" and fd.routing == "adaptive" else "")
+    if fd.technology == "roce" and getattr(fd, "preset", ""):
+        return f"{label}-{fd.preset}"
+    return label + ("-adaptive" if fd.technology == "roce" and is_adaptive(fd.routing) else "")
 
 
 def _families(design, evidence: dict) -> tuple[dict, dict]:

@@ -23,9 +23,33 @@ SWITCH_HOP_NS = {"infiniband": 130.0, "roce": 600.0}
 # NIC transmit + receive (defaults.yaml latency.nic_tx + nic_rx: estimate, midpoints of 0.3–0.8 µs).
 NIC_PATH_NS = 550.0 + 550.0
 FIBRE_NS_PER_M = 5.05  # propagation in fibre (refractive index ~1.5)
-# Routing each technology uses unless the option says otherwise: adaptive on InfiniBand (NCCL
-# enables AR on IB by default, S15), ECMP hashing of the RoCEv2 UDP source port on RoCE (S15).
-ROUTING = {"infiniband": "adaptive", "roce": "ecmp"}
+# Routing mode (aifabric.scenario.ROUTING_MODES) each technology uses unless the option says
+# otherwise (README "Routing modes"):
+# * InfiniBand: adaptive-packet — AR as deployed on AI clusters: UFM / SuperPOD enable it on the
+#   switches (OpenSM routing_engine ar_updn, audit/ib.py) and NCCL turns AR on by default when the
+#   link layer is IB, for messages above NCCL_IB_AR_THRESHOLD = 8192 B (hardware-facts §D, S15);
+#   the HCA places out-of-order packets. A plain OpenSM without AR routes static min-hop (its
+#   default routing_engine minhop): compare --ib-routing static.
+# * RoCE: ecmp — switches hash the 5-tuple, whose RoCEv2 UDP source port differs per QP; NCCL leaves
+#   AR off on RoCE (S15). roce_routing adaptive-packet / spectrum-x: Spectrum-X class switches with
+#   per-packet AR and a SuperNIC that reorders (hardware-facts A.3, S35/S36).
+ROUTING = {"infiniband": "adaptive-packet", "roce": "ecmp"}
+IB_ROUTINGS = ("adaptive-packet", "static")
+
+
+def is_adaptive(routing: str) -> bool:
+    """Whether ``routing`` chooses ports by queue state (flowlet, adaptive-packet, old adaptive)."""
+    return routing in ("adaptive", "flowlet", "adaptive-packet")
+
+
+# compare's roce_routing words → (mode, preset); ``adaptive`` is the old spelling (per packet)
+ROCE_ROUTINGS = {
+    "ecmp": ("ecmp", ""),
+    "flowlet": ("flowlet", ""),
+    "adaptive-packet": ("adaptive-packet", ""),
+    "adaptive": ("adaptive-packet", ""),
+    "spectrum-x": ("adaptive-packet", "spectrum-x"),
+}
 
 
 @dataclass(frozen=True)
@@ -43,7 +67,8 @@ class DesignOption:
     key: str
     technology: str  # infiniband | roce
     nic_rate_gbps: float
-    routing: str  # adaptive | ecmp
+    routing: str  # a routing mode: adaptive-packet | static | ecmp | flowlet
+    preset: str = ""  # spectrum-x: per-packet AR + its telemetry congestion control (HPCC here)
     design: str | None = None
     switch_id: str | None = None
     nic_id: str | None = None
@@ -87,6 +112,7 @@ class FabricDesign:
     family: str = ""  # infiniband | roce-400g | roce-800g | hybrid (recommendation.fabric)
     lossy: bool = False  # RoCE without PFC: NIC retransmission recovers drops
     front_end: dict | None = None  # hybrid: the Ethernet front-end/storage network priced in
+    preset: str = ""  # spectrum-x (see DesignOption)
 
     @property
     def label(self) -> str:
@@ -118,7 +144,7 @@ class FabricDesign:
             "oversubscription": self.plan.oversubscription,
             "lossy": self.lossy,
             "front_end": self.front_end,
-        }
+        } | ({"preset": self.preset} if self.preset else {})
 
 
 @dataclass(frozen=True)
@@ -195,13 +221,27 @@ def roce_key(nic_rate_gbps: float) -> str:
     return "roce-800g" if nic_rate_gbps >= 800 else "roce-400g"
 
 
-def default_options(gpu, roce_routing: str | None = None) -> tuple[DesignOption, ...]:
-    """InfiniBand and RoCE at the NIC rate rule 7 picks; RoCE routes with ``roce_routing``
-    (ECMP, NCCL's RoCE default, unless told ``adaptive`` — Spectrum-X class switches)."""
+def default_options(
+    gpu, roce_routing: str | None = None, ib_routing: str | None = None
+) -> tuple[DesignOption, ...]:
+    """InfiniBand and RoCE at the NIC rate rule 7 picks, routed by :data:`ROUTING` unless
+    ``roce_routing`` (:data:`ROCE_ROUTINGS`) or ``ib_routing`` (:data:`IB_ROUTINGS`) says otherwise."""
     rate, _, _ = nic_rate_for(gpu)
+    roce, preset = ROCE_ROUTINGS.get(roce_routing or "", (ROUTING["roce"], ""))
+    if roce_routing and roce_routing not in ROCE_ROUTINGS:
+        raise InputError(
+            "not an allowed value",
+            field="--roce-routing",
+            value=roce_routing,
+            allowed=", ".join(ROCE_ROUTINGS),
+        )
+    if ib_routing and ib_routing not in IB_ROUTINGS:
+        raise InputError(
+            "not an allowed value", field="--ib-routing", value=ib_routing, allowed=", ".join(IB_ROUTINGS)
+        )
     return (
-        DesignOption("infiniband", "infiniband", rate, ROUTING["infiniband"]),
-        DesignOption(roce_key(rate), "roce", rate, roce_routing or ROUTING["roce"]),
+        DesignOption("infiniband", "infiniband", rate, ib_routing or ROUTING["infiniband"]),
+        DesignOption(roce_key(rate), "roce", rate, roce, preset),
     )
 
 
@@ -211,14 +251,24 @@ def default_options(gpu, roce_routing: str | None = None) -> tuple[DesignOption,
 # default; a Jericho3-AI scheduled fabric sprays cells over its Ramon fabric elements with
 # credit-based scheduling (Broadcom BCM88890 product brief) — the flow model has no cell spraying,
 # "adaptive" (every flow on the least-loaded path) is its closest routing, an approximation.
-DESIGN_ROUTING = {"spectrum-x": "adaptive", "jericho3-ai": "adaptive", "ib-": "adaptive"}
+DESIGN_ROUTING = {
+    "spectrum-x": ("adaptive-packet", "spectrum-x"),
+    "jericho3-ai": ("adaptive-packet", ""),
+    "ib-": ("adaptive-packet", ""),
+}
 
 
-def _design_routing(label: str, technology: str, roce_routing: str | None) -> str:
+def _design_routing(label: str, technology: str, roce_routing: str | None, ib_routing: str | None):
+    """(routing mode, preset) of a named design: its own where it has one, else the fabric's
+    default or the advisor's --roce-routing / --ib-routing."""
     for prefix, routing in DESIGN_ROUTING.items():
         if label.startswith(prefix):
+            if prefix == "ib-" and ib_routing:
+                return ib_routing, ""
             return routing
-    return ROUTING[technology] if technology == "infiniband" else (roce_routing or ROUTING["roce"])
+    if technology == "infiniband":
+        return ib_routing or ROUTING["infiniband"], ""
+    return ROCE_ROUTINGS.get(roce_routing or "", (ROUTING["roce"], ""))
 
 
 def _parts_by_technology(ids, kind: str, catalog) -> dict[str, str]:
@@ -274,6 +324,8 @@ def options_for(adv, gpu, catalog) -> tuple[DesignOption, ...]:
     lossy = bool(getattr(adv, "lossy_roce", False))
     planes = getattr(adv, "planes", None)
     roce_routing = getattr(adv, "roce_routing", None)
+    ib_routing = getattr(adv, "ib_routing", None)
+    default_options(gpu, roce_routing, ib_routing)  # the routing words' checks (one error line)
     designs = getattr(adv, "designs", None)
     if designs:
         from aifabric.design.plan import DESIGNS
@@ -310,12 +362,14 @@ def options_for(adv, gpu, catalog) -> tuple[DesignOption, ...]:
             tech = d["technology"]
             rate = float(d.get("nic_rate_gbps") or nic_rate_for(gpu)[0])
             is_lossy = lossy and tech == "roce"
+            routing, preset = _design_routing(label, tech, roce_routing, ib_routing)
             out.append(
                 DesignOption(
                     label + ("-lossy" if is_lossy else ""),
                     tech,
                     rate,
-                    _design_routing(label, tech, roce_routing),
+                    routing,
+                    preset,
                     design=label,
                     switch_id=d.get("switch_id"),
                     nic_id=d.get("nic_id"),
@@ -334,7 +388,7 @@ def options_for(adv, gpu, catalog) -> tuple[DesignOption, ...]:
             "infiniband",
             "infiniband",
             rate,
-            ROUTING["infiniband"],
+            ib_routing or ROUTING["infiniband"],
             switch_id=sw.get("infiniband"),
             nic_id=nc.get("infiniband"),
             planes=planes,
@@ -345,7 +399,7 @@ def options_for(adv, gpu, catalog) -> tuple[DesignOption, ...]:
             roce_key(rate),
             "roce",
             rate,
-            roce_routing or ROUTING["roce"],
+            *ROCE_ROUTINGS.get(roce_routing or "", (ROUTING["roce"], "")),
             switch_id=sw.get("roce"),
             nic_id=nc.get("roce"),
             planes=planes,
@@ -364,7 +418,7 @@ def design_name(option: DesignOption, p: FabricPlan) -> str:
     else:
         tech = "ib" if option.technology == "infiniband" else "roce"
         base = f"{tech}-{p.switch_id}-{p.nic_rate_gbps:g}g"
-        if option.technology == "roce" and option.routing == "adaptive":
+        if option.technology == "roce" and is_adaptive(option.routing):
             base += "-adaptive"
         if option.nic_id:
             base += f"-{p.nic_id}"
@@ -475,6 +529,7 @@ def _fabric(option: DesignOption, gpus: int, gpn: int, gpu_id: str, catalog) -> 
         family=family,
         lossy=option.lossy,
         front_end=front,
+        preset=option.preset,
     )
 
 
@@ -516,12 +571,15 @@ def design(inp: DesignInput, progress=None) -> DesignEvidence:
 
 
 __all__ = [
+    "IB_ROUTINGS",
+    "ROCE_ROUTINGS",
     "ROUTING",
     "DesignEvidence",
     "DesignInput",
     "DesignOption",
     "FabricDesign",
     "default_options",
+    "is_adaptive",
     "design",
     "design_name",
     "nic_rate_for",

@@ -6,10 +6,13 @@ Input: a :class:`~aifabric.stages.design.FabricDesign` and the
 :class:`NetworkEvidence`.
 
 * The rail-optimised topology of the design is built and the **flow-level model** (max-min fair,
-  the fabric's routing — adaptive on InfiniBand, ECMP hashing of the RoCEv2 UDP source port or
-  adaptive on RoCE) runs each pattern: the DP ring step over three hash seeds (the expected
-  collision cost, not one draw) and the same-rail random permutation. Efficiency = the
-  alone-on-the-fabric FCT over the slowest flow's FCT (a step ends with its slowest flow).
+  the fabric's routing mode — adaptive-packet on InfiniBand, ECMP hashing of the RoCEv2 UDP
+  source port or adaptive-packet on RoCE; README "Routing modes") runs each pattern: the DP ring
+  step over three hash seeds (the expected collision cost, not one draw) and the same-rail random
+  permutation. Under ``ecmp`` / ``flowlet`` each connection is :data:`ECMP_ENTROPY` QPs hashed
+  independently (NCCL's channels per NIC peer × QPs per connection). Efficiency = the
+  alone-on-the-fabric FCT of the connection over its slowest QP's FCT (a step ends with its
+  slowest flow).
 * A MoE workload whose expert-parallel group spans servers: the DeepEP-style dispatch of every EP
   group at once (:func:`expert_a2a_efficiency_for`; node-limited routing, RDMA to the same-rail GPU
   of each target node, then NVLink — :mod:`aifabric.workload.expert_parallel`, the same code as
@@ -45,6 +48,14 @@ HEADER_BYTES = {"infiniband": 26, "roce": 64}
 MTU_BYTES = {"infiniband": 4096, "roce": 4096}
 SWEEP_SIZES = [2**i for i in range(3, 34, 2)]  # 8 B … 8 GiB, ×4 steps (nccl-tests -f 4 style)
 RING_SEEDS = 3  # hash seeds the ring step is averaged over
+# ECMP entropy of one NCCL connection = channels per NIC peer × QPs per connection, each QP a
+# RoCEv2 UDP source port hashed on its own. NCCL 2.28 (src/graph/paths.cc ncclTopoGetNchannels):
+# 2 channels per network peer (NCCL_NCHANNELS_PER_NET_PEER; 2.29+ may use more on fast NICs);
+# NCCL_IB_QPS_PER_CONNECTION default 1 (hardware-facts §D, S15).
+NCCL_CHANNELS_PER_NET_PEER = 2
+NCCL_QPS_PER_CONNECTION = 1
+ECMP_ENTROPY = NCCL_CHANNELS_PER_NET_PEER * NCCL_QPS_PER_CONNECTION
+HASHED_MODES = ("ecmp", "flowlet")  # modes whose choice is per QP (per-packet modes split anyway)
 
 
 @lru_cache(maxsize=8)
@@ -158,6 +169,7 @@ class FabricNetwork:
     fct_title: str = "FCT of one data-parallel ring step"
     source: str = "flow model"  # flow model | a user's measurements | a perturbed copy (risk)
     ep_a2a_efficiency: float | None = None  # MoE dispatch (DeepEP-style) efficiency, None: not MoE
+    ecmp_entropy: int = 1  # QPs hashed independently per connection (ecmp / flowlet; 1 otherwise)
 
     @classmethod
     def from_measured(
@@ -240,6 +252,7 @@ class FabricNetwork:
             "path_latency_us": self.path_latency_us,
             "nvlink_busbw_gbps": self.nvlink_busbw_gbps,
             "busbw_gbps": self.busbw_gbps,
+            "ecmp_entropy": self.ecmp_entropy,
         }
 
 
@@ -266,23 +279,56 @@ def rail_topology(
 
 @lru_cache(maxsize=64)
 def measure_pattern(
-    topo_key: tuple, technology: str, pattern, seed: int, switch_latency_ps: float, routing: str
+    topo_key: tuple,
+    technology: str,
+    pattern,
+    seed: int,
+    switch_latency_ps: float,
+    routing: str,
+    entropy: int = 1,
 ) -> tuple[float, np.ndarray]:
     """Flow-level run of one pattern (cached by its inputs); returns (efficiency, fct_us array)."""
+    eff, fct, _ = routed_efficiency(
+        rail_topology(*topo_key), pattern.flows(), technology, seed, switch_latency_ps, routing, entropy
+    )
+    return eff, fct
+
+
+def routed_efficiency(
+    topo, flows, technology: str, seed: int, switch_latency_ps: float, routing: str, entropy: int = 1
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """The measure stage's figure for one set of connections on ``topo`` under a routing mode:
+    (alone-on-the-fabric FCT of the slowest connection / slowest connection's FCT, capped at 1;
+    each connection's FCT; each connection's alone-on-the-fabric FCT), times in µs. Under a hashed mode (:data:`HASHED_MODES`) with ``entropy`` > 1 each
+    connection is ``entropy`` QPs of equal share hashed independently; it ends with its last QP."""
     from aifabric.flow import simulate_flows
 
-    topo = rail_topology(*topo_key)
-    df = simulate_flows(
-        topo,
-        pattern.flows(),
+    kw = dict(
         routing=routing,
         seed=seed,
         switch_latency_ps=switch_latency_ps,
         mtu_bytes=MTU_BYTES[technology],
         header_bytes=HEADER_BYTES[technology],
     )
+    df = simulate_flows(topo, flows, **kw)
+    if entropy > 1 and routing in HASHED_MODES and len(df):
+        src = df["src"].to_numpy(np.int64)
+        dst = df["dst"].to_numpy(np.int64)
+        size = df["size_bytes"].to_numpy(np.int64)
+        n = len(size)
+        part = np.repeat(size // entropy, entropy)
+        part[::entropy] += size % entropy
+        qps = simulate_flows(
+            topo,
+            {"src": np.repeat(src, entropy), "dst": np.repeat(dst, entropy), "size_bytes": part},
+            **kw,
+        )
+        fct = np.zeros(n)
+        np.maximum.at(fct, np.repeat(np.arange(n), entropy), qps["fct_us"].to_numpy())
+        eff = float(df["ideal_fct_us"].max() / fct.max())
+        return min(1.0, eff), fct, df["ideal_fct_us"].to_numpy()
     eff = float(df["ideal_fct_us"].max() / df["fct_us"].max())
-    return min(1.0, eff), df["fct_us"].to_numpy()
+    return min(1.0, eff), df["fct_us"].to_numpy(), df["ideal_fct_us"].to_numpy()
 
 
 def pattern_efficiencies(fd, workload, gpus_per_node: int, seed: int, routing: str) -> tuple:
@@ -292,15 +338,16 @@ def pattern_efficiencies(fd, workload, gpus_per_node: int, seed: int, routing: s
     hop_ps = fd.switch_hop_ns * 1000
     ring = workload.pattern("dp-ring-step")
     effs, ring_fct = [], np.zeros(0)
+    ent = ECMP_ENTROPY if routing in HASHED_MODES else 1
     for s in range(RING_SEEDS):
-        e, f = measure_pattern(key, fd.technology, ring, seed + s, hop_ps, routing)
+        e, f = measure_pattern(key, fd.technology, ring, seed + s, hop_ps, routing, ent)
         effs.append(e)
         if s == 0:
             ring_fct = f
     a2a_eff, perm_fct = 1.0, np.zeros(0)
     perm = workload.pattern("rail-permutation")
     if perm is not None:
-        a2a_eff, perm_fct = measure_pattern(key, fd.technology, perm, seed, hop_ps, routing)
+        a2a_eff, perm_fct = measure_pattern(key, fd.technology, perm, seed, hop_ps, routing, ent)
     return float(np.mean(effs)), ring_fct, a2a_eff, perm_fct
 
 
@@ -411,7 +458,14 @@ def busbw_sweep(fd, gpus_per_node: int, gpu: str, seed: int, routing: str) -> li
 
 
 def measure_fabric(
-    fd, workload, gpu, seed: int = 1, routing: str | None = None, sweep: bool = True, roce_routing: str = ""
+    fd,
+    workload,
+    gpu,
+    seed: int = 1,
+    routing: str | None = None,
+    sweep: bool = True,
+    roce_routing: str = "",
+    ib_routing: str = "",
 ) -> FabricNetwork:
     """One fabric's evidence: patterns (flow model), busbw sweep, and the collective-time model's
     inputs. ``routing`` overrides the design's (the risk stage measures ECMP for an adaptive design);
@@ -427,7 +481,7 @@ def measure_fabric(
         eff, ring_fct, a2a_eff, perm_fct = pattern_efficiencies(fd, workload, gpn, seed, route)
         fct_title = (
             f"FCT: one DP ring step and a same-rail random permutation ({len(ring_fct):,} flows of 16 MiB "
-            f"each; adaptive on IB, {roce_routing or route} on RoCE)"
+            f"each; {ib_routing or route} on IB, {roce_routing or route} on RoCE)"
         )
     ep_eff = expert_a2a_efficiency_for(fd, workload, gpn, seed, route) if has_network else None
     rows = busbw_sweep(fd, gpn, gpu.id, seed, route) if sweep and has_network else []
@@ -446,6 +500,7 @@ def measure_fabric(
         perm_fct,
         fct_title,
         ep_a2a_efficiency=ep_eff,
+        ecmp_entropy=ECMP_ENTROPY if route in HASHED_MODES else 1,
     )
 
 
@@ -455,9 +510,14 @@ def measure(design, workload, gpu, seed: int = 1, progress=None, sweep: bool = T
     tick = progress or (lambda msg: None)
     out = []
     roce_routing = next((f.routing for f in design.fabrics if f.technology == "roce"), "")
+    ib_routing = next((f.routing for f in design.fabrics if f.technology == "infiniband"), "")
     for fd in design.fabrics:
         tick(f"flow model of the workload's traffic on {fd.key}")
-        out.append(measure_fabric(fd, workload, gpu, seed, sweep=sweep, roce_routing=roce_routing))
+        out.append(
+            measure_fabric(
+                fd, workload, gpu, seed, sweep=sweep, roce_routing=roce_routing, ib_routing=ib_routing
+            )
+        )
     return NetworkEvidence(tuple(out))
 
 
@@ -469,4 +529,5 @@ __all__ = [
     "NetworkEvidence",
     "measure",
     "measure_fabric",
+    "routed_efficiency",
 ]

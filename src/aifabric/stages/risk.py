@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from aifabric.scenario import RiskSpec
+from aifabric.stages.design import is_adaptive
 from aifabric.stages.performance import iteration_slowdown
 from aifabric.stages.risk_library import LOSSY_P_D, DesignView
 from aifabric.stages.risk_rates import (  # noqa: F401  (re-exported: the stage's public names)
@@ -271,7 +272,7 @@ def interruptions(fd, spec: RiskSpec) -> tuple[float, float, float, dict]:
     nics, host_links = _components(plan, "nics"), _components(plan, "host-links")
     fabric_links = _components(plan, "fabric-links")
     routing = (
-        "adaptive" if fd.routing == "adaptive" else ("static" if fd.technology == "infiniband" else "ecmp")
+        "adaptive" if is_adaptive(fd.routing) else ("static" if fd.technology == "infiniband" else "ecmp")
     )
     conv = RECONVERGE_S[(fd.technology, routing)]
     fails = [c > NCCL_RETRY_BUDGET_S for c in conv]  # mid, low, high
@@ -336,6 +337,8 @@ def testbed_of(fd, spec: RiskSpec | None = None) -> Testbed:
     spec = spec or RiskSpec()
     plan = fd.plan.to_dict()
     base = spec.roce_baseline if fd.technology == "roce" else spec.ib_congestion_control
+    if base is None and getattr(fd, "preset", "") == "spectrum-x":
+        base = "hpcc"  # the preset's telemetry CC (aifabric.scenario.FABRIC_PRESETS)
     return testbed_for(
         fd.nic_rate_gbps,
         fd.switch_buffer_bytes,
@@ -429,7 +432,7 @@ def assess(
                 jitter = _jitter(rm, workload, fp, net)
         if (
             fd.technology == "roce"
-            and fd.routing == "adaptive"
+            and is_adaptive(fd.routing)
             and fp.iteration is not None
             and design.has_network
         ):

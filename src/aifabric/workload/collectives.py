@@ -907,13 +907,14 @@ def _network_step(ctx: _Ctx, step: Step, proto_eff: float) -> tuple[float, float
     if key in ctx.cache:
         return ctx.cache[key]
     from aifabric.flow.hashing import flow_sport
+    from aifabric.flow.paths import MULTIPATH, flow_routing
 
-    paths = pm.route(
-        fl[:, 0], fl[:, 1], routing=ctx.routing, seed=ctx.seed, sport=flow_sport(np.arange(len(fl)))
-    )
+    mode = flow_routing(ctx.routing)
+    paths = pm.route(fl[:, 0], fl[:, 1], routing=mode, seed=ctx.seed, sport=flow_sport(np.arange(len(fl))))
+    split = pm.split(fl[:, 0], fl[:, 1]) if mode in MULTIPATH else None  # per-packet modes
     size = fl[:, 2].astype(np.float64) / proto_eff
     fixed, drain, _ = path_latency(topo, paths, size, ctx.switch_latency_ps, ctx.mtu_bytes, ctx.header_bytes)
-    finish, _ = simulate_drain(paths, drain, np.zeros(len(fl)), directed_rates_bps(topo))
+    finish, _ = simulate_drain(paths, drain, np.zeros(len(fl)), directed_rates_bps(topo), split=split)
     out = (float(finish.max()), float(fixed.max()), "max-min")
     ctx.cache[key] = out
     return out
