@@ -534,6 +534,10 @@ class AdvisorSpec(_Model):
     budget: Literal["low", "medium", "high"] = "medium"
     growth: Literal["none", "2x", "10x"] = "none"
     roce_routing: Literal["ecmp", "adaptive"] = "ecmp"  # adaptive = Spectrum-X class switches
+    # where the job's ranks land (aifabric.workload.placement): ideal | fragmented | shared
+    placement: Literal["ideal", "fragmented", "shared"] = "ideal"
+    occupancy: Annotated[float, Field(ge=0, lt=1)] | None = None  # share of nodes other jobs hold (0.5)
+    background_jobs: _count(1) | None = None  # shared: how many other jobs run on those nodes (4)
     network_budget_usd: Annotated[float, Field(gt=0)] | None = None  # ceiling on network capex (a constraint)
 
 

@@ -18,6 +18,7 @@ CHOICES = {
     "budget": ("low", "medium", "high"),
     "growth": ("none", "2x", "10x"),
     "roce_routing": ("ecmp", "adaptive"),
+    "placement": ("ideal", "fragmented", "shared"),
 }
 
 
@@ -54,6 +55,12 @@ def build_advisor(scenario_path: Path | None, flags: dict) -> Asked:
                 allowed=", ".join(CHOICES[key]),
             )
         base[key] = value
+    occ = flags.get("occupancy")
+    if occ is not None and not 0 <= occ < 1:
+        raise InputError("must be a fraction in [0, 1)", field="--occupancy", value=occ, allowed="e.g. 0.5")
+    jobs = flags.get("background_jobs")
+    if jobs is not None and jobs < 1:
+        raise InputError("must be an integer ≥ 1", field="--background-jobs", value=jobs, allowed="e.g. 4")
     if base.get("gpus") is not None and base["gpus"] < 1:
         raise InputError("must be ≥ 1", field="--gpus", value=base["gpus"], allowed="a positive integer")
     if base.get("model") and base.get("workload", "training") != "training":
@@ -128,6 +135,18 @@ def register(app: typer.Typer) -> None:
         roce_routing: str | None = typer.Option(
             None, "--roce-routing", help="ecmp (NCCL's RoCE default) | adaptive (Spectrum-X class)."
         ),
+        placement: str | None = typer.Option(
+            None,
+            "--placement",
+            help="Where the job's ranks land: ideal (the fabric's order, default) | fragmented (random "
+            "free nodes of a partly allocated cluster) | shared (fragmented, other jobs' traffic on the fabric).",
+        ),
+        occupancy: float | None = typer.Option(
+            None, "--occupancy", help="fragmented/shared: share of the nodes other jobs hold (default 0.5)."
+        ),
+        background_jobs: int | None = typer.Option(
+            None, "--background-jobs", help="shared: how many other jobs run on those nodes (default 4)."
+        ),
         network_budget: str | None = typer.Option(
             None,
             "--network-budget",
@@ -175,6 +194,9 @@ def register(app: typer.Typer) -> None:
                     "budget": budget,
                     "growth": growth,
                     "roce_routing": roce_routing,
+                    "placement": placement,
+                    "occupancy": occupancy,
+                    "background_jobs": background_jobs,
                     "network_budget_usd": _budget(network_budget),
                 },
             )

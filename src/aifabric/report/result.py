@@ -87,6 +87,7 @@ def _fabric_row(c: Comparison, fd) -> dict:
         "routing": net.routing,
         "ring_step_efficiency": net.ring_step_efficiency,
         "permutation_efficiency": net.permutation_efficiency,
+        "placement": net.placement,
         "switch_hop_ns": fd.switch_hop_ns,
         "plan": fd.plan.to_dict(),
         "iteration": fp.iteration_dict(),

@@ -147,6 +147,9 @@ class FabricNetwork:
     permutation_fct_us: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False, compare=False)
     fct_title: str = "FCT of one data-parallel ring step"
     source: str = "flow model"  # flow model | a user's measurements | a perturbed copy (risk)
+    # the job's placement (aifabric.workload.placement) and, when it is not ideal, the same patterns'
+    # efficiencies on the ideal placement (same fabric, routing and seeds): the placement's cost
+    placement: dict | None = field(default=None, compare=False)
 
     @classmethod
     def from_measured(
@@ -226,6 +229,7 @@ class FabricNetwork:
             "path_latency_us": self.path_latency_us,
             "nvlink_busbw_gbps": self.nvlink_busbw_gbps,
             "busbw_gbps": self.busbw_gbps,
+            "placement": self.placement,
         }
 
 
@@ -258,15 +262,19 @@ def measure_pattern(
     from aifabric.flow import simulate_flows
 
     topo = rail_topology(*topo_key)
+    flows = pattern.flows()
+    job = flows.pop("job", None)  # shared placement: the job's flows (the rest is other jobs' traffic)
     df = simulate_flows(
         topo,
-        pattern.flows(),
+        flows,
         routing=routing,
         seed=seed,
         switch_latency_ps=switch_latency_ps,
         mtu_bytes=MTU_BYTES[technology],
         header_bytes=HEADER_BYTES[technology],
     )
+    if job is not None:
+        df = df[job]
     eff = float(df["ideal_fct_us"].max() / df["fct_us"].max())
     return min(1.0, eff), df["fct_us"].to_numpy()
 
@@ -351,6 +359,7 @@ def measure_fabric(
             f"FCT: one DP ring step and a same-rail random permutation ({len(ring_fct):,} flows of 16 MiB "
             f"each; adaptive on IB, {roce_routing or route} on RoCE)"
         )
+    placed = _placement_dict(fd, workload, gpn, seed, route, eff, a2a_eff) if has_network else None
     rows = busbw_sweep(fd, gpn, gpu.id, seed, route) if sweep and has_network else []
     return FabricNetwork(
         fd.key,
@@ -366,7 +375,29 @@ def measure_fabric(
         ring_fct,
         perm_fct,
         fct_title,
+        placement=placed,
     )
+
+
+def _placement_dict(fd, workload, gpn: int, seed: int, route: str, eff: float, a2a_eff: float) -> dict | None:
+    """The placement the patterns ran on; when it is not ideal, the same patterns on the ideal
+    placement too (the placement's cost on this fabric and routing)."""
+    pl = getattr(workload, "placement", None)
+    if pl is None:
+        return None
+    out = pl.to_dict()
+    if pl.kind != "ideal":
+        twin = replace(workload, patterns=tuple(replace(p, placement=None) for p in workload.patterns))
+        ideal, _, ideal_a2a, _ = pattern_efficiencies(fd, twin, gpn, seed, route)
+        out.update(
+            {
+                "ring_step_efficiency": eff,
+                "ring_step_efficiency_ideal": ideal,
+                "permutation_efficiency": a2a_eff,
+                "permutation_efficiency_ideal": ideal_a2a,
+            }
+        )
+    return out
 
 
 def measure(design, workload, gpu, seed: int = 1, progress=None, sweep: bool = True) -> NetworkEvidence:

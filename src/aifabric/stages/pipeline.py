@@ -83,6 +83,9 @@ def workload_input(
         nic_rate_gbps,
         compute_efficiency,
         file,
+        getattr(adv, "placement", "ideal"),
+        getattr(adv, "occupancy", None),
+        getattr(adv, "background_jobs", None),
     )
 
 
