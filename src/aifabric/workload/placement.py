@@ -49,7 +49,9 @@ PLACEMENTS = ("ideal", "fragmented", "shared")
 DEFAULT_OCCUPANCY = 0.5
 # ASSUMPTION (no public source): the other jobs are 4 jobs of equal size.
 DEFAULT_BACKGROUND_JOBS = 4
-PLACEMENT_STREAM = 0x9E3779B9  # a separate random stream from the seed's other draws (hash seeds, permutations)
+PLACEMENT_STREAM = (
+    0x9E3779B9  # a separate random stream from the seed's other draws (hash seeds, permutations)
+)
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,10 @@ def check_placement(kind: str, occupancy: float, background_jobs: int, field: st
         )
     if isinstance(background_jobs, bool) or not isinstance(background_jobs, int) or background_jobs < 1:
         raise InputError(
-            "must be an integer ≥ 1", field=f"{field}.background_jobs", value=background_jobs, allowed="e.g. 4"
+            "must be an integer ≥ 1",
+            field=f"{field}.background_jobs",
+            value=background_jobs,
+            allowed="e.g. 4",
         )
 
 
@@ -115,12 +120,12 @@ def place(
     taken = int(round(occupancy * cluster_nodes))
     job = cluster_nodes - taken
     if job < 2:
-        top = (cluster_nodes - 2) / cluster_nodes if cluster_nodes > 2 else 0.0
+        top = (cluster_nodes - 2.5) / cluster_nodes  # round() keeps ≥ 2 free nodes below this
         raise InputError(
             f"leaves the job {job} of the cluster's {cluster_nodes} nodes (it needs 2 to use the network)",
             field=f"{field}.occupancy",
             value=occupancy,
-            allowed=f"0..{top:.3f}",
+            allowed=f"0..{top:.3f}" if top > 0 else "0 (a cluster this small has no room for other jobs)",
         )
     rng = np.random.default_rng([int(seed), PLACEMENT_STREAM])
     order = rng.permutation(cluster_nodes)
@@ -130,6 +135,12 @@ def place(
         parts = np.array_split(order[job:], min(background_jobs, taken))
         background = tuple(tuple(int(x) for x in p) for p in parts)
     return Placement(kind, cluster_nodes, nodes, background, float(occupancy), int(seed))
+
+
+def rank_hosts(placement: Placement, gpus_per_node: int) -> np.ndarray:
+    """Host id of every rank of the job: rank ``r`` on the job's node ``r // g``, rail ``r % g``."""
+    r = np.arange(placement.job_nodes * gpus_per_node)
+    return np.asarray(placement.nodes, dtype=np.int64)[r // gpus_per_node] * gpus_per_node + r % gpus_per_node
 
 
 def dp_ring_hops(
@@ -199,5 +210,6 @@ __all__ = [
     "dp_ring_hops",
     "node_ring_hops",
     "place",
+    "rank_hosts",
     "ring_over",
 ]
