@@ -421,10 +421,19 @@ def _jitter(rm: RiskMeasurement, workload, perf, network) -> dict:
     }
 
 
-def testbed_of(fd, spec: RiskSpec | None = None) -> Testbed:
-    """The testbed derived from one planned fabric (:func:`aifabric.stages.testbed.testbed_for`)."""
+def testbed_of(fd, spec: RiskSpec | None = None, placement=None) -> Testbed:
+    """The testbed derived from one planned fabric (:func:`aifabric.stages.testbed.testbed_for`),
+    its ring placed as the job is (``placement``: :class:`aifabric.workload.placement.Placement`)."""
     spec = spec or RiskSpec()
     plan = fd.plan.to_dict()
+    placed = {}
+    if placement is not None and placement.kind != "ideal":
+        placed = {
+            "placement": placement.kind,
+            "occupancy": placement.occupancy,
+            "background_jobs": max(1, len(placement.background)),
+            "placement_seed": placement.seed,
+        }
     base = spec.roce_baseline if fd.technology == "roce" else spec.ib_congestion_control
     return testbed_for(
         fd.nic_rate_gbps,
@@ -437,6 +446,7 @@ def testbed_of(fd, spec: RiskSpec | None = None) -> Testbed:
         radix=int(plan.get("radix") or 64),
         oversubscription=float(plan.get("oversubscription") or 1.0),
         tiers=int(plan.get("tiers") or 2),
+        **placed,
     )
 
 
@@ -477,7 +487,7 @@ def assess(
         plan = fd.plan.to_dict()
         if design.has_network:
             tick(f"packet-level risk testbed: {fd.key}")
-            tb = testbed_of(fd, spec)
+            tb = testbed_of(fd, spec, getattr(workload, "placement", None))
             rm = measure_testbed(tb, fd.technology == "roce")
             scaled = scaling_check(tb, tuple(rm.measured)) if spec.check_scaling else {}
             for sid in rm.measured:
