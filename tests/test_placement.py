@@ -221,3 +221,20 @@ def test_bad_placement_in_a_scenario_exits_2(tmp_path, body, field):
     assert res.exit_code == 2, res.output
     lines = [ln for ln in res.output.strip().splitlines() if ln.strip()]
     assert len(lines) == 1 and field in lines[0]
+
+
+def test_ideal_placement_reproduces_the_old_permutation():
+    """The same-rail permutation as compare built it before placement, flow for flow (ECMP hashes
+    a flow's id, so the order counts too)."""
+    from aifabric.flow.draws import derangement
+
+    nodes, g, seed = 16, 8, 5
+    rng = np.random.default_rng(seed)
+    src, dst = [], []
+    for rail in range(g):
+        perm = derangement(nodes, rng)
+        src.append(np.arange(nodes) * g + rail)
+        dst.append(perm * g + rail)
+    p = TrafficPattern("rail-permutation", 128, g, STEP_BYTES, seed=seed, placement=place("ideal", nodes))
+    f = p.flows()
+    assert np.array_equal(f["src"], np.concatenate(src)) and np.array_equal(f["dst"], np.concatenate(dst))

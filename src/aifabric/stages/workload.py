@@ -49,12 +49,10 @@ def _placement(p: TrafficPattern):
 
 
 def _with_background(p: TrafficPattern, pl, src: np.ndarray, dst: np.ndarray) -> dict:
-    """The job's flows (sorted by source host), then the background jobs' ring steps (``shared``);
-    ``job`` marks the job's flows when there is background traffic."""
+    """The job's flows, then the background jobs' ring steps (``shared``); ``job`` marks the job's
+    flows when there is background traffic. (Flow order matters: ECMP hashes a flow's id.)"""
     from aifabric.workload.placement import ring_over
 
-    order = np.argsort(src, kind="stable")
-    src, dst = src[order], dst[order]
     out = {"src": src, "dst": dst, "size_bytes": np.full(len(src), p.size_bytes)}
     if pl.background:
         bg = [ring_over(b, p.gpus_per_node) for b in pl.background]
@@ -83,7 +81,9 @@ def _ring_flows(p: TrafficPattern) -> dict:
     if not len(s):  # no layout, a DP group inside one node, or a job smaller than one group
         s, d, r = node_ring_hops(jn, max(2, min(p.group_nodes, jn)), g)
     phys = np.asarray(pl.nodes, dtype=np.int64)
-    return _with_background(p, pl, phys[s] * g + r, phys[d] * g + r)
+    src, dst = phys[s] * g + r, phys[d] * g + r
+    order = np.argsort(src, kind="stable")  # by source host, as the ring was always listed
+    return _with_background(p, pl, src[order], dst[order])
 
 
 def _permutation_flows(p: TrafficPattern) -> dict:
