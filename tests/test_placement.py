@@ -238,3 +238,33 @@ def test_ideal_placement_reproduces_the_old_permutation():
     p = TrafficPattern("rail-permutation", 128, g, STEP_BYTES, seed=seed, placement=place("ideal", nodes))
     f = p.flows()
     assert np.array_equal(f["src"], np.concatenate(src)) and np.array_equal(f["dst"], np.concatenate(dst))
+
+
+def test_qps_split_each_connection_and_keep_its_bytes():
+    one, four = _ring("fragmented", 2).flows(), _ring("fragmented", 2, qps=4).flows()
+    assert len(four["src"]) == 4 * len(one["src"])
+    assert np.array_equal(four["src"][::4], one["src"]) and np.array_equal(four["dst"][::4], one["dst"])
+    assert np.array_equal(four["size_bytes"].reshape(-1, 4).sum(axis=1), one["size_bytes"])
+    shared = _ring("shared", 2, qps=3).flows()
+    assert shared["job"].sum() == 3 * _ring("shared", 2).flows()["job"].sum()
+
+
+def test_more_qps_per_connection_recover_ecmp_on_a_fragmented_placement():
+    """More flows per connection, each hashed on its own: the slowest link carries a smaller share
+    (Meta's QP scaling); the step's ideal stays the whole connection's."""
+    seeds = (1, 2, 3)
+
+    def mean(qps):
+        return float(
+            np.mean(
+                [
+                    measure_pattern(SMALL_KEY, "roce", _ring("fragmented", s, qps=qps), s, HOP_PS, "ecmp")[0]
+                    for s in seeds
+                ]
+            )
+        )
+
+    e1, e4 = mean(1), mean(4)
+    assert e4 > e1 + 0.1
+    ideal4 = measure_pattern(SMALL_KEY, "roce", _ring("ideal", 1, qps=4), 1, HOP_PS, "adaptive")[0]
+    assert ideal4 == pytest.approx(1.0, abs=0.02)  # not 4× the ideal: the ideal is the connection's

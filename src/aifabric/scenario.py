@@ -538,6 +538,9 @@ class AdvisorSpec(_Model):
     placement: Literal["ideal", "fragmented", "shared"] = "ideal"
     occupancy: Annotated[float, Field(ge=0, lt=1)] | None = None  # share of nodes other jobs hold (0.5)
     background_jobs: _count(1) | None = None  # shared: how many other jobs run on those nodes (4)
+    # ECMP entropy the job's traffic carries: each NIC-to-NIC connection is channels × QPs flows
+    channels_per_nic: _count(1, 64) = 1  # NCCL channels leaving one NIC (1: the pessimistic end)
+    qps_per_connection: _count(1, 64) = 1  # NCCL_IB_QPS_PER_CONNECTION (NCCL's default 1, S15)
     network_budget_usd: Annotated[float, Field(gt=0)] | None = None  # ceiling on network capex (a constraint)
 
 

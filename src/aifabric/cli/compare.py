@@ -61,6 +61,11 @@ def build_advisor(scenario_path: Path | None, flags: dict) -> Asked:
     jobs = flags.get("background_jobs")
     if jobs is not None and jobs < 1:
         raise InputError("must be an integer ≥ 1", field="--background-jobs", value=jobs, allowed="e.g. 4")
+    qps = flags.get("qps_per_connection")
+    if qps is not None and not 1 <= qps <= 64:
+        raise InputError(
+            "must be an integer in 1..64", field="--qps-per-connection", value=qps, allowed="e.g. 4"
+        )
     if base.get("gpus") is not None and base["gpus"] < 1:
         raise InputError("must be ≥ 1", field="--gpus", value=base["gpus"], allowed="a positive integer")
     if base.get("model") and base.get("workload", "training") != "training":
@@ -147,6 +152,11 @@ def register(app: typer.Typer) -> None:
         background_jobs: int | None = typer.Option(
             None, "--background-jobs", help="shared: how many other jobs run on those nodes (default 4)."
         ),
+        qps_per_connection: int | None = typer.Option(
+            None,
+            "--qps-per-connection",
+            help="QPs per NCCL connection, each hashed by ECMP on its own (NCCL_IB_QPS_PER_CONNECTION; default 1).",
+        ),
         network_budget: str | None = typer.Option(
             None,
             "--network-budget",
@@ -197,6 +207,7 @@ def register(app: typer.Typer) -> None:
                     "placement": placement,
                     "occupancy": occupancy,
                     "background_jobs": background_jobs,
+                    "qps_per_connection": qps_per_connection,
                     "network_budget_usd": _budget(network_budget),
                 },
             )

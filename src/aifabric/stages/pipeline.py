@@ -86,6 +86,8 @@ def workload_input(
         getattr(adv, "placement", "ideal"),
         getattr(adv, "occupancy", None),
         getattr(adv, "background_jobs", None),
+        getattr(adv, "channels_per_nic", 1),
+        getattr(adv, "qps_per_connection", 1),
     )
 
 

@@ -67,6 +67,22 @@ def _with_background(p: TrafficPattern, pl, src: np.ndarray, dst: np.ndarray) ->
     return out
 
 
+def _split(p: TrafficPattern, flows: dict) -> dict:
+    """Each flow as ``p.qps`` sub-flows (NCCL channels per NIC × QPs per connection: each its own QP,
+    so its own flow id and RoCEv2 UDP source port for ECMP), sizes as even as whole bytes allow,
+    the sub-flows of a flow next to each other."""
+    k = p.qps
+    if k <= 1:
+        return flows
+    n = len(flows["src"])
+    part = np.tile(np.arange(k), n)
+    size = np.repeat(flows["size_bytes"] // k, k) + (part < np.repeat(flows["size_bytes"] % k, k))
+    out = {c: np.repeat(v, k) for c, v in flows.items()}
+    out["size_bytes"] = size
+    keep = size > 0
+    return {c: v[keep] for c, v in out.items()}
+
+
 def _ring_flows(p: TrafficPattern) -> dict:
     """One ring step of the DP × CP all-reduce of every group at once, from the layout's rank order
     (:func:`aifabric.workload.placement.dp_ring_hops`) on the placement's nodes."""
@@ -83,7 +99,7 @@ def _ring_flows(p: TrafficPattern) -> dict:
     phys = np.asarray(pl.nodes, dtype=np.int64)
     src, dst = phys[s] * g + r, phys[d] * g + r
     order = np.argsort(src, kind="stable")  # by source host, as the ring was always listed
-    return _with_background(p, pl, src[order], dst[order])
+    return _split(p, _with_background(p, pl, src[order], dst[order]))
 
 
 def _permutation_flows(p: TrafficPattern) -> dict:
@@ -99,7 +115,7 @@ def _permutation_flows(p: TrafficPattern) -> dict:
         perm = derangement(nodes, rng) if nodes > 1 else rng.permutation(nodes)
         src.append(phys * g + rail)
         dst.append(phys[perm] * g + rail)
-    return _with_background(p, pl, np.concatenate(src), np.concatenate(dst))
+    return _split(p, _with_background(p, pl, np.concatenate(src), np.concatenate(dst)))
 
 
 @dataclass(frozen=True)
@@ -122,6 +138,7 @@ class TrafficPattern:
     seed: int = 0  # rail-permutation
     layout: tuple[int, int, int, int] | None = None  # (tp, cp, dp, pp) of the reference layout
     placement: Any = None  # aifabric.workload.placement.Placement | None (ideal)
+    qps: int = 1  # sub-flows per connection: NCCL channels per NIC × QPs per connection (ECMP entropy)
 
     def flows(self) -> dict:
         return PATTERNS[self.name](self)
@@ -135,6 +152,8 @@ class TrafficPattern:
         if self.placement is not None and self.placement.kind != "ideal":
             d["placement"] = self.placement.kind
             d["job_nodes"] = self.placement.job_nodes
+        if self.qps > 1:
+            d["qps_per_connection"] = self.qps
         return d
 
 
@@ -157,6 +176,8 @@ class WorkloadInput:
     placement: str = "ideal"  # ideal | fragmented | shared (aifabric.workload.placement)
     occupancy: float | None = None  # fragmented / shared: share of nodes other jobs hold (None = default)
     background_jobs: int | None = None  # shared: how many other jobs (None = default)
+    channels_per_nic: int = 1  # NCCL channels whose connections leave one NIC (entropy; see placement)
+    qps_per_connection: int = 1  # NCCL_IB_QPS_PER_CONNECTION (NCCL's default 1, hardware-facts S15)
 
 
 @dataclass(frozen=True)
@@ -266,13 +287,16 @@ def workload(inp: WorkloadInput) -> Workload:
         # nodes one DP × CP group spans (the whole job without a layout); at least a 2-node ring
         group = max(1, lay.tp * lay.cp * lay.dp // gpn) if lay is not None else nodes
         group = max(2, min(group, nodes))
+        qps = int(inp.channels_per_nic) * int(inp.qps_per_connection)
         ring = TrafficPattern(
-            "dp-ring-step", inp.gpus, gpn, STEP_BYTES, group_nodes=group, layout=layout, placement=pl
+            "dp-ring-step", inp.gpus, gpn, STEP_BYTES, group_nodes=group, layout=layout, placement=pl, qps=qps
         )
         patterns = (ring,)
         if nodes > 1:
             patterns += (
-                TrafficPattern("rail-permutation", inp.gpus, gpn, STEP_BYTES, seed=inp.seed, placement=pl),
+                TrafficPattern(
+                    "rail-permutation", inp.gpus, gpn, STEP_BYTES, seed=inp.seed, placement=pl, qps=qps
+                ),
             )
     return Workload(inp.kind, inp.gpus, gpn, spec, model, step_gpu(inp.gpu), ref, colls, patterns, pl)
 
