@@ -268,3 +268,57 @@ def test_more_qps_per_connection_recover_ecmp_on_a_fragmented_placement():
     assert e4 > e1 + 0.1
     ideal4 = measure_pattern(SMALL_KEY, "roce", _ring("ideal", 1, qps=4), 1, HOP_PS, "adaptive")[0]
     assert ideal4 == pytest.approx(1.0, abs=0.02)  # not 4× the ideal: the ideal is the connection's
+
+
+def test_testbed_ring_follows_the_placement():
+    from aifabric.stages.testbed import _flows, testbed_for
+
+    ideal = testbed_for(400, None, 600, 40, "ecmp")
+    frag = testbed_for(400, None, 600, 40, "ecmp", placement="fragmented", placement_seed=3)
+    shared = testbed_for(400, None, 600, 40, "ecmp", placement="shared", placement_seed=3, background_jobs=2)
+    target = ideal.hosts_per_leaf - 1
+    f0, n0 = _flows(ideal, "congested")
+    assert n0 == 30 and f0.attrs["incast_end"] == len(f0)  # the ideal ring and incast as before
+    f1, n1 = _flows(frag, "congested")
+    ring = f1["src"].to_numpy()[:n1]
+    assert n1 == 31 - round(0.5 * 31) and len(set(ring)) == n1 and target not in ring
+    senders = f1["src"].to_numpy()[n1 : f1.attrs["incast_end"]]
+    assert set(senders) <= set(ring) and len(senders) == frag.incast_senders
+    f2, n2 = _flows(shared, "quiet")
+    assert np.array_equal(f2["src"].to_numpy()[:n2], ring)  # the same job, other jobs' rings after it
+    assert len(f2) > n2 and not set(f2["src"].to_numpy()[n2:]) & set(ring)
+    assert _flows(frag, "quiet")[0].equals(_flows(frag, "quiet")[0])  # seeded
+
+
+def test_risk_testbed_takes_the_jobs_placement():
+    from types import SimpleNamespace
+
+    from aifabric.stages.risk import testbed_of
+
+    plan = SimpleNamespace(to_dict=lambda: {"radix": 64, "oversubscription": 1.0, "tiers": 2})
+    fd = SimpleNamespace(
+        plan=plan,
+        technology="roce",
+        nic_rate_gbps=400,
+        switch_buffer_bytes=None,
+        switch_hop_ns=600,
+        lengths_m={"leaf-spine": 40},
+        routing="ecmp",
+    )
+    assert testbed_of(fd).placement == "ideal"
+    assert testbed_of(fd, None, place("ideal", 128)).placement == "ideal"
+    tb = testbed_of(fd, None, place("shared", 128, 0.25, 3, seed=9))
+    assert (tb.placement, tb.occupancy, tb.background_jobs, tb.placement_seed) == ("shared", 0.25, 3, 9)
+
+
+@pytest.mark.slow
+def test_other_jobs_slow_the_testbed_ring():
+    """Packet level, RoCE with ECMP: the same job's ring step with other jobs' rings next to it is
+    no faster than alone."""
+    from aifabric.stages.testbed import run_testbed, testbed_for
+
+    frag = testbed_for(400, None, 600, 40, "ecmp", placement="fragmented", placement_seed=1)
+    shared = testbed_for(400, None, 600, 40, "ecmp", placement="shared", placement_seed=1)
+    a, b = run_testbed(frag, None, "quiet", 1), run_testbed(shared, None, "quiet", 1)
+    assert b.step_us >= a.step_us
+    assert run_testbed(frag, None, "quiet", 1).step_us == a.step_us  # same seed, same result

@@ -183,7 +183,11 @@ def _flows(tb: Testbed, traffic: str):
     ring_t0 = 0 if traffic == "quiet" else int(tb.ring_start_us * 1e6)
     senders = []
     if traffic != "quiet":
-        senders = [leaf * h + i for i in range(h) for leaf in range(1, nl)][: tb.incast_senders]
+        senders = [leaf * h + i for i in range(h) for leaf in range(1, nl)]
+        if tb.placement != "ideal":  # as on the ideal ring: the job's own hosts, off the target's leaf
+            members = set(src)
+            senders = [x for x in senders if x in members]
+        senders = senders[: tb.incast_senders]
     sizes = [tb.step_bytes] * n_ring + [tb.incast_bytes] * len(senders) + [tb.step_bytes] * len(bsrc)
     starts = [ring_t0] * n_ring + [0] * len(senders) + [ring_t0] * len(bsrc)
     table = _table(src + senders + bsrc, dst + [target] * len(senders) + bdst, sizes, starts)
