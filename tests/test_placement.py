@@ -271,11 +271,13 @@ def test_more_qps_per_connection_recover_ecmp_on_a_fragmented_placement():
 
 
 def test_testbed_ring_follows_the_placement():
-    from aifabric.stages.testbed import _flows, testbed_for
+    from aifabric.stages.testbed import _flows, placed_testbed, testbed_for
 
     ideal = testbed_for(400, None, 600, 40, "ecmp")
-    frag = testbed_for(400, None, 600, 40, "ecmp", placement="fragmented", placement_seed=3)
-    shared = testbed_for(400, None, 600, 40, "ecmp", placement="shared", placement_seed=3, background_jobs=2)
+    assert placed_testbed(ideal, place("ideal", 4)) is ideal
+    frag = placed_testbed(ideal, place("fragmented", 31, seed=3))
+    shared = placed_testbed(ideal, place("shared", 31, background_jobs=2, seed=3))
+    assert (shared.placement, shared.background_jobs, shared.placement_seed) == ("shared", 2, 3)
     target = ideal.hosts_per_leaf - 1
     f0, n0 = _flows(ideal, "congested")
     assert n0 == 30 and f0.attrs["incast_end"] == len(f0)  # the ideal ring and incast as before
@@ -315,10 +317,11 @@ def test_risk_testbed_takes_the_jobs_placement():
 def test_other_jobs_slow_the_testbed_ring():
     """Packet level, RoCE with ECMP: the same job's ring step with other jobs' rings next to it is
     no faster than alone."""
-    from aifabric.stages.testbed import run_testbed, testbed_for
+    from aifabric.stages.testbed import placed_testbed, run_testbed, testbed_for
 
-    frag = testbed_for(400, None, 600, 40, "ecmp", placement="fragmented", placement_seed=1)
-    shared = testbed_for(400, None, 600, 40, "ecmp", placement="shared", placement_seed=1)
+    tb = testbed_for(400, None, 600, 40, "ecmp")
+    frag = placed_testbed(tb, place("fragmented", 31, seed=1))
+    shared = placed_testbed(tb, place("shared", 31, seed=1))
     a, b = run_testbed(frag, None, "quiet", 1), run_testbed(shared, None, "quiet", 1)
     assert b.step_us >= a.step_us
     assert run_testbed(frag, None, "quiet", 1).step_us == a.step_us  # same seed, same result

@@ -43,6 +43,7 @@ from aifabric.stages.testbed import (
     RiskMeasurement,
     Testbed,
     measure_testbed,
+    placed_testbed,
     scaling_check,
     testbed_for,
 )
@@ -426,16 +427,8 @@ def testbed_of(fd, spec: RiskSpec | None = None, placement=None) -> Testbed:
     its ring placed as the job is (``placement``: :class:`aifabric.workload.placement.Placement`)."""
     spec = spec or RiskSpec()
     plan = fd.plan.to_dict()
-    placed = {}
-    if placement is not None and placement.kind != "ideal":
-        placed = {
-            "placement": placement.kind,
-            "occupancy": placement.occupancy,
-            "background_jobs": max(1, len(placement.background)),
-            "placement_seed": placement.seed,
-        }
     base = spec.roce_baseline if fd.technology == "roce" else spec.ib_congestion_control
-    return testbed_for(
+    tb = testbed_for(
         fd.nic_rate_gbps,
         fd.switch_buffer_bytes,
         fd.switch_hop_ns,
@@ -446,8 +439,8 @@ def testbed_of(fd, spec: RiskSpec | None = None, placement=None) -> Testbed:
         radix=int(plan.get("radix") or 64),
         oversubscription=float(plan.get("oversubscription") or 1.0),
         tiers=int(plan.get("tiers") or 2),
-        **placed,
     )
+    return placed_testbed(tb, placement)
 
 
 def assess(

@@ -434,10 +434,6 @@ def testbed_for(
     tiers: int = 2,
     hosts_per_leaf: int = 8,
     leaves: int = 4,
-    placement: str = "ideal",
-    occupancy: float = 0.5,
-    background_jobs: int = 4,
-    placement_seed: int = 1,
 ) -> Testbed:
     """The testbed for one planned fabric (the scaling rule of the module docstring): its NIC rate,
     switch hop latency, buffer per port, leaf-spine fibre length, routing, oversubscription and
@@ -465,10 +461,21 @@ def testbed_for(
         technology=technology,
         baseline=base,
         tiers=tiers,
-        placement=placement,
-        occupancy=float(occupancy),
-        background_jobs=int(background_jobs),
-        placement_seed=int(placement_seed) if placement != "ideal" else 1,
+    )
+
+
+def placed_testbed(tb: Testbed, placement) -> Testbed:
+    """``tb`` with its ring placed as the job is (``placement``: an
+    :class:`aifabric.workload.placement.Placement`; ideal or None leaves it as it is)."""
+    if placement is None or placement.kind == "ideal":
+        return tb
+    jobs = max(1, len(placement.background))
+    return replace(
+        tb,
+        placement=placement.kind,
+        occupancy=placement.occupancy,
+        background_jobs=jobs,
+        placement_seed=placement.seed,
     )
 
 
@@ -583,6 +590,7 @@ __all__ = [
     "Testbed",
     "Trigger",
     "measure_testbed",
+    "placed_testbed",
     "run_testbed",
     "scaling_check",
     "shipped_files",
