@@ -610,6 +610,13 @@ class AdvisorSpec(_Model):
     roce_routing: Literal["ecmp", "adaptive", "adaptive-packet", "flowlet", "spectrum-x"] = "ecmp"
     # adaptive-packet: AR as deployed on AI clusters (UFM/SuperPOD); static: a plain OpenSM's LFT
     ib_routing: Literal["adaptive-packet", "static"] = "adaptive-packet"
+    # where the job's ranks land (aifabric.workload.placement): ideal | fragmented | shared
+    placement: Literal["ideal", "fragmented", "shared"] = "ideal"
+    occupancy: Annotated[float, Field(ge=0, lt=1)] | None = None  # share of nodes other jobs hold (0.5)
+    background_jobs: _count(1) | None = None  # shared: how many other jobs run on those nodes (4)
+    # ECMP entropy the job's traffic carries: each NIC-to-NIC connection is channels × QPs flows
+    channels_per_nic: _count(1, 64) = 2  # NCCL channels per network peer (2 in NCCL 2.28, paths.cc)
+    qps_per_connection: _count(1, 64) = 1  # NCCL_IB_QPS_PER_CONNECTION (NCCL's default 1, S15)
     network_budget_usd: Annotated[float, Field(gt=0)] | None = None  # ceiling on network capex (a constraint)
     # tail-latency constraint (trading / high jitter sensitivity): a design's p99 collective step time
     # on the packet engine may be at most this fraction above the best design's (None: 0.25, an assumption)

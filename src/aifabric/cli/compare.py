@@ -19,6 +19,7 @@ CHOICES = {
     "growth": ("none", "2x", "10x"),
     "roce_routing": ("ecmp", "adaptive-packet", "spectrum-x", "flowlet", "adaptive"),
     "ib_routing": ("adaptive-packet", "static"),
+    "placement": ("ideal", "fragmented", "shared"),
 }
 
 
@@ -87,6 +88,17 @@ def build_advisor(scenario_path: Path | None, flags: dict, section_flags: dict |
                 allowed=", ".join(CHOICES[key]),
             )
         base[key] = value
+    occ = flags.get("occupancy")
+    if occ is not None and not 0 <= occ < 1:
+        raise InputError("must be a fraction in [0, 1)", field="--occupancy", value=occ, allowed="e.g. 0.5")
+    jobs = flags.get("background_jobs")
+    if jobs is not None and jobs < 1:
+        raise InputError("must be an integer ≥ 1", field="--background-jobs", value=jobs, allowed="e.g. 4")
+    qps = flags.get("qps_per_connection")
+    if qps is not None and not 1 <= qps <= 64:
+        raise InputError(
+            "must be an integer in 1..64", field="--qps-per-connection", value=qps, allowed="e.g. 4"
+        )
     if base.get("gpus") is not None and base["gpus"] < 1:
         raise InputError("must be ≥ 1", field="--gpus", value=base["gpus"], allowed="a positive integer")
     workload = base.get("workload", "training")
@@ -260,6 +272,23 @@ def register(app: typer.Typer) -> None:
         ib_cc: str | None = typer.Option(
             None, "--ib-cc", help="on | off: InfiniBand congestion control in the risk testbed (default off)."
         ),
+        placement: str | None = typer.Option(
+            None,
+            "--placement",
+            help="Where the job's ranks land: ideal (the fabric's order, default) | fragmented (random "
+            "free nodes of a partly allocated cluster) | shared (fragmented, other jobs' traffic on the fabric).",
+        ),
+        occupancy: float | None = typer.Option(
+            None, "--occupancy", help="fragmented/shared: share of the nodes other jobs hold (default 0.5)."
+        ),
+        background_jobs: int | None = typer.Option(
+            None, "--background-jobs", help="shared: how many other jobs run on those nodes (default 4)."
+        ),
+        qps_per_connection: int | None = typer.Option(
+            None,
+            "--qps-per-connection",
+            help="QPs per NCCL connection, each hashed by ECMP on its own (NCCL_IB_QPS_PER_CONNECTION; default 1).",
+        ),
         network_budget: str | None = typer.Option(
             None,
             "--network-budget",
@@ -378,6 +407,10 @@ def register(app: typer.Typer) -> None:
                     "growth": growth,
                     "roce_routing": roce_routing,
                     "ib_routing": ib_routing,
+                    "placement": placement,
+                    "occupancy": occupancy,
+                    "background_jobs": background_jobs,
+                    "qps_per_connection": qps_per_connection,
                     "network_budget_usd": _budget(network_budget),
                     "p99_budget": _p99_budget(p99_budget),
                     **buyer_options(

@@ -123,6 +123,7 @@ def _fabric_row(c: Comparison, fd) -> dict:
         **({"preset": fd.preset} if getattr(fd, "preset", "") else {}),
         "ring_step_efficiency": net.ring_step_efficiency,
         "permutation_efficiency": net.permutation_efficiency,
+        "placement": net.placement,
         "switch_hop_ns": fd.switch_hop_ns,
         "plan": fd.plan.to_dict(),
         "iteration": fp.iteration_dict(),
@@ -173,9 +174,7 @@ def comparison_dict(c: Comparison) -> dict:
             "inputs": adv.model_dump() if hasattr(adv, "model_dump") else dict(adv.__dict__),
             "model": wl.model.name if wl.model else None,
             "parallelism": wl.parallelism.to_dict() if wl.parallelism is not None else None,
-            "inference": (
-                {"model": wl.inference.model, **wl.placement} if wl.inference is not None else None
-            ),
+            "inference": ({"model": wl.inference.model, **wl.serving} if wl.inference is not None else None),
             "storage": wl.storage.to_dict() if wl.storage is not None else None,
             "recommendation": c.decision.recommendation.to_dict(),
             "fabrics": [_fabric_row(c, fd) for fd in c.design.fabrics],

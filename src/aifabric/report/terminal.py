@@ -96,6 +96,14 @@ def print_comparison(result: dict) -> None:
     row("capex per GPU", lambda f: f"${f['plan']['network_capex_per_gpu_usd']:,.0f}")
     row("power", lambda f: f"{f['power_w'] / 1000:,.1f} kW")
     row("routing / ring-step efficiency", lambda f: f"{f['routing']} / {f['ring_step_efficiency']:.3f}")
+    placed = [f.get("placement") or {} for f in result["fabrics"]]
+    if any(p.get("kind", "ideal") != "ideal" for p in placed):
+        row(
+            "placement (ring on ideal)",
+            lambda f: (
+                f"{f['placement']['kind']} ({f['placement'].get('ring_step_efficiency_ideal', 1.0):.3f})"
+            ),
+        )
     row(
         "rail permutation FCT p99",
         lambda f: f"{f['permutation_fct_p99_us']:,.0f} us" if f.get("permutation_fct_p99_us") else "—",

@@ -9,8 +9,8 @@ Input: a :class:`~aifabric.stages.design.FabricDesign` and the
   the fabric's routing mode — adaptive-packet on InfiniBand, ECMP hashing of the RoCEv2 UDP
   source port or adaptive-packet on RoCE; README "Routing modes") runs each pattern: the DP ring
   step over three hash seeds (the expected collision cost, not one draw) and the same-rail random
-  permutation. Under ``ecmp`` / ``flowlet`` each connection is :data:`ECMP_ENTROPY` QPs hashed
-  independently (NCCL's channels per NIC peer × QPs per connection). Efficiency = the
+  permutation. Each connection is the workload's channels per NIC × QPs per connection flows
+  (default :data:`ECMP_ENTROPY`), hashed independently under ``ecmp`` / ``flowlet``. Efficiency = the
   alone-on-the-fabric FCT of the connection over its slowest QP's FCT (a step ends with its
   slowest flow).
 * A MoE workload whose expert-parallel group spans servers: the DeepEP-style dispatch of every EP
@@ -170,6 +170,9 @@ class FabricNetwork:
     source: str = "flow model"  # flow model | a user's measurements | a perturbed copy (risk)
     ep_a2a_efficiency: float | None = None  # MoE dispatch (DeepEP-style) efficiency, None: not MoE
     ecmp_entropy: int = 1  # QPs hashed independently per connection (ecmp / flowlet; 1 otherwise)
+    # the job's placement (aifabric.workload.placement) and, when it is not ideal, the same patterns'
+    # efficiencies on the ideal placement (same fabric, routing and seeds): the placement's cost
+    placement: dict | None = field(default=None, compare=False)
 
     @classmethod
     def from_measured(
@@ -253,6 +256,7 @@ class FabricNetwork:
             "nvlink_busbw_gbps": self.nvlink_busbw_gbps,
             "busbw_gbps": self.busbw_gbps,
             "ecmp_entropy": self.ecmp_entropy,
+            "placement": self.placement,
         }
 
 
@@ -279,27 +283,52 @@ def rail_topology(
 
 @lru_cache(maxsize=64)
 def measure_pattern(
-    topo_key: tuple,
-    technology: str,
-    pattern,
-    seed: int,
-    switch_latency_ps: float,
-    routing: str,
-    entropy: int = 1,
+    topo_key: tuple, technology: str, pattern, seed: int, switch_latency_ps: float, routing: str
 ) -> tuple[float, np.ndarray]:
-    """Flow-level run of one pattern (cached by its inputs); returns (efficiency, fct_us array)."""
-    eff, fct, _ = routed_efficiency(
-        rail_topology(*topo_key), pattern.flows(), technology, seed, switch_latency_ps, routing, entropy
+    """Flow-level run of one pattern (cached by its inputs); returns (efficiency, fct_us array) of
+    the job's flows. Each connection is ``pattern.qps`` flows (NCCL channels per NIC × QPs per
+    connection, each its own UDP source port under ECMP); with several, the step's ideal is the
+    whole connection's (the pattern with one QP): a sub-flow alone would finish sooner."""
+    ideal, fct = _run_pattern(topo_key, technology, pattern, seed, switch_latency_ps, routing)
+    if getattr(pattern, "qps", 1) > 1:
+        ideal = _run_pattern(topo_key, technology, replace(pattern, qps=1), seed, switch_latency_ps, routing)[
+            0
+        ]
+    eff = float(ideal / fct.max())
+    return min(1.0, eff), fct
+
+
+@lru_cache(maxsize=64)
+def _run_pattern(
+    topo_key: tuple, technology: str, pattern, seed: int, switch_latency_ps: float, routing: str
+) -> tuple[float, np.ndarray]:
+    """(the slowest ideal FCT, every FCT) of the job's flows of one pattern, µs."""
+    from aifabric.flow import simulate_flows
+
+    topo = rail_topology(*topo_key)
+    flows = pattern.flows()
+    job = flows.pop("job", None)  # shared placement: the job's flows (the rest is other jobs' traffic)
+    df = simulate_flows(
+        topo,
+        flows,
+        routing=routing,
+        seed=seed,
+        switch_latency_ps=switch_latency_ps,
+        mtu_bytes=MTU_BYTES[technology],
+        header_bytes=HEADER_BYTES[technology],
     )
-    return eff, fct
+    if job is not None:
+        df = df[job]
+    return df["ideal_fct_us"].max(), df["fct_us"].to_numpy()
 
 
 def routed_efficiency(
     topo, flows, technology: str, seed: int, switch_latency_ps: float, routing: str, entropy: int = 1
 ) -> tuple[float, np.ndarray, np.ndarray]:
-    """The measure stage's figure for one set of connections on ``topo`` under a routing mode:
-    (alone-on-the-fabric FCT of the slowest connection / slowest connection's FCT, capped at 1;
-    each connection's FCT; each connection's alone-on-the-fabric FCT), times in µs. Under a hashed mode (:data:`HASHED_MODES`) with ``entropy`` > 1 each
+    """The measure stage's figure for one set of connections on ``topo`` under a routing mode
+    (used by the routing validation): (alone-on-the-fabric FCT of the slowest connection / slowest
+    connection's FCT, capped at 1; each connection's FCT; each connection's alone-on-the-fabric
+    FCT), times in µs. Under a hashed mode (:data:`HASHED_MODES`) with ``entropy`` > 1 each
     connection is ``entropy`` QPs of equal share hashed independently; it ends with its last QP."""
     from aifabric.flow import simulate_flows
 
@@ -331,6 +360,12 @@ def routed_efficiency(
     return min(1.0, eff), df["fct_us"].to_numpy(), df["ideal_fct_us"].to_numpy()
 
 
+def _entropy(workload) -> int:
+    """QPs (flows) per connection the job's ring step carries (channels per NIC × QPs per connection)."""
+    ring = workload.pattern("dp-ring-step")
+    return int(getattr(ring, "qps", 1)) if ring is not None else 1
+
+
 def pattern_efficiencies(fd, workload, gpus_per_node: int, seed: int, routing: str) -> tuple:
     """Ring-step efficiency (mean over :data:`RING_SEEDS` hash seeds) with the first seed's FCTs,
     and the permutation's efficiency and FCTs (1.0 / empty when the workload has none)."""
@@ -338,16 +373,15 @@ def pattern_efficiencies(fd, workload, gpus_per_node: int, seed: int, routing: s
     hop_ps = fd.switch_hop_ns * 1000
     ring = workload.pattern("dp-ring-step")
     effs, ring_fct = [], np.zeros(0)
-    ent = ECMP_ENTROPY if routing in HASHED_MODES else 1
     for s in range(RING_SEEDS):
-        e, f = measure_pattern(key, fd.technology, ring, seed + s, hop_ps, routing, ent)
+        e, f = measure_pattern(key, fd.technology, ring, seed + s, hop_ps, routing)
         effs.append(e)
         if s == 0:
             ring_fct = f
     a2a_eff, perm_fct = 1.0, np.zeros(0)
     perm = workload.pattern("rail-permutation")
     if perm is not None:
-        a2a_eff, perm_fct = measure_pattern(key, fd.technology, perm, seed, hop_ps, routing, ent)
+        a2a_eff, perm_fct = measure_pattern(key, fd.technology, perm, seed, hop_ps, routing)
     return float(np.mean(effs)), ring_fct, a2a_eff, perm_fct
 
 
@@ -484,6 +518,7 @@ def measure_fabric(
             f"each; {ib_routing or route} on IB, {roce_routing or route} on RoCE)"
         )
     ep_eff = expert_a2a_efficiency_for(fd, workload, gpn, seed, route) if has_network else None
+    placed = _placement_dict(fd, workload, gpn, seed, route, eff, a2a_eff) if has_network else None
     rows = busbw_sweep(fd, gpn, gpu.id, seed, route) if sweep and has_network else []
     return FabricNetwork(
         fd.key,
@@ -500,8 +535,30 @@ def measure_fabric(
         perm_fct,
         fct_title,
         ep_a2a_efficiency=ep_eff,
-        ecmp_entropy=ECMP_ENTROPY if route in HASHED_MODES else 1,
+        ecmp_entropy=_entropy(workload) if route in HASHED_MODES else 1,
+        placement=placed,
     )
+
+
+def _placement_dict(fd, workload, gpn: int, seed: int, route: str, eff: float, a2a_eff: float) -> dict | None:
+    """The placement the patterns ran on; when it is not ideal, the same patterns on the ideal
+    placement too (the placement's cost on this fabric and routing)."""
+    pl = getattr(workload, "placement", None)
+    if pl is None:
+        return None
+    out = pl.to_dict()
+    if pl.kind != "ideal":
+        twin = replace(workload, patterns=tuple(replace(p, placement=None) for p in workload.patterns))
+        ideal, _, ideal_a2a, _ = pattern_efficiencies(fd, twin, gpn, seed, route)
+        out.update(
+            {
+                "ring_step_efficiency": eff,
+                "ring_step_efficiency_ideal": ideal,
+                "permutation_efficiency": a2a_eff,
+                "permutation_efficiency_ideal": ideal_a2a,
+            }
+        )
+    return out
 
 
 def measure(design, workload, gpu, seed: int = 1, progress=None, sweep: bool = True) -> NetworkEvidence:

@@ -89,6 +89,11 @@ def workload_input(
         file,
         inference,
         storage,
+        getattr(adv, "placement", "ideal"),
+        getattr(adv, "occupancy", None),
+        getattr(adv, "background_jobs", None),
+        getattr(adv, "channels_per_nic", 2),
+        getattr(adv, "qps_per_connection", 1),
     )
 
 

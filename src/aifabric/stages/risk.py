@@ -63,6 +63,7 @@ from aifabric.stages.testbed import (
     RiskMeasurement,
     Testbed,
     measure_testbed,
+    placed_testbed,
     scaling_check,
     testbed_for,
 )
@@ -332,14 +333,15 @@ def _jitter(rm: RiskMeasurement, workload, perf, network) -> dict:
     }
 
 
-def testbed_of(fd, spec: RiskSpec | None = None) -> Testbed:
-    """The testbed derived from one planned fabric (:func:`aifabric.stages.testbed.testbed_for`)."""
+def testbed_of(fd, spec: RiskSpec | None = None, placement=None) -> Testbed:
+    """The testbed derived from one planned fabric (:func:`aifabric.stages.testbed.testbed_for`),
+    its ring placed as the job is (``placement``: :class:`aifabric.workload.placement.Placement`)."""
     spec = spec or RiskSpec()
     plan = fd.plan.to_dict()
     base = spec.roce_baseline if fd.technology == "roce" else spec.ib_congestion_control
     if base is None and getattr(fd, "preset", "") == "spectrum-x":
         base = "hpcc"  # the preset's telemetry CC (aifabric.scenario.FABRIC_PRESETS)
-    return testbed_for(
+    tb = testbed_for(
         fd.nic_rate_gbps,
         fd.switch_buffer_bytes,
         fd.switch_hop_ns,
@@ -351,6 +353,7 @@ def testbed_of(fd, spec: RiskSpec | None = None) -> Testbed:
         oversubscription=float(plan.get("oversubscription") or 1.0),
         tiers=int(plan.get("tiers") or 2),
     )
+    return placed_testbed(tb, placement)
 
 
 def assess(
@@ -392,7 +395,7 @@ def assess(
         plan = fd.plan.to_dict()
         if design.has_network:
             tick(f"packet-level risk testbed: {fd.key}")
-            tb = testbed_of(fd, spec)
+            tb = testbed_of(fd, spec, getattr(workload, "placement", None))
             rm = measure_testbed(tb, fd.technology == "roce")
             scaled = scaling_check(tb, tuple(rm.measured)) if spec.check_scaling else {}
             view = DesignView.of(fd, rm.measured)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 if TYPE_CHECKING:
     from aifabric.stages.testbed import Testbed
 
@@ -289,7 +291,7 @@ def perturb(tb: Testbed, sid: str | None, duty: float | None = None, share: floa
     elif sid == "straggler-nic":
         period = 10.0
         fab["receiver_stalls"] = [
-            _stall(f"h{tb.hosts_per_leaf}", 0.0, (1 - tb.straggler_drain) * period, period)
+            _stall(f"h{_straggler(tb)}", 0.0, (1 - tb.straggler_drain) * period, period)
         ]
     elif sid == "link-failure":
         fab["failures"] = [{"link": "leaf0-spine0", "at": "0us"}]
@@ -300,11 +302,36 @@ def perturb(tb: Testbed, sid: str | None, duty: float | None = None, share: floa
     return fab
 
 
+def _straggler(tb: Testbed) -> int:
+    """The straggler NIC: host ``hosts_per_leaf`` (the first host of leaf 1, a ring member) on the
+    ideal placement, else the job's first ring member."""
+    return tb.hosts_per_leaf if tb.placement == "ideal" else ring_members(tb)[0]
+
+
+def placed_rings(tb: Testbed) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """A non-ideal placement's rings on the pod (:mod:`aifabric.workload.placement`): the job's
+    hosts in ring order, and each background job's (``shared``). Every pod host but the incast
+    target is a slot; ``occupancy`` of them are held by other jobs."""
+    from aifabric.workload.placement import place
+
+    target = tb.hosts_per_leaf - 1
+    pool = np.array([x for x in range(tb.leaves * tb.hosts_per_leaf) if x != target])
+    pl = place(tb.placement, len(pool), tb.occupancy, tb.background_jobs, tb.placement_seed)
+    return pool[list(pl.nodes)], tuple(pool[list(b)] for b in pl.background)
+
+
+def ring_members(tb: Testbed) -> list[int]:
+    """The hosts of the ring step (the job), in host order."""
+    if tb.placement == "ideal":
+        return [h for h in range(tb.leaves * tb.hosts_per_leaf) if h != tb.hosts_per_leaf - 1]
+    return sorted(placed_rings(tb)[0].tolist())
+
+
 def _jitter_stalls(tb: Testbed, duty: float, share: float) -> list[dict]:
     """Short stalls (``storm_pause_us``) at ``duty`` on ``share`` of the ring's receiving NICs, their
     phases spread evenly over the period (NIC k at (k + ½)/n of it): a fixed, unbiased spread, so the
     same inputs give the same scenario and one jittering NIC is not always caught at time 0."""
-    ring = [h for h in range(tb.leaves * tb.hosts_per_leaf) if h != tb.hosts_per_leaf - 1]
+    ring = ring_members(tb)
     n = max(1, round(share * len(ring)))
     period = tb.storm_pause_us / duty
     out = []

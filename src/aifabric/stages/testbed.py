@@ -103,6 +103,13 @@ class Testbed:
     watchdog_us: float = 50.0  # PFC watchdog / HOQ lifetime, compressed to the testbed's time scale
     slow_drain: float = 0.5  # a slow receiver drains at this share of its line rate
     straggler_drain: float = 0.75  # a straggler NIC receives at this share of its line rate
+    # where the ring's hosts sit in the pod (aifabric.workload.placement): ideal = the ring above;
+    # fragmented / shared = the ring over random free hosts (occupancy held by other jobs), in random
+    # order, seeded by placement_seed; shared adds the other jobs' own ring steps at the same moment
+    placement: str = "ideal"
+    occupancy: float = 0.5
+    background_jobs: int = 4
+    placement_seed: int = 1
 
     @property
     def has_cc(self) -> bool:
@@ -130,7 +137,19 @@ class Testbed:
             "congested traffic": f"the same ring step {self.ring_start_us:g} us into a {self.incast_senders}-to-1 "
             f"incast of {self.incast_bytes / 2**20:g} MiB per sender (target outside the ring)",
             "seeds": ", ".join(str(s) for s in self.seeds),
+            **({"placement": self._placement_words()} if self.placement != "ideal" else {}),
         }
+
+    def _placement_words(self) -> str:
+        words = (
+            f"{self.placement}: the ring over the pod's free hosts ({self.occupancy:g} of them held by other "
+            f"jobs, drawn with seed {self.placement_seed}), in random order"
+        )
+        if self.placement == "shared":
+            words += (
+                f"; {self.background_jobs} other jobs run their own ring steps on the rest at the same moment"
+            )
+        return words
 
 
 THREE_TIER_K = 8  # the three-tier pod: a k = 8 fat-tree (128 hosts in 8 pods of 16)
@@ -149,20 +168,50 @@ def _flows(tb: Testbed, traffic: str):
     h, nl = tb.hosts_per_leaf, tb.leaves
     target = h - 1  # host h-1 of leaf 0: the incast target, outside the ring
     src, dst = [], []
-    for leaf in range(nl):
-        for i in range(h):
-            s, d = leaf * h + i, ((leaf + 1) % nl) * h + i
-            if target in (s, d):
-                continue
-            src.append(s)
-            dst.append(d)
+    bsrc, bdst = [], []  # shared placement: the other jobs' ring steps (after the ring and the incast)
+    if tb.placement == "ideal":
+        for leaf in range(nl):
+            for i in range(h):
+                s, d = leaf * h + i, ((leaf + 1) % nl) * h + i
+                if target in (s, d):
+                    continue
+                src.append(s)
+                dst.append(d)
+    else:
+        src, dst, bsrc, bdst = _placed_rings(tb, target)
     n_ring = len(src)
-    if traffic == "quiet":
-        return _table(src, dst, tb.step_bytes, 0), n_ring
-    senders = [leaf * h + i for i in range(h) for leaf in range(1, nl)][: tb.incast_senders]
-    sizes = [tb.step_bytes] * n_ring + [tb.incast_bytes] * len(senders)
-    starts = [int(tb.ring_start_us * 1e6)] * n_ring + [0] * len(senders)
-    return _table(src + senders, dst + [target] * len(senders), sizes, starts), n_ring
+    ring_t0 = 0 if traffic == "quiet" else int(tb.ring_start_us * 1e6)
+    senders = []
+    if traffic != "quiet":
+        senders = [leaf * h + i for i in range(h) for leaf in range(1, nl)]
+        if tb.placement != "ideal":  # as on the ideal ring: the job's own hosts, off the target's leaf
+            members = set(src)
+            senders = [x for x in senders if x in members]
+        senders = senders[: tb.incast_senders]
+    sizes = [tb.step_bytes] * n_ring + [tb.incast_bytes] * len(senders) + [tb.step_bytes] * len(bsrc)
+    starts = [ring_t0] * n_ring + [0] * len(senders) + [ring_t0] * len(bsrc)
+    table = _table(src + senders + bsrc, dst + [target] * len(senders) + bdst, sizes, starts)
+    table.attrs["incast_end"] = n_ring + len(senders)
+    return table, n_ring
+
+
+def _placed_rings(tb: Testbed, target: int) -> tuple[list[int], list[int], list[int], list[int]]:
+    """(src, dst) of the job's ring over the placement's hosts, then of the background jobs' rings
+    (:func:`aifabric.stages.risk_library.placed_rings`)."""
+    from aifabric.stages.risk_library import placed_rings
+
+    job, background = placed_rings(tb)
+
+    def ring(hosts) -> tuple[list[int], list[int]]:
+        return (hosts.tolist(), np.roll(hosts, -1).tolist()) if len(hosts) >= 2 else ([], [])
+
+    src, dst = ring(job)
+    bsrc, bdst = [], []
+    for b in background:
+        s, d = ring(b)
+        bsrc += s
+        bdst += d
+    return src, dst, bsrc, bdst
 
 
 def scenario_dict(tb: Testbed, sid: str | None, seed: int, duty=None, share=None, traffic=None) -> dict:
@@ -220,7 +269,8 @@ def run_testbed(tb: Testbed, sid: str | None, traffic: str, seed: int, duty=None
     fct = f["fct_us"].to_numpy()
     s = res.summary
     step = float(fct[:n_ring].max()) if done[:n_ring].all() else float("inf")
-    inc = float(fct[n_ring:].max()) if len(fct) > n_ring and done[n_ring:].all() else float("nan")
+    end = flows.attrs.get("incast_end", len(fct))  # shared placement: other jobs' flows follow the incast
+    inc = float(fct[n_ring:end].max()) if end > n_ring and done[n_ring:end].all() else float("nan")
     return RunStats(
         step, int(s["pause_frames"]), int(s["drops"]), int(s["ecn_marks"]), float(res.engine["wall_s"]), inc
     )
@@ -473,6 +523,21 @@ def testbed_for(
     )
 
 
+def placed_testbed(tb: Testbed, placement) -> Testbed:
+    """``tb`` with its ring placed as the job is (``placement``: an
+    :class:`aifabric.workload.placement.Placement`; ideal or None leaves it as it is)."""
+    if placement is None or placement.kind == "ideal":
+        return tb
+    jobs = max(1, len(placement.background))
+    return replace(
+        tb,
+        placement=placement.kind,
+        occupancy=placement.occupancy,
+        background_jobs=jobs,
+        placement_seed=placement.seed,
+    )
+
+
 def scaling_check(tb: Testbed, scenarios: tuple[str, ...], larger: Testbed | None = None) -> dict:
     """The scaling rule checked: each scenario's slowdown on ``tb`` and on a pod twice as wide
     (twice the hosts per leaf and spines, the same per-port buffer); ``agree`` within
@@ -586,6 +651,7 @@ __all__ = [
     "Testbed",
     "Trigger",
     "measure_testbed",
+    "placed_testbed",
     "run_testbed",
     "scaling_check",
     "shipped_files",

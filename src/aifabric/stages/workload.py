@@ -31,40 +31,104 @@ STEP_BYTES = 16 * 2**20  # per flow of a measured step: large enough to be bandw
 
 def ring_step_flows(gpus: int, gpus_per_node: int, group_nodes: int, size_bytes: int) -> dict:
     """Flows of one ring step of the DP all-reduce on every rail at once: node i → i+1 inside each
-    group of ``group_nodes`` consecutive nodes (host id = node · g + rail)."""
-    nodes = gpus // gpus_per_node
-    node = np.arange(nodes)
-    group_start = (node // group_nodes) * group_nodes
-    nxt = group_start + (node - group_start + 1) % group_nodes
-    src = (node[:, None] * gpus_per_node + np.arange(gpus_per_node)[None, :]).ravel()
-    dst = (nxt[:, None] * gpus_per_node + np.arange(gpus_per_node)[None, :]).ravel()
-    keep = src != dst
-    return {"src": src[keep], "dst": dst[keep], "size_bytes": np.full(int(keep.sum()), size_bytes)}
+    group of ``group_nodes`` consecutive nodes (host id = node · g + rail), the job on every node in
+    the fabric's order (``ideal`` placement, no layout)."""
+    return TrafficPattern("dp-ring-step", gpus, gpus_per_node, size_bytes, group_nodes=group_nodes).flows()
 
 
 def rail_permutation_flows(gpus: int, gpus_per_node: int, size_bytes: int, seed: int) -> dict:
     """Every GPU sends to the same-rail GPU of a random other node (a seeded node derangement per
     rail): the all-to-all-like pattern where hash collisions on leaf uplinks show."""
+    return TrafficPattern("rail-permutation", gpus, gpus_per_node, size_bytes, seed=seed).flows()
+
+
+def _placement(p: TrafficPattern):
+    from aifabric.workload.placement import place
+
+    return p.placement or place("ideal", p.gpus // p.gpus_per_node)
+
+
+def _with_background(p: TrafficPattern, pl, src: np.ndarray, dst: np.ndarray) -> dict:
+    """The job's flows, then the background jobs' ring steps (``shared``); ``job`` marks the job's
+    flows when there is background traffic. (Flow order matters: ECMP hashes a flow's id.)"""
+    from aifabric.workload.placement import ring_over
+
+    out = {"src": src, "dst": dst, "size_bytes": np.full(len(src), p.size_bytes)}
+    if pl.background:
+        bg = [ring_over(b, p.gpus_per_node) for b in pl.background]
+        bs = np.concatenate([b[0] for b in bg])
+        bd = np.concatenate([b[1] for b in bg])
+        out = {
+            "src": np.concatenate([src, bs]),
+            "dst": np.concatenate([dst, bd]),
+            "size_bytes": np.full(len(src) + len(bs), p.size_bytes),
+            "job": np.arange(len(src) + len(bs)) < len(src),
+        }
+    return out
+
+
+def _split(p: TrafficPattern, flows: dict) -> dict:
+    """Each flow as ``p.qps`` sub-flows (NCCL channels per NIC × QPs per connection: each its own QP,
+    so its own flow id and RoCEv2 UDP source port for ECMP), sizes as even as whole bytes allow,
+    the sub-flows of a flow next to each other."""
+    k = p.qps
+    if k <= 1:
+        return flows
+    n = len(flows["src"])
+    part = np.tile(np.arange(k), n)
+    size = np.repeat(flows["size_bytes"] // k, k) + (part < np.repeat(flows["size_bytes"] % k, k))
+    out = {c: np.repeat(v, k) for c, v in flows.items()}
+    out["size_bytes"] = size
+    keep = size > 0
+    return {c: v[keep] for c, v in out.items()}
+
+
+def _ring_flows(p: TrafficPattern) -> dict:
+    """One ring step of the DP × CP all-reduce of every group at once, from the layout's rank order
+    (:func:`aifabric.workload.placement.dp_ring_hops`) on the placement's nodes."""
+    from aifabric.workload.placement import dp_ring_hops, node_ring_hops
+
+    g = p.gpus_per_node
+    pl = _placement(p)
+    jn = pl.job_nodes
+    s = d = r = np.zeros(0, dtype=np.int64)
+    if p.layout is not None:
+        s, d, r = dp_ring_hops(*p.layout, g, jn if jn < pl.cluster_nodes else None)
+    if not len(s):  # no layout, a DP group inside one node, or a job smaller than one group
+        s, d, r = node_ring_hops(jn, max(2, min(p.group_nodes, jn)), g)
+    phys = np.asarray(pl.nodes, dtype=np.int64)
+    src, dst = phys[s] * g + r, phys[d] * g + r
+    order = np.argsort(src, kind="stable")  # by source host, as the ring was always listed
+    return _split(p, _with_background(p, pl, src[order], dst[order]))
+
+
+def _permutation_flows(p: TrafficPattern) -> dict:
     from aifabric.flow.draws import derangement
 
-    nodes = gpus // gpus_per_node
-    rng = np.random.default_rng(seed)
+    g = p.gpus_per_node
+    pl = _placement(p)
+    nodes = pl.job_nodes
+    phys = np.asarray(pl.nodes, dtype=np.int64)
+    rng = np.random.default_rng(p.seed)
     src, dst = [], []
-    for rail in range(gpus_per_node):
+    for rail in range(g):
         perm = derangement(nodes, rng) if nodes > 1 else rng.permutation(nodes)
-        src.append(np.arange(nodes) * gpus_per_node + rail)
-        dst.append(perm * gpus_per_node + rail)
-    src_a, dst_a = np.concatenate(src), np.concatenate(dst)
-    return {"src": src_a, "dst": dst_a, "size_bytes": np.full(len(src_a), size_bytes)}
+        src.append(phys * g + rail)
+        dst.append(phys[perm] * g + rail)
+    return _split(p, _with_background(p, pl, np.concatenate(src), np.concatenate(dst)))
 
 
 @dataclass(frozen=True)
 class TrafficPattern:
     """A traffic pattern with its endpoints on the topology; hashable, so measurements cache on it.
 
-    ``dp-ring-step``: one ring step of the data-parallel all-reduce, every node sending to the next
-    inside its DP group of ``group_nodes`` nodes, on every rail at once. ``rail-permutation``: every
-    GPU to the same-rail GPU of a random other node (seeded)."""
+    ``dp-ring-step``: one ring step of the data-parallel (DP × CP) all-reduce of every group at once,
+    each group's nodes in rank order (``layout`` = (tp, cp, dp, pp), Megatron's ``tp-cp-ep-dp-pp``
+    order; without one, groups of ``group_nodes`` consecutive nodes), on every rail at once.
+    ``rail-permutation``: every GPU to the same-rail GPU of a random other node (seeded).
+    ``placement`` (:class:`aifabric.workload.placement.Placement`; None = ``ideal``) maps the job's
+    nodes onto the cluster's and adds the background jobs' traffic (``shared``); the job's flows
+    come first."""
 
     name: str  # dp-ring-step | rail-permutation
     gpus: int
@@ -72,6 +136,9 @@ class TrafficPattern:
     size_bytes: int
     group_nodes: int = 0  # dp-ring-step
     seed: int = 0  # rail-permutation
+    layout: tuple[int, int, int, int] | None = None  # (tp, cp, dp, pp) of the reference layout
+    placement: Any = None  # aifabric.workload.placement.Placement | None (ideal)
+    qps: int = 1  # sub-flows per connection: NCCL channels per NIC × QPs per connection (ECMP entropy)
 
     def flows(self) -> dict:
         return PATTERNS[self.name](self)
@@ -82,13 +149,15 @@ class TrafficPattern:
             d["group_nodes"] = self.group_nodes
         else:
             d["seed"] = self.seed
+        if self.placement is not None and self.placement.kind != "ideal":
+            d["placement"] = self.placement.kind
+            d["job_nodes"] = self.placement.job_nodes
+        if self.qps > 1:
+            d["qps_per_connection"] = self.qps
         return d
 
 
-PATTERNS = {
-    "dp-ring-step": lambda p: ring_step_flows(p.gpus, p.gpus_per_node, p.group_nodes, p.size_bytes),
-    "rail-permutation": lambda p: rail_permutation_flows(p.gpus, p.gpus_per_node, p.size_bytes, p.seed),
-}
+PATTERNS = {"dp-ring-step": _ring_flows, "rail-permutation": _permutation_flows}
 
 
 @dataclass(frozen=True)
@@ -106,6 +175,11 @@ class WorkloadInput:
     file: str | None = None  # where training: came from (error messages)
     inference: dict | None = None  # the scenario's inference: section (+ --ttft-ms / --itl-ms)
     storage: dict | None = None  # the scenario's storage: section (+ --checkpoint-period)
+    placement: str = "ideal"  # ideal | fragmented | shared (aifabric.workload.placement)
+    occupancy: float | None = None  # fragmented / shared: share of nodes other jobs hold (None = default)
+    background_jobs: int | None = None  # shared: how many other jobs (None = default)
+    channels_per_nic: int = 2  # NCCL channels whose connections leave one NIC (entropy; see placement)
+    qps_per_connection: int = 1  # NCCL_IB_QPS_PER_CONNECTION (NCCL's default 1, hardware-facts S15)
 
 
 @dataclass(frozen=True)
@@ -121,8 +195,9 @@ class Workload:
     patterns: tuple[TrafficPattern, ...] = ()
     # inference: the InferenceSpec and where it runs (needs_backend, reason, gpus_per_instance)
     inference: Any = None
-    placement: dict | None = None
+    serving: dict | None = None  # where the inference instance runs (needs_backend, reason, …)
     storage: Any = None  # StorageSetup
+    placement: Any = None  # aifabric.workload.placement.Placement | None (no network)
 
     @property
     def is_training_step(self) -> bool:
@@ -147,11 +222,10 @@ class Workload:
             "collectives": [dict(c) for c in self.collectives],
             "patterns": [p.to_dict() for p in self.patterns],
             "inference": (
-                {**asdict(self.inference), "placement": self.placement}
-                if self.inference is not None
-                else None
+                {**asdict(self.inference), "placement": self.serving} if self.inference is not None else None
             ),
             "storage": self.storage.to_dict() if self.storage is not None else None,
+            "placement": self.placement.to_dict() if self.placement is not None else None,
         }
 
 
@@ -333,21 +407,42 @@ def workload(inp: WorkloadInput) -> Workload:
             value=inp.kind,
             allowed="remove the training: section, or use workload: training",
         )
-    inf = placement = sto = None
+    inf = serving = sto = None
     if inp.kind == "inference":
-        inf, placement = inference_setup(inp)
+        inf, serving = inference_setup(inp)
     elif inp.kind == "storage":
         sto = storage_setup(inp)
     patterns: tuple[TrafficPattern, ...] = ()
+    pl = None
     if inp.gpus > gpn:
+        from aifabric.workload.placement import DEFAULT_BACKGROUND_JOBS, DEFAULT_OCCUPANCY, place
+
         nodes = inp.gpus // gpn
-        group = ref.layout.dp if ref is not None else nodes
+        pl = place(
+            inp.placement,
+            nodes,
+            DEFAULT_OCCUPANCY if inp.occupancy is None else inp.occupancy,
+            DEFAULT_BACKGROUND_JOBS if inp.background_jobs is None else inp.background_jobs,
+            inp.seed,
+        )
+        lay = ref.layout if ref is not None else None
+        layout = (lay.tp, lay.cp, lay.dp, lay.pp) if lay is not None else None
+        # nodes one DP × CP group spans (the whole job without a layout); at least a 2-node ring
+        group = max(1, lay.tp * lay.cp * lay.dp // gpn) if lay is not None else nodes
         group = max(2, min(group, nodes))
-        patterns = (TrafficPattern("dp-ring-step", inp.gpus, gpn, STEP_BYTES, group_nodes=group),)
+        qps = int(inp.channels_per_nic) * int(inp.qps_per_connection)
+        ring = TrafficPattern(
+            "dp-ring-step", inp.gpus, gpn, STEP_BYTES, group_nodes=group, layout=layout, placement=pl, qps=qps
+        )
+        patterns = (ring,)
         if nodes > 1:
-            patterns += (TrafficPattern("rail-permutation", inp.gpus, gpn, STEP_BYTES, seed=inp.seed),)
+            patterns += (
+                TrafficPattern(
+                    "rail-permutation", inp.gpus, gpn, STEP_BYTES, seed=inp.seed, placement=pl, qps=qps
+                ),
+            )
     return Workload(
-        inp.kind, inp.gpus, gpn, spec, model, step_gpu(inp.gpu), ref, colls, patterns, inf, placement, sto
+        inp.kind, inp.gpus, gpn, spec, model, step_gpu(inp.gpu), ref, colls, patterns, inf, serving, sto, pl
     )
 
 
