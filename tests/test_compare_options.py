@@ -42,7 +42,7 @@ def test_named_designs_side_by_side(cat):
     assert [f.key for f in ev.fabrics] == names
     assert [f.family for f in ev.fabrics] == ["infiniband", "roce-400g", "roce-400g", "roce-400g"]
     by = {f.key: f for f in ev.fabrics}
-    assert by["spectrum-x-400g"].plan.nic_id == "bf3" and by["spectrum-x-400g"].routing == "adaptive"
+    assert by["spectrum-x-400g"].plan.nic_id == "bf3" and by["spectrum-x-400g"].routing == "adaptive-packet"
     assert by["th5-sonic-400g"].plan.switch_id == "tomahawk5" and by["th5-sonic-400g"].routing == "ecmp"
     # radix: a 25.6T QM9700 (64 × 400G) against 51.2T Ethernet (128 × 400G) = half the switches
     ib, th5 = by["ib-ndr-400g"].plan, by["th5-sonic-400g"].plan

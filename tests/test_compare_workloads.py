@@ -41,7 +41,7 @@ def test_inference_inside_a_node_is_the_same_on_every_fabric():
     """Llama 3.1 70B FP8 fits a 4-GPU instance: nothing on the back-end, so a fabric with half the
     all-to-all efficiency serves exactly the same tokens; only the capex moves the cost."""
     wl = _wl("inference")
-    assert wl.placement["needs_backend"] is False and wl.placement["gpus_per_instance"] == 4
+    assert wl.serving["needs_backend"] is False and wl.serving["gpus_per_instance"] == 4
     good = inference_performance(wl, _net("infiniband", 1.0, "ib"), 1e6, 40_000)
     bad = inference_performance(wl, _net("roce", 0.3, "roce"), 2e6, 40_000)
     assert good["decode_network_s"] == bad["decode_network_s"] == 0.0
@@ -58,7 +58,7 @@ def test_wide_ep_decode_time_depends_on_the_fabric():
     MoE layer on the back-end; a fabric at half the all-to-all efficiency pays more network time and
     serves fewer tokens; ITL = compute + exposed network."""
     wl = _wl("inference", inference=WIDE_EP)
-    assert wl.placement["needs_backend"] is True
+    assert wl.serving["needs_backend"] is True
     fast = inference_performance(wl, _net("infiniband", 1.0, "ib"), 1e6)
     slow = inference_performance(wl, _net("infiniband", 0.5, "ib"), 1e6)
     assert 0 < fast["decode_network_s"] < slow["decode_network_s"]
