@@ -176,6 +176,8 @@ def rule_explanations(adv, design, evidence: dict, winner: str) -> list[dict]:
         )
 
     few = nodes <= 4 and adv.workload in ("inference", "storage")
+    lossy = [fd.key for fd in getattr(design, "fabrics", ()) if getattr(fd, "lossy", False)]
+    hybrid = [fd.key for fd in getattr(design, "fabrics", ()) if getattr(fd, "family", "") == "hybrid"]
     add(
         "1",
         "one node needs no fabric; 2-4 nodes of inference or storage need only an ordinary network",
@@ -184,8 +186,13 @@ def rule_explanations(adv, design, evidence: dict, winner: str) -> list[dict]:
         "one node: no scale-out fabric to buy"
         if not design.has_network
         else (
-            "an ordinary (non-lossless) Ethernet option is not priced yet, so the numbers compare the lossless "
-            "designs"
+            (
+                f"the plain-Ethernet option (RoCE without PFC) is priced and measured as {lossy[0]}; the "
+                f"numbers pick {winner}"
+                if lossy
+                else "the numbers compare the lossless designs; price the plain-Ethernet option (RoCE "
+                "without PFC, its slowdown measured by the packet engine) with --lossy-roce"
+            )
             if few
             else "more than one node: a fabric is needed"
         ),
@@ -245,9 +252,14 @@ def rule_explanations(adv, design, evidence: dict, winner: str) -> list[dict]:
         "6",
         "InfiniBand for the training core plus RoCE for storage and front-end (hybrid)",
         winner == ib and adv.budget != "high" and adv.workload == "training",
-        None,
-        "the hybrid is not priced yet (a front-end/storage network is not in the bill of materials), so it "
-        "is not recommended on numbers",
+        (winner == "hybrid" or winner in hybrid) if hybrid else None,
+        (
+            f"every design is priced whole, with its Ethernet front-end/storage network ({hybrid[0]} is the "
+            f"InfiniBand one); the numbers pick {winner}"
+            if hybrid
+            else "the hybrid is priced only when asked (--storage-nodes N or --checkpoint-gbytes-per-s G adds "
+            "the front-end/storage network to every design), so here it is not recommended on numbers"
+        ),
     )
     nvl = float(design.nic_rate_evidence.get("nvlink_gbytes_per_s", "0 GB/s").split()[0])
     by_nvlink = 800.0 if nvl >= 900 else 400.0
