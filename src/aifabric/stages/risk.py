@@ -43,7 +43,10 @@ from aifabric.stages.testbed import (
     RiskMeasurement,
     Testbed,
     measure_testbed,
+    measure_testbeds,
+    measured_of,
     scaling_check,
+    scaling_requests,
     testbed_for,
 )
 
@@ -469,6 +472,14 @@ def assess(
             )
     tick = progress or (lambda msg: None)
     out, jitter = [], None
+    if design.has_network:  # every fabric's testbed runs (and the scaling check's) in one parallel pool
+        reqs = []
+        for fd in design.fabrics:
+            tb = testbed_of(fd, spec)
+            reqs.append((tb, fd.technology == "roce", None))
+            if spec.check_scaling:
+                reqs += scaling_requests(tb, tuple(measured_of(tb, fd.technology == "roce")))
+        measure_testbeds(reqs, tick)
     for fd in design.fabrics:
         net, fp = network.fabric(fd.key), perf.fabric(fd.key)
         of = "training iteration" if fp.iteration is not None else "network communication"

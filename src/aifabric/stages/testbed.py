@@ -32,7 +32,6 @@ scenario can be written out as an ``aifabric simulate`` file (:func:`write_scena
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 
 import numpy as np
 
@@ -285,25 +284,108 @@ def _rel(t: np.ndarray, base: np.ndarray) -> float:
     return float(np.mean(t / base) - 1)
 
 
-@lru_cache(maxsize=32)
-def measure_testbed(
-    tb: Testbed, jitter_sweep: bool = True, only: tuple[str, ...] | None = None
-) -> RiskMeasurement:
-    """Run the baseline and every applicable scenario (or ``only`` these) over ``tb.seeds``; cached
-    in the process and on disk across runs (:mod:`aifabric.stages.cache`: keyed by the testbed, the
-    arguments and a hash of the simulator's source, so a code change never reuses a result)."""
-    from aifabric.stages.cache import disk_cached
+@dataclass(frozen=True)
+class Run:
+    """One packet-level run of :func:`run_testbed` (hashable: the key of its result)."""
 
-    return disk_cached("testbed", (tb, jitter_sweep, only), lambda: _measure_testbed(tb, jitter_sweep, only))
+    tb: Testbed
+    sid: str | None
+    traffic: str
+    seed: int
+    duty: float | None = None
+    share: float | None = None
+
+
+def _run(run: Run) -> RunStats:
+    """:func:`run_testbed` of one :class:`Run` (module level: a worker process calls it)."""
+    return run_testbed(run.tb, run.sid, run.traffic, run.seed, run.duty, run.share)
+
+
+_PLACEHOLDER = RunStats(1.0, 0, 0, 0, 0.0, 1.0)  # stands in for a run while listing the runs
+_MEMO: dict[tuple, RiskMeasurement] = {}  # this process's measurements (the disk cache spans runs)
+_MEMO_MAX = 32
+
+
+def runs_of(tb: Testbed, jitter_sweep: bool = True, only: tuple[str, ...] | None = None) -> list[Run]:
+    """The runs a measurement needs, in the order a serial measurement makes them."""
+    runs: list[Run] = []
+    _measure_testbed(tb, jitter_sweep, only, lambda r: runs.append(r) or _PLACEHOLDER)
+    return runs
+
+
+def measured_of(tb: Testbed, jitter_sweep: bool = True, only: tuple[str, ...] | None = None) -> list[str]:
+    """The scenarios a measurement will report (known before any run: applicability is static)."""
+    return _measure_testbed(tb, jitter_sweep, only, lambda r: _PLACEHOLDER).measured
+
+
+def measure_testbeds(requests, progress=None) -> list[RiskMeasurement]:
+    """Each request ``(testbed, jitter_sweep, only)`` measured: from this process's memo or the disk
+    cache (:mod:`aifabric.stages.cache`: keyed by the request and a hash of the simulator's source,
+    so a code change never reuses a result) where present; the runs of all the others pooled,
+    de-duplicated (a run two requests share is simulated once) and made in parallel worker
+    processes (:mod:`aifabric.stages.workers`). Results are bit-identical to a serial measurement."""
+    from aifabric.stages import cache
+    from aifabric.stages.workers import run_all
+
+    reqs = [(tb, bool(js), None if only is None else tuple(only)) for tb, js, only in requests]
+    todo = []
+    for req in dict.fromkeys(reqs):
+        if req in _MEMO:
+            continue
+        hit = cache.load("testbed", req)
+        if hit is not None:
+            _remember(req, hit)
+        else:
+            todo.append(req)
+    if todo:
+        runs = [r for req in todo for r in runs_of(*req)]
+        est = max(_run_bytes(r) for r in {(r.tb, r.traffic): r for r in runs}.values())
+        stats = run_all(_run, runs, progress, "packet-level risk testbed runs", est)
+        for req in todo:
+            rm = _measure_testbed(*req, stats.__getitem__)
+            cache.store("testbed", req, rm)
+            _remember(req, rm)
+    return [_MEMO[req] for req in reqs]
+
+
+def _remember(req: tuple, rm: RiskMeasurement) -> None:
+    if len(_MEMO) >= _MEMO_MAX:
+        _MEMO.pop(next(iter(_MEMO)))
+    _MEMO[req] = rm
+
+
+def _run_bytes(run: Run) -> int:
+    """The packet engine's memory estimate for one run (what the memory guard counts per worker)."""
+    from types import SimpleNamespace
+
+    from aifabric.sim.engine import estimate_bytes
+
+    flows, _ = _flows(run.tb, run.traffic)
+    if run.traffic == "three-tier":
+        links = 3 * THREE_TIER_K**3 // 4
+    else:
+        links = run.tb.leaves * (run.tb.hosts_per_leaf + run.tb.spines)
+    cc = "hpcc" if run.tb.baseline == "hpcc" else "none"
+    fab = SimpleNamespace(congestion_control=cc, routing=run.tb.routing)
+    return int(estimate_bytes(len(flows), links, 8, fab, json_flows=False))
+
+
+def measure_testbed(
+    tb: Testbed, jitter_sweep: bool = True, only: tuple[str, ...] | None = None, progress=None
+) -> RiskMeasurement:
+    """Run the baseline and every applicable scenario (or ``only`` these) over ``tb.seeds``
+    (:func:`measure_testbeds` of one request: cached in the process and on disk, runs in parallel)."""
+    return measure_testbeds([(tb, jitter_sweep, only)], progress)[0]
 
 
 def _measure_testbed(
-    tb: Testbed, jitter_sweep: bool = True, only: tuple[str, ...] | None = None
+    tb: Testbed, jitter_sweep: bool = True, only: tuple[str, ...] | None = None, get=_run
 ) -> RiskMeasurement:
+    """The measurement assembled from its runs, in a fixed order; ``get(run)`` gives a run's stats."""
     done: list[RunStats] = []
 
     def over_seeds(sid, traffic, duty=None, share=None) -> list[RunStats]:
-        rs = [run_testbed(tb, sid, traffic, s, duty, share) for s in tb.seeds]
+        rs = [get(Run(tb, sid, traffic, s, duty, share)) for s in tb.seeds]
         done.extend(rs)
         return rs
 
@@ -355,7 +437,7 @@ def _measure_testbed(
             jt = replace(tb, storm_pause_us=burst)
             for share in JITTER_SHARES:
                 for duty in JITTER_SWEEP_DUTY:
-                    r = run_testbed(jt, "jitter", "quiet", tb.seeds[0], duty, share)
+                    r = get(Run(jt, "jitter", "quiet", tb.seeds[0], duty, share))
                     done.append(r)
                     sweep.append(
                         {
@@ -414,16 +496,20 @@ def testbed_for(
     )
 
 
+def scaling_requests(tb: Testbed, scenarios: tuple[str, ...], larger: Testbed | None = None) -> list[tuple]:
+    """The two measurements :func:`scaling_check` compares (requests for :func:`measure_testbeds`)."""
+    big = larger or replace(
+        tb, hosts_per_leaf=2 * tb.hosts_per_leaf, spines=2 * tb.spines, buffer_bytes=2 * tb.buffer_bytes
+    )
+    return [(tb, False, tuple(scenarios)), (big, False, tuple(scenarios))]
+
+
 def scaling_check(tb: Testbed, scenarios: tuple[str, ...], larger: Testbed | None = None) -> dict:
     """The scaling rule checked: each scenario's slowdown on ``tb`` and on a pod twice as wide
     (twice the hosts per leaf and spines, the same per-port buffer); ``agree`` within
     :data:`SCALING_TOLERANCE` absolute or :data:`SCALING_TOLERANCE_REL` relative, ``use`` the larger
     slowdown (what the risk stage takes with ``risk: {check_scaling: true}``)."""
-    big = larger or replace(
-        tb, hosts_per_leaf=2 * tb.hosts_per_leaf, spines=2 * tb.spines, buffer_bytes=2 * tb.buffer_bytes
-    )
-    a = measure_testbed(tb, False, scenarios)
-    b = measure_testbed(big, False, scenarios)
+    a, b = measure_testbeds(scaling_requests(tb, scenarios, larger))
     out = {}
     for sid in scenarios:
         sa, sb = a.scenario_slowdown(sid), b.scenario_slowdown(sid)
@@ -525,8 +611,10 @@ __all__ = [
     "Testbed",
     "Trigger",
     "measure_testbed",
+    "measure_testbeds",
     "run_testbed",
     "scaling_check",
+    "scaling_requests",
     "shipped_files",
     "shipped_testbed",
     "testbed_for",
