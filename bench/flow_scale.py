@@ -104,7 +104,7 @@ def main() -> None:
                     f"{r.network_time_s / full.network_time_s:.4f}",
                     flush=True,
                 )
-        print(f"  {n} GPUs: topology + path model + 3 steps {total:.2f} s", flush=True)
+        print(f"  {n} GPUs: topology + path model + the steps run {total:.2f} s", flush=True)
     print(f"whole process {time.perf_counter() - T0:.2f} s, peak RSS {rss_mib():.0f} MiB")
 
 
