@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from aifabric.scenario import RiskSpec
+from aifabric.stages import testbed as T
 from aifabric.stages.performance import iteration_slowdown
 from aifabric.stages.testbed import (
     CONGESTION_SHARE,
@@ -43,10 +44,7 @@ from aifabric.stages.testbed import (
     RiskMeasurement,
     Testbed,
     measure_testbed,
-    measure_testbeds,
-    measured_of,
     scaling_check,
-    scaling_requests,
     testbed_for,
 )
 
@@ -473,13 +471,9 @@ def assess(
     tick = progress or (lambda msg: None)
     out, jitter = [], None
     if design.has_network:  # every fabric's testbed runs (and the scaling check's) in one parallel pool
-        reqs = []
-        for fd in design.fabrics:
-            tb = testbed_of(fd, spec)
-            reqs.append((tb, fd.technology == "roce", None))
-            if spec.check_scaling:
-                reqs += scaling_requests(tb, tuple(measured_of(tb, fd.technology == "roce")))
-        measure_testbeds(reqs, tick)
+        beds = [(testbed_of(fd, spec), fd.technology == "roce") for fd in design.fabrics]
+        scaled = [T.scaling_requests(tb, T.measured_of(tb, js)) for tb, js in beds if spec.check_scaling]
+        T.measure_testbeds([(tb, js, None) for tb, js in beds] + sum(scaled, []), tick)
     for fd in design.fabrics:
         net, fp = network.fabric(fd.key), perf.fabric(fd.key)
         of = "training iteration" if fp.iteration is not None else "network communication"

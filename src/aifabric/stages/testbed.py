@@ -303,7 +303,6 @@ def _run(run: Run) -> RunStats:
 
 _PLACEHOLDER = RunStats(1.0, 0, 0, 0, 0.0, 1.0)  # stands in for a run while listing the runs
 _MEMO: dict[tuple, RiskMeasurement] = {}  # this process's measurements (the disk cache spans runs)
-_MEMO_MAX = 32
 
 
 def runs_of(tb: Testbed, jitter_sweep: bool = True, only: tuple[str, ...] | None = None) -> list[Run]:
@@ -319,55 +318,32 @@ def measured_of(tb: Testbed, jitter_sweep: bool = True, only: tuple[str, ...] | 
 
 
 def measure_testbeds(requests, progress=None) -> list[RiskMeasurement]:
-    """Each request ``(testbed, jitter_sweep, only)`` measured: from this process's memo or the disk
-    cache (:mod:`aifabric.stages.cache`: keyed by the request and a hash of the simulator's source,
-    so a code change never reuses a result) where present; the runs of all the others pooled,
-    de-duplicated (a run two requests share is simulated once) and made in parallel worker
-    processes (:mod:`aifabric.stages.workers`). Results are bit-identical to a serial measurement."""
+    """Each request ``(testbed, jitter_sweep, only)`` from this process's memo or the disk cache
+    (:mod:`aifabric.stages.cache`) where present; the runs of all the others pooled, de-duplicated
+    (a run two requests share is simulated once) and made in parallel worker processes
+    (:mod:`aifabric.stages.workers`). Results are bit-identical to a serial measurement."""
+    from aifabric.sim.engine import estimate_bytes
     from aifabric.stages import cache
     from aifabric.stages.workers import run_all
 
     reqs = [(tb, bool(js), None if only is None else tuple(only)) for tb, js, only in requests]
     todo = []
     for req in dict.fromkeys(reqs):
-        if req in _MEMO:
-            continue
-        hit = cache.load("testbed", req)
-        if hit is not None:
-            _remember(req, hit)
-        else:
+        hit = _MEMO.get(req) or cache.load("testbed", req)
+        if hit is None:
             todo.append(req)
+        else:
+            _MEMO[req] = hit
     if todo:
         runs = [r for req in todo for r in runs_of(*req)]
-        est = max(_run_bytes(r) for r in {(r.tb, r.traffic): r for r in runs}.values())
+        # the memory guard's count per worker: the packet engine's estimate for the largest run
+        # (flows of the mix; links of the pod or of the k = 8 fat-tree, an upper bound)
+        est = max(estimate_bytes(len(_flows(r.tb, r.traffic)[0]), 3 * THREE_TIER_K**3, 8) for r in runs)
         stats = run_all(_run, runs, progress, "packet-level risk testbed runs", est)
         for req in todo:
-            rm = _measure_testbed(*req, stats.__getitem__)
-            cache.store("testbed", req, rm)
-            _remember(req, rm)
+            _MEMO[req] = _measure_testbed(*req, stats.__getitem__)
+            cache.store("testbed", req, _MEMO[req])
     return [_MEMO[req] for req in reqs]
-
-
-def _remember(req: tuple, rm: RiskMeasurement) -> None:
-    if len(_MEMO) >= _MEMO_MAX:
-        _MEMO.pop(next(iter(_MEMO)))
-    _MEMO[req] = rm
-
-
-def _run_bytes(run: Run) -> int:
-    """The packet engine's memory estimate for one run (what the memory guard counts per worker)."""
-    from types import SimpleNamespace
-
-    from aifabric.sim.engine import estimate_bytes
-
-    flows, _ = _flows(run.tb, run.traffic)
-    if run.traffic == "three-tier":
-        links = 3 * THREE_TIER_K**3 // 4
-    else:
-        links = run.tb.leaves * (run.tb.hosts_per_leaf + run.tb.spines)
-    cc = "hpcc" if run.tb.baseline == "hpcc" else "none"
-    fab = SimpleNamespace(congestion_control=cc, routing=run.tb.routing)
-    return int(estimate_bytes(len(flows), links, 8, fab, json_flows=False))
 
 
 def measure_testbed(
