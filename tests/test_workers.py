@@ -97,3 +97,22 @@ def test_testbed_measurement_is_bit_identical_in_parallel(monkeypatch):
         d.pop("wall_s")
         out[w] = pickle.dumps(d)
     assert out["1"] == out["2"]
+
+
+@pytest.mark.slow
+def test_pooled_prefetch_serves_the_scaling_check_without_new_runs(monkeypatch):
+    """risk.assess's pool (the full measurement + the scaling check's two pods) leaves nothing for
+    scaling_check to simulate, and its answer equals a scaling check measured on its own."""
+    monkeypatch.setenv("AIFABRIC_CACHE", "off")
+    monkeypatch.setenv(W.ENV, "1")
+    only = ("ecn-off",)
+    T._MEMO.clear()
+    alone = T.scaling_check(TINY, only)
+    T._MEMO.clear()
+    calls = []
+    real = T.run_testbed
+    monkeypatch.setattr(T, "run_testbed", lambda *a, **k: calls.append(a) or real(*a, **k))
+    T.measure_testbeds([(TINY, False, only), *T.scaling_requests(TINY, T.measured_of(TINY, False, only))])
+    n = len(calls)
+    assert n == len(set(T.runs_of(TINY, False, only)) | set(T.runs_of(*T.scaling_requests(TINY, only)[1])))
+    assert T.scaling_check(TINY, only) == alone and len(calls) == n
