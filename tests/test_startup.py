@@ -140,3 +140,26 @@ def test_flow_columns_equal_flows_for(workload, fabric):
     ea, eb = dict(a.engine), dict(b.engine)
     ea.pop("wall_s"), eb.pop("wall_s")
     assert a.summary == b.summary and ea == eb
+
+
+@pytest.mark.parametrize(
+    "argv,forbidden",
+    [
+        (["--help"], ("pandas", "pyarrow", "plotly", "pydantic", "numba", "numpy", "yaml")),
+        (["--version"], ("pandas", "pyarrow", "plotly", "pydantic", "numba", "numpy", "rich")),
+        (["simulate", "--help"], ("pandas", "pyarrow", "plotly", "numba", "numpy")),
+        (["compare", "--help"], ("pandas", "pyarrow", "plotly", "numba", "numpy")),
+    ],
+)
+def test_help_does_not_import_what_it_does_not_need(argv, forbidden):
+    """The CLI's help and version load none of the heavy packages a run needs (typer's own option
+    coercion loads pydantic for a subcommand's help; bench/startup_budget.py times them)."""
+    code = (
+        "import sys, io, contextlib\nfrom aifabric.cli import run\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n    run(sys.argv[1:])\n"
+        f"print('LOADED', *[m for m in {forbidden!r} if m in sys.modules])\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code, *argv], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert p.stdout.strip().splitlines()[-1] == "LOADED", p.stdout

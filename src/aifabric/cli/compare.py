@@ -514,19 +514,35 @@ def _run(
     if not show_progress:
         return compare_advisor(adv, cat, **kw)
     from rich.console import Console
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     with Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=Console(stderr=True),
         transient=True,
     ) as prog:
         task = prog.add_task("starting", total=None)
-        return compare_advisor(
-            adv,
-            cat,
-            progress=lambda msg: prog.update(task, description=msg),
-            **kw,
-        )
+
+        def show(msg: str) -> None:
+            # a counted step (the testbed's parallel runs, aifabric.stages.workers.Progress) fills
+            # the bar; any other message is a stage name with an indefinite bar
+            total = getattr(msg, "total", None)
+            prog.update(
+                task,
+                description=str(msg).split(":")[0] if total else msg,
+                total=total,
+                completed=getattr(msg, "done", 0),
+            )
+
+        return compare_advisor(adv, cat, progress=show, **kw)

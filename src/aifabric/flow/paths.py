@@ -141,24 +141,11 @@ class PathModel:
         self.nbr_link[s_idx, c] = lid
         self.nbr_sw = np.where(self.nbr >= 0, self.sw_index[np.maximum(self.nbr, 0)], -1)
         # BFS from every attachment switch over the switch graph: dist[s, a] (int32, _FAR = none),
-        # in blocks of attachment columns so the (edges × columns) temporaries stay under
-        # _BFS_CELLS cells (~0.2 GB) whatever the fabric's size (columns are independent BFSs)
-        ns, na = len(self.switches), len(att_nodes)
-        dist = np.full((ns, na), _FAR, dtype=np.int32)
-        dist[self.sw_index[att_nodes], np.arange(na)] = 0
-        es, ed = self.sw_index[src], self.sw_index[dst]
-        block = max(1, _BFS_CELLS // max(len(es), 1))
-        for a0 in range(0, na, block):
-            d = dist[:, a0 : a0 + block]  # a view: the BFS writes into dist
-            level = 0
-            while True:
-                frontier = d[ed] == level  # (edges, block)
-                cand = frontier & (d[es] == _FAR)
-                if not cand.any():
-                    break
-                e_i, a_i = np.nonzero(cand)
-                d[es[e_i], a_i] = level + 1
-                level += 1
+        # one search per leaf in a numba kernel (aifabric.flow._bfs)
+        from aifabric.flow._bfs import leaf_distances
+
+        ns = len(self.switches)
+        dist = leaf_distances(ns, self.sw_index[src], self.sw_index[dst], self.sw_index[att_nodes], int(_FAR))
         self.dist = dist
 
     # ---- distances ---------------------------------------------------------------------------

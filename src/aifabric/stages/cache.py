@@ -59,17 +59,29 @@ def key_of(kind: str, inputs) -> str:
     return hashlib.sha256(f"{kind}|{__version__}|{code_hash()}|{inputs!r}".encode()).hexdigest()
 
 
-def disk_cached(kind: str, inputs, compute: Callable[[], T]) -> T:
-    """``compute()``'s result for ``inputs``, from the disk cache when present; stored when not."""
+_MISS = object()
+
+
+def _path(kind: str, inputs) -> Path:
+    return cache_dir() / kind / f"{key_of(kind, inputs)}.pkl"
+
+
+def load(kind: str, inputs, default=None):
+    """The stored value for ``inputs``, or ``default`` (cache off, absent or unreadable)."""
     if not enabled():
-        return compute()
-    path = cache_dir() / kind / f"{key_of(kind, inputs)}.pkl"
+        return default
     try:
-        with path.open("rb") as fh:
+        with _path(kind, inputs).open("rb") as fh:
             return pickle.load(fh)
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
-        pass
-    value = compute()
+        return default
+
+
+def store(kind: str, inputs, value) -> None:
+    """Store ``value`` for ``inputs`` (atomically; a cache that cannot be written is ignored)."""
+    if not enabled():
+        return
+    path = _path(kind, inputs)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path.parent, delete=False, suffix=".tmp") as tmp:
@@ -77,7 +89,16 @@ def disk_cached(kind: str, inputs, compute: Callable[[], T]) -> T:
         os.replace(tmp.name, path)
     except OSError:
         pass
+
+
+def disk_cached(kind: str, inputs, compute: Callable[[], T]) -> T:
+    """``compute()``'s result for ``inputs``, from the disk cache when present; stored when not."""
+    value = load(kind, inputs, _MISS)
+    if value is not _MISS:
+        return value
+    value = compute()
+    store(kind, inputs, value)
     return value
 
 
-__all__ = ["cache_dir", "code_hash", "disk_cached", "enabled", "key_of"]
+__all__ = ["cache_dir", "code_hash", "disk_cached", "enabled", "key_of", "load", "store"]

@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from aifabric.scenario import RiskSpec
+from aifabric.stages import testbed as T
 from aifabric.stages.design import is_adaptive
 from aifabric.stages.performance import iteration_slowdown
 from aifabric.stages.risk_library import LOSSY_P_D, DesignView
@@ -385,6 +386,10 @@ def assess(
             )
     tick = progress or (lambda msg: None)
     out, jitter = [], None
+    if design.has_network:  # every fabric's testbed runs (and the scaling check's) in one parallel pool
+        beds = [(testbed_of(fd, spec), fd.technology == "roce") for fd in design.fabrics]
+        scaled = [T.scaling_requests(tb, T.measured_of(tb, js)) for tb, js in beds if spec.check_scaling]
+        T.measure_testbeds([(tb, js, None) for tb, js in beds] + sum(scaled, []), tick)
     for fd in design.fabrics:
         net, fp = network.fabric(fd.key), perf.fabric(fd.key)
         of = "training iteration" if fp.iteration is not None else "network communication"

@@ -32,7 +32,6 @@ scenario can be written out as an ``aifabric simulate`` file (:func:`write_scena
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 
 import numpy as np
 
@@ -335,25 +334,84 @@ def _rel(t: np.ndarray, base: np.ndarray) -> float:
     return float(np.mean(t / base) - 1)
 
 
-@lru_cache(maxsize=32)
-def measure_testbed(
-    tb: Testbed, jitter_sweep: bool = True, only: tuple[str, ...] | None = None
-) -> RiskMeasurement:
-    """Run the baseline and every applicable scenario (or ``only`` these) over ``tb.seeds``; cached
-    in the process and on disk across runs (:mod:`aifabric.stages.cache`: keyed by the testbed, the
-    arguments and a hash of the simulator's source, so a code change never reuses a result)."""
-    from aifabric.stages.cache import disk_cached
+@dataclass(frozen=True)
+class Run:
+    """One packet-level run of :func:`run_testbed` (hashable: the key of its result)."""
 
-    return disk_cached("testbed", (tb, jitter_sweep, only), lambda: _measure_testbed(tb, jitter_sweep, only))
+    tb: Testbed
+    sid: str | None
+    traffic: str
+    seed: int
+    duty: float | None = None
+    share: float | None = None
+
+
+def _run(run: Run) -> RunStats:
+    """:func:`run_testbed` of one :class:`Run` (module level: a worker process calls it)."""
+    return run_testbed(run.tb, run.sid, run.traffic, run.seed, run.duty, run.share)
+
+
+_PLACEHOLDER = RunStats(1.0, 0, 0, 0, 0.0, 1.0)  # stands in for a run while listing the runs
+_MEMO: dict[tuple, RiskMeasurement] = {}  # this process's measurements (the disk cache spans runs)
+
+
+def runs_of(tb: Testbed, jitter_sweep: bool = True, only: tuple[str, ...] | None = None) -> list[Run]:
+    """The runs a measurement needs, in the order a serial measurement makes them."""
+    runs: list[Run] = []
+    _measure_testbed(tb, jitter_sweep, only, lambda r: runs.append(r) or _PLACEHOLDER)
+    return runs
+
+
+def measured_of(tb: Testbed, jitter_sweep: bool = True, only: tuple[str, ...] | None = None) -> list[str]:
+    """The scenarios a measurement will report (known before any run: applicability is static)."""
+    return _measure_testbed(tb, jitter_sweep, only, lambda r: _PLACEHOLDER).measured
+
+
+def measure_testbeds(requests, progress=None) -> list[RiskMeasurement]:
+    """Each request ``(testbed, jitter_sweep, only)`` from this process's memo or the disk cache
+    (:mod:`aifabric.stages.cache`) where present; the runs of all the others pooled, de-duplicated
+    (a run two requests share is simulated once) and made in parallel worker processes
+    (:mod:`aifabric.stages.workers`). Results are bit-identical to a serial measurement."""
+    from aifabric.sim.engine import estimate_bytes
+    from aifabric.stages import cache
+    from aifabric.stages.workers import run_all
+
+    reqs = [(tb, bool(js), None if only is None else tuple(only)) for tb, js, only in requests]
+    todo = []
+    for req in dict.fromkeys(reqs):
+        hit = _MEMO.get(req) or cache.load("testbed", req)
+        if hit is None:
+            todo.append(req)
+        else:
+            _MEMO[req] = hit
+    if todo:
+        runs = [r for req in todo for r in runs_of(*req)]
+        # the memory guard's count per worker: the packet engine's estimate for the largest run
+        # (flows of the mix; links of the pod or of the k = 8 fat-tree, an upper bound)
+        est = max(estimate_bytes(len(_flows(r.tb, r.traffic)[0]), 3 * THREE_TIER_K**3, 8) for r in runs)
+        stats = run_all(_run, runs, progress, "packet-level risk testbed runs", est)
+        for req in todo:
+            _MEMO[req] = _measure_testbed(*req, stats.__getitem__)
+            cache.store("testbed", req, _MEMO[req])
+    return [_MEMO[req] for req in reqs]
+
+
+def measure_testbed(
+    tb: Testbed, jitter_sweep: bool = True, only: tuple[str, ...] | None = None, progress=None
+) -> RiskMeasurement:
+    """Run the baseline and every applicable scenario (or ``only`` these) over ``tb.seeds``
+    (:func:`measure_testbeds` of one request: cached in the process and on disk, runs in parallel)."""
+    return measure_testbeds([(tb, jitter_sweep, only)], progress)[0]
 
 
 def _measure_testbed(
-    tb: Testbed, jitter_sweep: bool = True, only: tuple[str, ...] | None = None
+    tb: Testbed, jitter_sweep: bool = True, only: tuple[str, ...] | None = None, get=_run
 ) -> RiskMeasurement:
+    """The measurement assembled from its runs, in a fixed order; ``get(run)`` gives a run's stats."""
     done: list[RunStats] = []
 
     def over_seeds(sid, traffic, duty=None, share=None) -> list[RunStats]:
-        rs = [run_testbed(tb, sid, traffic, s, duty, share) for s in tb.seeds]
+        rs = [get(Run(tb, sid, traffic, s, duty, share)) for s in tb.seeds]
         done.extend(rs)
         return rs
 
@@ -405,7 +463,7 @@ def _measure_testbed(
             jt = replace(tb, storm_pause_us=burst)
             for share in JITTER_SHARES:
                 for duty in JITTER_SWEEP_DUTY:
-                    r = run_testbed(jt, "jitter", "quiet", tb.seeds[0], duty, share)
+                    r = get(Run(jt, "jitter", "quiet", tb.seeds[0], duty, share))
                     done.append(r)
                     sweep.append(
                         {
@@ -418,63 +476,6 @@ def _measure_testbed(
     return RiskMeasurement(
         tb, step, slow, counters, sweep, len(done), sum(r.wall_s for r in done), incast, skip
     )
-
-
-# The tail-latency distribution of the collective step (issue 15, --workload trading / high jitter
-# sensitivity): the baseline ring step on the packet engine over this many seeds per traffic mix. The
-# seed moves ECMP hashing and the engine's per-packet adaptive choices; 16 seeds x 2 mixes = 32 runs
-# per fabric (about 0.2 s each on the default pod), cached on disk.
-STEP_SEEDS = tuple(range(1, 17))
-
-
-@dataclass(frozen=True)
-class StepDistribution:
-    """The baseline ring step's completion time (us) on the packet engine, per seed, on a quiet and
-    on a congested fabric (the step ``ring_start_us`` into the storage incast)."""
-
-    quiet_us: tuple[float, ...]
-    congested_us: tuple[float, ...]
-
-    def quantile(self, q: float, congestion_share: float = CONGESTION_SHARE) -> float:
-        """The ``q`` quantile of the step time when a share ``congestion_share`` of the steps runs
-        congested (each seed's run weighs equally within its mix; inverted-CDF, no interpolation)."""
-        t = np.array(self.quiet_us + self.congested_us, dtype=float)
-        w = np.array(
-            [(1 - congestion_share) / len(self.quiet_us)] * len(self.quiet_us)
-            + [congestion_share / len(self.congested_us)] * len(self.congested_us)
-        )
-        keep = w > 0
-        t, w = t[keep], w[keep]
-        order = np.argsort(t, kind="stable")
-        cum = np.cumsum(w[order]) / w.sum()
-        return float(t[order][min(len(t) - 1, int(np.searchsorted(cum, q - 1e-12)))])
-
-    def to_dict(self, congestion_share: float = CONGESTION_SHARE) -> dict:
-        return {
-            "quiet_us": list(self.quiet_us),
-            "congested_us": list(self.congested_us),
-            "p50_us": self.quantile(0.5, congestion_share),
-            "p99_us": self.quantile(0.99, congestion_share),
-            "congestion_share": congestion_share,
-            "runs": len(self.quiet_us) + len(self.congested_us),
-        }
-
-
-def step_distribution(tb: Testbed, seeds: tuple[int, ...] = STEP_SEEDS) -> StepDistribution:
-    """The baseline ring step over ``seeds`` on quiet and congested traffic (packet engine), cached in
-    the process and on disk (:mod:`aifabric.stages.cache`)."""
-    return _step_distribution(replace(tb, seeds=tuple(seeds)))
-
-
-@lru_cache(maxsize=16)
-def _step_distribution(tb: Testbed) -> StepDistribution:
-    from aifabric.stages.cache import disk_cached
-
-    def compute() -> StepDistribution:
-        runs = {t: tuple(run_testbed(tb, None, t, s).step_us for s in tb.seeds) for t in TRAFFIC}
-        return StepDistribution(runs["quiet"], runs["congested"])
-
-    return disk_cached("step-distribution", tb, compute)
 
 
 def testbed_for(
@@ -538,16 +539,20 @@ def placed_testbed(tb: Testbed, placement) -> Testbed:
     )
 
 
+def scaling_requests(tb: Testbed, scenarios: tuple[str, ...], larger: Testbed | None = None) -> list[tuple]:
+    """The two measurements :func:`scaling_check` compares (requests for :func:`measure_testbeds`)."""
+    big = larger or replace(
+        tb, hosts_per_leaf=2 * tb.hosts_per_leaf, spines=2 * tb.spines, buffer_bytes=2 * tb.buffer_bytes
+    )
+    return [(tb, False, tuple(scenarios)), (big, False, tuple(scenarios))]
+
+
 def scaling_check(tb: Testbed, scenarios: tuple[str, ...], larger: Testbed | None = None) -> dict:
     """The scaling rule checked: each scenario's slowdown on ``tb`` and on a pod twice as wide
     (twice the hosts per leaf and spines, the same per-port buffer); ``agree`` within
     :data:`SCALING_TOLERANCE` absolute or :data:`SCALING_TOLERANCE_REL` relative, ``use`` the larger
     slowdown (what the risk stage takes with ``risk: {check_scaling: true}``)."""
-    big = larger or replace(
-        tb, hosts_per_leaf=2 * tb.hosts_per_leaf, spines=2 * tb.spines, buffer_bytes=2 * tb.buffer_bytes
-    )
-    a = measure_testbed(tb, False, scenarios)
-    b = measure_testbed(big, False, scenarios)
+    a, b = measure_testbeds(scaling_requests(tb, scenarios, larger))
     out = {}
     for sid in scenarios:
         sa, sb = a.scenario_slowdown(sid), b.scenario_slowdown(sid)
@@ -557,15 +562,22 @@ def scaling_check(tb: Testbed, scenarios: tuple[str, ...], larger: Testbed | Non
     return out
 
 
-_MOVED = ("SHIPPED_BASELINE", "SHIPPED_EXTRA", "shipped_testbed", "shipped_files", "write_scenarios")
+_MOVED = {
+    **dict.fromkeys(
+        ("SHIPPED_BASELINE", "SHIPPED_EXTRA", "shipped_testbed", "shipped_files", "write_scenarios"),
+        "testbed_files",
+    ),
+    **dict.fromkeys(("STEP_SEEDS", "StepDistribution", "step_distribution"), "testbed_tail"),
+}
 
 
 def __getattr__(name: str):
-    """The shipped-file helpers live in :mod:`aifabric.stages.testbed_files` (imported on use)."""
+    """The shipped-file helpers (:mod:`aifabric.stages.testbed_files`) and the step's tail-latency
+    distribution (:mod:`aifabric.stages.testbed_tail`), imported on use."""
     if name in _MOVED:
-        from aifabric.stages import testbed_files
+        import importlib
 
-        return getattr(testbed_files, name)
+        return getattr(importlib.import_module(f"aifabric.stages.{_MOVED[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -576,15 +588,14 @@ __all__ = [
     "LIBRARY",
     "MISCONFIGS",
     "SMALL_JITTER_DUTY",
-    "STEP_SEEDS",
     "RiskMeasurement",
-    "StepDistribution",
     "Testbed",
     "Trigger",
     "measure_testbed",
+    "measure_testbeds",
     "placed_testbed",
     "run_testbed",
     "scaling_check",
-    "step_distribution",
+    "scaling_requests",
     "testbed_for",
 ]

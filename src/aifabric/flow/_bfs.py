@@ -1,0 +1,63 @@
+"""Switch-to-leaf hop distances for :class:`aifabric.flow.paths.PathModel` (issue 19: flow mode at
+100,000 GPUs).
+
+One breadth-first search per attachment switch (leaf) over the switch graph in compressed sparse
+row form, in a numba kernel: O(leaves × (switches + switch links)) time and no temporaries beyond
+the queue. It gives exactly the table the earlier vectorised level-synchronous BFS gave (the
+same hop counts, :data:`FAR` where a leaf is unreachable), whose (edges × leaves) frontier
+matrices made a 100k-GPU three-tier fabric take 69 s (1,568 leaves × ~600k directed edges × 5
+levels) where this takes about a second.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def _bfs_all(indptr, indices, att_sw, dist_t, far):  # pragma: no cover - compiled
+    """``dist_t[a, s]``: one BFS per leaf ``a``, each writing a contiguous row (cache-friendly)."""
+    ns = len(indptr) - 1
+    queue = np.empty(ns, np.int64)
+    for a in range(len(att_sw)):
+        d = dist_t[a]
+        for s in range(ns):
+            d[s] = far
+        root = att_sw[a]
+        d[root] = 0
+        queue[0] = root
+        head, tail = 0, 1
+        while head < tail:
+            u = queue[head]
+            head += 1
+            du = d[u] + 1
+            for k in range(indptr[u], indptr[u + 1]):
+                v = indices[k]
+                if d[v] == far:
+                    d[v] = du
+                    queue[tail] = v
+                    tail += 1
+
+
+def leaf_distances(
+    num_switches: int, src: np.ndarray, dst: np.ndarray, att_sw: np.ndarray, far: int
+) -> np.ndarray:
+    """``dist[s, a]``: hops from switch ``s`` to attachment switch ``att_sw[a]`` (switch indices)
+    over the directed switch edges ``src[i] → dst[i]`` (both directions listed for a link);
+    ``far`` where unreachable. int32, shape ``(num_switches, len(att_sw))``."""
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    order = np.argsort(src, kind="stable")
+    indptr = np.zeros(num_switches + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=num_switches)[:num_switches], out=indptr[1:])
+    # BFS from the leaf outwards over reversed edges (v reaches the leaf through u when v → u);
+    # the switch graph lists both directions of every link, so the edge set is its own reverse
+    indices = np.ascontiguousarray(dst[order])
+    dist_t = np.empty((len(att_sw), num_switches), dtype=np.int32)
+    if num_switches and len(att_sw):
+        _bfs_all(indptr, indices, np.asarray(att_sw, dtype=np.int64), dist_t, np.int32(far))
+    return np.ascontiguousarray(dist_t.T)
+
+
+__all__ = ["leaf_distances"]
