@@ -572,8 +572,7 @@ _MOVED = {
 
 
 def __getattr__(name: str):
-    """The shipped-file helpers (:mod:`aifabric.stages.testbed_files`) and the step's tail-latency
-    distribution (:mod:`aifabric.stages.testbed_tail`), imported on use."""
+    """Names moved to :mod:`~aifabric.stages.testbed_files` and :mod:`~aifabric.stages.testbed_tail`."""
     if name in _MOVED:
         import importlib
 
