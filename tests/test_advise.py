@@ -108,10 +108,10 @@ def test_rule5_no_expertise_is_an_input_not_an_override():
 
 def test_rule3_and_rule6_are_explanations():
     """Thousand-GPU H100 training: rule 3 wants 800G RoCE or IB, the numbers pick 400G RoCE (the NIC rate
-    follows the GPU); the hybrid of rule 6 is never recommended while it has no price."""
+    follows the GPU); the hybrid of rule 6 is not recommended while nobody asks for its price."""
     r = run(gpus=1024)
     assert r["recommendation"]["fabric"] == "roce-400g" and rule(r, "3")["agrees"] is False
-    assert "not priced" in rule(r, "6")["why"]
+    assert "priced only when asked" in rule(r, "6")["why"] and rule(r, "6")["agrees"] is None
     r = run(gpus=1024, budget="medium", team_expertise="none", model="deepseek-moe")
     assert r["recommendation"]["fabric"] != "hybrid"
 
