@@ -227,7 +227,7 @@ def test_rule1_few_nodes_is_an_explanation_while_an_ordinary_network_is_unpriced
     not claimed (None) and the why says so; the objective picks among the lossless designs."""
     r = compare_advisor(AdvisorSpec(gpus=32, workload="inference"), CAT)
     r1 = rule(r, "1")
-    assert r1["applies"] is True and r1["agrees"] is None and "not priced" in r1["why"]
+    assert r1["applies"] is True and r1["agrees"] is None and "--lossy-roce" in r1["why"]
     assert r["recommendation"]["fabric"] == objective_winner(r)
 
 

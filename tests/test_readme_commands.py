@@ -44,6 +44,7 @@ ILLUSTRATIVE = {
     "aifabric simulate --mode flow": "prose naming the flow mode of `simulate FILE`",
     "aifabric results --ci": "prose naming the option",
     "aifabric risk --baseline": "prose naming the option",
+    "aifabric collective --routing": "prose naming the option",
     "aifabric compare s.yaml --json": "s.yaml is the two advisor/risk keys the sentence gives",
 }
 # Commands run elsewhere (slow, or with their outputs compared there).
