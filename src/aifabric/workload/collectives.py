@@ -842,6 +842,12 @@ def _decompose(op, size, lay: Layout, algorithm: str, sharp: bool, root: int) ->
     return steps
 
 
+def host_nic_rate_bps(topology, hosts) -> float:
+    """The slowest link touching any of ``hosts`` (the NIC rate a collective's steps are capped by)."""
+    h = np.asarray(hosts).ravel()
+    return float(np.min(topology.link_rate_bps[np.isin(topology.link_a, h) | np.isin(topology.link_b, h)]))
+
+
 # ---- timing --------------------------------------------------------------------------------
 @dataclass
 class _Ctx:
@@ -1194,13 +1200,7 @@ def run_collective(
     }
     host_index = np.full(topology.num_nodes, -1, dtype=np.int64)
     host_index[topology.hosts] = np.arange(len(topology.hosts))
-    nic = float(
-        np.min(
-            topology.link_rate_bps[
-                np.isin(topology.link_a, lay.hosts.ravel()) | np.isin(topology.link_b, lay.hosts.ravel())
-            ]
-        )
-    )
+    nic = host_nic_rate_bps(topology, lay.hosts)
     nvl = NvlinkDomain(nvlink_gbytes_per_s) if nvlink_gbytes_per_s else NvlinkDomain.for_gpu(gpu)
     ctx = _Ctx(
         topology,

@@ -43,6 +43,7 @@ from aifabric.workload.collectives import (
     Step,
     _Ctx,
     _time_steps,
+    host_nic_rate_bps,
     nccl_constants,
     rank_layout,
 )
@@ -229,13 +230,7 @@ def expert_alltoall(
     nvl_pairs = np.concatenate(rows_nvl)
     host_index = np.full(topology.num_nodes, -1, dtype=np.int64)
     host_index[topology.hosts] = np.arange(len(topology.hosts))
-    nic = float(
-        np.min(
-            topology.link_rate_bps[
-                np.isin(topology.link_a, hosts.ravel()) | np.isin(topology.link_b, hosts.ravel())
-            ]
-        )
-    )
+    nic = host_nic_rate_bps(topology, hosts)
     ctx = _Ctx(
         topology,
         lay,
