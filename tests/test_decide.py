@@ -13,7 +13,7 @@ from aifabric.hardware.catalog import load_catalog
 from aifabric.scenario import AdvisorSpec
 from aifabric.stages.objective import Objective
 from aifabric.stages.risk import RiskItem
-from aifabric.stages.testbed import STEP_SEEDS, StepDistribution
+from aifabric.stages.testbed_tail import STEP_SEEDS, StepDistribution
 
 CAT = load_catalog()
 

@@ -29,11 +29,9 @@ from aifabric.stages.testbed import (
     _scenario,
     run_testbed,
     scaling_check,
-    shipped_files,
-    shipped_testbed,
-    write_scenarios,
 )
 from aifabric.stages.testbed import testbed_for as make_testbed
+from aifabric.stages.testbed_files import shipped_files, shipped_testbed, write_scenarios
 from aifabric.topology import from_spec
 
 RISK_DIR = Path(__file__).resolve().parents[1] / "scenarios" / "risk"
@@ -77,7 +75,7 @@ def test_every_preset_baseline_runs_the_quiet_ring_step_near_ideal(preset):
 # ---- the shipped scenario files -------------------------------------------------------------------------
 def test_shipped_files_are_what_the_library_writes(tmp_path):
     """scenarios/risk/ holds exactly what write_scenarios() writes today (regenerate with
-    ``python -c "from aifabric.stages.testbed import write_scenarios; write_scenarios('scenarios/risk')"``)."""
+    ``python -c "from aifabric.stages.testbed_files import write_scenarios; write_scenarios('scenarios/risk')"``)."""
     names = write_scenarios(tmp_path)
     shipped = sorted(p.name for p in RISK_DIR.iterdir())
     assert sorted([*names, "flows-quiet.txt", "flows-congested.txt", "flows-three-tier.txt"]) == shipped

@@ -15,7 +15,7 @@ traffic is not modelled yet) network capex per unit of useful network throughput
 * a network budget ceiling (``advisor.network_budget_usd``) makes designs above it infeasible;
 * jitter sensitivity is a constraint on tail latency: with ``high`` (and for ``trading``) each
   design's collective step runs on the packet engine over 16 seeds, quiet and congested (the risk
-  testbed of that design, :func:`aifabric.stages.testbed.step_distribution`); a design whose p99 step
+  testbed of that design, :func:`aifabric.stages.testbed_tail.step_distribution`); a design whose p99 step
   time is more than the user's ``--p99-budget`` (default :data:`JITTER_P99_TOLERANCE`, an ASSUMPTION
   with no public source) above the best design's is infeasible.
 
@@ -209,11 +209,11 @@ def _expansion(adv, design, catalog, options) -> dict[str, tuple[float, bool, in
 def _tail_latency(adv, evidence: dict[str, FabricEvidence], risk) -> list[Reason]:
     """The tail-latency constraint: each design's collective step (the risk testbed's ring step, its
     pod derived from the design: routing, congestion control, buffer, hop latency) run on the packet
-    engine over :data:`~aifabric.stages.testbed.STEP_SEEDS` seeds on a quiet and a congested fabric,
+    engine over :data:`~aifabric.stages.testbed_tail.STEP_SEEDS` seeds on a quiet and a congested fabric,
     mixed by the congestion share; a design whose p99 is more than the budget above the best design's
     p99 is infeasible. The flow model's rail-permutation p99 FCT is the fallback where a design has no
     testbed."""
-    from aifabric.stages.testbed import step_distribution
+    from aifabric.stages.testbed_tail import step_distribution
 
     budget = getattr(adv, "p99_budget", None)
     basis = "the user's --p99-budget" if budget is not None else "an assumption, no public source"

@@ -24,7 +24,7 @@ The library
 -----------
 :data:`LIBRARY` — one :class:`Trigger` per scenario: which fabrics it applies to, what it breaks, how
 it is modelled, the traffic it runs under and the change it makes to the baseline fabric. Every
-scenario can be written out as an ``aifabric simulate`` file (:func:`write_scenarios`, shipped in
+scenario can be written out as an ``aifabric simulate`` file (:func:`~aifabric.stages.testbed_files.write_scenarios`, shipped in
 ``scenarios/risk/``). The *risk* stage turns the slowdowns into expected loss
 (:mod:`aifabric.stages.risk`).
 """
@@ -560,24 +560,6 @@ def scaling_check(tb: Testbed, scenarios: tuple[str, ...], larger: Testbed | Non
         agree = sa == sb or abs(sa - sb) <= max(SCALING_TOLERANCE, SCALING_TOLERANCE_REL * abs(hi))
         out[sid] = {"small": sa, "large": sb, "agree": bool(agree), "use": hi}
     return out
-
-
-_MOVED = {
-    **dict.fromkeys(
-        ("SHIPPED_BASELINE", "SHIPPED_EXTRA", "shipped_testbed", "shipped_files", "write_scenarios"),
-        "testbed_files",
-    ),
-    **dict.fromkeys(("STEP_SEEDS", "StepDistribution", "step_distribution"), "testbed_tail"),
-}
-
-
-def __getattr__(name: str):
-    """Names moved to :mod:`~aifabric.stages.testbed_files` and :mod:`~aifabric.stages.testbed_tail`."""
-    if name in _MOVED:
-        import importlib
-
-        return getattr(importlib.import_module(f"aifabric.stages.{_MOVED[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
