@@ -121,3 +121,16 @@ def test_training_section_takes_the_deepseek_recipe_options(tmp_path):
         assert r.exit_code == 0, r.output
         times.append(json.loads(r.stdout)["fabrics"][0]["iteration"]["iteration_s"])
     assert times[1] > times[0]
+
+
+def test_train_runs_the_named_designs_of_the_scenario(tmp_path):
+    """train shares compare's design → performance chain: advisor.designs is honoured, and a
+    --fabric family that none of them has is one error line, exit 2."""
+    p = tmp_path / "d.yaml"
+    p.write_text("advisor: {gpus: 64, designs: [spectrum-x-400g]}\ntraining: {model: llama3.1-8b}\n")
+    r = runner.invoke(app, ["train", str(p), "--fabric", "roce", "--json"])
+    assert r.exit_code == 0, r.output
+    assert [f["label"].split()[0] for f in json.loads(r.stdout)["fabrics"]] == ["spectrum-x-400g"]
+    r = runner.invoke(app, ["train", str(p), "--fabric", "ib", "--json"])
+    assert r.exit_code == 2
+    assert "--fabric" in r.stderr and "Traceback" not in r.output

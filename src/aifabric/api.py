@@ -341,31 +341,24 @@ def train_result(
     advice) for the ``training:`` section on each asked fabric; the JSON-ready dict."""
     import time
 
-    from aifabric.stages.design import DesignInput, default_options, design
-    from aifabric.stages.measure import measure
-    from aifabric.stages.performance import performance, server_usd_per_gpu
-    from aifabric.stages.pipeline import workload_input
-    from aifabric.stages.workload import workload
+    from aifabric.stages.pipeline import CompareInputs, run_performance
 
     if fabric not in TECHNOLOGIES_OF:
         raise InputError("unknown fabric", field="--fabric", value=fabric, allowed="ib, roce, both")
     t0 = time.perf_counter()
-    gpu = catalog.get("gpu", adv.gpu)
-    options = tuple(
-        o
-        for o in default_options(gpu, adv.roce_routing, adv.ib_routing)
-        if o.technology in TECHNOLOGIES_OF[fabric]
+    inputs = CompareInputs(
+        adv,
+        catalog,
+        seed=seed,
+        compute_efficiency=compute_efficiency,
+        training=training,
+        scenario_file=scenario_file,
+        calibration=calibration,  # `aifabric calibrate`'s measured NIC efficiency / latency
     )
-    des = design(DesignInput(adv.gpus, adv.gpu, options, catalog), progress)
-    wl = workload(
-        workload_input(
-            adv, gpu, options[0].nic_rate_gbps, seed, training, compute_efficiency, scenario_file, "training"
-        )
+    front = run_performance(
+        inputs, progress, technologies=TECHNOLOGIES_OF[fabric], kind="training", sweep=False
     )
-    net = measure(des, wl, gpu, seed, progress, sweep=False)
-    if calibration is not None:  # `aifabric calibrate`'s measured NIC efficiency / latency
-        net = calibration.apply_network(net)
-    perf = performance(wl, des, net, progress, server_usd_per_gpu(gpu)[0])
+    des, wl, net, perf = front.design, front.workload, front.network, front.performance
     rows = []
     for fd in des.fabrics:
         n, fp = net.fabric(fd.key), perf.fabric(fd.key)

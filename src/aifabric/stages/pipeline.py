@@ -97,6 +97,66 @@ def workload_input(
     )
 
 
+@dataclass(frozen=True)
+class Performance:
+    """The first four stages' evidence (what ``aifabric train`` reports; ``compare`` goes on)."""
+
+    gpu: Any  # the catalog's GPU system
+    options: tuple  # the DesignOptions designed
+    design: DesignEvidence
+    workload: Workload
+    network: NetworkEvidence
+    performance: PerformanceEvidence
+
+
+def run_performance(
+    inputs: CompareInputs,
+    progress=None,
+    *,
+    technologies: tuple[str, ...] | None = None,
+    kind: str | None = None,
+    sweep: bool = True,
+) -> Performance:
+    """design → workload → measure (+ calibration) → performance, the chain ``compare`` and
+    ``train`` share. ``technologies`` keeps only those fabric families' options (``train
+    --fabric``), ``kind`` overrides the advisor's workload (``train`` times a training job) and
+    ``sweep=False`` skips the busbw sweep only the report draws."""
+    adv, cat = inputs.advisor, inputs.catalog
+    gpu = cat.get("gpu", adv.gpu)
+    options = options_for(adv, gpu, cat)
+    if technologies is not None:
+        kept = tuple(o for o in options if o.technology in technologies)
+        if not kept:
+            raise InputError(
+                "no design of that fabric family among the designs asked",
+                field="--fabric",
+                value="/".join(technologies),
+                allowed="a family that --designs (advisor.designs) names, or both",
+            )
+        options = kept
+    des = design(DesignInput(adv.gpus, adv.gpu, options, cat), progress)
+    wl = workload(
+        workload_input(
+            adv,
+            gpu,
+            options[0].nic_rate_gbps,
+            inputs.seed,
+            inputs.training,
+            inputs.compute_efficiency,
+            inputs.scenario_file,
+            kind,
+            inference=inputs.inference,
+            storage=inputs.storage,
+        )
+    )
+    net = measure(des, wl, gpu, inputs.seed, progress, sweep=sweep)
+    if inputs.calibration is not None:  # the user's measured NIC efficiency / latency (issue 12)
+        net = inputs.calibration.apply_network(net)
+    server_usd, _ = server_usd_per_gpu(gpu)
+    perf = performance(wl, des, net, progress, server_usd)
+    return Performance(gpu, options, des, wl, net, perf)
+
+
 def run(inputs: CompareInputs, progress=None) -> Comparison:
     """Run the stages in order and return their evidence."""
     if not 0 <= inputs.congestion_share <= 1:
@@ -108,27 +168,9 @@ def run(inputs: CompareInputs, progress=None) -> Comparison:
         )
     t0 = time.perf_counter()
     adv, cat = inputs.advisor, inputs.catalog
-    gpu = cat.get("gpu", adv.gpu)
-    options = options_for(adv, gpu, cat)
-    des = design(DesignInput(adv.gpus, adv.gpu, options, cat), progress)
-    wl = workload(
-        workload_input(
-            adv,
-            gpu,
-            options[0].nic_rate_gbps,
-            inputs.seed,
-            inputs.training,
-            inputs.compute_efficiency,
-            inputs.scenario_file,
-            inference=inputs.inference,
-            storage=inputs.storage,
-        )
-    )
-    net = measure(des, wl, gpu, inputs.seed, progress)
-    if inputs.calibration is not None:  # the user's measured NIC efficiency / latency (issue 12)
-        net = inputs.calibration.apply_network(net)
-    server_usd, _ = server_usd_per_gpu(gpu)
-    perf = performance(wl, des, net, progress, server_usd)
+    front = run_performance(inputs, progress)
+    gpu, options = front.gpu, front.options
+    des, wl, net, perf = front.design, front.workload, front.network, front.performance
     rsk = assess(
         des,
         wl,
@@ -147,4 +189,4 @@ def run(inputs: CompareInputs, progress=None) -> Comparison:
     return Comparison(inputs, des, wl, net, perf, rsk, dec, time.perf_counter() - t0)
 
 
-__all__ = ["CompareInputs", "Comparison", "run", "workload_input"]
+__all__ = ["CompareInputs", "Comparison", "Performance", "run", "run_performance", "workload_input"]
