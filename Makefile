@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-validation test-latest lint lock bench clean
+.PHONY: demo test test-slow test-validation test-latest lint lock bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,9 @@ test: $(STAMP)
 	$(MAKE) --no-print-directory lint
 	$(BIN)/python -m pytest -q -m "not slow and not validation"
 	$(BIN)/python -m pytest -q -m "validation and not slow" || [ $$? -eq 5 ]  # 5 = none collected
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m "slow"
 
 test-validation: $(STAMP)
 	$(BIN)/python -m pytest -q -m validation

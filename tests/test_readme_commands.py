@@ -52,6 +52,13 @@ RUN_ELSEWHERE = (
     ("aifabric sweep scenarios/studies/size-vs-gpu.yaml", "tests/test_sweep_example.py (slow)"),
     ("aifabric results runs/size-vs-gpu", "needs the sweep above; tests/test_sweep_example.py"),
 )
+# Commands run as written in the slow group (`make test-slow`, run by CI after `make test`): each takes
+# 10-25 s on 2 cores, and the default suite has to stay near 10 minutes.
+SLOW = (
+    "aifabric compare --designs ",  # four designs priced and measured
+    "aifabric compare --gpus 256 --workload trading",  # the trading workload's own testbed
+    "aifabric compare --report ",  # the HTML report (rendered in headless Chromium by test_report)
+)
 # Output shown in the README that depends on the machine (free memory), compared by prefix only.
 MACHINE_DEPENDENT = ("AIFABRIC_MEMORY_LIMIT=",)
 PLACEHOLDER = re.compile(
@@ -204,7 +211,11 @@ def _expected_exit(c: Command) -> int:
     return 0
 
 
-@pytest.mark.parametrize("cmd", _RUN, ids=lambda c: c.id)
+@pytest.mark.parametrize(
+    "cmd",
+    [pytest.param(c, marks=pytest.mark.slow) if c.text.startswith(SLOW) else c for c in _RUN],
+    ids=lambda c: c.id,
+)
 def test_readme_command_runs_as_written(cmd: Command, scratch):
     env_extra, argv = _argv(cmd.text)
     shell = " ".join(f"{k}={v}" for k, v in env_extra.items())
