@@ -47,39 +47,12 @@ FABRIC_COLUMNS = (
 )
 
 
-def compare_advisor(
-    adv,
-    catalog,
-    seed: int = 1,
-    compute_efficiency: float | None = None,
-    progress=None,
-    congestion_share=None,
-    training: dict | None = None,
-    scenario_file: str | None = None,
-    calibration=None,
-    risk=None,
-    inference: dict | None = None,
-    storage: dict | None = None,
-) -> dict:
-    """The JSON-ready result of ``aifabric compare`` for advisor inputs ``adv`` (the CLI's path)."""
+def compare_advisor(adv, catalog, *args, **kwargs) -> dict:
+    """The JSON-ready result of ``aifabric compare`` for advisor inputs ``adv`` (the CLI's path);
+    the arguments are :func:`run_comparison`'s."""
     from aifabric.report.result import comparison_dict
 
-    return comparison_dict(
-        run_comparison(
-            adv,
-            catalog,
-            seed,
-            compute_efficiency,
-            progress,
-            congestion_share,
-            training,
-            scenario_file,
-            calibration,
-            risk,
-            inference,
-            storage,
-        )
-    )
+    return comparison_dict(run_comparison(adv, catalog, *args, **kwargs))
 
 
 def run_comparison(
