@@ -379,3 +379,26 @@ def test_eos_config_is_not_taken_for_opensm():
     from aifabric.audit import classify
 
     assert classify(EOS) == "eos"
+
+
+def test_ib_audit_and_topology_reader_read_the_same_links():
+    """One ibnetdiscover parser serves the audit and the topology reader: the same links and rates
+    on the real NDR dump, and a width the format does not have is an error for both."""
+    from aifabric.audit.ib import read_ibnetdiscover as audit_links
+    from aifabric.topology.io import read_ibnetdiscover as topology
+
+    path = Path(__file__).parent / "fixtures/real/nvidia-topograph/ibnetdiscover-ndr-example.out.txt"
+    links = audit_links(path, path.read_text())
+    topo = topology(path)
+    assert len(links) == topo.num_links > 0
+    assert sorted(int(x.gbps * 1e9) for x in links) == sorted(int(r) for r in topo.link_rate_bps)
+    bad = path.read_text().replace("4xNDR", "3xNDR", 1)
+    for read in (lambda: audit_links("bad.txt", bad), lambda: topology_from_text(bad)):
+        with pytest.raises(InputError, match="unknown link width"):
+            read()
+
+
+def topology_from_text(text: str):
+    from aifabric.topology.io import parse_ibnetdiscover
+
+    return parse_ibnetdiscover(text, "bad.txt")

@@ -22,22 +22,9 @@ from pathlib import Path
 
 from aifabric.audit.rules import Finding
 from aifabric.errors import InputError
+from aifabric.topology.io import IB_GBPS_PER_LANE, parse_ibnetdiscover
 
 _SPEEDS = ("SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR", "XDR")
-_GBPS = {
-    "SDR": 2.5,
-    "DDR": 5,
-    "QDR": 10,
-    "FDR10": 10,
-    "FDR": 14,
-    "EDR": 25,
-    "HDR": 50,
-    "NDR": 100,
-    "XDR": 200,
-}
-_HEADER = re.compile(r'^(Switch|Ca|Rt)\s+(\d+)\s+"([^"]+)"\s*(?:#\s*"([^"]*)")?')
-_PORT = re.compile(r'^\[(\d+)\](?:\[ext \d+\])?(?:\([0-9a-fA-Fx]+\))?\s+"([^"]+)"\[(\d+)\]')
-_WS = re.compile(r"\b(\d+)x(SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR|XDR)\b")
 _ILI = re.compile(r"^\s*(?:0x[0-9a-f]+\s+)?(\d+)\s+(\d+)\[\s*\]\s+==\(\s*(.*?)\)==>\s+(.*)$")
 
 
@@ -53,7 +40,7 @@ class IbLink:
 
     @property
     def gbps(self) -> float:
-        return self.width * _GBPS[self.speed]
+        return self.width * IB_GBPS_PER_LANE[self.speed]
 
 
 _SM_KEYS = re.compile(
@@ -76,40 +63,18 @@ def kind_of(text: str) -> str | None:
 
 
 def read_ibnetdiscover(path: str | Path, text: str) -> list[IbLink]:
+    """The dump's links (each once, as the first end to report it with a width and speed gives it),
+    parsed by the topology reader's :func:`~aifabric.topology.io.parse_ibnetdiscover`."""
     f = str(path)
-    nodes: dict[str, tuple[str, str]] = {}
+    nodes, ports = parse_ibnetdiscover(text, f)
     links: dict[tuple, IbLink] = {}
-    cur: str | None = None
-    for lineno, line in enumerate(text.splitlines(), 1):
-        s = line.strip()
-        if not s:
-            cur = None
+    for p in ports:
+        if not p.lanes:
             continue
-        if s.startswith("#"):
-            continue
-        m = _HEADER.match(s)
-        if m:
-            cur = m.group(3)
-            nodes[cur] = (m.group(1), m.group(4) or cur)
-            continue
-        if s.startswith("["):
-            pm = _PORT.match(s)
-            if cur is None or not pm:
-                raise InputError(
-                    "unreadable port line",
-                    file=f,
-                    field=f"line {lineno}",
-                    value=s[:60],
-                    allowed='[port] "<peer id>"[peer port] ... # ... <width>x<speed>',
-                )
-            ws = _WS.findall(s)
-            if not ws:
-                continue
-            w, sp = int(ws[-1][0]), ws[-1][1]
-            peer = pm.group(2)
-            key = tuple(sorted(((cur, int(pm.group(1))), (peer, int(pm.group(3))))))
-            kind = "switch-switch" if cur.startswith("S-") and peer.startswith("S-") else "switch-host"
-            links.setdefault(key, IbLink(key[0][0], key[0][1], key[1][0], key[1][1], w, sp, kind))
+        (a, ap), (b, bp) = key = p.key
+        cur, peer = p.end[0], p.peer[0]
+        kind = "switch-switch" if cur.startswith("S-") and peer.startswith("S-") else "switch-host"
+        links.setdefault(key, IbLink(a, ap, b, bp, p.lanes, p.speed, kind))
     if not nodes:
         raise InputError("no Switch/Ca node blocks found", file=f, allowed="ibnetdiscover output")
     desc = {k: v[1] for k, v in nodes.items()}
@@ -229,7 +194,7 @@ def ib_findings(path: str | Path, text: str) -> tuple[list[Finding], dict]:
                         name,
                         f"{x.a}[{x.a_port}]--{x.b}[{x.b_port}]",
                         f"{k} link at {x.width}x{x.speed} ({' and '.join(what)}, the fabric's {k} links): "
-                        f"{x.gbps:g} Gb/s instead of {w0 * _GBPS[s0]:g}",
+                        f"{x.gbps:g} Gb/s instead of {w0 * IB_GBPS_PER_LANE[s0]:g}",
                         {"width": f"{x.width}x", "speed": x.speed, "majority": f"{w0}x{s0}", "kind": k},
                         "reseat or replace the cable/transceiver; iblinkinfo shows what the port could run at",
                     )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -208,7 +209,7 @@ def write_hpcc_topology(topo: Topology, path: str | Path | None = None, error_ra
 
 
 # ---- ibnetdiscover --------------------------------------------------------------------------
-_IB_SPEED_GBPS_PER_LANE = {
+IB_GBPS_PER_LANE = {
     "SDR": 2.5,
     "DDR": 5,
     "QDR": 10,
@@ -230,18 +231,37 @@ def ib_link_rate_bps(token: str) -> int:
     m = _WIDTH_SPEED.search(token)
     if not m:
         raise ValueError(token)
-    return int(int(m.group(1)) * _IB_SPEED_GBPS_PER_LANE[m.group(2)] * 10**9)
+    return int(int(m.group(1)) * IB_GBPS_PER_LANE[m.group(2)] * 10**9)
 
 
-def read_ibnetdiscover(path: str | Path, link_delay_ps: int = 0) -> Topology:
-    """Load ``ibnetdiscover`` output. Hosts are CA ports; switches keep their description as name.
-    Raises :class:`InputError` for a file with no node blocks or a malformed port line."""
-    text = _read_text(path)
-    f = str(path)
-    nodes: dict[str, tuple[str, str]] = {}  # id -> (type, desc)
-    order: list[str] = []
-    raw_links: dict[tuple, int] = {}
-    first_line: dict[tuple, int] = {}
+@dataclass(frozen=True)
+class IbPortLine:
+    """One port line of an ``ibnetdiscover`` dump: this end and the peer as ``(node id, port)``, the
+    width and speed the line gives (``lanes`` 0 and ``speed`` "" when it gives none) and its line."""
+
+    end: tuple[str, int]
+    peer: tuple[str, int]
+    lanes: int
+    speed: str
+    line: int
+
+    @property
+    def key(self) -> tuple:
+        """The link, the same from either end."""
+        return tuple(sorted((self.end, self.peer)))
+
+    @property
+    def rate_bps(self) -> int:
+        return int(self.lanes * IB_GBPS_PER_LANE[self.speed] * 10**9) if self.lanes else 0
+
+
+def parse_ibnetdiscover(text: str, f: str) -> tuple[dict[str, tuple[str, str]], list[IbPortLine]]:
+    """``ibnetdiscover`` text → node blocks (``id -> (Switch|Ca|Rt, description)`` in file order)
+    and every port line, for the topology reader and the audit alike. Raises :class:`InputError`
+    (naming ``f`` and the line) for a port line outside a node block, an unreadable port line or
+    an unknown link width."""
+    nodes: dict[str, tuple[str, str]] = {}
+    ports: list[IbPortLine] = []
     current: str | None = None
     for lineno, line in enumerate(text.splitlines(), 1):
         s = line.strip()
@@ -252,8 +272,6 @@ def read_ibnetdiscover(path: str | Path, link_delay_ps: int = 0) -> Topology:
         m = _HEADER.match(s)
         if m:
             kind, _nports, nid, desc = m.groups()
-            if nid not in nodes:
-                order.append(nid)
             nodes[nid] = (kind, desc or nid)
             current = nid
             continue
@@ -271,26 +289,36 @@ def read_ibnetdiscover(path: str | Path, link_delay_ps: int = 0) -> Topology:
                     value=s[:60],
                     allowed='[port] "<peer id>"[peer port] ... # ... <width><speed>',
                 )
-            lport, peer, pport = int(pm.group(1)), pm.group(2), int(pm.group(3))
             ws = _WIDTH_SPEED.findall(s)
-            rate = 0
-            if ws:
-                lanes = int(ws[-1][0])
-                if lanes not in _IB_WIDTHS:
-                    raise InputError(
-                        "unknown link width",
-                        file=f,
-                        field=f"line {lineno}",
-                        value=f"{ws[-1][0]}x{ws[-1][1]}",
-                        allowed="1x, 2x, 4x, 8x or 12x",
-                    )
-                rate = int(lanes * _IB_SPEED_GBPS_PER_LANE[ws[-1][1]] * 10**9)
-            key = tuple(sorted(((current, lport), (peer, pport))))
-            # each link is reported from both ends: keep the rate either end gives
-            raw_links[key] = max(raw_links.get(key, 0), rate)
-            first_line.setdefault(key, lineno)
-            continue
+            lanes, speed = (int(ws[-1][0]), ws[-1][1]) if ws else (0, "")
+            if ws and lanes not in _IB_WIDTHS:
+                raise InputError(
+                    "unknown link width",
+                    file=f,
+                    field=f"line {lineno}",
+                    value=f"{ws[-1][0]}x{ws[-1][1]}",
+                    allowed="1x, 2x, 4x, 8x or 12x",
+                )
+            ports.append(
+                IbPortLine((current, int(pm.group(1))), (pm.group(2), int(pm.group(3))), lanes, speed, lineno)
+            )
         # vendid=, devid=, sysimgguid=, switchguid=, caguid= lines: ignored
+    return nodes, ports
+
+
+def read_ibnetdiscover(path: str | Path, link_delay_ps: int = 0) -> Topology:
+    """Load ``ibnetdiscover`` output. Hosts are CA ports; switches keep their description as name.
+    Raises :class:`InputError` for a file with no node blocks or a malformed port line."""
+    text = _read_text(path)
+    f = str(path)
+    nodes, ports = parse_ibnetdiscover(text, f)
+    order: list[str] = list(nodes)
+    raw_links: dict[tuple, int] = {}
+    first_line: dict[tuple, int] = {}
+    for p in ports:
+        # each link is reported from both ends: keep the rate either end gives
+        raw_links[p.key] = max(raw_links.get(p.key, 0), p.rate_bps)
+        first_line.setdefault(p.key, p.line)
     if not nodes:
         raise InputError("no Switch/Ca node blocks found", file=f, allowed="ibnetdiscover output")
     for key, r in raw_links.items():
