@@ -356,14 +356,15 @@ def _cal(params: dict) -> calmod.Calibration:
 
 
 def test_calibrate_fabric_matching_other_and_missing_transport():
-    """IB calibration → the IB fabric (η × efficiencies, δ added to path latency); EFA → applied with a
+    """IB calibration → the IB fabric (η replaces the NIC efficiency, δ added to path latency); EFA → applied with a
     warning; a RoCE-only file leaves the IB fabric alone, with a warning."""
     from aifabric.stages.measure import FabricNetwork
 
     ib = FabricNetwork.from_measured("infiniband", 400e9, 0.9, 2.0)
     cal = _cal({"ib": {"nic_efficiency": {"value": 0.8}, "extra_step_latency_us": {"value": 10.0}}})
     out = calmod.calibrate_fabric(ib, cal)
-    assert out.ring_step_efficiency == pytest.approx(0.72) and out.path_latency_us == pytest.approx(12.0)
+    assert out.nic_efficiency == pytest.approx(0.8) and out.path_latency_us == pytest.approx(12.0)
+    assert out.ring_step_efficiency * out.nic_efficiency == pytest.approx(0.72)  # what β uses
     assert "calibrated by cal.yaml" in out.source and not cal.warnings
     efa = _cal({"efa": {"extra_step_latency_us": {"value": 29.0}}})
     out = calmod.calibrate_fabric(ib, efa)
@@ -385,7 +386,25 @@ def test_network_evidence_calibrated_after_measure():
     )
     cal = _cal({"ib": {"nic_efficiency": {"value": 0.9}}, "roce": {"nic_efficiency": {"value": 0.5}}})
     out = cal.apply_network(ev)
-    assert [f.ring_step_efficiency for f in out.fabrics] == pytest.approx([0.9, 0.4])
+    assert [f.ring_step_efficiency * f.nic_efficiency for f in out.fabrics] == pytest.approx([0.9, 0.4])
+
+
+def test_nic_efficiency_is_nccls_unless_calibrated():
+    """The main job's collective times use the same NIC efficiency as `collective` and the step
+    model's validation (0.94) on a flow-model fabric; a user's own end-to-end efficiency already
+    includes the NIC's (1); β scales with it."""
+    from dataclasses import replace
+
+    from aifabric.stages.measure import FabricNetwork
+    from aifabric.workload.collectives import NIC_EFFICIENCY
+
+    user = FabricNetwork.from_measured("infiniband", 400e9, 0.9, 2.0)
+    assert user.nic_efficiency == 1.0
+    model = replace(user, nic_efficiency=NIC_EFFICIENCY)
+    assert FabricNetwork.__dataclass_fields__["nic_efficiency"].default == NIC_EFFICIENCY == 0.94
+    t_user = user.comm().collective_s("all-reduce", 1 << 30, 64, "network")
+    t_model = model.comm().collective_s("all-reduce", 1 << 30, 64, "network")
+    assert t_model > t_user and model.comm()._beta_net() == pytest.approx(0.94 * user.comm()._beta_net())
 
 
 def test_file_roundtrip_and_bad_files(tmp_path):

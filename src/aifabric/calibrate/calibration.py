@@ -198,11 +198,9 @@ def calibrate_fabric(fabric, cal: Calibration):
     changes, what = {}, []
     if eta is not None:
         e = min(float(eta), 1.0)
-        changes["ring_step_efficiency"] = min(fabric.ring_step_efficiency * e, 1.0)
-        changes["permutation_efficiency"] = min(fabric.permutation_efficiency * e, 1.0)
-        if getattr(fabric, "ep_a2a_efficiency", None) is not None:
-            changes["ep_a2a_efficiency"] = min(fabric.ep_a2a_efficiency * e, 1.0)
-        what.append(f"NIC efficiency ×{e:.3f}")
+        changes["nic_efficiency"] = e  # replaces the default NIC efficiency (NCCL's 0.94)
+        changes["nic_efficiency_source"] = f"fitted by aifabric calibrate ({name})"
+        what.append(f"NIC efficiency {e:.3f}")
     else:
         cal.warnings.append(
             f"calibration {name} ({tr}) has no NIC efficiency; {fabric.key} keeps the model's"

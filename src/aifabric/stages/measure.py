@@ -23,7 +23,10 @@ Input: a :class:`~aifabric.stages.design.FabricDesign` and the
   choice per size).
 * :class:`FabricComm` turns a fabric's measurements into collective times (α-β): α = NCCL's
   per-step latency constant (S16) + the path's switch hops × the fabric's switch latency +
-  propagation; β = link rate × payload/(payload + header) × the measured efficiency. NVLink
+  propagation; β = link rate × payload/(payload + header) × the measured efficiency × the NIC's
+  achieved efficiency (:data:`aifabric.workload.collectives.NIC_EFFICIENCY` 0.94, the same cap the
+  ``collective`` command and the step model's validation use; a calibration's fitted η replaces
+  it; the flow model itself shares line rate, an ideal NIC). NVLink
   collectives use the measured ~370 GB/s ring busbw of 8 × H100 (S3) scaled by NVLink rate, and
   NVLS where NCCL's tuner would pick it.
 
@@ -41,6 +44,7 @@ from functools import lru_cache
 import numpy as np
 
 from aifabric.errors import InputError
+from aifabric.workload.nic import NIC_EFFICIENCY, NIC_EFFICIENCY_SOURCE
 
 H100_NVLINK_RING_BUSBW_GBPS = 370.0 * 8  # measured 8 × H100 ring busbw ~370 GB/s (S3), in Gb/s
 H100_NVLINK_GBYTES = 450.0  # per direction (S3/S86)
@@ -105,6 +109,8 @@ class FabricComm:
     #: MoE expert all-to-all: the DeepEP-style dispatch's efficiency on this fabric (None: the
     #: permutation's), see :func:`expert_a2a_efficiency_for`
     ep_a2a_efficiency: float | None = None
+    #: the NIC's achieved share of line rate on network steps (1: the flow model's ideal NIC)
+    nic_efficiency: float = 1.0
 
     def _alpha_net(self) -> float:
         return (_nccl_step_us("net") + self.path_latency_us) * 1e-6
@@ -115,7 +121,7 @@ class FabricComm:
         eff = self.a2a_efficiency if op in ("all-to-all", "send-recv") else self.step_efficiency
         if op == "all-to-all" and self.ep_a2a_efficiency is not None:
             eff = self.ep_a2a_efficiency
-        return goodput * eff / 8.0  # bytes/s
+        return goodput * eff * self.nic_efficiency / 8.0  # bytes/s
 
     def collective_s(self, op: str, size_bytes: float, ranks: int, span: str) -> float:
         n = max(2, int(ranks))
@@ -173,6 +179,11 @@ class FabricNetwork:
     # the job's placement (aifabric.workload.placement) and, when it is not ideal, the same patterns'
     # efficiencies on the ideal placement (same fabric, routing and seeds): the placement's cost
     placement: dict | None = field(default=None, compare=False)
+    # the NIC's achieved share of line rate (the flow model's efficiencies are of an ideal NIC):
+    # NCCL's 46-48 GB/s per 400G NIC by default, a calibration's fitted value, or 1 for a user's
+    # own end-to-end measurement (from_measured)
+    nic_efficiency: float = NIC_EFFICIENCY
+    nic_efficiency_source: str = NIC_EFFICIENCY_SOURCE
 
     @classmethod
     def from_measured(
@@ -205,6 +216,8 @@ class FabricNetwork:
             float(nvlink_busbw_gbps),
             nvls_gpu,
             source="measured by the user",
+            nic_efficiency=1.0,  # the user's busbw / line rate already includes the NIC's
+            nic_efficiency_source="in the user's measured efficiency",
         )
 
     @property
@@ -227,6 +240,7 @@ class FabricNetwork:
             self.permutation_efficiency,
             gpu=self.nvls_gpu,
             ep_a2a_efficiency=self.ep_a2a_efficiency,
+            nic_efficiency=self.nic_efficiency,
         )
 
     def with_slowdown(self, comm_slowdown: float) -> FabricNetwork:
@@ -257,6 +271,8 @@ class FabricNetwork:
             "busbw_gbps": self.busbw_gbps,
             "ecmp_entropy": self.ecmp_entropy,
             "placement": self.placement,
+            "nic_efficiency": self.nic_efficiency,
+            "nic_efficiency_source": self.nic_efficiency_source,
         }
 
 
@@ -340,24 +356,17 @@ def routed_efficiency(
         header_bytes=HEADER_BYTES[technology],
     )
     df = simulate_flows(topo, flows, **kw)
-    if entropy > 1 and routing in HASHED_MODES and len(df):
-        src = df["src"].to_numpy(np.int64)
-        dst = df["dst"].to_numpy(np.int64)
-        size = df["size_bytes"].to_numpy(np.int64)
-        n = len(size)
-        part = np.repeat(size // entropy, entropy)
-        part[::entropy] += size % entropy
-        qps = simulate_flows(
-            topo,
-            {"src": np.repeat(src, entropy), "dst": np.repeat(dst, entropy), "size_bytes": part},
-            **kw,
-        )
-        fct = np.zeros(n)
-        np.maximum.at(fct, np.repeat(np.arange(n), entropy), qps["fct_us"].to_numpy())
-        eff = float(df["ideal_fct_us"].max() / fct.max())
-        return min(1.0, eff), fct, df["ideal_fct_us"].to_numpy()
-    eff = float(df["ideal_fct_us"].max() / df["fct_us"].max())
-    return min(1.0, eff), df["fct_us"].to_numpy(), df["ideal_fct_us"].to_numpy()
+    fct = df["fct_us"].to_numpy()
+    if entropy > 1 and routing in HASHED_MODES and len(df):  # the pattern's own QP split
+        from aifabric.stages.workload import split_connections
+
+        cols = {c: df[c].to_numpy(np.int64) for c in ("src", "dst", "size_bytes")}
+        qps = split_connections({**cols, "conn": np.arange(len(df))}, entropy)
+        conn = qps.pop("conn")
+        fct = np.zeros(len(df))
+        np.maximum.at(fct, conn, simulate_flows(topo, qps, **kw)["fct_us"].to_numpy())
+    eff = float(df["ideal_fct_us"].max() / fct.max())
+    return min(1.0, eff), fct, df["ideal_fct_us"].to_numpy()
 
 
 def _entropy(workload) -> int:

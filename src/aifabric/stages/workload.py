@@ -67,11 +67,10 @@ def _with_background(p: TrafficPattern, pl, src: np.ndarray, dst: np.ndarray) ->
     return out
 
 
-def _split(p: TrafficPattern, flows: dict) -> dict:
-    """Each flow as ``p.qps`` sub-flows (NCCL channels per NIC × QPs per connection: each its own QP,
+def split_connections(flows: dict, k: int) -> dict:
+    """Each flow as ``k`` sub-flows (NCCL channels per NIC × QPs per connection: each its own QP,
     so its own flow id and RoCEv2 UDP source port for ECMP), sizes as even as whole bytes allow,
     the sub-flows of a flow next to each other."""
-    k = p.qps
     if k <= 1:
         return flows
     n = len(flows["src"])
@@ -99,7 +98,7 @@ def _ring_flows(p: TrafficPattern) -> dict:
     phys = np.asarray(pl.nodes, dtype=np.int64)
     src, dst = phys[s] * g + r, phys[d] * g + r
     order = np.argsort(src, kind="stable")  # by source host, as the ring was always listed
-    return _split(p, _with_background(p, pl, src[order], dst[order]))
+    return split_connections(_with_background(p, pl, src[order], dst[order]), p.qps)
 
 
 def _permutation_flows(p: TrafficPattern) -> dict:
@@ -115,7 +114,7 @@ def _permutation_flows(p: TrafficPattern) -> dict:
         perm = derangement(nodes, rng) if nodes > 1 else rng.permutation(nodes)
         src.append(phys * g + rail)
         dst.append(phys[perm] * g + rail)
-    return _split(p, _with_background(p, pl, np.concatenate(src), np.concatenate(dst)))
+    return split_connections(_with_background(p, pl, np.concatenate(src), np.concatenate(dst)), p.qps)
 
 
 @dataclass(frozen=True)

@@ -106,16 +106,10 @@ import pandas as pd
 
 from aifabric.errors import InputError
 from aifabric.topology.core import Topology
+from aifabric.workload.nic import NIC_EFFICIENCY, NIC_EFFICIENCY_SOURCE  # noqa: F401 (re-exported)
 
 OPS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast")
 ALGORITHMS = ("ring", "tree", "nvls", "nvls-tree", "pat")
-#: Per-NIC achieved efficiency: the bytes a NIC moves per second (on the wire, headers counted)
-#: over its line rate, as NCCL moves them; payload is this × MTU / (MTU + headers). nccl-tests, 2 nodes, NCCL_ALGO=RING: 46–48 GB/s per NDR 400 Gb/s NIC = 0.92–0.96 of
-#: 50 GB/s (hardware-facts §G.3 [S4], NVIDIA/nccl-tests#290); HDR 200 Gb/s ~24 GB/s = 0.96 of 25
-#: ([S83][S84]). The middle of the NDR range; the same value for every fabric and rate (no public
-#: per-rate or per-transport figure beyond these; ``aifabric calibrate`` fits the user's own).
-NIC_EFFICIENCY = 0.94
-NIC_EFFICIENCY_SOURCE = "0.94: nccl-tests 46–48 GB/s per 400G NIC (hardware-facts §G.3 [S4])"
 #: SHARP (Quantum-2 SHARPv3): at most 2 concurrent streaming-aggregation trees per switch
 #: (hardware-facts §F [S78][S79]); NCCL's CollNet runs all-reduce only (no public source for the
 #: other ops through CollNet here). No Ethernet switch equivalent is modelled (no public source).

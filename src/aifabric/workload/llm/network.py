@@ -24,8 +24,8 @@ import math
 from dataclasses import dataclass
 
 from aifabric.errors import InputError
+from aifabric.workload.nic import NIC_EFFICIENCY  # [S4] 46–48 GB/s per 400 Gb/s NIC
 
-NIC_EFFICIENCY = 0.94  # [S4] 46–48 GB/s per 400 Gb/s NIC
 NVLINK_EFFICIENCY = 0.82  # [S3]/[S80] 370 of 450 GB/s
 NCCL_BASE_S = 8.4e-6  # [S16] base latency, Simple
 NCCL_NET_STEP_S = 14.0e-6  # [S16] per-step network latency, Simple
