@@ -325,3 +325,29 @@ def test_other_jobs_slow_the_testbed_ring():
     a, b = run_testbed(frag, None, "quiet", 1), run_testbed(shared, None, "quiet", 1)
     assert b.step_us >= a.step_us
     assert run_testbed(frag, None, "quiet", 1).step_us == a.step_us  # same seed, same result
+
+
+def test_expert_all_to_all_runs_on_the_jobs_placement():
+    """measure's MoE dispatch (DeepEP-style, EP 32 = 4 servers per group) runs on the job's placement:
+    on a fragmented cluster the EP groups' servers are the job's random free nodes, so RoCE's ECMP
+    figure moves; InfiniBand's adaptive routing stays above 80 % of the NIC either way."""
+    from aifabric.hardware.catalog import load_catalog
+    from aifabric.scenario import AdvisorSpec
+    from aifabric.stages.pipeline import CompareInputs, run_performance
+
+    training = {
+        "model": "deepseek-v3",
+        "precision": "fp8",
+        "seq_len": 4096,
+        "global_batch": 1024,
+        "parallelism": {"tp": 1, "pp": 16, "cp": 1, "vp": 1, "ep": 32},
+        "framework": {"recompute": "full"},
+    }
+    effs = {}
+    for kind in ("ideal", "fragmented"):
+        adv = AdvisorSpec(gpus=1024, placement=kind, occupancy=0.5)
+        net = run_performance(CompareInputs(adv, load_catalog(), training=training), sweep=False).network
+        effs[kind] = {f.technology: f.ep_a2a_efficiency for f in net.fabrics}
+    assert all(v is not None for e in effs.values() for v in e.values())
+    assert effs["fragmented"]["roce"] != effs["ideal"]["roce"]
+    assert min(effs["ideal"]["infiniband"], effs["fragmented"]["infiniband"]) >= 0.8

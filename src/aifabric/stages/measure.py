@@ -14,7 +14,7 @@ Input: a :class:`~aifabric.stages.design.FabricDesign` and the
   alone-on-the-fabric FCT of the connection over its slowest QP's FCT (a step ends with its
   slowest flow).
 * A MoE workload whose expert-parallel group spans servers: the DeepEP-style dispatch of every EP
-  group at once (:func:`expert_a2a_efficiency_for`; node-limited routing, RDMA to the same-rail GPU
+  group at once (:func:`~aifabric.stages.measure_expert.expert_a2a_efficiency_for`; node-limited routing, RDMA to the same-rail GPU
   of each target node, then NVLink — :mod:`aifabric.workload.expert_parallel`, the same code as
   the collective model) gives the all-to-all efficiency (``expert_a2a_efficiency``); PP send-recv
   keeps the permutation's.
@@ -107,7 +107,7 @@ class FabricComm:
     a2a_efficiency: float = 1.0  # measured on the same-rail random permutation (all-to-all-like)
     gpu: str | None = None  # NVLS-capable GPU id: NVLink all-reduce also weighs NVLS (NCCL's tuner does)
     #: MoE expert all-to-all: the DeepEP-style dispatch's efficiency on this fabric (None: the
-    #: permutation's), see :func:`expert_a2a_efficiency_for`
+    #: permutation's), see :func:`~aifabric.stages.measure_expert.expert_a2a_efficiency_for`
     ep_a2a_efficiency: float | None = None
     #: the NIC's achieved share of line rate on network steps (1: the flow model's ideal NIC)
     nic_efficiency: float = 1.0
@@ -394,70 +394,6 @@ def pattern_efficiencies(fd, workload, gpus_per_node: int, seed: int, routing: s
     return float(np.mean(effs)), ring_fct, a2a_eff, perm_fct
 
 
-#: tokens per GPU of the expert all-to-all *measure* runs: enough for the traffic's shape (the
-#: efficiency is a ratio), fewer than DeepEP's 4096 to keep 1k-GPU designs quick
-EP_TOKENS_PER_GPU = 512
-
-
-def expert_a2a_efficiency_for(fd, workload, gpus_per_node: int, seed: int, routing: str) -> float | None:
-    """A MoE workload whose expert-parallel group spans servers: the DeepEP-style dispatch
-    (:func:`aifabric.workload.expert_parallel.expert_alltoall`: node-limited routing, RDMA to the
-    same-rail GPU of each target node, then NVLink) of every EP group at once on the design's
-    topology with the fabric's routing, as a fraction of an ideal NIC (``nic_efficiency`` 1: like
-    the ring step's, the NIC's own efficiency is the risk stage's input). None when the workload
-    has no such group (dense model, EP inside a server, or experts not spread evenly)."""
-    model, lay, spec = workload.model, workload.parallelism, workload.spec
-    if model is None or not getattr(model, "is_moe", False) or lay is None or lay.ep < 2 or spec is None:
-        return None
-    fw = spec.framework.to_framework()
-    stride = fw.etp(lay.tp)
-    span = lay.ep * stride
-    nodes = workload.gpus // gpus_per_node
-    if span <= gpus_per_node or span % gpus_per_node or nodes % (span // gpus_per_node):
-        return None
-    ep_gpus = span  # the EP group's servers take part whole (each GPU is a rank of some group)
-    if model.experts % ep_gpus:
-        return None
-    return _expert_a2a_efficiency(
-        _topology_key(fd, gpus_per_node),
-        fd.technology,
-        routing,
-        seed,
-        nodes // (span // gpus_per_node),
-        int(model.hidden),
-        int(model.experts_per_token),
-        int(model.experts),
-        int(fw.a2a_node_limit or 0),
-        fd.switch_hop_ns * 1000,
-    )
-
-
-@lru_cache(maxsize=16)
-def _expert_a2a_efficiency(
-    topo_key, technology, routing, seed, groups, hidden, topk, experts, node_limit, hop_ps
-):
-    from aifabric.workload.expert_parallel import expert_a2a_efficiency, expert_alltoall
-
-    topo = rail_topology(*topo_key)
-    r = expert_alltoall(
-        topo,
-        tokens_per_gpu=EP_TOKENS_PER_GPU,
-        hidden=hidden,
-        topk=topk,
-        experts=experts,
-        node_limit=node_limit or 10**9,
-        routing=routing,
-        seed=seed,
-        gpus_per_node=topo_key[2],
-        switch_latency_ps=hop_ps,
-        mtu_bytes=MTU_BYTES[technology],
-        header_bytes=HEADER_BYTES[technology],
-        nic_efficiency=1.0,
-        groups=groups,
-    )
-    return expert_a2a_efficiency(r)
-
-
 def _topology_key(fd, gpus_per_node: int) -> tuple:
     return (
         fd.plan.gpus,
@@ -526,6 +462,8 @@ def measure_fabric(
             f"FCT: one DP ring step and a same-rail random permutation ({len(ring_fct):,} flows of 16 MiB "
             f"each; {ib_routing or route} on IB, {roce_routing or route} on RoCE)"
         )
+    from aifabric.stages.measure_expert import expert_a2a_efficiency_for
+
     ep_eff = expert_a2a_efficiency_for(fd, workload, gpn, seed, route) if has_network else None
     placed = _placement_dict(fd, workload, gpn, seed, route, eff, a2a_eff) if has_network else None
     rows = busbw_sweep(fd, gpn, gpu.id, seed, route) if sweep and has_network else []
