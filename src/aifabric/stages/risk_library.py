@@ -204,7 +204,7 @@ def _baseline_fabric(tb: Testbed) -> dict:
             "pfc": {"enabled": True, "mode": "dynamic", "alpha": TUNED_ALPHA},
             "ecn": {"enabled": False},
             "congestion_control": "none",
-            "routing": tb.routing if tb.routing in ("adaptive", "scheduled") else "ecmp",
+            "routing": "adaptive" if tb.routing == "adaptive" else "ecmp",
         }
         if tb.baseline == "hpcc":
             fab["congestion_control"] = "hpcc"

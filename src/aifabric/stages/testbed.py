@@ -83,7 +83,7 @@ class Testbed:
     switch_latency_ns: float = 600.0
     link_delay_ns: float = 200.0  # 40 m leaf-spine class fibre × 5.05 ns/m (the plan's default length)
     buffer_bytes: int = SPECTRUM4_BUFFER_BYTES
-    routing: str = "ecmp"  # ecmp | adaptive | scheduled | static (InfiniBand linear forwarding)
+    routing: str = "ecmp"  # ecmp | adaptive | static (InfiniBand linear forwarding)
     leaves: int = 4
     hosts_per_leaf: int = 8
     spines: int = 8
@@ -500,13 +500,13 @@ def testbed_for(
     ports = radix or SPECTRUM4_PORTS
     spines = max(1, round(hosts_per_leaf / max(1.0, oversubscription)))
     pod_ports = hosts_per_leaf + spines
-    # the testbed's "adaptive" is per packet (a design's adaptive-packet); scheduled keeps its mode
-    ar = {"adaptive": "adaptive", "adaptive-packet": "adaptive", "scheduled": "scheduled"}
+    # the testbed's "adaptive" is per packet (granularity packet): a design's adaptive-packet (or
+    # old adaptive), and a scheduled fabric's spray (README "Scheduled fabric": why not its own mode)
     if technology == "infiniband":
         route = "adaptive" if routing in ("adaptive", "adaptive-packet") else "static"
         base = baseline or "none"
     else:
-        route = ar.get(routing, "ecmp")
+        route = "adaptive" if routing in ("adaptive", "adaptive-packet", "scheduled") else "ecmp"
         base = baseline or "hpcc"
     return Testbed(
         link_rate_bps=int(link_rate_gbps * 1e9),
