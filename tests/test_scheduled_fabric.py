@@ -221,3 +221,12 @@ def test_collective_routing_scheduled_roce_only():
         ],
     )
     assert r.exit_code == 0, r.output
+
+
+def test_risk_testbed_runs_a_scheduled_design_per_packet():
+    """The risk testbed simulates a scheduled design with per-packet adaptive routing, not ECMP
+    (README "Scheduled fabric" says why not with the engine's scheduled mode)."""
+    from aifabric.stages.testbed import testbed_for
+
+    assert testbed_for(400, None, 600, 50, "scheduled").routing == "adaptive"
+    assert testbed_for(400, None, 600, 50, "ecmp").routing == "ecmp"
