@@ -275,7 +275,8 @@ class AdaptiveSpec(_Model):
 
 # ---- routing / load-balancing modes (issue 12): one vocabulary for the packet engine, the flow
 # model and compare. README "Routing modes" gives each mode's source and validation figure.
-ROUTING_MODES = ("ecmp", "flowlet", "adaptive-packet", "spray", "static")
+# scheduled: a cell-switched scheduled fabric (Jericho3-AI + Ramon, OCP DDC class) — RoCE only
+ROUTING_MODES = ("ecmp", "flowlet", "adaptive-packet", "spray", "static", "scheduled")
 # the old spelling: ``adaptive`` + ``adaptive.granularity`` (default flowlet)
 LEGACY_ROUTING = ("adaptive",)
 ADAPTIVE_MODES = ("flowlet", "adaptive-packet")  # switch-side choice by queue occupancy
@@ -406,9 +407,12 @@ class FabricSpec(_Model):
     congestion_control: Literal["none", "dcqcn", "hpcc", "ib-cc"] = "none"
     dcqcn: DcqcnSpec = DcqcnSpec()
     hpcc: HpccSpec = HpccSpec()
-    # ecmp | flowlet | adaptive-packet | spray | static, or the old spelling adaptive (+ adaptive.granularity);
-    # default ecmp on RoCE, adaptive-packet on InfiniBand (set by _preset when the file gives none)
-    routing: Literal["ecmp", "flowlet", "adaptive-packet", "spray", "static", "adaptive"] = "ecmp"
+    # ecmp | flowlet | adaptive-packet | spray | static | scheduled, or the old spelling adaptive
+    # (+ adaptive.granularity); default ecmp on RoCE, adaptive-packet on InfiniBand (set by _preset
+    # when the file gives none)
+    routing: Literal["ecmp", "flowlet", "adaptive-packet", "spray", "static", "scheduled", "adaptive"] = (
+        "ecmp"
+    )
     # per-switch: every switch salts its ECMP hash with its own seed; same-seed: one seed on every
     # switch (ECMP polarisation: the tier above repeats the choice of the tier below)
     ecmp_hash: Literal["per-switch", "same-seed"] = "per-switch"
@@ -448,6 +452,12 @@ class FabricSpec(_Model):
             if not self.ecn.enabled:
                 raise ValueError("congestion_control ib-cc needs ecn.enabled: true (FECN marking thresholds)")
         if self.technology == "infiniband":
+            if self.routing == "scheduled":
+                raise _at(
+                    "routing",
+                    "scheduled (a cell-switched VOQ fabric: Jericho3-AI + Ramon, OCP DDC) is an "
+                    "Ethernet fabric; allowed for infiniband: adaptive-packet, static, flowlet, spray",
+                )
             if self.congestion_control == "dcqcn":
                 raise ValueError(
                     "congestion_control dcqcn is a RoCE mechanism; allowed for infiniband: none, hpcc, ib-cc"

@@ -37,8 +37,9 @@ def register(app: typer.Typer) -> None:
         routing: str | None = typer.Option(
             None,
             "--routing",
-            help="ecmp | flowlet | adaptive-packet | static | adaptive (old spelling of flowlet in the flow "
-            "model) (default: adaptive-packet on IB, ecmp on RoCE).",
+            help="ecmp | flowlet | adaptive-packet | static | scheduled (RoCE: a Jericho3-AI-class cell "
+            "fabric) | adaptive (old spelling of flowlet in the flow model) (default: adaptive-packet on "
+            "IB, ecmp on RoCE).",
         ),
         sharp: bool = typer.Option(False, "--sharp", help="SHARP in-network all-reduce (InfiniBand only)."),
         min_bytes: str = typer.Option("8B", "--min-bytes", help="Smallest size (nccl-tests -b)."),
@@ -81,7 +82,7 @@ def register(app: typer.Typer) -> None:
                 raise InputError(
                     "unknown algorithm", field="--algorithm", value=algorithm, allowed=", ".join(ALGORITHMS)
                 )
-            allowed_routing = ("ecmp", "flowlet", "adaptive-packet", "static", "adaptive")
+            allowed_routing = ("ecmp", "flowlet", "adaptive-packet", "static", "scheduled", "adaptive")
             if routing is not None and routing not in allowed_routing:
                 raise InputError(
                     "unknown routing"
@@ -113,6 +114,13 @@ def register(app: typer.Typer) -> None:
             if sharp and tech != "infiniband":
                 raise InputError(
                     "SHARP is an InfiniBand switch feature", field="--sharp", allowed="--technology ib"
+                )
+            if routing == "scheduled" and tech == "infiniband":
+                raise InputError(
+                    "scheduled is an Ethernet cell fabric (Jericho3-AI + Ramon)",
+                    field="--routing",
+                    value=routing,
+                    allowed="--technology roce, or ecmp, flowlet, adaptive-packet, static",
                 )
             if nic_efficiency is not None and not 0 < nic_efficiency <= 1:
                 raise InputError(

@@ -22,7 +22,14 @@ import pandas as pd
 from aifabric.errors import InputError
 from aifabric.flow._kernels import Work, drain
 from aifabric.flow.maxmin import jain_index
-from aifabric.flow.paths import MULTIPATH, PathModel, directed_delays_ps, directed_rates_bps, flow_routing
+from aifabric.flow.paths import (
+    MULTIPATH,
+    PathModel,
+    directed_delays_ps,
+    directed_rates_bps,
+    flow_routing,
+    link_rates_bps,
+)
 from aifabric.topology.core import Topology
 
 FLOW_COLUMNS = ["id", "src", "dst", "size_bytes", "start_us", "fct_us", "ideal_fct_us", "slowdown"]
@@ -120,7 +127,7 @@ def simulate_flows(
     fixed_s, drain_bits, bottleneck = path_latency(
         topology, paths, size, switch_latency_ps, mtu_bytes, header_bytes
     )
-    finish, events = simulate_drain(paths, drain_bits, start, directed_rates_bps(topology), split=split)
+    finish, events = simulate_drain(paths, drain_bits, start, link_rates_bps(topology, mode), split=split)
     fct = finish - start + fixed_s
     ideal = fixed_s + drain_bits / bottleneck
     out = pd.DataFrame(

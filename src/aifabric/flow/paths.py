@@ -14,17 +14,23 @@ Next-hop choice per flow and hop (same rules as the packet engine):
 * ``static`` — InfiniBand linear forwarding: ``options[(r // div[tier]) % k]`` with ``r`` the
   destination's leaf-ordered rank, one digit per tier, as
   :func:`aifabric.topology.routing.ib_linear_forwarding`.
-* ``flowlet`` (and the old spelling ``adaptive``) — flows are spread evenly over the options:
-  the i-th flow reaching switch ``u`` with the same option set takes option ``i mod k`` (for
-  equal-size flows this is the least-loaded choice at the flow's start). A fluid flow has no
-  idle gaps, and back-to-back RDMA traffic never leaves one as long as the flowlet gap (10 µs), so
-  the port chosen at the start is kept: flowlet switching is approximated as a least-loaded
-  choice per flow at its start, fixed for its life.
+* ``flowlet`` (and the old spelling ``adaptive``) — the packet engine's rule for a new flowlet:
+  the least-loaded egress, ties keeping the ECMP hash's choice, otherwise the first least-loaded
+  egress in link order; the load of an egress is the number of flows (in flow order, the engine's
+  start order at equal times) that took it before. A fluid flow has no idle gaps, and
+  back-to-back RDMA traffic never leaves one as long as the flowlet gap (10 µs), so the port
+  chosen at the start is kept for the flow's life. (Before issue 12's fix the i-th flow at a
+  switch took option ``i mod k`` — also an even spread, but other spines than the engine's.)
 * ``adaptive-packet`` — per-packet adaptive routing with a NIC that places out-of-order packets:
   in the fluid limit every flow's bytes are split evenly over all its equal-cost next hops at
   every hop (:meth:`PathModel.split`; :meth:`route` returns the ECMP path as the flow's
   representative path for its latency). For the symmetric loads of a fat tree this is the
   least-loaded split; it is not re-balanced around asymmetric hot spots.
+* ``scheduled`` — a cell-switched scheduled fabric (Jericho3-AI + Ramon, OCP DDC class): cells
+  sprayed evenly over every fabric link, so in the fluid limit the same even split as
+  ``adaptive-packet``; the ingress VOQs and egress-port credits of the packet engine only keep
+  queues out of the fabric, which a fluid model has none of. The fabric links carry packet bytes at
+  their rate under the cell tax (:func:`link_rates_bps`, :mod:`aifabric.flow.scheduled`).
 * ``spray`` is refused here (:func:`flow_routing`): its cost on a plain RC NIC (out-of-order
   arrival → NAK and go-back-N) is a packet effect; the packet engine models it.
 
@@ -35,6 +41,7 @@ Paths are returned as directed link ids ``2*link + dir`` (``dir`` 0 when travers
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from aifabric.errors import InputError
 from aifabric.flow.hashing import ROCE_DPORT, UDP_PROTO, ecmp_hashes, flow_sport, switch_salts
@@ -43,7 +50,8 @@ from aifabric.topology.core import HOST_TIER, Topology
 from aifabric.topology.routing import ib_destination_rank, ib_tier_divisors
 
 ROUTINGS = (*ROUTING_MODES, "adaptive")
-MULTIPATH = ("adaptive-packet", "spray")  # per-packet: a flow's bytes use every equal-cost path
+# per-packet (per-cell): a flow's bytes use every equal-cost path
+MULTIPATH = ("adaptive-packet", "spray", "scheduled")
 
 
 def flow_routing(routing: str) -> str:
@@ -195,6 +203,7 @@ class PathModel:
             raise InputError(
                 "flow from a host to itself", field="flows.src/dst", value=int(src[src == dst][0])
             )
+        self._flowlet_load = np.zeros(2 * self.topo.num_links, dtype=np.int64)  # flows per egress
         chunks = [
             self._route_chunk(
                 src[i : i + _CHUNK], dst[i : i + _CHUNK], sport[i : i + _CHUNK], routing, seed, i
@@ -238,16 +247,13 @@ class PathModel:
             j = (
                 self.ib_rank[dst] // self.ib_div[np.minimum(self.topo.node_tier[node], len(self.ib_div) - 1)]
             ) % k
-        else:  # flowlet: even spreading within (node, option set)
-            first = links[np.arange(len(k)), np.argmax(valid, axis=1)]
-            key = (node * 64 + np.minimum(k, 63)) * (self.topo.num_links + 1) + first
-            order = np.argsort(key, kind="stable")
-            sk = key[order]
-            starts = np.r_[0, np.flatnonzero(sk[1:] != sk[:-1]) + 1]
-            grp = np.repeat(starts, np.diff(np.r_[starts, len(sk)]))
-            rank = np.empty(len(k), dtype=np.int64)
-            rank[order] = np.arange(len(k)) - grp
-            j = (rank + node) % k
+        else:  # flowlet: least-loaded egress at the flow's start, ties keep the hash
+            salt_of = np.zeros_like(node) if self.same_hash_seed else node
+            h = ecmp_hashes(src, dst, sport, ROCE_DPORT, UDP_PROTO, switch_salts(seed, salt_of))
+            jh = (h % k.astype(np.uint64)).astype(np.int64)
+            la = self.topo.link_a.astype(np.int64)
+            dirs = (la[np.maximum(links, 0)] != node[:, None]).astype(np.int64)
+            j = _flowlet_pick(valid, links, dirs, jh, self._flowlet_load)
         pos = np.argmax(np.cumsum(valid, axis=1) > j[:, None], axis=1)
         return links[np.arange(len(k)), pos]
 
@@ -443,6 +449,51 @@ class PathModel:
 def directed_rates_bps(topo: Topology) -> np.ndarray:
     """Capacity of each directed link id (``2*link + dir``): the link rate, both directions."""
     return np.repeat(topo.link_rate_bps.astype(np.float64), 2)
+
+
+@njit(cache=True)
+def _flowlet_pick(valid, links, dirs, jh, load):
+    """Per row (flows in order): the index among its valid options of the least-loaded egress
+    (directed link ``2*link + dir``), the hashed option ``jh`` when it is one of the least loaded,
+    else the first in link order; the chosen egress's load grows by one flow."""
+    n, w = valid.shape
+    out = np.zeros(n, np.int64)
+    for r in range(n):
+        best = -1
+        jbest = 0
+        jhash = -1
+        c = 0
+        for col in range(w):
+            if not valid[r, col]:
+                continue
+            d = 2 * links[r, col] + dirs[r, col]
+            if best < 0 or load[d] < best:
+                best = load[d]
+                jbest = c
+            if c == jh[r]:
+                jhash = load[d]
+            c += 1
+        j = jh[r] if jhash == best else jbest
+        out[r] = j
+        c = 0
+        for col in range(w):
+            if valid[r, col]:
+                if c == j:
+                    load[2 * links[r, col] + dirs[r, col]] += 1
+                    break
+                c += 1
+    return out
+
+
+def link_rates_bps(topo: Topology, routing: str) -> np.ndarray:
+    """The directed-link capacities a routing mode sees: the link rates, with a scheduled fabric's
+    fabric links at their packet-byte rate under the cell tax (:mod:`aifabric.flow.scheduled`)."""
+    rates = directed_rates_bps(topo)
+    if routing == "scheduled":
+        from aifabric.flow.scheduled import scheduled_rates_bps
+
+        rates = scheduled_rates_bps(topo, rates)
+    return rates
 
 
 def directed_delays_ps(topo: Topology) -> np.ndarray:

@@ -17,8 +17,9 @@ from aifabric.errors import InputError
 from aifabric.sim import kernel as K
 
 # kernel routing codes of the modes (aifabric.scenario.ROUTING_MODES): 0 the precomputed path
-# (ecmp hash / static LFT), 1 per-packet adaptive, 2 flowlet, 3 oblivious per-packet spraying
-ROUTING_CODES = {"ecmp": 0, "static": 0, "adaptive-packet": 1, "flowlet": 2, "spray": 3}
+# (ecmp hash / static LFT), 1 per-packet adaptive, 2 flowlet, 3 oblivious per-packet spraying,
+# 4 a scheduled fabric (ingress VOQs, egress-port credit grants, cells sprayed over the fabric)
+ROUTING_CODES = {"ecmp": 0, "static": 0, "adaptive-packet": 1, "flowlet": 2, "spray": 3, "scheduled": 4}
 CC_CODES = {"none": 0, "dcqcn": 1, "hpcc": 2, "ib-cc": 1}  # ib-cc: FECN marks + a DCQCN-type reaction
 ACK_EVERY = 1  # the receiver ACKs every data packet (ns-3 HPCC's default ACK interval of one packet)
 RESUME_OFFSET_BYTES = 3 * 1024  # dynamic PFC: RESUME 3 KB below the threshold (ns-3 HPCC, hardware-facts E.1)
@@ -196,6 +197,14 @@ def compile_scenario(scenario, topo, flows) -> State:
     pt[:, K.PT_NODE] = node
     pt[:, K.PT_PEER] = peer
     pt[:, K.PT_RATE] = np.repeat(topo.link_rate_bps.astype(np.int64), 2)
+    ideal_rate = None
+    if mode == "scheduled":
+        # cells on the fabric links: their packet-byte rate under the cell tax (aifabric.flow.scheduled);
+        # a flow alone is still judged against the topology's rates (ideal_fct_ps)
+        from aifabric.flow.scheduled import scheduled_rates_bps
+
+        ideal_rate = pt[:, K.PT_RATE].copy()
+        pt[:, K.PT_RATE] = scheduled_rates_bps(topo, ideal_rate).astype(np.int64)
     pt[:, K.PT_DELAY] = np.repeat(topo.link_delay_ps.astype(np.int64), 2)
     pt[:, K.PT_PEER_IS_SW] = (~is_host[peer]).astype(np.int64)
     pt[:, K.PT_NODE_IS_HOST] = is_host[node].astype(np.int64)
@@ -399,6 +408,8 @@ def compile_scenario(scenario, topo, flows) -> State:
         xoff_bytes=xoff,
         xon_bytes=xon,
     )
+    if ideal_rate is not None:
+        st.info["ideal_rate_bps"] = ideal_rate
     if overrides:
         st.info["pfc_overrides"] = [{k: v for k, v in o.items() if k != "node_ids"} for o in overrides]
         st.info["pfc_default"] = misconfig.fabric_pfc(fab)
@@ -610,11 +621,12 @@ def ideal_fct_ps(st: State) -> np.ndarray:
     total = size + npk * hdr
     first = np.minimum(size, mtu) + hdr
     sl = int(cfg[K.C_SW_LAT])
+    ideal_rates = st.info.get("ideal_rate_bps")  # scheduled fabric: the rates without the cell tax
 
     def walk(path, pkt_bytes):
         valid = path >= 0
         p = np.where(valid, path, 0)
-        rate = pt[p, K.PT_RATE]
+        rate = pt[p, K.PT_RATE] if ideal_rates is None else ideal_rates[p]
         ser = np.where(valid, (pkt_bytes[:, None] * 8 * K.PS_PER_S) // rate, 0)
         lat = ser + np.where(valid, pt[p, K.PT_DELAY], 0)
         hops = valid.sum(axis=1)

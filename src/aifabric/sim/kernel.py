@@ -51,6 +51,7 @@ EV_DCQCN_INC = 6  # arg = flow: rate-increase timer
 EV_RTO = 7  # arg = flow: retransmission timeout check (lossy mode)
 EV_LINK_DOWN = 8  # arg = link: the link fails (both directions)
 EV_XPAUSE = 9  # arg = port * 2 + on: an injected (spurious) PAUSE starts / ends (fabric.pause_storms)
+EV_VOQ = 10  # arg = packet: scheduled fabric — the egress port's grant releases it from its ingress VOQ
 
 # ---- status codes returned by run() ------------------------------------------------------------
 ST_DONE = 0  # every flow completed, or nothing left to do
@@ -106,7 +107,7 @@ C_ECN = 9
 C_KMIN = 10
 C_KMAX = 11
 C_CC = 12  # 0 none, 1 dcqcn, 2 hpcc
-C_ROUTING = 13  # 0 precomputed path (ecmp/static), 1 adaptive per packet, 2 flowlet, 3 spray
+C_ROUTING = 13  # 0 precomputed path (ecmp/static), 1 adaptive per packet, 2 flowlet, 3 spray, 4 scheduled
 C_IB = 14
 C_CREDIT_BYTES = 15
 C_VL_CREDITS = 16
@@ -224,7 +225,10 @@ PT_XPAUSED = 40  # injected pauses in force on this egress
 PT_XPAUSE_T0 = 41
 PT_XPAUSED_PS = 42  # time spent under injected pause
 PT_XPAUSE_RX = 43  # injected pause intervals applied to this egress
-PT_NUM = 44
+# scheduled fabric (routing 4): on a switch port toward a host (an egress port of the fabric), the
+# time its credit scheduler's next grant is free — grants are paced at the port's rate
+PT_GRANT_T = 44
+PT_NUM = 45
 
 # ---- fl: flows (int64) --------------------------------------------------------------------------
 FL_SRC = 0
@@ -895,6 +899,15 @@ def tie_hash(salt, a, b, c):
 
 
 @njit(cache=True, inline="always")
+def egress_load(pt, q, now):
+    """Bytes egress ``q`` still has to send: its data queue plus the rest of the packet in service."""
+    rest = 0
+    if pt[q, PT_BUSY_UNTIL] > now:
+        rest = (pt[q, PT_BUSY_UNTIL] - now) * pt[q, PT_RATE] // (8 * PS_PER_S)
+    return pt[q, PT_QBYTES] + rest
+
+
+@njit(cache=True, inline="always")
 def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i, node):
     """The egress port of packet ``i`` at switch ``node``."""
     f = pk[i, PK_FLOW]
@@ -925,9 +938,10 @@ def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i
     k = node * cfg[C_NHOSTS] + d
     j0 = nh_off[k]
     n = nh_off[k + 1] - j0
-    if cfg[C_ROUTING] == 3:
+    if cfg[C_ROUTING] == 3 or cfg[C_ROUTING] == 4:
         # spray: oblivious per-packet round robin over the equal-cost egresses (queue state not
-        # read), from a seeded per-(flow, hop) phase; a failed egress is skipped
+        # read), from a seeded per-(flow, hop) phase; a failed egress is skipped. A scheduled
+        # fabric (4) sprays its cells the same way over every fabric link
         c = flowlet[f, 2 * hop]
         if c < 0:
             c = tie_hash(cfg[C_ROUTE_SALT], f, hop, node) % n
@@ -972,11 +986,17 @@ def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i
     # flowlet: ties keep the ECMP choice (so flows starting on an idle fabric spread by hash, not
     # all on the first port); another port wins only when strictly less occupied. Off the ECMP
     # path the scan starts at a per-flow offset, so ties still spread over flows.
+    # An egress's load is its queued bytes plus the unsent rest of the packet in service: a port
+    # carrying a line-rate flow holds no queue but is never idle, and a new flowlet must not see it
+    # as free (flowlet balancers weigh link utilisation — CONGA's DRE, a DLB's port-load term — not
+    # only queue depth). Without it, flows that start together on an idle fabric all kept their
+    # hashed port (issue 12: 0.653 against the flow model's 0.769 on the 8×8×8 permutation).
+    now = g[G_NOW]
     best = fpath[row, hop]
     best_q = 8 * cfg[C_BUFFER]
     start = 0
     if best >= 0 and pt[best, PT_NODE] == node:
-        best_q = pt[best, PT_QBYTES] + (cfg[C_BUFFER] if egress_paused(pt, best) else 0)
+        best_q = egress_load(pt, best, now) + (cfg[C_BUFFER] if egress_paused(pt, best) else 0)
         if pt[best, PT_DOWN] == 1:
             best_q = 4 * cfg[C_BUFFER]
     else:
@@ -989,7 +1009,7 @@ def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i
         q = 2 * lk + (1 if link_a[lk] != node else 0)
         if pt[q, PT_DOWN] == 1:
             continue
-        occ = pt[q, PT_QBYTES]
+        occ = egress_load(pt, q, now)
         if egress_paused(pt, q):
             occ += cfg[C_BUFFER]
         if occ < best_q:
@@ -1103,6 +1123,77 @@ def host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, apath, i, node):
 
 
 # =================================================================================================
+# scheduled fabric (routing 4: Jericho3-AI + Ramon class, README "Routing modes"): the ingress
+# switch keeps a virtual output queue per egress port and forwards a packet into the fabric only
+# when that egress port's credit scheduler grants it; grants are paced at the egress port's rate,
+# first come first served over all ingresses, so the fabric never carries more toward a port than
+# it drains and no queue builds in the spines. The packet waits in the ingress switch's buffer
+# (charged to the ingress port it came through: PFC toward the sending host is the only pause).
+@njit(cache=True)
+def voq_admit(pt, pk, cfg, cf, swused, fpath, h, g, log, p, i, node):
+    """Data packet ``i`` from a host reaches its ingress switch ``node`` through port ``p``: take
+    buffer (drop on a full buffer, as any RoCE switch), charge the ingress, and schedule its release
+    (``EV_VOQ``) at the next grant of its egress port — the last port of its path, toward the host."""
+    size = pk[i, PK_SIZE]
+    if swused[node] + size > cfg[C_BUFFER]:
+        pt[p, PT_DROPS] += 1
+        g[G_DROPS] += 1
+        g[G_BUF_DROPS] += 1
+        g[G_DROP_BYTES] += pk[i, PK_PAYLOAD]
+        pkt_free(pk, g, i)
+        return
+    swused[node] += size
+    pt[p, PT_INBYTES] += size
+    if pt[p, PT_INBYTES] > pt[p, PT_MAXIN]:
+        pt[p, PT_MAXIN] = pt[p, PT_INBYTES]
+    pk[i, PK_IN] = p
+    g[G_QUEUED] += 1
+    if (
+        cfg[C_PFC] == 1
+        and pt[p, PT_PAUSE_SENT] == 0
+        and pt[p, PT_INBYTES] > pfc_threshold(pt, cfg, cf, swused, p, node)
+    ):
+        send_pfc(pt, h, g, p, 1, log)
+    row = pk[i, PK_ROW]
+    e = -1
+    for j in range(fpath.shape[1]):
+        if fpath[row, j] >= 0:
+            e = fpath[row, j]
+    t = g[G_NOW]
+    if pt[e, PT_GRANT_T] > t:
+        t = pt[e, PT_GRANT_T]
+    pt[e, PT_GRANT_T] = t + ser_ps(size, pt[e, PT_RATE])
+    heap_push(h, g, t, EV_VOQ, i)
+
+
+@njit(cache=True)
+def voq_release(
+    pk, fl, fr, pt, cfg, cf, swused, fpath, apath, nh_off, nh_links, link_a, flowlet, h, g, log, i
+):
+    """The grant for packet ``i`` arrived: it leaves its VOQ onto a fabric link (sprayed by
+    :func:`route`) and queues there like any packet; its ingress charge stays until it leaves."""
+    p = pk[i, PK_IN]
+    node = pt[p, PT_PEER]
+    q = route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i, node)
+    size = pk[i, PK_SIZE]
+    if q < 0 or pt[q, PT_DOWN] == 1:
+        swused[node] -= size
+        pt[p, PT_INBYTES] -= size
+        pk[i, PK_IN] = -1
+        g[G_QUEUED] -= 1
+        drop_pkt(pk, pt, g, p if q < 0 else q, i)
+        return
+    t = g[G_NOW]
+    pt[q, PT_QINT] += pt[q, PT_QBYTES] * (t - pt[q, PT_QLAST])
+    pt[q, PT_QLAST] = t
+    pt[q, PT_QBYTES] += size
+    if pt[q, PT_QBYTES] > pt[q, PT_MAXQ]:
+        pt[q, PT_MAXQ] = pt[q, PT_QBYTES]
+    fifo_push(pt, pk, q, PT_DH, PT_DT, i)
+    try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, q)
+
+
+# =================================================================================================
 @njit(cache=True)
 def run(
     g, cfg, cf, h, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh_links, link_a, flowlet, log, until, quota
@@ -1153,6 +1244,9 @@ def run(
                 continue
             if pt[p, PT_PEER_IS_SW] == 0:
                 host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, apath, i, node)
+                continue
+            if cfg[C_ROUTING] == 4 and pk[i, PK_KIND] == KIND_DATA and pt[p, PT_NODE_IS_HOST] == 1:
+                voq_admit(pt, pk, cfg, cf, swused, fpath, h, g, log, p, i, node)  # scheduled fabric
                 continue
             q = route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i, node)
             if q < 0 or pt[q, PT_DOWN] == 1:
@@ -1246,6 +1340,26 @@ def run(
                     pt[p, PT_XPAUSED_PS] += t - pt[p, PT_XPAUSE_T0]
                     g[G_XACTIVE] -= 1
                     try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, p)
+        elif kind == EV_VOQ:
+            voq_release(
+                pk,
+                fl,
+                fr,
+                pt,
+                cfg,
+                cf,
+                swused,
+                fpath,
+                apath,
+                nh_off,
+                nh_links,
+                link_a,
+                flowlet,
+                h,
+                g,
+                log,
+                arg,
+            )
         elif kind == EV_RTO:
             f = arg
             fl[f, FL_RTO_PENDING] = 0

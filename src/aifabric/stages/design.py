@@ -38,8 +38,9 @@ IB_ROUTINGS = ("adaptive-packet", "static")
 
 
 def is_adaptive(routing: str) -> bool:
-    """Whether ``routing`` chooses ports by queue state (flowlet, adaptive-packet, old adaptive)."""
-    return routing in ("adaptive", "flowlet", "adaptive-packet")
+    """Whether ``routing`` chooses ports by fabric state (flowlet, adaptive-packet, old adaptive, and
+    a scheduled fabric's credit-driven cell spraying)."""
+    return routing in ("adaptive", "flowlet", "adaptive-packet", "scheduled")
 
 
 # compare's roce_routing words → (mode, preset); ``adaptive`` is the old spelling (per packet)
@@ -249,11 +250,11 @@ def default_options(
 # Spectrum-4 adaptive routing with BlueField-3 / ConnectX-8 SuperNIC packet reordering (NVIDIA
 # Spectrum-X documentation); Tomahawk 5 boxes under SONiC and Arista's 7060X6 hash with ECMP by
 # default; a Jericho3-AI scheduled fabric sprays cells over its Ramon fabric elements with
-# credit-based scheduling (Broadcom BCM88890 product brief) — the flow model has no cell spraying,
-# "adaptive" (every flow on the least-loaded path) is its closest routing, an approximation.
+# end-to-end credit-based scheduling (hardware-facts §A.5 [S43]): routing mode scheduled (ingress
+# VOQs, egress-port grants, cells sprayed over every fabric link; README "Routing modes").
 DESIGN_ROUTING = {
     "spectrum-x": ("adaptive-packet", "spectrum-x"),
-    "jericho3-ai": ("adaptive-packet", ""),
+    "jericho3-ai": ("scheduled", ""),
     "ib-": ("adaptive-packet", ""),
 }
 

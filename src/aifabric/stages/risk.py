@@ -441,6 +441,7 @@ def assess(
         if (
             fd.technology == "roce"
             and is_adaptive(fd.routing)
+            and fd.routing != "scheduled"  # a scheduled fabric's spraying is not a switch setting
             and fp.iteration is not None
             and design.has_network
         ):

@@ -500,13 +500,13 @@ def testbed_for(
     ports = radix or SPECTRUM4_PORTS
     spines = max(1, round(hosts_per_leaf / max(1.0, oversubscription)))
     pod_ports = hosts_per_leaf + spines
-    # the testbed's "adaptive" is per packet (adaptive.granularity packet): a design's
-    # adaptive-packet (or the old spelling adaptive)
+    # the testbed's "adaptive" is per packet (granularity packet): a design's adaptive-packet (or
+    # old adaptive), and a scheduled fabric's spray (README "Scheduled fabric": why not its own mode)
     if technology == "infiniband":
         route = "adaptive" if routing in ("adaptive", "adaptive-packet") else "static"
         base = baseline or "none"
     else:
-        route = "adaptive" if routing in ("adaptive", "adaptive-packet") else "ecmp"
+        route = "adaptive" if routing in ("adaptive", "adaptive-packet", "scheduled") else "ecmp"
         base = baseline or "hpcc"
     return Testbed(
         link_rate_bps=int(link_rate_gbps * 1e9),

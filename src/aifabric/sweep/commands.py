@@ -318,7 +318,7 @@ class CollectiveSpec(BaseModel):
     nic_rate: str = "400Gbps"
     algorithm: Literal["ring", "tree", "nvls", "nvls-tree", "auto"] = "ring"
     engine: Literal["flow", "analytic"] = "flow"
-    routing: Literal["ecmp", "flowlet", "adaptive-packet", "static", "adaptive"] | None = None
+    routing: Literal["ecmp", "flowlet", "adaptive-packet", "static", "scheduled", "adaptive"] | None = None
     sharp: bool = False
     min_bytes: str | int = "8B"
     max_bytes: str | int = "8GiB"
