@@ -59,17 +59,17 @@ def test_workload_lists_each_groups_collectives(chain):
 
 def test_performance_takes_a_users_own_measurement(chain):
     """A user's measured fabric (FabricNetwork.from_measured) replaces *measure*: the same
-    efficiency as the flow model gives the same iteration; half the efficiency slows only the
-    network part, and never speeds anything up."""
+    end-to-end efficiency as the flow model's × the NIC's gives the same iteration; half the
+    efficiency slows only the network part, and never speeds anything up."""
     gpu, wl, des, net, perf = chain
     ib = net.fabric("infiniband")
     mine = FabricNetwork.from_measured(
         "infiniband",
         ib.link_rate_bps,
-        ib.ring_step_efficiency,
+        ib.ring_step_efficiency * ib.nic_efficiency,  # a user's busbw / line rate includes the NIC's
         ib.path_latency_us,
         ib.nvlink_busbw_gbps,
-        all_to_all_efficiency=ib.permutation_efficiency,
+        all_to_all_efficiency=ib.permutation_efficiency * ib.nic_efficiency,
         nvls_gpu=ib.nvls_gpu,
     )
     same = fabric_performance(wl, mine, 1.0)
