@@ -209,7 +209,8 @@ def step_time(
         if not 0 < compute_efficiency <= 1:
             raise InputError("must be in (0, 1]", field="compute_efficiency", value=compute_efficiency)
         key = "fp8_gemm_efficiency" if precision == "fp8" else "gemm_efficiency"
-        cal = Calibration(**{**asdict(cal), key: compute_efficiency})
+        # a measured efficiency is the user's whole-GEMM figure: flat, not per shape
+        cal = Calibration(**{**asdict(cal), key: compute_efficiency, "per_shape_gemm": False})
     domain = gpu.placement_domain_gpus
     if check:
         check_layout(model, layout, gpus, seq_len, global_batch, gpu.nvlink_domain_gpus, fw.etp(layout.tp))
