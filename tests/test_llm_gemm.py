@@ -91,8 +91,8 @@ def test_tensor_parallel_split_costs_gemm_throughput():
 
 
 def test_flat_calibration_runs_gemms_at_the_given_efficiency():
-    """With ``per_shape_gemm`` off (a user's measured --compute-efficiency), a dense layer's GEMM
-    forward is its FLOPs at efficiency × peak, backward twice that."""
+    """With ``per_shape_gemm`` off, a dense layer's GEMM forward is its FLOPs at efficiency × peak,
+    backward twice that; on (the default), the shape factors make it slower."""
     m8 = get_model("llama3.1-8b")
     cal = Calibration(**{**CALIBRATION.__dict__, "gemm_efficiency": 0.5, "per_shape_gemm": False})
     lt = layer_time(m8, H100, "bf16", 4096, 8192, 1, moe=False, cal=cal)
@@ -100,3 +100,17 @@ def test_flat_calibration_runs_gemms_at_the_given_efficiency():
     assert lt.gemm_fwd_s == pytest.approx(flops / (H100.bf16_dense_tflops * 1e12 * 0.5), rel=1e-12)
     assert lt.gemm_bwd_s == pytest.approx(2 * lt.gemm_fwd_s, rel=1e-12)
     assert not math.isclose(layer_time(m8, H100, "bf16", 4096, 8192, 1, moe=False).gemm_fwd_s, lt.gemm_fwd_s)
+
+
+def test_compute_efficiency_override_keeps_the_shape_factors():
+    """``compute_efficiency`` equal to the fitted value reproduces the default step exactly (the
+    objective's uncertainty range is centred on the model's step), and a lower one is slower."""
+    from aifabric.workload.llm.layout import Layout
+    from aifabric.workload.llm.network import AlphaBetaNetwork
+    from aifabric.workload.llm.step import step_time
+
+    args = (get_model("llama3.1-8b"), H100, 8, Layout(tp=1, pp=1, cp=2, dp=4), 8192, 128, AlphaBetaNetwork())
+    base = step_time(*args).iteration_s
+    same = step_time(*args, compute_efficiency=CALIBRATION.gemm_efficiency).iteration_s
+    assert same == base
+    assert step_time(*args, compute_efficiency=0.5).iteration_s > base

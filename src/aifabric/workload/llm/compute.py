@@ -57,8 +57,8 @@ class Calibration:
     Llama 3.1 8B on 8 H100, BF16 12.27 s and FP8 9.33 s (dgxc v25.04) — by
     :func:`aifabric.workload.llm.validation.fit_calibration`, and validated on all other cases.
     Cross-check: cuBLASLt large-GEMM microbenchmarks on Hopper reach about 0.8 of peak (gpus.py
-    [GEMM-FP8], [GEMM-BF16]); a training step reaches less. With ``per_shape_gemm`` off (a user's
-    measured ``--compute-efficiency``) every GEMM runs flat at the efficiency.
+    [GEMM-FP8], [GEMM-BF16]); a training step reaches less. ``--compute-efficiency`` replaces it (the
+    shape factors still apply); with ``per_shape_gemm`` off every GEMM runs flat at the efficiency.
     ``tp_overlap_fraction``: share of the TP all-gather/reduce-scatter time that Transformer Engine's
     TP-communication overlap hides (at most the GEMM time of the layer). **Fitted** on Llama 3.1 70B
     BF16 on 64 H100 (dgxc v25.04, 14.66 s) after the two above.
@@ -128,8 +128,7 @@ def _linear(
     m: float, n: float, k: float, precision: str, gpu: GpuSpec, rate: float, cal: Calibration
 ) -> tuple[float, float]:
     """(forward, backward) seconds of one M × N × K linear layer: per-shape throughput
-    (:mod:`aifabric.workload.llm.gemm`), or flat at ``rate`` when ``cal.per_shape_gemm`` is off
-    (a user's measured ``--compute-efficiency``)."""
+    (:mod:`aifabric.workload.llm.gemm`), or flat at ``rate`` when ``cal.per_shape_gemm`` is off."""
     if cal.per_shape_gemm:
         return linear_times(m, n, k, precision, gpu.sms, rate)
     flops = 2.0 * m * n * k
