@@ -152,6 +152,15 @@ def k_saturation(k: float, k_half: float) -> float:
     return k / (k + k_half)
 
 
+def shape_eff(m: float, n: float, k: float, precision: str, sms: int, shape: GemmShapeModel = SHAPE) -> float:
+    """Throughput of an M × N × K GEMM relative to the large-GEMM rate (wave × K saturation, ≤ 1; no
+    extrapolation past the measured range)."""
+    mn_max, k_max = MEASURED_RANGE["fp8" if precision == "fp8" else "bf16"]
+    return waves_eff(min(m * n, mn_max), 1.0, sms, shape) * k_saturation(
+        min(k, k_max), shape.k_half(precision)
+    )
+
+
 def gemm_time(
     m: float, n: float, k: float, precision: str, sms: int, rate: float, shape: GemmShapeModel = SHAPE
 ) -> float:
