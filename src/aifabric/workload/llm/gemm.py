@@ -249,3 +249,37 @@ def fit_shape_model() -> tuple[GemmShapeModel, dict[str, float]]:
         "fp8_level_tflops": level8,
     }
     return model, stats
+
+
+# Held-out check (not used in any fit): DeepGEMM README @a6d97a1c, "Grouped GEMMs for MoE models
+# (contiguous layout)" — the layout MoE training uses — on H800, as (groups, M per group, N, K,
+# TFLOPS); one kernel over groups × M rows.
+DEEPGEMM_H800_FP8_GROUPED: tuple[tuple[int, int, int, int, float], ...] = (
+    (4, 8192, 4096, 7168, 1297.0),
+    (4, 8192, 7168, 2048, 1099.0),
+    (8, 4096, 4096, 7168, 1288.0),
+    (8, 4096, 7168, 2048, 1093.0),
+)
+GEMM_TOLERANCE = 0.05
+
+
+def gemm_validation_table() -> list[dict]:
+    """The shape model against DeepGEMM's grouped GEMMs, which no constant was fitted on (at the FP8
+    level fitted on the dense table): rows ``case, published, model, error, within_tolerance``."""
+    _, stats = fit_shape_model()
+    rows = []
+    for g, m, n, k, tflops in DEEPGEMM_H800_FP8_GROUPED:
+        t = gemm_time(g * m, n, k, "fp8", H100_SMS, stats["fp8_level_tflops"] * 1e12)
+        model = 2.0 * g * m * n * k / t / 1e12
+        err = model / tflops - 1
+        rows.append(
+            {
+                "case": f"DeepGEMM grouped FP8 {g}×{m}×{n}×{k} (H800)",
+                "published": tflops,
+                "model": model,
+                "error": err,
+                "within_tolerance": abs(err) <= GEMM_TOLERANCE,
+                "source": "deepseek-ai/DeepGEMM README.md @a6d97a1c (contiguous layout)",
+            }
+        )
+    return rows
