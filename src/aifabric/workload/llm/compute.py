@@ -125,13 +125,13 @@ def _eff(cal: Calibration, precision: str, gpu: GpuSpec, fp8_recipe: str = "tens
 
 
 def _linear(
-    m: float, n: float, k: float, precision: str, gpu: GpuSpec, rate: float, cal: Calibration
+    m: float, n: float, k: float, precision: str, gpu: GpuSpec, rate: float, cal: Calibration, groups: int = 1
 ) -> tuple[float, float]:
     """(forward, backward) seconds of one M × N × K linear layer: per-shape throughput
     (:mod:`aifabric.workload.llm.gemm`), or flat at ``rate`` when ``cal.per_shape_gemm`` is off."""
     if cal.per_shape_gemm:
-        return linear_times(m, n, k, precision, gpu.sms, rate)
-    flops = 2.0 * m * n * k
+        return linear_times(m, n, k, precision, gpu.sms, rate, groups=groups)
+    flops = 2.0 * groups * m * n * k
     return flops / rate, 2 * flops / rate
 
 
@@ -163,9 +163,8 @@ def layer_time(
     mlp_width = model.ffn_hidden if not moe else model.moe_ffn_hidden
     gate = 2 if model.gated_mlp else 1
 
-    def lin(m_: float, n_: float, k_: float, count: float = 1.0) -> tuple[float, float]:
-        fwd, bwd = _linear(m_, n_, k_, precision, gpu, gemm_rate, cal)
-        return count * fwd, count * bwd
+    def lin(m_: float, n_: float, k_: float, groups: int = 1) -> tuple[float, float]:
+        return _linear(m_, n_, k_, precision, gpu, gemm_rate, cal, groups)
 
     # the GEMMs of the layer on this GPU as (tokens M, output width N, input width K): column-parallel
     # layers split N by tp, row-parallel layers split K (sequence parallelism gathers all tokens)
@@ -191,7 +190,7 @@ def layer_time(
         rest.append(lin(tokens / tp, model.experts, h))  # router, on the sequence-parallel shard
         # balanced routing: each of the experts/ep local experts gets tokens·k·ep·etp/(tp·experts)
         etp_ = tp if etp is None else etp
-        local = model.experts / ep
+        local = max(1, round(model.experts / ep))
         m_e = tokens * model.experts_per_token * ep * etp_ / (tp * model.experts)
         routed += [
             lin(m_e, gate * model.moe_ffn_hidden / etp_, h, local),

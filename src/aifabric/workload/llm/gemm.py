@@ -30,7 +30,9 @@ In training, every linear layer runs three GEMMs with the same FLOPs and differe
 data gradient ``M × K`` reducing over ``N``, weight gradient ``N × K`` reducing over the tokens
 ``M``. So TP splits (smaller ``N`` or ``K``) and short micro-batches or context-parallel shards
 (smaller ``M``: the weight gradient's reduction) cost throughput; big hidden sizes and long
-sequences gain it. Blackwell reuses Hopper's shape constants (estimate: no public Blackwell shape
+sequences gain it. MoE experts run as one grouped kernel per linear layer (TE's grouped GEMM): the
+output tiles of all local experts share the waves, but each expert's weight gradient reduces over
+its own tokens only. Blackwell reuses Hopper's shape constants (estimate: no public Blackwell shape
 sweep was read; its level is the fitted ``blackwell_gemm_scale``).
 """
 
@@ -162,27 +164,41 @@ def shape_eff(m: float, n: float, k: float, precision: str, sms: int, shape: Gem
 
 
 def gemm_time(
-    m: float, n: float, k: float, precision: str, sms: int, rate: float, shape: GemmShapeModel = SHAPE
+    m: float,
+    n: float,
+    k: float,
+    precision: str,
+    sms: int,
+    rate: float,
+    shape: GemmShapeModel = SHAPE,
+    groups: int = 1,
 ) -> float:
-    """Seconds of one M × N × K GEMM at ``rate`` FLOP/s for large shapes."""
+    """Seconds of one M × N × K GEMM at ``rate`` FLOP/s for large shapes — or of ``groups`` of them
+    in one grouped kernel (MoE experts): the output tiles of all groups share the waves, each tile
+    reduces over its own K, one fixed time."""
     if m <= 0 or n <= 0 or k <= 0:
         return 0.0
-    mn_max, k_max = MEASURED_RANGE["fp8" if precision == "fp8" else "bf16"]
-    eff = waves_eff(min(m * n, mn_max), 1.0, sms, shape) * k_saturation(
-        min(k, k_max), shape.k_half(precision)
-    )
-    return shape.t0_s + 2.0 * m * n * k / (rate * eff)
+    eff = shape_eff(groups * m, n, k, precision, sms, shape)
+    return shape.t0_s + 2.0 * groups * m * n * k / (rate * eff)
 
 
 def linear_times(
-    m: float, n: float, k: float, precision: str, sms: int, rate: float, shape: GemmShapeModel = SHAPE
+    m: float,
+    n: float,
+    k: float,
+    precision: str,
+    sms: int,
+    rate: float,
+    shape: GemmShapeModel = SHAPE,
+    groups: int = 1,
 ) -> tuple[float, float]:
     """(forward, backward) seconds of one linear layer with ``m`` tokens, output width ``n`` and input
-    width ``k`` on this GPU. Backward = data gradient (M × K, reducing over N) + weight gradient
-    (N × K, reducing over M)."""
-    fwd = gemm_time(m, n, k, precision, sms, rate, shape)
-    dgrad = gemm_time(m, k, n, precision, sms, rate, shape)
-    wgrad = gemm_time(n, k, m, precision, sms, rate, shape)
+    width ``k`` on this GPU (``groups`` such layers in grouped kernels: MoE experts with ``m`` tokens
+    each). Backward = data gradient (M × K, reducing over N) + weight gradient (N × K, reducing over
+    the M tokens)."""
+    fwd = gemm_time(m, n, k, precision, sms, rate, shape, groups)
+    dgrad = gemm_time(m, k, n, precision, sms, rate, shape, groups)
+    wgrad = gemm_time(n, k, m, precision, sms, rate, shape, groups)
     return fwd, dgrad + wgrad
 
 
@@ -269,7 +285,7 @@ def gemm_validation_table() -> list[dict]:
     _, stats = fit_shape_model()
     rows = []
     for g, m, n, k, tflops in DEEPGEMM_H800_FP8_GROUPED:
-        t = gemm_time(g * m, n, k, "fp8", H100_SMS, stats["fp8_level_tflops"] * 1e12)
+        t = gemm_time(m, n, k, "fp8", H100_SMS, stats["fp8_level_tflops"] * 1e12, groups=g)
         model = 2.0 * g * m * n * k / t / 1e12
         err = model / tflops - 1
         rows.append(
