@@ -268,11 +268,18 @@ def test_mla_up_proj_recompute_adds_the_up_projection_forward_to_backward():
     base = step_time(**kw, fw=fw)
     up = step_time(**kw, fw=Framework(expert_tp=1, recompute="mla_up_proj"))
     sel = step_time(**kw, fw=Framework(expert_tp=1, recompute="selective"))
-    # hand count of one layer's up-projection forward on one GPU (4096 tokens, tp 2)
+    # hand count of one layer's up-projection forward on one GPU (4096 tokens, tp 2): the two GEMMs
+    # latent → Q (1536 → 128·192/2) and latent → K, V (512 → 128·256/2) at their per-shape rates
+    from aifabric.workload.llm.compute import CALIBRATION
+    from aifabric.workload.llm.gemm import gemm_time
+
     m = ds.mla
-    up_params = m.q_lora_rank * 128 * 192 + m.kv_lora_rank * 128 * (128 + 128)
-    rate = H100.bf16_dense_tflops * 1e12 * 0.626
-    per_layer = 2 * 4096 / 2 * up_params / rate + 2 * 2 * 4096 * (1536 + 512) / H100.hbm_sustained_bytes_per_s
+    rate = H100.bf16_dense_tflops * 1e12 * CALIBRATION.gemm_efficiency
+    per_layer = (
+        gemm_time(4096, 128 * 192 / 2, m.q_lora_rank, "bf16", H100.sms, rate)
+        + gemm_time(4096, 128 * 256 / 2, m.kv_lora_rank, "bf16", H100.sms, rate)
+        + 2 * 2 * 4096 * (1536 + 512) / H100.hbm_sustained_bytes_per_s
+    )
     lt = layer_time(ds, H100, "bf16", 4096, 4096, 2, moe=True, ep=64, etp=1)
     assert lt.mla_up_fwd_s == pytest.approx(per_layer, rel=1e-9)
     # 4096 / 32 = 128 micro-batches, 8 layers on the slowest stage (61 layers over 8 stages)
@@ -297,17 +304,22 @@ def test_unknown_recompute_names_the_allowed_values():
 
 def test_blockwise_fp8_slows_hopper_gemms_by_the_sourced_ratio_only():
     """Block-scaled FP8 (DeepSeek-V3's recipe) runs Hopper's FP8 GEMMs at 1,358/1,609 of per-tensor
-    FP8 (DeepGEMM vs cuBLASLt, largest shapes): GEMM time ÷ that ratio; attention and element-wise
-    work unchanged; BF16 runs and Blackwell (block scales in the tensor core) unchanged."""
-    from aifabric.workload.llm.compute import BLOCKWISE_FP8_HOPPER
+    FP8 (DeepGEMM vs cuBLASLt, largest shapes): with flat GEMM rates, GEMM time ÷ that ratio exactly;
+    per shape, the FLOP part slows by the ratio and the fixed per-kernel time does not; attention and
+    element-wise work unchanged; BF16 runs and Blackwell (block scales in the tensor core) unchanged."""
+    from aifabric.workload.llm.compute import BLOCKWISE_FP8_HOPPER, CALIBRATION, Calibration
 
     ds = get_model("deepseek-v3")
     args = (ds, H100, "fp8", 4096, 4096, 1)
-    tw = layer_time(*args, moe=True, ep=64)
-    bw = layer_time(*args, moe=True, ep=64, fp8_recipe="blockwise")
+    flat = Calibration(**{**CALIBRATION.__dict__, "per_shape_gemm": False})
+    tw = layer_time(*args, moe=True, ep=64, cal=flat)
+    bw = layer_time(*args, moe=True, ep=64, fp8_recipe="blockwise", cal=flat)
     assert abs(BLOCKWISE_FP8_HOPPER - 0.844) < 1e-3
     assert bw.gemm_fwd_s == pytest.approx(tw.gemm_fwd_s / BLOCKWISE_FP8_HOPPER, rel=1e-9)
     assert bw.gemm_bwd_s == pytest.approx(tw.gemm_bwd_s / BLOCKWISE_FP8_HOPPER, rel=1e-9)
+    tw_s = layer_time(*args, moe=True, ep=64)
+    bw_s = layer_time(*args, moe=True, ep=64, fp8_recipe="blockwise")
+    assert tw_s.gemm_fwd_s < bw_s.gemm_fwd_s < tw_s.gemm_fwd_s / BLOCKWISE_FP8_HOPPER
     assert (bw.attn_fwd_s, bw.ew_fwd_s) == (tw.attn_fwd_s, tw.ew_fwd_s)
     bf16 = (ds, H100, "bf16", 4096, 4096, 1)
     assert layer_time(*bf16, moe=True, fp8_recipe="blockwise") == layer_time(*bf16, moe=True)

@@ -103,6 +103,11 @@ def test_validate_published_table():
     out = json.loads(r.stdout)
     assert out["checked"] >= 20 and out["within_tolerance"] / out["checked"] > 0.6
     assert all({"case", "source", "published", "model", "error"} <= set(c) for c in out["cases"])
+    gemm = out["gemm_shapes"]  # the GEMM shape model against held-out microbenchmarks
+    assert gemm["checked"] == 4 and all(
+        {"case", "published", "model", "error"} <= set(c) for c in gemm["cases"]
+    )
+    assert gemm["fit"]["bf16_rms"] < 0.04
 
 
 def test_training_section_takes_the_deepseek_recipe_options(tmp_path):

@@ -159,9 +159,13 @@ def _published(as_json: bool) -> int:
     import json
 
     from aifabric.workload.collective_validation import collective_validation_table, format_collective_table
+    from aifabric.workload.llm.gemm import GEMM_TOLERANCE, fit_shape_model, gemm_validation_table
     from aifabric.workload.llm.validation import format_table, validation_table
 
     rows = validation_table()
+    gemm_rows = gemm_validation_table()
+    gemm_ok = sum(1 for r in gemm_rows if r["within_tolerance"])
+    _, gemm_fit = fit_shape_model()
     checked = [r for r in rows if r["role"] != "fit"]
     ok = sum(1 for r in checked if r["within_tolerance"])
     coll = collective_validation_table()
@@ -179,6 +183,13 @@ def _published(as_json: bool) -> int:
                         "within_tolerance": coll_ok,
                         "checked": len(coll_checked),
                     },
+                    "gemm_shapes": {
+                        "cases": gemm_rows,
+                        "within_tolerance": gemm_ok,
+                        "checked": len(gemm_rows),
+                        "tolerance": GEMM_TOLERANCE,
+                        "fit": gemm_fit,
+                    },
                 },
                 default=str,
             )
@@ -194,4 +205,13 @@ def _published(as_json: bool) -> int:
             f"\n{coll_ok} of {len(coll_checked)} published collective figures (not a parameter's source) "
             "within their tolerance"
         )
+        typer.echo(
+            f"\nGEMM shape model (fitted on OpenXLA's H100 BF16 table, {gemm_fit['bf16_rms']:.1%} RMS, and "
+            f"DeepGEMM's dense FP8 table, {gemm_fit['fp8_rms']:.1%} RMS) against held-out grouped GEMMs:\n"
+        )
+        for r in gemm_rows:
+            typer.echo(
+                f"  {r['case']}: published {r['published']:.0f} TFLOPS, model {r['model']:.0f} ({r['error']:+.1%})"
+            )
+        typer.echo(f"\n{gemm_ok} of {len(gemm_rows)} within ±{GEMM_TOLERANCE:.0%}")
     return 0

@@ -3,14 +3,15 @@
 Per layer and micro-batch (``T`` = micro_batch · seq_len / cp tokens on the GPU; TP splits weights
 and, with sequence parallelism, the element-wise work):
 
-* **GEMMs**: 2 · T · (matmul parameters the token passes through) / tp FLOPs forward, twice that
-  backward, at ``gemm_efficiency`` × the dense peak of the precision (FP8 GEMMs at the FP8 peak),
-  but never faster than reading the local weights from HBM (roofline; backward also reads and
-  writes the FP32 gradient accumulator) — what binds when experts see few tokens each.
+* **GEMMs**: every linear layer as three GEMMs (forward M × N × K, data gradient, weight gradient;
+  M = T tokens, N/K its output/input width on this GPU: column-parallel layers split N by tp,
+  row-parallel layers split K), each at its **per-shape throughput** (:mod:`aifabric.workload.llm.gemm`:
+  wave quantization × K saturation + a fixed time per kernel, constants fitted on public
+  microbenchmarks only) × ``gemm_efficiency`` × the dense peak of the precision (FP8 GEMMs at the
+  FP8 peak) — but never faster than reading the local weights from HBM (roofline; backward also
+  reads and writes the FP32 gradient accumulator) — what binds when experts see few tokens each.
   MoE layers: attention + shared experts + router + ``experts_per_token`` routed experts (balanced
-  routing). A *small-GEMM penalty* applies only to GEMMs whose output width TP splits (QKV and the
-  first MLP GEMM): the tail of the last wave of output tiles (128 × 256 tiles on ``sms``
-  multiprocessors; expected idle = half a wave), relative to the same GEMM unsplit.
+  routing: each local expert sees T · k · ep · etp / (tp · experts) tokens).
 * **Attention** (FlashAttention, BF16 also in FP8 runs as Transformer Engine's default recipes do):
   causal, so T · s/2 · heads/tp · 2 · (qk_dim + v_dim) FLOPs forward at the GPU's attention
   forward throughput, 2.5× that backward (five matmuls instead of two) at its backward throughput.
@@ -27,35 +28,37 @@ and, with sequence parallelism, the element-wise work):
 * **Optimizer step** (Adam, mixed precision): 30 bytes per local parameter (read fp32 master,
   grad, m, v; write master, m, v; write the bf16 copy) at sustained HBM bandwidth.
 
-The fitted parameters are the four of :data:`CALIBRATION` (GEMM efficiency for BF16 and FP8, the
-share of TP communication that TP-comm overlap hides, Blackwell's GEMM scale), each fitted on one
-published case and validated on the others (validation.py). Everything else is counted, comes from
+The fitted parameters are the four of :data:`CALIBRATION` (the large-GEMM efficiency for BF16 and
+FP8 inside a step, the share of TP communication that TP-comm overlap hides, Blackwell's GEMM
+scale), each fitted on one published case and validated on the others (validation.py); the GEMM
+shape constants are fitted on microbenchmarks, not on training steps. Everything else is counted, comes from
 the GPU table (:mod:`aifabric.workload.llm.gpus`), or is an estimate saying so.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
+from aifabric.workload.llm.gemm import linear_times
 from aifabric.workload.llm.gpus import GpuSpec
 from aifabric.workload.llm.models import ModelConfig
 
 BF16_BYTES = 2
-TILE_M, TILE_N = 128, 256  # CUTLASS/cuBLAS Hopper BF16 default tile (estimate: cuBLAS picks per shape)
 
 
 @dataclass(frozen=True)
 class Calibration:
     """The step-time model's parameter set — one for every case (no per-case tuning).
 
-    ``gemm_efficiency`` / ``fp8_gemm_efficiency``: fraction of the BF16 / FP8 dense peak that GEMMs
-    reach *inside a training step* (kernels, launch gaps, clock throttling under load, and whatever
-    else a step loses that the counted terms miss). **Fitted**, each on one published case only —
+    ``gemm_efficiency`` / ``fp8_gemm_efficiency``: fraction of the BF16 / FP8 dense peak that *large*
+    GEMMs reach *inside a training step* (kernels, launch gaps, clock throttling under load, and
+    whatever else a step loses that the counted terms miss); each GEMM then runs at this × its shape
+    factor (gemm.py: ≤ 1, from microbenchmarks). **Fitted**, each on one published case only —
     Llama 3.1 8B on 8 H100, BF16 12.27 s and FP8 9.33 s (dgxc v25.04) — by
     :func:`aifabric.workload.llm.validation.fit_calibration`, and validated on all other cases.
     Cross-check: cuBLASLt large-GEMM microbenchmarks on Hopper reach about 0.8 of peak (gpus.py
-    [GEMM-FP8], [GEMM-BF16]); a training step reaches less.
+    [GEMM-FP8], [GEMM-BF16]); a training step reaches less. ``--compute-efficiency`` replaces it (the
+    shape factors still apply); with ``per_shape_gemm`` off every GEMM runs flat at the efficiency.
     ``tp_overlap_fraction``: share of the TP all-gather/reduce-scatter time that Transformer Engine's
     TP-communication overlap hides (at most the GEMM time of the layer). **Fitted** on Llama 3.1 70B
     BF16 on 64 H100 (dgxc v25.04, 14.66 s) after the two above.
@@ -69,14 +72,15 @@ class Calibration:
     ``optimizer_bytes_per_param``: 30, counted (see module docstring).
     """
 
-    gemm_efficiency: float = 0.626
-    fp8_gemm_efficiency: float = 0.477
-    tp_overlap_fraction: float = 0.394
-    blackwell_gemm_scale: float = 0.807
+    gemm_efficiency: float = 0.684
+    fp8_gemm_efficiency: float = 0.551
+    tp_overlap_fraction: float = 0.214
+    blackwell_gemm_scale: float = 0.805
     reserve_bytes: float = 3 * 2**30
     optimizer_bytes_per_param: float = 30.0
     loss_bytes_per_logit: float = 16.0
     attention_bwd_flops_ratio: float = 2.5
+    per_shape_gemm: bool = True  # GEMM throughput per shape (gemm.py); off: flat at the efficiency
 
 
 CALIBRATION = Calibration()
@@ -120,17 +124,15 @@ def _eff(cal: Calibration, precision: str, gpu: GpuSpec, fp8_recipe: str = "tens
     return eff * (cal.blackwell_gemm_scale if gpu.generation == "blackwell" else 1.0)
 
 
-def _waves_eff(m: float, n: float, sms: int) -> float:
-    """Smooth wave-quantization efficiency of an M × N output (expected half a wave idle)."""
-    waves = math.ceil(m / TILE_M) * math.ceil(max(n, 1) / TILE_N) / sms
-    return waves / (waves + 0.5)
-
-
-def split_gemm_penalty(m: float, n: float, tp: int, sms: int) -> float:
-    """Efficiency factor (≤ 1) of an M × N/tp GEMM relative to the unsplit M × N (1 when tp = 1)."""
-    if tp <= 1:
-        return 1.0
-    return min(1.0, _waves_eff(m, n / tp, sms) / _waves_eff(m, n, sms))
+def _linear(
+    m: float, n: float, k: float, precision: str, gpu: GpuSpec, rate: float, cal: Calibration, groups: int = 1
+) -> tuple[float, float]:
+    """(forward, backward) seconds of one M × N × K linear layer: per-shape throughput
+    (:mod:`aifabric.workload.llm.gemm`), or flat at ``rate`` when ``cal.per_shape_gemm`` is off."""
+    if cal.per_shape_gemm:
+        return linear_times(m, n, k, precision, gpu.sms, rate, groups=groups)
+    flops = 2.0 * groups * m * n * k
+    return flops / rate, 2 * flops / rate
 
 
 def layer_time(
@@ -160,22 +162,48 @@ def layer_time(
     q, kv = model.q_dim, model.kv_dim
     mlp_width = model.ffn_hidden if not moe else model.moe_ffn_hidden
     gate = 2 if model.gated_mlp else 1
-    # GEMM FLOPs forward on this GPU, and the part whose output width TP splits
+
+    def lin(m_: float, n_: float, k_: float, groups: int = 1) -> tuple[float, float]:
+        return _linear(m_, n_, k_, precision, gpu, gemm_rate, cal, groups)
+
+    # the GEMMs of the layer on this GPU as (tokens M, output width N, input width K): column-parallel
+    # layers split N by tp, row-parallel layers split K (sequence parallelism gathers all tokens)
+    rest = []  # attention projections, dense MLP or shared experts, router
+    if model.mla:
+        m = model.mla
+        if m.q_lora_rank:
+            rest += [lin(tokens, m.q_lora_rank / tp, h), lin(tokens, q / tp, m.q_lora_rank)]
+        else:
+            rest.append(lin(tokens, q / tp, h))
+        rest += [
+            lin(tokens, (m.kv_lora_rank + m.qk_rope_head_dim) / tp, h),
+            lin(tokens, model.heads * (m.qk_nope_head_dim + m.v_head_dim) / tp, m.kv_lora_rank),
+            lin(tokens, h, model.heads * m.v_head_dim / tp),
+        ]
+    else:
+        rest += [lin(tokens, (q + 2 * kv) / tp, h), lin(tokens, h, q / tp)]
+    routed = []
+    if moe:
+        if model.shared_experts:
+            sh = model.shared_experts * model.moe_ffn_hidden
+            rest += [lin(tokens, gate * sh / tp, h), lin(tokens, h, sh / tp)]
+        rest.append(lin(tokens / tp, model.experts, h))  # router, on the sequence-parallel shard
+        # balanced routing: each of the experts/ep local experts gets tokens·k·ep·etp/(tp·experts)
+        etp_ = tp if etp is None else etp
+        local = max(1, round(model.experts / ep))
+        m_e = tokens * model.experts_per_token * ep * etp_ / (tp * model.experts)
+        routed += [
+            lin(m_e, gate * model.moe_ffn_hidden / etp_, h, local),
+            lin(m_e, h, model.moe_ffn_hidden / etp_, local),
+        ]
+    else:
+        rest += [lin(tokens, gate * mlp_width / tp, h), lin(tokens, h, mlp_width / tp)]
+    f = 2.0 * tokens / tp
     if moe:
         mlp_params = (model.shared_experts + model.experts_per_token) * model.expert_params
         mlp_params += h * model.experts  # router
     else:
         mlp_params = model.dense_mlp_params
-    qkv_params = (
-        h * (q + 2 * kv) if not model.mla else model.attention_params - model.heads * model.v_head_dim * h
-    )
-    out_params = model.attention_params - qkv_params
-    fc1_params = mlp_params * gate / (gate + 1)
-    fc2_params = mlp_params - fc1_params
-    pen_qkv = split_gemm_penalty(tokens, q + 2 * kv, tp, gpu.sms)
-    pen_fc1 = split_gemm_penalty(tokens, gate * mlp_width, tp, gpu.sms) if not moe else 1.0
-    f = 2.0 * tokens / tp
-    gemm_fwd = f * (qkv_params / pen_qkv + out_params + fc1_params / pen_fc1 + fc2_params) / gemm_rate
     gemm_flops = f * (model.attention_params + mlp_params)
     # roofline, per group of GEMMs: a GEMM cannot beat reading its weights (forward: the weights,
     # 1 byte in FP8; backward: the weights again + the FP32 main-grad accumulation, read and
@@ -184,18 +212,16 @@ def layer_time(
     w_bytes = 1.0 if precision == "fp8" else 2.0
     hbm = gpu.hbm_sustained_bytes_per_s
     if moe:
-        routed_flops_s = f * model.experts_per_token * model.expert_params / gemm_rate
         routed_params = model.experts / ep * model.expert_params / (tp if etp is None else etp)
         rest_params = (model.attention_params + model.shared_experts * model.expert_params) / tp
     else:
-        routed_flops_s, routed_params = 0.0, 0.0
+        routed_params = 0.0
         rest_params = (model.attention_params + model.dense_mlp_params) / tp
-    rest_flops_s = gemm_fwd - routed_flops_s
-    gemm_fwd = max(rest_flops_s, rest_params * w_bytes / hbm) + max(
-        routed_flops_s, routed_params * w_bytes / hbm
-    )
-    gemm_bwd = max(2 * rest_flops_s, rest_params * (w_bytes + 8.0) / hbm) + max(
-        2 * routed_flops_s, routed_params * (w_bytes + 8.0) / hbm
+    rest_f, rest_b = sum(x[0] for x in rest), sum(x[1] for x in rest)
+    routed_f, routed_b = sum(x[0] for x in routed), sum(x[1] for x in routed)
+    gemm_fwd = max(rest_f, rest_params * w_bytes / hbm) + max(routed_f, routed_params * w_bytes / hbm)
+    gemm_bwd = max(rest_b, rest_params * (w_bytes + 8.0) / hbm) + max(
+        routed_b, routed_params * (w_bytes + 8.0) / hbm
     )
     # causal attention (flash), BF16; Blackwell reaches the same share of Hopper's fraction as GEMMs
     bw_scale = cal.blackwell_gemm_scale if gpu.generation == "blackwell" else 1.0
@@ -228,11 +254,11 @@ def layer_time(
     mla_up = 0.0
     if model.mla:
         m = model.mla
-        up_params = m.q_lora_rank * model.q_dim + m.kv_lora_rank * model.heads * (
-            m.qk_nope_head_dim + m.v_head_dim
-        )
+        up_fwd = lin(tokens, model.heads * (m.qk_nope_head_dim + m.v_head_dim) / tp, m.kv_lora_rank)[0]
+        if m.q_lora_rank:
+            up_fwd += lin(tokens, q / tp, m.q_lora_rank)[0]
         mla_up = (
-            f * up_params / gemm_rate
+            up_fwd
             + 2 * BF16_BYTES * tokens * (m.q_lora_rank + m.kv_lora_rank) / gpu.hbm_sustained_bytes_per_s
         )
     return LayerTime(
@@ -252,10 +278,9 @@ def head_time(
 ) -> tuple[float, float]:
     """(forward, backward) seconds of the output layer and loss for ``tokens`` tokens on one GPU."""
     gemm_rate = gpu.peak_tflops(precision) * 1e12 * _eff(cal, precision, gpu)
-    pen = split_gemm_penalty(tokens, model.vocab, tp, gpu.sms)
-    gemm = 2.0 * tokens * model.hidden * model.vocab / tp / gemm_rate / pen
+    g_f, g_b = _linear(tokens, model.vocab / tp, model.hidden, precision, gpu, gemm_rate, cal)
     loss = tokens * model.vocab / tp * cal.loss_bytes_per_logit / gpu.hbm_sustained_bytes_per_s
-    return gemm + loss / 2, 2 * gemm + loss / 2
+    return g_f + loss / 2, g_b + loss / 2
 
 
 def optimizer_time(local_params: float, gpu: GpuSpec, cal: Calibration = CALIBRATION) -> float:

@@ -6,8 +6,9 @@ numbered sources of ../shared/reference/hardware-facts.md (repeated in :data:`SO
 *Sustained* throughputs (what kernels reach, as opposed to the datasheet peak) are given as
 fractions of the dense peak, because the published microbenchmarks are:
 
-* large BF16/FP8 GEMM: the step-time model's one fitted parameter
-  (:data:`aifabric.workload.llm.compute.CALIBRATION` ``gemm_efficiency``), cross-checked against a
+* large BF16/FP8 GEMM: a fitted parameter of the step-time model
+  (:data:`aifabric.workload.llm.compute.CALIBRATION` ``gemm_efficiency``), times a per-shape factor
+  fitted on microbenchmarks ([XLA-H100], [DEEPGEMM]; :mod:`aifabric.workload.llm.gemm`), cross-checked against a
   cuBLASLt FP8 8192³ benchmark on Hopper at ≈1,600 TFLOPS = 0.81 of the 1,979 TFLOPS FP8 peak
   [GEMM-FP8] (fitted value: see compute.py);
 * attention forward: FlashAttention-3 BF16, head dim 128, seq 8k–16k on H100: 614–621 TFLOPS
@@ -49,6 +50,8 @@ SOURCES: dict[str, str] = {
     "GEMM-H200": "github.com/xzwgit/gpu-flops-bench README: H200 NVL cuBLASLt BF16 853, FP8 1,630 TFLOPS",
     "DEEPGEMM": "deepseek-ai/DeepGEMM README.md @a6d97a1 (2025-02-25): block-scaled FP8 GEMMs on H800, "
     "1,358 TFLOPS at M×N×K 4096×7168×16384 (largest listed), grouped 4×8192×4096×7168 1,297",
+    "XLA-H100": "tensorflow/tensorflow third_party/xla/xla/service/gpu/model/matmul_interpolator_data.h "
+    "@372d578b: OpenXLA's measured sm_90 (H100) bf16 matmul table, M, N, K 256-4096",
     "HBM-BENCH": "H100 80GB HBM3 STREAM triad 3,089 GB/s, d2d copy 3,024 GB/s (public benchmark JSON)",
 }
 

@@ -41,6 +41,7 @@ from dataclasses import asdict, dataclass
 
 from aifabric.errors import InputError
 from aifabric.workload.llm.compute import CALIBRATION, Calibration
+from aifabric.workload.llm.gemm import shape_eff
 from aifabric.workload.llm.gpus import GpuSpec, get_gpu
 from aifabric.workload.llm.models import ModelConfig, resolve_model
 
@@ -172,9 +173,11 @@ def inference_step(
         )
     itl = decode_compute + decode_net + decode_nvl
 
+    # prefill GEMMs: the large-GEMM efficiency × the shape factor of a hidden × hidden GEMM over the
+    # prompt's tokens (gemm.py)
     prefill = 2.0 * model.active_params * spec.prompt_tokens / (n * g.peak_tflops(spec.precision) * 1e12 * (
         cal.fp8_gemm_efficiency if spec.precision == "fp8" else cal.gemm_efficiency
-    ))  # fmt: skip
+    ) * shape_eff(spec.prompt_tokens, model.hidden, model.hidden, spec.precision, g.sms))  # fmt: skip
     kv_transfer = (
         comm.collective_s("send-recv", spec.prompt_tokens * kv_tok / min(n, domain), 2, "network")
         if spec.disaggregated

@@ -198,8 +198,9 @@ def step_time(
 ) -> StepResult:
     """Step time of ``layout`` on the fabric whose collectives ``comm`` times.
 
-    ``compute_efficiency`` (optional) overrides the fitted GEMM efficiency for users who measured
-    theirs (the ``--compute-efficiency`` option).
+    ``compute_efficiency`` (optional) overrides the fitted large-GEMM efficiency for users who
+    measured theirs (the ``--compute-efficiency`` option); each GEMM still runs at it × its shape
+    factor (gemm.py).
     """
     if precision not in ("bf16", "fp8"):
         raise InputError(
@@ -209,6 +210,8 @@ def step_time(
         if not 0 < compute_efficiency <= 1:
             raise InputError("must be in (0, 1]", field="compute_efficiency", value=compute_efficiency)
         key = "fp8_gemm_efficiency" if precision == "fp8" else "gemm_efficiency"
+        # it replaces the large-GEMM efficiency; the per-shape factors (gemm.py) still apply, so the
+        # objective's ±15 % range around the fitted value stays centred on the model's own step
         cal = Calibration(**{**asdict(cal), key: compute_efficiency})
     domain = gpu.placement_domain_gpus
     if check:

@@ -5,7 +5,7 @@ precision, sequence, global batch, layout, framework settings) and one published
 time, tokens/s per GPU or model TFLOP/s per GPU. The network of the published cluster is the
 sourced α-β model of :mod:`aifabric.workload.llm.network` at the cluster's link rate.
 
-Parameters: :data:`~aifabric.workload.llm.compute.CALIBRATION` — the same for all cases. Its two
+Parameters: :data:`~aifabric.workload.llm.compute.CALIBRATION` — the same for all cases. Its four
 fitted values are fitted on the cases marked ``role="fit"`` only (:func:`fit_calibration`); every
 other case is a validation case. Grades: A = primary artefact (repository file, paper text),
 B = credible secondary source (see ../shared/reference/published-training.md).
