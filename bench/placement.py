@@ -44,13 +44,13 @@ def _cell(values: list[float]) -> str:
 
 
 def main(gpus: int = 1024) -> None:
-    cols = [("infiniband", "adaptive"), ("roce", "ecmp"), ("roce", "adaptive")]
+    cols = [("infiniband", "adaptive-packet"), ("roce", "ecmp"), ("roce", "adaptive-packet")]
     print(f"{gpus} H100, seeds {', '.join(map(str, SEEDS))}: ring-step efficiency (permutation efficiency)\n")
     print("| placement | " + " | ".join(f"{t} {r}" for t, r in cols) + " |")
     print("|---" * (len(cols) + 1) + "|")
     for placement in ("ideal", "fragmented", "shared"):
         runs = {
-            s: {**measured(gpus, placement, "ecmp", s), **measured(gpus, placement, "adaptive", s)}
+            s: {**measured(gpus, placement, "ecmp", s), **measured(gpus, placement, "adaptive-packet", s)}
             for s in SEEDS
         }
         cells = []
@@ -59,7 +59,7 @@ def main(gpus: int = 1024) -> None:
             perm = [runs[s][c][1] for s in SEEDS]
             cells.append(f"{_cell(ring)}; perm {np.mean(perm):.3f}")
         print(f"| {placement} | " + " | ".join(cells) + " |")
-    print("\nRoCE ECMP, fragmented placement, per QPs per connection\n")
+    print("\nRoCE ECMP, fragmented placement, per QPs per connection (2 channels per NIC)\n")
     print("| QPs per connection | ring-step efficiency | permutation efficiency |")
     print("|---|---|---|")
     for q in QPS:
