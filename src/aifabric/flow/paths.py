@@ -68,10 +68,10 @@ _BFS_CELLS = 1 << 24
 
 
 def path_model_bytes(num_switches: int, num_leaves: int, num_links: int) -> int:
-    """Peak bytes of a :class:`PathModel`: the int32 switch × leaf distance table, the BFS
+    """Peak bytes of a :class:`PathModel`: the int32 switch × leaf distance table (both layouts), the BFS
     temporaries (bounded by ``_BFS_CELLS``) and per-link adjacency."""
     return (
-        4 * num_switches * num_leaves
+        8 * num_switches * num_leaves  # dist and dist_t
         + 11 * min(_BFS_CELLS, 2 * num_links * max(num_leaves, 1))
         + 64 * num_links
     )
@@ -146,8 +146,13 @@ class PathModel:
         from aifabric.flow._bfs import leaf_distances
 
         ns = len(self.switches)
-        dist = leaf_distances(ns, self.sw_index[src], self.sw_index[dst], self.sw_index[att_nodes], int(_FAR))
-        self.dist = dist
+        dist_t = leaf_distances(
+            ns, self.sw_index[src], self.sw_index[dst], self.sw_index[att_nodes], int(_FAR), leaf_major=True
+        )
+        self.dist = np.ascontiguousarray(dist_t.T)
+        #: the same table leaf-major, (leaves, switches): one destination leaf's distances are
+        #: contiguous (aifabric.flow.symmetric walks them a leaf at a time)
+        self.dist_t = dist_t
 
     # ---- distances ---------------------------------------------------------------------------
     def dist_to_host(self, sw: np.ndarray, d_host: np.ndarray) -> np.ndarray:

@@ -159,21 +159,10 @@ def plane_copies(pm) -> PlaneCopies | None:
     )
 
 
-def _dist_t(pm) -> np.ndarray:
-    """The path model's distance table leaf-major (``(leaves, switches)``, cached on it): the
-    kernel walks one destination leaf's column at a time."""
-    d = pm.__dict__.get("_dist_t")
-    if d is None:
-        d = np.ascontiguousarray(pm.dist.T)
-        pm._dist_t = d
-    return d
-
-
 def group_even_bytes(num_switches: int, num_leaves: int, num_links: int, levels: int = 6) -> int:
     """Peak bytes :func:`group_even_loads` adds to a built path model: the leaf × leaf mass
-    matrix, one outer product, the leaf-major distance table, the per-level link buffers and the
-    loads."""
-    return 16 * num_leaves**2 + 4 * num_switches * num_leaves + 16 * num_links * (levels + 2)
+    matrix, one outer product, the per-level link buffers and the loads."""
+    return 16 * num_leaves**2 + 16 * num_links * (levels + 2)
 
 
 def group_even_loads(pm, groups: np.ndarray, pair_bytes: float, one_plane: bool = True) -> np.ndarray:
@@ -213,7 +202,7 @@ def group_even_loads(pm, groups: np.ndarray, pair_bytes: float, one_plane: bool 
         np.ascontiguousarray(cols, dtype=np.int64),
         att_mass,
         np.ascontiguousarray(pm.sw_index[pm.att_nodes], dtype=np.int64),
-        _dist_t(pm),
+        pm.dist_t,
         np.ascontiguousarray(pm.nbr_sw, dtype=np.int64),
         np.ascontiguousarray(pm.nbr_link, dtype=np.int64),
         np.ascontiguousarray(topo.link_a, dtype=np.int64),

@@ -843,9 +843,15 @@ def _decompose(op, size, lay: Layout, algorithm: str, sharp: bool, root: int) ->
 
 
 def host_nic_rate_bps(topology, hosts) -> float:
-    """The slowest link touching any of ``hosts`` (the NIC rate a collective's steps are capped by)."""
+    """The slowest NIC among ``hosts`` (the rate a collective's steps are capped by): a host's NIC
+    rate is the sum of its links' rates — its one link, or one link per plane on a multi-plane
+    fabric (each NIC port to its own plane at ``link_rate / planes``)."""
     h = np.asarray(hosts).ravel()
-    return float(np.min(topology.link_rate_bps[np.isin(topology.link_a, h) | np.isin(topology.link_b, h)]))
+    rate = topology.link_rate_bps.astype(np.float64)
+    n = topology.num_nodes
+    per_node = np.bincount(topology.link_a, weights=rate, minlength=n)
+    per_node += np.bincount(topology.link_b, weights=rate, minlength=n)
+    return float(per_node[h].min())
 
 
 # ---- timing --------------------------------------------------------------------------------
