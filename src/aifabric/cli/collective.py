@@ -121,7 +121,9 @@ def register(app: typer.Typer) -> None:
                     "too large", field="--max-bytes", value=max_bytes, allowed="at most 1TiB (nccl-tests -e)"
                 )
             if engine not in ENGINES:
-                raise InputError("unknown engine", field="--engine", value=engine, allowed=", ".join(ENGINES))
+                raise InputError(
+                    "unknown engine", field="--engine/--mode", value=engine, allowed=", ".join(ENGINES)
+                )
             if gpu.lower() not in GPUS:
                 raise InputError("unknown GPU", field="--gpu", value=gpu, allowed=", ".join(GPUS))
             if sharp and tech != "infiniband":

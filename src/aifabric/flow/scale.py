@@ -4,7 +4,7 @@
 A collective's flow-mode run holds the topology, the path model (switch × leaf distances,
 :func:`aifabric.flow.paths.path_model_bytes`) and one network step at a time: flow by flow (one
 flow per GPU for a ring or tree step; paths, max-min work arrays, and with per-packet adaptive
-routing every flow's split over its equal-cost links) or, for an all-pairs step above
+routing every flow's split over its equal-cost links, checked as it is built) or, for an all-pairs step above
 ``max_flows``, the symmetry-reduced loads (:func:`aifabric.flow.symmetric.group_even_bytes`).
 :func:`check_collective_memory` refuses (exit 2, one line) what the machine cannot hold.
 """
@@ -16,11 +16,6 @@ from aifabric.flow.paths import path_model_bytes
 from aifabric.flow.symmetric import group_even_bytes
 
 MAX_FLOWS = 1_000_000  # run_collective's default: an all-pairs step above it is symmetry-reduced
-#: bytes per (flow, link) entry of a per-packet split (PathModel.split: link id, share, flow
-#: pointer and the np.unique temporaries of one block), and the entries per flow on a three-tier
-#: fabric, measured: a 100,000-GPU ring / tree step (3 tiers × 2 planes, radix 128) — see
-#: bench/RESULTS.md run 10
-SPLIT_ENTRY_BYTES = 48
 INTERPRETER_BYTES = 250 * 2**20  # python + numpy + numba + pandas before the first array (run 8)
 
 
@@ -46,11 +41,10 @@ def collective_bytes(op: str, algorithm: str, design, routing: str) -> int:
     flows = design.gpus * (servers - 1) if op == "all-to-all" else design.gpus
     if flows > MAX_FLOWS:
         return need + group_even_bytes(switches, leaves, links)
+    # per-packet adaptive routing also splits every flow over its equal-cost links: that part
+    # depends on how many flows leave their pod, so PathModel.split checks it as it goes
+    # (aifabric.flow.paths._check_split_memory)
     step = estimate_bytes(flows, hops, json_flows=False)
-    if routing == "adaptive-packet":  # every flow split over its equal-cost links
-        # a flow leaving its pod spreads over every spine of its plane and the cores above them
-        spread = 2 + 2 * design.leaf_up + (2 * design.spines if design.tiers == 3 else 0)
-        step += flows * spread * SPLIT_ENTRY_BYTES
     return need + step
 
 
