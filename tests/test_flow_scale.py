@@ -19,7 +19,7 @@ from aifabric.flow.paths import PathModel
 from aifabric.flow.symmetric import group_even_loads, plane_copies
 from aifabric.topology import fat_tree, leaf_spine, rail_optimized
 from aifabric.topology.core import HOST_TIER
-from aifabric.workload.collectives import rank_layout
+from aifabric.workload.collectives import rank_layout, run_collective
 
 G = 400 * 10**9
 
@@ -160,3 +160,40 @@ def test_runs_with_the_jit_disabled():
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.startswith("ok ")
+
+
+AGREE = {
+    # three tiers × 2 planes (64 GPUs), two tiers × 2 planes (256 GPUs), three tiers × 1 plane
+    "3tier-2planes": lambda: rail_optimized(64, G, gpus_per_node=4, radix=8, planes=2),
+    "2tier-2planes": lambda: rail_optimized(256, G, gpus_per_node=8, radix=64, planes=2),
+    "3tier-1plane": lambda: rail_optimized(128, G, gpus_per_node=4, radix=8),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AGREE))
+@pytest.mark.parametrize(
+    ("op", "algo"), [("all-reduce", "ring"), ("all-reduce", "tree"), ("all-to-all", "ring")]
+)
+def test_reduced_agrees_with_flow_by_flow_within_5_percent(name, op, algo):
+    """The 5 % agreement check of ``bench/flow_scale.py --check`` at small sizes: the
+    symmetry-reduced step (``max_flows=0``: even-split link loads; the all-to-all by the kernel,
+    one plane) against every flow routed and drained by max-min, per-packet adaptive routing (the
+    routing whose fluid limit the even split is), NIC cap off; 64 GiB so that a flow's first
+    packet (which the flow-by-flow run counts as latency) is < 1 % of it."""
+    topo = AGREE[name]()
+    kw = dict(engine="flow", algorithm=algo, routing="adaptive-packet", protocol="simple", nic_efficiency=1.0)
+    red = run_collective(op, 64 * 2**30, topo, max_flows=0, **kw)
+    full = run_collective(op, 64 * 2**30, topo, max_flows=10**12, **kw)
+    assert "even split" in red.model and full.model == "max-min"
+    assert red.network_time_s == pytest.approx(full.network_time_s, rel=0.05)
+
+
+def test_flowlet_on_two_planes_is_not_the_even_split():
+    """Flowlet routing keeps a flow on one plane: a ring step (one flow per GPU) then uses half
+    of a two-plane NIC, which the even split (every flow over both planes) does not see — the
+    reduction stands for per-packet adaptive routing, not for flowlet on several planes."""
+    topo = AGREE["3tier-2planes"]()
+    kw = dict(engine="flow", algorithm="ring", routing="flowlet", protocol="simple", nic_efficiency=1.0)
+    red = run_collective("all-reduce", 64 * 2**30, topo, max_flows=0, **kw)
+    full = run_collective("all-reduce", 64 * 2**30, topo, max_flows=10**12, **kw)
+    assert full.network_time_s == pytest.approx(2 * red.network_time_s, rel=0.05)
