@@ -81,7 +81,7 @@ def main() -> None:
 
 def timings(a) -> None:
     for n in a.gpus:
-        t = time.perf_counter()
+        t, c0 = time.perf_counter(), time.process_time()
         topo = rail_optimized(n, 400 * 10**9, radix=a.radix, planes=a.planes)
         d = topo.meta["design"]
         t_topo = time.perf_counter() - t
@@ -109,7 +109,12 @@ def timings(a) -> None:
                 f"[{r.model}]  wall {dt:.2f} s  RSS {rss_mib():.0f} MiB  load {os.getloadavg()[0]:.2f}",
                 flush=True,
             )
-        print(f"  {n} GPUs: topology + path model + the steps run {total:.2f} s", flush=True)
+        cpu = time.process_time() - c0
+        print(
+            f"  {n} GPUs: topology + path model + the steps run {total:.2f} s wall, {cpu:.2f} s CPU "
+            f"(load {os.getloadavg()[0]:.2f})",
+            flush=True,
+        )
 
 
 def check(a) -> None:
