@@ -10,13 +10,12 @@ model's path model (switch-to-leaf distances, :mod:`aifabric.flow._bfs`), then
 * all-to-all — the per-rail all-pairs step (``gpus × (servers − 1)`` flows: 1.25 G at 100k GPUs)
   by symmetry reduction: flows between the same pair of leaves are interchangeable, so the step's
   bytes are aggregated per (source leaf, destination leaf) and spread evenly over the equal-cost
-  next hops (:func:`aifabric.workload.collectives._group_even_loads`); the step time is the most
-  loaded link's bytes over its rate (no flow is materialised).
+  next hops (:func:`aifabric.flow.symmetric.group_even_loads`: a numba kernel; one plane stands
+  for identical planes); the step time is the most loaded link's bytes over its rate (no flow is
+  materialised).
 
-Each line: model time of the collective, the network time of its steps, wall time of the estimate
-and the process's peak RSS so far. The all-to-all's symmetry reduction is
-:func:`aifabric.flow.symmetric.group_even_loads` (a numba kernel; one plane stands for identical
-planes).
+Each line: model time of the collective, the network time of its steps, wall time of the estimate,
+the process's peak RSS so far and the load average; per size, wall and CPU seconds.
 
 ``--check`` (the 5 % agreement check): for each GPU count, each step timed both ways with the
 NIC cap off (``nic_efficiency=1``, so the fabric, not the cap, is compared) — symmetry-reduced
