@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from aifabric.flow.engine import _path_model
 from aifabric.flow.paths import PathModel
@@ -197,3 +199,26 @@ def test_flowlet_on_two_planes_is_not_the_even_split():
     red = run_collective("all-reduce", 64 * 2**30, topo, max_flows=0, **kw)
     full = run_collective("all-reduce", 64 * 2**30, topo, max_flows=10**12, **kw)
     assert full.network_time_s == pytest.approx(2 * red.network_time_s, rel=0.05)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    leaves=st.integers(2, 6),
+    spines=st.integers(1, 4),
+    hosts_per_leaf=st.integers(1, 4),
+    groups=st.integers(1, 3),
+    seed=st.integers(0, 2**16),
+    pair_bytes=st.floats(1.0, 1e9),
+)
+def test_kernel_equals_the_reference_on_random_groups(
+    leaves, spines, hosts_per_leaf, groups, seed, pair_bytes
+):
+    """Any grouping of hosts (not only rails) on any leaf-spine: the same loads bit for bit."""
+    topo = leaf_spine(leaves, spines, hosts_per_leaf, G, 1000)
+    hosts = np.random.default_rng(seed).permutation(np.asarray(topo.hosts))
+    m = len(hosts) // groups
+    if m < 2:
+        return
+    grp = hosts[: groups * m].reshape(groups, m)
+    pm = PathModel(topo)
+    assert np.array_equal(group_even_loads(pm, grp, pair_bytes), _reference(pm, grp, pair_bytes))
