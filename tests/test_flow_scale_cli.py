@@ -5,6 +5,11 @@ default (no --planes) unchanged."""
 from __future__ import annotations
 
 import json
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -140,3 +145,29 @@ def test_split_memory_guard_refuses_a_split_that_will_not_fit(monkeypatch):
     monkeypatch.delenv("AIFABRIC_MEMORY_LIMIT")
     fptr, flink, fw = pm.split(src, dst)
     assert len(fptr) == 4097 and len(flink) > 4096
+
+
+def test_estimate_bounds_the_measured_peak_rss():
+    """The guard's estimate against a real run: 8,192 GPUs all-to-all (2 planes, symmetry-
+    reduced) in a fresh process — at or above its peak RSS, and not wildly above (≤ 3×)."""
+    from aifabric.design.plan import plan_fabric
+    from aifabric.hardware.catalog import load_catalog
+
+    root = Path(__file__).resolve().parents[1]
+    args = ["collective", "all-to-all", "--mode", "flow", "--gpus", "8192", "--planes", "2", *ONE]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    out = subprocess.run(
+        [sys.executable, "-m", "aifabric", *args],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root / "src")},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    if peak <= before * 1024:  # an earlier child was bigger: this run's peak is not measurable
+        pytest.skip("an earlier child process had a larger peak RSS")
+    p = plan_fabric(8192, "infiniband", load_catalog(), gpu="h100", nic_rate_gbps=400, planes=2)
+    est = collective_bytes("all-to-all", "ring", p.design, "adaptive-packet")
+    assert peak <= est <= 3 * peak, (peak, est)
