@@ -92,8 +92,8 @@ def test_estimate_counts_the_built_topology_and_grows_with_it():
             len(pm.switches),
             len(pm.att_nodes),
         )
-    small = collective_bytes("all-to-all", "ring", rail_sizing(8192, 8, 128, 1.0, 2), "flowlet")
-    big = collective_bytes("all-to-all", "ring", rail_sizing(100000, 8, 128, 1.0, 2), "flowlet")
+    small = collective_bytes("all-to-all", rail_sizing(8192, 8, 128, 1.0, 2))
+    big = collective_bytes("all-to-all", rail_sizing(100000, 8, 128, 1.0, 2))
     assert 0 < small < big < 4 * 2**30  # the 100k all-to-all fits the 4 GiB
 
 
@@ -169,5 +169,5 @@ def test_estimate_bounds_the_measured_peak_rss():
     if peak <= before * 1024:  # an earlier child was bigger: this run's peak is not measurable
         pytest.skip("an earlier child process had a larger peak RSS")
     p = plan_fabric(8192, "infiniband", load_catalog(), gpu="h100", nic_rate_gbps=400, planes=2)
-    est = collective_bytes("all-to-all", "ring", p.design, "adaptive-packet")
+    est = collective_bytes("all-to-all", p.design)
     assert peak <= est <= 3 * peak, (peak, est)

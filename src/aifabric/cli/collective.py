@@ -162,10 +162,9 @@ def register(app: typer.Typer) -> None:
             else:
                 topo_args = (int(p.link_rate_gbps * 1e9), p.design.planes)
             if engine == "flow":
-                from aifabric.flow.paths import flow_routing
                 from aifabric.flow.scale import check_collective_memory
 
-                check_collective_memory(op, algorithm, p.design, flow_routing(routing or ROUTING[tech]))
+                check_collective_memory(op, p.design)
             topo = rail_optimized(
                 gpus,
                 topo_args[0],

@@ -27,7 +27,7 @@ def design_counts(design) -> tuple[int, int, int, int]:
     return design.gpus + switches, links, switches, design.leaves * planes
 
 
-def collective_bytes(op: str, algorithm: str, design, routing: str) -> int:
+def collective_bytes(op: str, design) -> int:
     """Peak bytes of one flow-mode collective on ``rail_optimized`` of ``design`` (an estimate)."""
     from aifabric.memory import LINK_BYTES, NODE_BYTES
 
@@ -48,12 +48,12 @@ def collective_bytes(op: str, algorithm: str, design, routing: str) -> int:
     return need + step
 
 
-def check_collective_memory(op: str, algorithm: str, design, routing: str) -> None:
+def check_collective_memory(op: str, design) -> None:
     """Refuse (:class:`aifabric.memory.MemoryLimitError`, exit 2) a flow-mode collective that
     would not fit in the memory available."""
     from aifabric import memory
 
-    need = collective_bytes(op, algorithm, design, routing)
+    need = collective_bytes(op, design)
     memory.check(
         need,
         f"a flow-mode {op} on {design.gpus:,} GPUs ({design.tiers} tiers × {design.planes} planes)",
