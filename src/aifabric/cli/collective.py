@@ -15,6 +15,7 @@ ALGORITHMS = ("ring", "tree", "nvls", "nvls-tree", "pat", "auto")
 ENGINES = ("flow", "analytic")
 GPUS = ("h100", "h200", "b200")
 MAX_BYTES = 2**40
+MAX_PLANES = 8
 
 
 def register(app: typer.Typer) -> None:
@@ -33,7 +34,20 @@ def register(app: typer.Typer) -> None:
             help="ring | tree | nvls (one server) | nvls-tree (several) | pat (all-gather / reduce-scatter, "
             "1 GPU per node) | auto (NCCL-style choice per size; the nccl_choice column says it either way).",
         ),
-        engine: str = typer.Option("flow", "--engine", help="flow (routed flows, max-min) | analytic (α-β)."),
+        engine: str = typer.Option(
+            "flow",
+            "--engine",
+            "--mode",
+            help="flow (routed flows, max-min; an all-pairs step above 1 M flows by its symmetry-reduced "
+            "even-split link loads) | analytic (α-β). --mode is the same option (simulate's word).",
+        ),
+        planes: int | None = typer.Option(
+            None,
+            "--planes",
+            help="Network planes (each NIC port to its own plane at nic-rate / planes; the design's "
+            "switch radix then counts ports at that rate). Default: one plane at the full NIC rate. "
+            "100,000 GPUs need --planes 2.",
+        ),
         routing: str | None = typer.Option(
             None,
             "--routing",
@@ -108,7 +122,9 @@ def register(app: typer.Typer) -> None:
                     "too large", field="--max-bytes", value=max_bytes, allowed="at most 1TiB (nccl-tests -e)"
                 )
             if engine not in ENGINES:
-                raise InputError("unknown engine", field="--engine", value=engine, allowed=", ".join(ENGINES))
+                raise InputError(
+                    "unknown engine", field="--engine/--mode", value=engine, allowed=", ".join(ENGINES)
+                )
             if gpu.lower() not in GPUS:
                 raise InputError("unknown GPU", field="--gpu", value=gpu, allowed=", ".join(GPUS))
             if sharp and tech != "infiniband":
@@ -139,12 +155,30 @@ def register(app: typer.Typer) -> None:
                 fitted = cal.value(tr, "nic_efficiency") if tr is not None else None
                 if eta is None and fitted is not None:
                     eta = min(float(fitted), 1.0)  # the cap comes from the user's own measurement
+            if planes is not None and not 1 <= planes <= MAX_PLANES:
+                raise InputError(
+                    "planes out of range", field="--planes", value=planes, allowed=f"1..{MAX_PLANES}"
+                )
             cat = load_catalog()
-            p = plan_fabric(gpus, tech, cat, gpu=gpu.lower(), nic_rate_gbps=_parse_rate_gbps(nic_rate))
+            p = plan_fabric(
+                gpus, tech, cat, gpu=gpu.lower(), nic_rate_gbps=_parse_rate_gbps(nic_rate), planes=planes
+            )
             sw = cat.switches[p.switch_id]
             hop_ns = float(sw.latency_ns) if sw.latency_ns else SWITCH_HOP_NS[tech]
+            if planes is None:  # as before: one plane at the full NIC rate
+                topo_args = (int(p.nic_rate_gbps * 1e9), 1)
+            else:
+                topo_args = (int(p.link_rate_gbps * 1e9), p.design.planes)
+            if engine == "flow":
+                from aifabric.flow.scale import check_collective_memory
+
+                check_collective_memory(op, p.design)
             topo = rail_optimized(
-                gpus, int(p.nic_rate_gbps * 1e9), gpus_per_node=p.design.gpus_per_node, radix=p.radix
+                gpus,
+                topo_args[0],
+                gpus_per_node=p.design.gpus_per_node,
+                radix=p.radix,
+                planes=topo_args[1],
             )
             try:
                 df = nccl_sweep(
@@ -194,6 +228,8 @@ def register(app: typer.Typer) -> None:
                             "switch": p.switch_id,
                             "engine": engine,
                             "algorithm": "sharp" if sharp else algorithm,
+                            "planes": topo_args[1],
+                            "tiers": p.design.tiers,
                             "nic_efficiency": float(df.attrs.get("nic_efficiency", eta or 0.0)),
                             "rows": json.loads(df.to_json(orient="records")),
                         },
@@ -202,7 +238,9 @@ def register(app: typer.Typer) -> None:
                 )
             else:
                 typer.echo(
-                    f"# {tech} fabric: {p.switch_id} × {p.radix}, {p.design.tiers} tier(s), {gpus} GPUs"
+                    f"# {tech} fabric: {p.switch_id} × {p.radix}, {p.design.tiers} tier(s)"
+                    + (f" × {topo_args[1]} planes" if topo_args[1] > 1 else "")
+                    + f", {gpus} GPUs"
                 )
                 typer.echo(format_nccl_table(df))
             return 0

@@ -5,6 +5,9 @@ as the packet engine.
 * :mod:`aifabric.flow.draws` — seeded draws both engines share (the uniform derangement).
 * :mod:`aifabric.flow.paths` — :class:`PathModel`: per-flow ECMP / adaptive / static (IB LFT)
   paths from switch-to-leaf distances, and even-split link loads for huge flow counts.
+* :mod:`aifabric.flow.symmetric` — symmetry-reduced link loads of an all-pairs step (a numba
+  kernel; one plane standing for identical planes): the 100,000-GPU rail-local all-to-all.
+* :mod:`aifabric.flow.scale` — memory estimate of a flow-mode collective on a rail design.
 * :mod:`aifabric.flow.maxmin` — max-min fair rates by progressive filling.
 * :mod:`aifabric.flow.engine` — :func:`simulate_flows`: fluid flows, rates recomputed at every
   arrival and completion, plus fixed latency terms.

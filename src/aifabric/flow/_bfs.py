@@ -41,11 +41,17 @@ def _bfs_all(indptr, indices, att_sw, dist_t, far):  # pragma: no cover - compil
 
 
 def leaf_distances(
-    num_switches: int, src: np.ndarray, dst: np.ndarray, att_sw: np.ndarray, far: int
+    num_switches: int,
+    src: np.ndarray,
+    dst: np.ndarray,
+    att_sw: np.ndarray,
+    far: int,
+    leaf_major: bool = False,
 ) -> np.ndarray:
     """``dist[s, a]``: hops from switch ``s`` to attachment switch ``att_sw[a]`` (switch indices)
     over the directed switch edges ``src[i] → dst[i]`` (both directions listed for a link);
-    ``far`` where unreachable. int32, shape ``(num_switches, len(att_sw))``."""
+    ``far`` where unreachable. int32, shape ``(num_switches, len(att_sw))`` — or, with
+    ``leaf_major``, the same table as the kernel writes it, ``(len(att_sw), num_switches)``."""
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
     order = np.argsort(src, kind="stable")
@@ -57,7 +63,7 @@ def leaf_distances(
     dist_t = np.empty((len(att_sw), num_switches), dtype=np.int32)
     if num_switches and len(att_sw):
         _bfs_all(indptr, indices, np.asarray(att_sw, dtype=np.int64), dist_t, np.int32(far))
-    return np.ascontiguousarray(dist_t.T)
+    return dist_t if leaf_major else np.ascontiguousarray(dist_t.T)
 
 
 __all__ = ["leaf_distances"]

@@ -76,10 +76,10 @@ _BFS_CELLS = 1 << 24
 
 
 def path_model_bytes(num_switches: int, num_leaves: int, num_links: int) -> int:
-    """Peak bytes of a :class:`PathModel`: the int32 switch × leaf distance table, the BFS
+    """Peak bytes of a :class:`PathModel`: the int32 switch × leaf distance table (both layouts), the BFS
     temporaries (bounded by ``_BFS_CELLS``) and per-link adjacency."""
     return (
-        4 * num_switches * num_leaves
+        8 * num_switches * num_leaves  # dist and dist_t
         + 11 * min(_BFS_CELLS, 2 * num_links * max(num_leaves, 1))
         + 64 * num_links
     )
@@ -154,8 +154,13 @@ class PathModel:
         from aifabric.flow._bfs import leaf_distances
 
         ns = len(self.switches)
-        dist = leaf_distances(ns, self.sw_index[src], self.sw_index[dst], self.sw_index[att_nodes], int(_FAR))
-        self.dist = dist
+        dist_t = leaf_distances(
+            ns, self.sw_index[src], self.sw_index[dst], self.sw_index[att_nodes], int(_FAR), leaf_major=True
+        )
+        self.dist = np.ascontiguousarray(dist_t.T)
+        #: the same table leaf-major, (leaves, switches): one destination leaf's distances are
+        #: contiguous (aifabric.flow.symmetric walks them a leaf at a time)
+        self.dist_t = dist_t
 
     # ---- distances ---------------------------------------------------------------------------
     def dist_to_host(self, sw: np.ndarray, d_host: np.ndarray) -> np.ndarray:
@@ -315,10 +320,14 @@ class PathModel:
         src = np.asarray(src, dtype=np.int64)
         dst = np.asarray(dst, dtype=np.int64)
         if len(src) > SPLIT_BLOCK:
-            parts = [
-                self._split(src[i : i + SPLIT_BLOCK], dst[i : i + SPLIT_BLOCK])
-                for i in range(0, len(src), SPLIT_BLOCK)
-            ]
+            parts = []
+            done = entries = 0
+            for i in range(0, len(src), SPLIT_BLOCK):
+                parts.append(self._split(src[i : i + SPLIT_BLOCK], dst[i : i + SPLIT_BLOCK]))
+                done += len(parts[-1][0]) - 1
+                entries += len(parts[-1][1])
+                if len(parts) in (1, 8) or len(parts) % 64 == 0:
+                    _check_split_memory(entries, done, len(src))
             fptr = [np.zeros(1, np.int64)]
             off = 0
             for p_ptr, _, _ in parts:
@@ -444,6 +453,26 @@ class PathModel:
             np.add.at(mass, (nb[rr, cc], a_i[rr]), m[rr])
             mass[s_i, a_i] = 0.0
         return loads
+
+
+SPLIT_ENTRY_BYTES = 40  # a (flow, link) entry: link id + share (16 B), twice while concatenated, + slack
+
+
+def _check_split_memory(entries: int, done: int, total: int) -> None:
+    """Refuse (exit 2, one line) a per-packet split whose entries, extrapolated from the flows
+    split so far, would not fit: a flow leaving its pod on a three-tier fabric spreads over every
+    spine and core link of its plane (thousands of entries), so the whole step's size is known
+    only once its first blocks are split."""
+    from aifabric import memory
+
+    rest = entries / max(done, 1) * (total - done)
+    memory.check(
+        rest * SPLIT_ENTRY_BYTES,
+        f"splitting {total:,} flows over their equal-cost paths (per-packet adaptive routing; "
+        f"{entries / max(done, 1):,.0f} links per flow so far)",
+        field="fabric.routing",
+        hint="fewer flows or GPUs, or flowlet / ecmp routing (one path per flow)",
+    )
 
 
 def directed_rates_bps(topo: Topology) -> np.ndarray:

@@ -837,9 +837,15 @@ def _decompose(op, size, lay: Layout, algorithm: str, sharp: bool, root: int) ->
 
 
 def host_nic_rate_bps(topology, hosts) -> float:
-    """The slowest link touching any of ``hosts`` (the NIC rate a collective's steps are capped by)."""
+    """The slowest NIC among ``hosts`` (the rate a collective's steps are capped by): a host's NIC
+    rate is the sum of its links' rates — its one link, or one link per plane on a multi-plane
+    fabric (each NIC port to its own plane at ``link_rate / planes``)."""
     h = np.asarray(hosts).ravel()
-    return float(np.min(topology.link_rate_bps[np.isin(topology.link_a, h) | np.isin(topology.link_b, h)]))
+    rate = topology.link_rate_bps.astype(np.float64)
+    n = topology.num_nodes
+    per_node = np.bincount(topology.link_a, weights=rate, minlength=n)
+    per_node += np.bincount(topology.link_b, weights=rate, minlength=n)
+    return float(per_node[h].min())
 
 
 # ---- timing --------------------------------------------------------------------------------
@@ -921,48 +927,12 @@ def _network_step(ctx: _Ctx, step: Step, proto_eff: float) -> tuple[float, float
 
 
 def _group_even_loads(pm, step: Step) -> np.ndarray:
-    """Even-split directed-link loads of an all-pairs step without materialising its flows."""
-    topo = pm.topo
-    loads = np.zeros(2 * topo.num_links)
-    grp = step.groups
-    m = grp.shape[1]
-    h = pm.host_index[grp]
-    p = pm.up_link.shape[1]
-    na = len(pm.att_nodes)
-    mass = np.zeros((len(pm.switches), na))
-    for q in range(p):
-        share = step.pair_bytes * (m - 1) / p
-        lk = pm.up_link[h.ravel(), q]
-        host = grp.ravel()
-        np.add.at(loads, 2 * lk + (topo.link_a[lk] != host), share)  # up from each host
-        np.add.at(loads, 2 * lk + (topo.link_a[lk] == host), share)  # down to each host
-        att = pm.up_att[h, q]  # (g, m)
-        for row in att:
-            c = np.bincount(row, minlength=na).astype(np.float64)
-            mat = np.outer(c, c) * (step.pair_bytes / p)
-            np.fill_diagonal(mat, 0.0)
-            mass[pm.sw_index[pm.att_nodes]] += mat
-    return _propagate(pm, mass, loads)
+    """Even-split directed-link loads of an all-pairs step without materialising its flows
+    (:func:`aifabric.flow.symmetric.group_even_loads`: a numba kernel, one plane standing for
+    identical planes)."""
+    from aifabric.flow.symmetric import group_even_loads
 
-
-def _propagate(pm, mass: np.ndarray, loads: np.ndarray) -> np.ndarray:
-    topo = pm.topo
-    far = 1 << 20
-    level = int(pm.dist[pm.dist < far].max()) if pm.dist.size else 0
-    for lev in range(level, 0, -1):
-        s_i, a_i = np.nonzero((pm.dist == lev) & (mass > 0))
-        if not len(s_i):
-            continue
-        nb = pm.nbr_sw[s_i]
-        valid = (nb >= 0) & (pm.dist[np.maximum(nb, 0), a_i[:, None]] == lev - 1)
-        m = mass[s_i, a_i] / valid.sum(axis=1)
-        rr, cc = np.nonzero(valid)
-        lk = pm.nbr_link[s_i[rr], cc]
-        u = pm.switches[s_i[rr]]
-        loads += np.bincount(2 * lk + (topo.link_a[lk] != u), weights=m[rr], minlength=len(loads))
-        np.add.at(mass, (nb[rr, cc], a_i[rr]), m[rr])
-        mass[s_i, a_i] = 0.0
-    return loads
+    return group_even_loads(pm, step.groups, step.pair_bytes)
 
 
 def _nvlink_step(ctx: _Ctx, step: Step, proto_eff: float) -> float:
