@@ -638,6 +638,8 @@ class AdvisorSpec(_Model):
     lossy_roce: bool = False  # RoCE without PFC, NIC retransmission (also the "plain Ethernet" option)
     storage_nodes: _count(0) | None = None  # hybrid: Ethernet front-end/storage network priced in
     checkpoint_gbytes_per_s: Annotated[float, Field(ge=0)] | None = None  # hybrid: storage sized for it
+    dual_tor: bool = False  # RoCE: each NIC's legs on two leaves (aifabric.design.redundancy); not on IB
+    spine_spares: _count(0, 64) = 0  # spines per plane beyond the non-blocking count (2-tier)
 
 
 class RiskSpec(_Model):

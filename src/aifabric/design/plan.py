@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from aifabric.design.cost import LINK_CLASSES, NOT_INCLUDED, OPTICS_BRANDS, Bom, Media, price_rail_fabric
 from aifabric.design.redundancy import (
     DUAL_TOR_SOURCE,
+    IB_DUAL_TOR,
     add_spine_spares,
     check_dual_tor,
     check_spine_spares,
@@ -565,8 +566,11 @@ def plan_design(label: str, gpus: int, catalog, gpu: str = "h100", **kw) -> Fabr
         raise InputError("unknown design", field="--design", value=label, allowed=", ".join(DESIGNS))
     args = {**DESIGNS[label], **kw}
     technology = args.pop("technology")
+    ib_note = technology == "infiniband" and args.pop("dual_tor", False)
     p = plan_fabric(gpus, technology, catalog, gpu=gpu, **args)
     p.design_label = label
+    if ib_note:
+        p.notes.append(f"dual-ToR not applied: {IB_DUAL_TOR}")
     return p
 
 
@@ -596,5 +600,12 @@ def plan(gpus: int, technologies: tuple[str, ...], catalog, **kw) -> list[Fabric
         want = TECH_OF_SWITCH[tech]
         s = sw if sw and (len(technologies) == 1 or catalog.get("switch", sw).technology == want) else None
         n = nc if nc and (len(technologies) == 1 or catalog.get("nic", nc).technology == want) else None
-        out.append(plan_fabric(gpus, tech, catalog, switch_id=s, nic_id=n, **kw))
+        tkw = dict(kw)
+        ib_note = tech == "infiniband" and len(technologies) > 1 and tkw.get("dual_tor")
+        if ib_note:  # asked of both: IB has no such option (design.redundancy), said in its notes
+            tkw.pop("dual_tor")
+        p = plan_fabric(gpus, tech, catalog, switch_id=s, nic_id=n, **tkw)
+        if ib_note:
+            p.notes.append(f"dual-ToR not applied: {IB_DUAL_TOR}")
+        out.append(p)
     return out

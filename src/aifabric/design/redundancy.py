@@ -61,6 +61,14 @@ def check_dual_tor(technology: str, field: str = "--dual-tor") -> None:
         )
 
 
+def ib_dual_tor_note(technology: str, kw: dict) -> str | None:
+    """For an InfiniBand fabric in a comparison that asked for dual-ToR: drop the option from
+    ``kw`` and return the note that says why (the RoCE fabrics keep it)."""
+    if technology == "infiniband" and kw.pop("dual_tor", False):
+        return f"dual-ToR not applied: {IB_DUAL_TOR}"
+    return None
+
+
 def check_spine_spares(spares, field: str = "--spine-spares") -> int:
     """The spare count as an int ≥ 0, else one InputError line."""
     if isinstance(spares, bool) or not isinstance(spares, int) or spares < 0:
