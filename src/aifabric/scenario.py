@@ -654,6 +654,9 @@ class RiskSpec(_Model):
     probability: dict[str, Annotated[float, Field(ge=0)]] = {}
     hours: dict[str, Annotated[float, Field(ge=0)]] = {}  # scenario -> hours present per event (faults)
     interrupt_hours: Annotated[float, Field(gt=0)] | None = None  # lost per job interruption
+    # value leaf / spine switch failures for every fabric (stages/risk_redundancy); on by itself when a
+    # design asks for dual-ToR or spine spares, so a default comparison is unchanged
+    switch_failures: bool = False
 
 
 class InferenceSection(_Model):

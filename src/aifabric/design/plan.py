@@ -454,7 +454,9 @@ def plan_fabric(
             f"dual-ToR: each NIC's {nic_rate_gbps / planes:g}G per plane as 2 × {link_rate:g}G legs on two "
             f"leaves (MLAG / EVPN multihoming, LACP at the host); each leaf port carries half ({DUAL_TOR_SOURCE})"
         )
-    if spine_spares:
+    if spine_spares and design.tiers == 1:
+        notes.append("spine spares not applied: a 1-switch fabric has no spine tier")
+    elif spine_spares:
         notes.append(
             f"spine spares: {spine_spares} asked per plane → {design.spines} spines per plane (non-blocking "
             f"needs {base_spines} at the original leaf split); every leaf has {design.leaf_up} uplinks for "

@@ -27,8 +27,8 @@ Spine spares
     no free port, fewer hosts per leaf and so more leaves (:func:`add_spine_spares`). Spines =
     ⌈links / radix⌉. A spine failure removes 1/spines of every leaf's uplink capacity; the fabric
     still carries its non-blocking load while (spines − j)/spines × uplinks ≥ the uplinks needed:
-    ``spine_failures_tolerated``. Modelled for 2-tier fabrics (a 1-tier fabric has no spine; 3-tier
-    spares are not modelled: refused with one line).
+    ``spine_failures_tolerated``. Modelled for 2-tier fabrics (3-tier
+    spares are not modelled: refused with one line; a 1-switch fabric has no spine: not applied, said in the notes).
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def add_spine_spares(d: RailDesign, spares: int, legs_per_node: int) -> tuple[Ra
     """``d`` re-sized with ``spares`` spines per plane beyond its non-blocking count; returns the
     design and the spine failures it tolerates (per plane). ``legs_per_node``: leaves per scalable
     unit (GPUs per node, × 2 with dual-ToR)."""
-    if spares == 0:
+    if spares == 0 or d.tiers == 1:  # one switch: no spine tier to spare (plan_fabric says so)
         return d, 0
     if d.tiers != 2:
         raise InputError(

@@ -390,7 +390,7 @@ def assess(
     tick = progress or (lambda msg: None)
     out, jitter = [], None
     # switch failures are valued when a design asks for redundancy: then for every fabric (like with like)
-    redundancy = any(f.plan.dual_tor or f.plan.spine_spares for f in design.fabrics)
+    redundancy = spec.switch_failures or any(f.plan.dual_tor or f.plan.spine_spares for f in design.fabrics)
     if design.has_network:  # every fabric's testbed runs (and the scaling check's) in one parallel pool
         beds = [(testbed_of(fd, spec), fd.technology == "roce") for fd in design.fabrics]
         scaled = [T.scaling_requests(tb, T.measured_of(tb, js)) for tb, js in beds if spec.check_scaling]

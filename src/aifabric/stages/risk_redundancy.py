@@ -4,13 +4,16 @@ InfiniBand and RoCE, from the plan's switch counts and its redundancy options
 
 **Leaf (ToR) failure.** Without dual-ToR the leaf's servers lose their link on that rail: the
 synchronous job stops — an interruption costing ``INTERRUPT_HOURS`` on every GPU (detection,
-restart, the work since the checkpoint; :mod:`aifabric.stages.risk_rates`). With dual-ToR the
-servers keep the other leg: no interruption, but their NICs run at half rate until the leaf is
-repaired; the job runs at its slowest member's pace, so the whole job sees the iteration slowdown
-of communication at half bandwidth (communication slowdown 1.0 on bandwidth-bound steps, sent
-through *performance*). A host-link (cable / optic) fault on a dual-homed NIC is the same
-half-bandwidth slowdown, not an interruption (the job-interruptions item then counts NIC faults
-only).
+restart, the work since the checkpoint; :mod:`aifabric.stages.risk_rates`) — and those servers
+(share f = servers on the leaf / all servers) stay out of the job until the leaf is repaired:
+loss per event = IH + repair × f GPU-hours per GPU. With dual-ToR the servers keep the other leg:
+no interruption, their NICs run at half rate until the repair; the job runs at its slowest
+member's pace, so it loses repair × ℓ(s½), s½ = the iteration slowdown of communication at half
+bandwidth (communication slowdown 1.0 on bandwidth-bound steps, sent through *performance*),
+ℓ(s) = s/(1 + s) — or, where cheaper, the operator restarts without those servers (IH + repair
+× f): loss per event = min of the two, so dual-ToR never loses. A host-link (cable / optic) fault
+on a dual-homed NIC is the same, for one server (f = 1/servers); the job-interruptions item then
+counts NIC faults only.
 
 **Spine failure.** A plane with S spines and k of them spare (``spine_failures_tolerated``)
 loses nothing while at most k are down; with j > k down the plane carries (S − k − (j − k))/(S − k)
@@ -71,16 +74,22 @@ def switch_failures(
     half = slowdown(1.0)  # half the bandwidth on the affected NICs: communication takes twice as long
     uppers = [(int(sw.get("spine", 0)) // planes, k), (int(sw.get("core", 0)) // planes, 0)]
 
+    nodes = max(1, int(plan.get("nodes") or 1))
+    per_leaf = min(1.0, host_links / leaves / nodes) if leaves else 0.0  # servers on a leaf / all
+
     def at(i: int) -> dict:
         lam, rep, ih = SWITCH_FAULTS_PER_1000_YEAR[i], SWITCH_REPAIR_HOURS[i], interrupt_hours[i]
         leaf_events = leaves * lam / 1000
         interrupt = slow = 0.0
-        if dual:
-            slow += leaf_events * rep / HOURS_PER_YEAR * _lost(half)
+        out_hours = rep * per_leaf  # the leaf's servers are out of the job until it is repaired
+        if dual:  # ride it out at half bandwidth, or (if cheaper) restart without those servers
+            slow += leaf_events * min(rep * _lost(half), ih + out_hours) / HOURS_PER_YEAR
             link_rate = LINK_FAULTS_PER_1000_YEAR * (1.0, 0.5, 2.0)[i]  # the link-failure range
-            slow += host_links * link_rate / 1000 * rep / HOURS_PER_YEAR * _lost(half)
+            one = min(rep * _lost(half), ih + rep / nodes)  # a host link: one server at half rate
+            slow += host_links * link_rate / 1000 * one / HOURS_PER_YEAR
         else:
             interrupt += leaf_events * ih / HOURS_PER_YEAR
+            slow += leaf_events * out_hours / HOURS_PER_YEAR
         spine_events = 0.0
         for s, spare in uppers:
             if s <= 0:
@@ -115,8 +124,9 @@ def switch_failures(
         "dual_tor": dual,
         "spine_failures_tolerated_per_plane": k,
         "half_bandwidth_iteration_slowdown": None if half == float("inf") else half,
+        "servers_per_leaf_share": per_leaf,
         "leaf_failure": "half bandwidth on its servers until repaired (dual-ToR)"
         if dual
-        else "interruption: the job stops (single-homed servers)",
+        else "interruption: the job stops; the leaf's servers are out until repaired (single-homed)",
         "basis": SWITCH_FAULT_BASIS,
     }
