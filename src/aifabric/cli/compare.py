@@ -373,6 +373,12 @@ def register(app: typer.Typer) -> None:
             "multihoming); InfiniBand has no such option and says so. Adds switch failures to every "
             "fabric's risk.",
         ),
+        switch_failures: bool = typer.Option(
+            False,
+            "--switch-failures",
+            help="Value leaf / spine switch failures in every fabric's risk (on by itself with --dual-tor "
+            "or --spine-spares): the like-for-like baseline for them.",
+        ),
         spine_spares: int | None = typer.Option(
             None,
             "--spine-spares",
@@ -460,6 +466,10 @@ def register(app: typer.Typer) -> None:
                 )
             check_compute_efficiency(compute_efficiency)
             risk = _with_ib_cc(risk, ib_cc)
+            if switch_failures:
+                from aifabric.scenario import RiskSpec
+
+                risk = (risk or RiskSpec()).model_copy(update={"switch_failures": True})
             if report is not None and not report.parent.exists():
                 raise InputError("folder does not exist", field="--report", value=str(report))
             cat = load_catalog(catalog_file)
