@@ -57,7 +57,7 @@ from aifabric.stages.risk_rates import (  # noqa: F401  (re-exported: the stage'
     RECONVERGE_S,
     Rate,
 )
-from aifabric.stages.risk_redundancy import switch_failures
+from aifabric.stages.risk_redundancy import SWITCH_REPAIR_HOURS, switch_failures
 from aifabric.stages.testbed import (
     CONGESTION_SHARE,
     LIBRARY,
@@ -508,6 +508,7 @@ def assess(
                 (spec.interrupt_hours,) * 3 if spec.interrupt_hours else INTERRUPT_HOURS,
                 lambda c, fp=fp, net=net: _slowdown(workload, fp, net, c),
                 bool(good[3].get("fabric_link_failure_stops_the_job")),
+                (spec.hours["link-failure"],) * 3 if "link-failure" in spec.hours else SWITCH_REPAIR_HOURS,
             )
             items.append(
                 RiskItem(

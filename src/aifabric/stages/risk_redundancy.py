@@ -60,11 +60,13 @@ def switch_failures(
     interrupt_hours: tuple[float, float, float],
     slowdown: Callable[[float], float],
     fabric_failure_stops_job: bool,
+    repair_hours: tuple[float, float, float] = SWITCH_REPAIR_HOURS,
 ) -> dict:
     """Expected share of GPU-hours lost to switch failures (``loss`` = mid, ``loss_low`` /
     ``loss_high``), split into ``interrupt`` (job stops) and ``slowdown`` parts, with the numbers
     behind them. ``plan`` is a FabricPlan's dict; ``slowdown(c)`` turns a communication slowdown c
-    into the job's iteration slowdown (∞ stays ∞)."""
+    into the job's iteration slowdown (∞ stays ∞); ``repair_hours`` (mid, low, high) defaults to the
+    link-failure repair time (the scenario's ``risk.hours.link-failure`` overrides both)."""
     sw = plan.get("switches") or {}
     planes = max(1, int(plan.get("planes") or 1))
     dual = bool(plan.get("dual_tor"))
@@ -78,7 +80,7 @@ def switch_failures(
     per_leaf = min(1.0, host_links / leaves / nodes) if leaves else 0.0  # servers on a leaf / all
 
     def at(i: int) -> dict:
-        lam, rep, ih = SWITCH_FAULTS_PER_1000_YEAR[i], SWITCH_REPAIR_HOURS[i], interrupt_hours[i]
+        lam, rep, ih = SWITCH_FAULTS_PER_1000_YEAR[i], repair_hours[i], interrupt_hours[i]
         leaf_events = leaves * lam / 1000
         interrupt = slow = 0.0
         out_hours = rep * per_leaf  # the leaf's servers are out of the job until it is repaired
