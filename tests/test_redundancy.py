@@ -187,3 +187,37 @@ def test_symmetry_same_counts_same_value():
     b.update(switches=a["switches"], links=a["links"], planes=a["planes"], nodes=a["nodes"])
     f = lambda c: 0.3 * c  # noqa: E731
     assert switch_failures(a, IH, f, False) == switch_failures(b, IH, f, False)
+
+
+def test_compare_options_carry_redundancy_to_every_design():
+    """advisor.dual_tor / spine_spares reach plan_fabric through DesignOption.plan_kw: the RoCE design
+    is dual-homed with a spare spine, InfiniBand gets the spare and a note instead of dual-ToR."""
+    from aifabric.scenario import AdvisorSpec
+    from aifabric.stages.design import DesignInput, design, options_for
+
+    a = AdvisorSpec(gpus=256, dual_tor=True, spine_spares=1)
+    ev = design(DesignInput(256, "h100", options_for(a, CAT.get("gpu", "h100"), CAT), CAT))
+    ib, roce = ev.fabrics
+    assert roce.plan.dual_tor and roce.plan.spine_spares == 1
+    assert roce.design_name.endswith("-dual-tor-1spare-spines")
+    assert not ib.plan.dual_tor and ib.plan.spine_spares == 1
+    assert any("dual-ToR not applied" in n for n in ib.plan.notes)
+    with pytest.raises(ValueError):  # a negative count is refused by the scenario schema
+        AdvisorSpec(spine_spares=-1)
+
+
+@pytest.mark.slow
+def test_compare_values_switch_failures_only_when_asked():
+    """compare --dual-tor adds the switch-failures item to both fabrics (like with like) and the
+    dual-homed RoCE fabric has no leaf-failure interruptions; the default output has no such item."""
+    import json
+
+    r = runner.invoke(app, ["compare", "--gpus", "256", "--dual-tor", "--json"])
+    assert r.exit_code == 0, r.output
+    fabrics = json.loads(r.stdout)["fabrics"]
+    sf = {f["technology"]: f["goodput"]["switch_failures"] for f in fabrics}
+    assert sf["roce"]["dual_tor"] and sf["roce"]["interruptions_per_year"] == 0
+    assert not sf["infiniband"]["dual_tor"] and sf["infiniband"]["interruptions_per_year"] > 0
+    assert all(any(x["scenario"] == "switch-failures" for x in f["risk"]) for f in fabrics)
+    base = json.loads(runner.invoke(app, ["compare", "--gpus", "256", "--json"]).stdout)["fabrics"]
+    assert not any(x["scenario"] == "switch-failures" for f in base for x in f["risk"])
