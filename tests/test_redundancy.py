@@ -221,3 +221,14 @@ def test_compare_values_switch_failures_only_when_asked():
     assert all(any(x["scenario"] == "switch-failures" for x in f["risk"]) for f in fabrics)
     base = json.loads(runner.invoke(app, ["compare", "--gpus", "256", "--json"]).stdout)["fabrics"]
     assert not any(x["scenario"] == "switch-failures" for f in base for x in f["risk"])
+
+
+def test_dual_tor_never_puts_both_legs_on_one_switch():
+    """64 H100 fit one SN5600 (1 tier): dual-homed they need the leaf pair, 2 switches; rail-only,
+    each rail's single switch becomes a pair (8 → 16)."""
+    assert plan_fabric(64, "roce", CAT).design.switches == {"leaf": 1}
+    assert plan_fabric(64, "roce", CAT, dual_tor=True).design.switches == {"leaf": 2}
+    one = plan_fabric(512, "roce", CAT, rail_only=True)
+    two = plan_fabric(512, "roce", CAT, rail_only=True, dual_tor=True)
+    assert (one.design.total_switches, two.design.total_switches) == (8, 16)
+    assert two.design.links["host-leaf"] == 2 * one.design.links["host-leaf"]

@@ -27,11 +27,12 @@ from dataclasses import dataclass, field
 from aifabric.design.cost import LINK_CLASSES, NOT_INCLUDED, OPTICS_BRANDS, Bom, Media, price_rail_fabric
 from aifabric.design.redundancy import (
     DUAL_TOR_SOURCE,
-    IB_DUAL_TOR,
     add_spine_spares,
     check_dual_tor,
     check_spine_spares,
     dual_tor_sizing,
+    ib_dual_tor_note,
+    pair_leaves,
 )
 from aifabric.errors import InputError
 from aifabric.topology import RailDesign, max_rail_gpus, rail_sizing
@@ -376,6 +377,7 @@ def plan_fabric(
             design = rail_sizing(
                 max(1, gpus // gpn) * legs, legs, radix, oversubscription, planes * min(gpn, gpus), max_tiers
             )
+            design = pair_leaves(design) if dual_tor else design
         elif dual_tor:
             design = dual_tor_sizing(gpus, gpn, radix, oversubscription, planes, max_tiers)
         else:
@@ -568,11 +570,10 @@ def plan_design(label: str, gpus: int, catalog, gpu: str = "h100", **kw) -> Fabr
         raise InputError("unknown design", field="--design", value=label, allowed=", ".join(DESIGNS))
     args = {**DESIGNS[label], **kw}
     technology = args.pop("technology")
-    ib_note = technology == "infiniband" and args.pop("dual_tor", False)
+    note = ib_dual_tor_note(technology, args)
     p = plan_fabric(gpus, technology, catalog, gpu=gpu, **args)
     p.design_label = label
-    if ib_note:
-        p.notes.append(f"dual-ToR not applied: {IB_DUAL_TOR}")
+    p.notes.extend([note] if note else [])
     return p
 
 
@@ -603,11 +604,9 @@ def plan(gpus: int, technologies: tuple[str, ...], catalog, **kw) -> list[Fabric
         s = sw if sw and (len(technologies) == 1 or catalog.get("switch", sw).technology == want) else None
         n = nc if nc and (len(technologies) == 1 or catalog.get("nic", nc).technology == want) else None
         tkw = dict(kw)
-        ib_note = tech == "infiniband" and len(technologies) > 1 and tkw.get("dual_tor")
-        if ib_note:  # asked of both: IB has no such option (design.redundancy), said in its notes
-            tkw.pop("dual_tor")
+        # asked of both: IB has no such option (design.redundancy), said in its notes; IB alone: refused
+        note = ib_dual_tor_note(tech, tkw) if len(technologies) > 1 else None
         p = plan_fabric(gpus, tech, catalog, switch_id=s, nic_id=n, **tkw)
-        if ib_note:
-            p.notes.append(f"dual-ToR not applied: {IB_DUAL_TOR}")
+        p.notes.extend([note] if note else [])
         out.append(p)
     return out

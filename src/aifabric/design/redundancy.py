@@ -83,7 +83,12 @@ def dual_tor_sizing(
     server's rail-r NIC on one leaf, leg B on the other. ``gpus`` / ``gpus_per_node`` of the result
     are the real GPUs; leaves, links and spines count the legs."""
     d = rail_sizing(2 * gpus, 2 * gpus_per_node, radix, oversubscription, planes, max_tiers)
-    return replace(d, gpus=gpus, gpus_per_node=gpus_per_node, max_gpus=d.max_gpus // 2)
+    return pair_leaves(replace(d, gpus=gpus, gpus_per_node=gpus_per_node, max_gpus=d.max_gpus // 2))
+
+
+def pair_leaves(d: RailDesign) -> RailDesign:
+    """A dual-homed fabric small enough for one switch still needs two: the leaf pair."""
+    return replace(d, leaves=2) if d.tiers == 1 and d.leaves < 2 else d
 
 
 def spine_failures_tolerated(uplinks: int, needed: int, spines: int) -> int:
