@@ -516,12 +516,13 @@ def assess(
                     f"leaf / spine switch failures: {sf['leaf_failure']}; spines beyond the spares cut bisection",
                     1.0,
                     None,
-                    0.0,
+                    float("inf"),  # expressed as the equivalent share of the year with every GPU stopped
                     0.0,
                     of,
-                    persistence=1.0,
+                    persistence=sf["loss"],
                     probability_basis=sf["basis"],
-                    model="rate x (interruption hours, or repair hours x loss at the reduced bandwidth) / one year",
+                    model="rate x (interruption hours + servers out, or repair hours x loss at the reduced "
+                    "bandwidth) / one year, as GPU-hours of every GPU",
                     loss_while_present=1.0,
                     own_loss=sf["loss"],
                     own_loss_range=(sf["loss_low"], sf["loss_high"]),
