@@ -219,6 +219,10 @@ def test_compare_values_switch_failures_only_when_asked():
     assert sf["roce"]["dual_tor"] and sf["roce"]["interruptions_per_year"] == 0
     assert not sf["infiniband"]["dual_tor"] and sf["infiniband"]["interruptions_per_year"] > 0
     assert all(any(x["scenario"] == "switch-failures" for x in f["risk"]) for f in fabrics)
+    for f in fabrics:  # the objective re-derives p·d·ℓ from these fields: they must give the loss
+        d = f["risk_detail"]["switch-failures"]
+        assert d["slowdown"] is None and d["loss_while_present"] == 1.0
+        assert d["probability"] * d["persistence"] == pytest.approx(f["goodput"]["switch_failures"]["loss"])
     base = json.loads(runner.invoke(app, ["compare", "--gpus", "256", "--json"]).stdout)["fabrics"]
     assert not any(x["scenario"] == "switch-failures" for f in base for x in f["risk"])
 
