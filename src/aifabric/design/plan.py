@@ -15,6 +15,10 @@ Defaults come from the GPU system's catalog record (``nic_rate_gbps``, ``nic_ib`
 rail (GPU position in a server) × plane is its own fabric of ``nodes`` endpoints; traffic between
 rails crosses NVLink inside a server.
 
+``dual_tor=True`` (RoCE; refused on InfiniBand, which has no multi-chassis link aggregation) splits
+each NIC's rate into two half-rate legs on a leaf pair; ``spine_spares=k`` adds k cabled spines per
+plane beyond the non-blocking count (2-tier): rules and sources in :mod:`aifabric.design.redundancy`.
+
 The plan carries its TCO (:func:`aifabric.design.tco.fabric_tco`) with the catalog's default TCO
 inputs unless ``tco_inputs`` overrides them.
 """
