@@ -143,7 +143,8 @@ def add_spine_spares(d: RailDesign, spares: int, legs_per_node: int) -> tuple[Ra
             tol,
         )
     raise InputError(
-        f"{spares} spare spine(s) do not fit a 2-tier fabric of radix {R}",
+        f"{spares} spare spine(s) do not fit a 2-tier fabric of radix {R} (the uplinks they need take "
+        f"host ports, and the extra leaves would exceed a spine's {R} ports)",
         field="--spine-spares",
         value=spares,
         allowed="fewer spares, a larger-radix --switch, or --oversubscription",
