@@ -428,6 +428,7 @@ def plan_fabric(
         optics=optics,
         nics=gpus,
         nodes=nodes,
+        legs_per_port=legs,
     )
     notes = []
     if rail_only:
