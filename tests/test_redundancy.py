@@ -35,6 +35,9 @@ def test_dual_tor_bom_hand_checked():
     assert two.capex_usd > one.capex_usd
     assert bom_cage_violations(CAT, two) == []
     assert "dual_tor" not in one.to_dict()  # the default plan's JSON keeps its keys
+    # the DGX twin-port cage holds 2 NIC ports = 4 legs: one 800G breakout cable per cage either way
+    # (128 for 32 servers), not twice as many (the cages are not there)
+    assert one.count_of("aec-800g") == two.count_of("aec-800g") == 128
 
 
 def test_spine_spares_bom_hand_checked():
