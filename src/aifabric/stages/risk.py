@@ -353,7 +353,8 @@ def testbed_of(fd, spec: RiskSpec | None = None, placement=None) -> Testbed:
         fd.routing,
         technology=fd.technology,
         baseline=base,
-        radix=int(plan.get("radix") or 64),
+        # dual-ToR legs are not modelled on the testbed: its NIC runs at the full rate on the radix of it
+        radix=int(plan.get("radix") or 64) // int(plan.get("legs_per_nic") or 1),
         oversubscription=float(plan.get("oversubscription") or 1.0),
         tiers=int(plan.get("tiers") or 2),
     )
