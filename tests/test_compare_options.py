@@ -89,8 +89,17 @@ def test_800g_nic_as_two_400g_planes_and_rail_only(cat):
     two = _design(cat, gpus=1024, planes=2)  # H100: 400G as 2 × 200G planes, both fabrics
     assert [f.plan.planes for f in two.fabrics] == [2, 2]
     assert all(f.design_name.endswith("-2plane") for f in two.fabrics)
-    with pytest.raises(InputError) as e:  # 400G NDR legs: no catalog module joins 200G lanes to 100G
-        _design(cat, gpus=1152, gpu="gb300-nvl72", planes=2)
+    # 800G ConnectX-8 as 2 × 400G planes on both fabrics: the C8240 runs 2 × 400GbE or 2 × NDR 400G
+    # (catalog P36/P37), so InfiniBand gets it as Ethernet does (was refused on IB only: the 1-port
+    # XDR C8180's 200G lanes fit no 100G-lane NDR module)
+    split = _design(cat, gpus=1152, gpu="gb300-nvl72", planes=2)
+    assert [(f.plan.nic_id, f.plan.link_rate_gbps) for f in split.fabrics] == [
+        ("cx8-ib-2x400", 400),
+        ("cx8-eth", 400),
+    ]
+    assert split.fabrics[0].plan.switch_id == "qm9700"
+    with pytest.raises(InputError) as e:  # the 1-port XDR card named: its 200G lanes fit no NDR module
+        _design(cat, gpus=1152, gpu="gb300-nvl72", planes=2, nic=["cx8-ib"])
     assert e.value.field == "--lengths" and "4×200G" in e.value.problem
     ro = _design(cat, gpus=512, rail_only=True)  # 64 servers: one switch per rail, no spine
     full = _design(cat, gpus=512)

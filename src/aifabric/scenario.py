@@ -648,6 +648,8 @@ class AdvisorSpec(_Model):
     lossy_roce: bool = False  # RoCE without PFC, NIC retransmission (also the "plain Ethernet" option)
     storage_nodes: _count(0) | None = None  # hybrid: Ethernet front-end/storage network priced in
     checkpoint_gbytes_per_s: Annotated[float, Field(ge=0)] | None = None  # hybrid: storage sized for it
+    dual_tor: bool = False  # RoCE: each NIC's legs on two leaves (aifabric.design.redundancy); not on IB
+    spine_spares: _count(0, 64) = 0  # spines per plane beyond the non-blocking count (2-tier)
 
 
 class RiskSpec(_Model):
@@ -662,6 +664,9 @@ class RiskSpec(_Model):
     probability: dict[str, Annotated[float, Field(ge=0)]] = {}
     hours: dict[str, Annotated[float, Field(ge=0)]] = {}  # scenario -> hours present per event (faults)
     interrupt_hours: Annotated[float, Field(gt=0)] | None = None  # lost per job interruption
+    # value leaf / spine switch failures for every fabric (stages/risk_redundancy); on by itself when a
+    # design asks for dual-ToR or spine spares, so a default comparison is unchanged
+    switch_failures: bool = False
 
 
 class InferenceSection(_Model):

@@ -185,6 +185,8 @@ def buyer_options(
     lossy_roce,
     storage_nodes,
     checkpoint,
+    dual_tor=False,
+    spine_spares=None,
 ) -> dict:
     """compare's buyer options (issue 14) as advisor keys; None / False = not asked (the scenario
     file's value, else the reference design, stays). Bad values: one line naming the flag."""
@@ -200,6 +202,7 @@ def buyer_options(
             "1 (non-blocking) to 64",
         ),
         ("--storage-nodes", storage_nodes, storage_nodes is None or storage_nodes >= 0, "≥ 0"),
+        ("--spine-spares", spine_spares, spine_spares is None or 0 <= spine_spares <= 64, "0 to 64"),
         (
             "--checkpoint-gbytes-per-s",
             checkpoint,
@@ -223,6 +226,8 @@ def buyer_options(
         "lossy_roce": True if lossy_roce else None,
         "storage_nodes": storage_nodes,
         "checkpoint_gbytes_per_s": checkpoint,
+        "dual_tor": True if dual_tor else None,
+        "spine_spares": spine_spares,
     }
     if out["nic_rate_gbps"] is not None and out["nic_rate_gbps"] <= 0:
         raise InputError("must be > 0", field="--nic-rate", value=nic_rate, allowed="e.g. 400Gbps")
@@ -361,6 +366,25 @@ def register(app: typer.Typer) -> None:
         lossy_roce: bool = typer.Option(
             False, "--lossy-roce", help="RoCE without PFC (NIC retransmission); its slowdown is measured."
         ),
+        dual_tor: bool = typer.Option(
+            False,
+            "--dual-tor",
+            help="Dual-ToR for the RoCE designs: each NIC as 2 half-rate legs on two leaves (MLAG / EVPN "
+            "multihoming); InfiniBand has no such option and says so. Adds switch failures to every "
+            "fabric's risk.",
+        ),
+        switch_failures: bool = typer.Option(
+            False,
+            "--switch-failures",
+            help="Value leaf / spine switch failures in every fabric's risk (on by itself with --dual-tor "
+            "or --spine-spares): the like-for-like baseline for them.",
+        ),
+        spine_spares: int | None = typer.Option(
+            None,
+            "--spine-spares",
+            help="Spines per plane beyond the non-blocking count (2-tier); adds switch failures to every "
+            "fabric's risk.",
+        ),
         storage_nodes: int | None = typer.Option(
             None,
             "--storage-nodes",
@@ -427,6 +451,8 @@ def register(app: typer.Typer) -> None:
                         lossy_roce,
                         storage_nodes,
                         checkpoint,
+                        dual_tor,
+                        spine_spares,
                     ),
                 },
                 {"ttft_ms": ttft_ms, "itl_ms": itl_ms, "checkpoint_period": checkpoint_period},
@@ -440,6 +466,10 @@ def register(app: typer.Typer) -> None:
                 )
             check_compute_efficiency(compute_efficiency)
             risk = _with_ib_cc(risk, ib_cc)
+            if switch_failures:
+                from aifabric.scenario import RiskSpec
+
+                risk = (risk or RiskSpec()).model_copy(update={"switch_failures": True})
             if report is not None and not report.parent.exists():
                 raise InputError("folder does not exist", field="--report", value=str(report))
             cat = load_catalog(catalog_file)

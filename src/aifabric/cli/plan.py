@@ -124,6 +124,18 @@ def register(app: typer.Typer) -> None:
             help="Side of a square data hall, e.g. 60m: switch-to-switch runs = 2 × side (optics reach "
             "follows); --lengths wins where given.",
         ),
+        dual_tor: bool = typer.Option(
+            False,
+            "--dual-tor",
+            help="Dual-ToR: each NIC's rate as 2 half-rate legs on two leaves (RoCE: MLAG / EVPN "
+            "multihoming). Refused for InfiniBand alone (no multi-chassis LAG); with both, IB is planned "
+            "without it and says why.",
+        ),
+        spine_spares: int = typer.Option(
+            0,
+            "--spine-spares",
+            help="Spines per plane beyond the non-blocking count (cabled, N+k; 2-tier fabrics).",
+        ),
         lifetime_years: float | None = typer.Option(
             None, "--lifetime-years", help="TCO lifetime (default 5)."
         ),
@@ -202,7 +214,16 @@ def register(app: typer.Typer) -> None:
                 tco_inputs=overrides or None,
                 max_tiers=max_tiers,
                 data_hall_m=_parse_hall(hall_size),
+                **({"dual_tor": True} if dual_tor else {}),
+                **({"spine_spares": spine_spares} if spine_spares else {}),
             )
+            if spine_spares < 0:
+                raise InputError(
+                    "must be a whole number ≥ 0",
+                    field="--spine-spares",
+                    value=spine_spares,
+                    allowed="0, 1, 2, ...",
+                )
             if designs:
                 from aifabric.design.plan import plan_design
 

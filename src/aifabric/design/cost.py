@@ -33,6 +33,7 @@ PDUs and installation labour. Licences, support, spares and energy are in :mod:`
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import asdict, dataclass, field
 
@@ -371,15 +372,19 @@ def price_rail_fabric(
     optics: str = "any",
     nics: int | None = None,
     nodes: int | None = None,
+    legs_per_port: int = 1,
 ) -> tuple[Bom, dict[str, Media]]:
     """Build the BOM of a rail-optimised fabric sized by ``design`` (``nics`` / ``nodes`` default
-    to the design's GPUs and servers)."""
+    to the design's GPUs and servers). ``legs_per_port`` > 1 (dual-ToR): each NIC port breaks out
+    into that many host links, so a server-side module carries that many more links."""
     bom = Bom()
     for tier, n in design.switches.items():
         bom.add(catalog, switch, "switch", n, tier)
     bom.add(catalog, nic, "nic", nics if nics is not None else design.gpus, "host")
     near = switch_cage(switch, link_rate_gbps, radix)
     host = server_cage(nic, server_cages)
+    if legs_per_port > 1:
+        host = dataclasses.replace(host, ports=host.ports * legs_per_port)
     nodes = max(1, nodes or design.nodes)
     media_used: dict[str, Media] = {}
     for cls, links in design.links.items():
@@ -437,6 +442,8 @@ def bom_cage_violations(catalog, plan) -> list[str]:
     nic = catalog.nics[plan.nic_id]
     near = switch_cage(switch, plan.link_rate_gbps, plan.radix)
     host = server_cage(nic, plan.server_cages)
+    legs = int(getattr(plan, "legs_per_nic", 1))
+    host = dataclasses.replace(host, ports=host.ports * legs) if legs > 1 else host
     for line in plan.bom.lines:
         if line.category == "transceiver":
             optic = catalog.optics[line.catalog_id]

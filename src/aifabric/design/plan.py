@@ -15,6 +15,10 @@ Defaults come from the GPU system's catalog record (``nic_rate_gbps``, ``nic_ib`
 rail (GPU position in a server) × plane is its own fabric of ``nodes`` endpoints; traffic between
 rails crosses NVLink inside a server.
 
+``dual_tor=True`` (RoCE; refused on InfiniBand, which has no multi-chassis link aggregation) splits
+each NIC's rate into two half-rate legs on a leaf pair; ``spine_spares=k`` adds k cabled spines per
+plane beyond the non-blocking count (2-tier): rules and sources in :mod:`aifabric.design.redundancy`.
+
 The plan carries its TCO (:func:`aifabric.design.tco.fabric_tco`) with the catalog's default TCO
 inputs unless ``tco_inputs`` overrides them.
 """
@@ -25,6 +29,15 @@ import math
 from dataclasses import dataclass, field
 
 from aifabric.design.cost import LINK_CLASSES, NOT_INCLUDED, OPTICS_BRANDS, Bom, Media, price_rail_fabric
+from aifabric.design.redundancy import (
+    DUAL_TOR_SOURCE,
+    add_spine_spares,
+    check_dual_tor,
+    check_spine_spares,
+    dual_tor_sizing,
+    ib_dual_tor_note,
+    pair_leaves,
+)
 from aifabric.errors import InputError
 from aifabric.topology import RailDesign, max_rail_gpus, rail_sizing
 
@@ -76,10 +89,18 @@ class FabricPlan:
     front_end: dict = field(default_factory=dict)
     tco: object | None = None  # aifabric.design.tco.Tco
     design_label: str | None = None
+    dual_tor: bool = False
+    spine_spares: int = 0
+    spine_failures_tolerated: int = 0
+
+    @property
+    def legs_per_nic(self) -> int:
+        """Host links per NIC per plane: 2 with dual-ToR (one per leaf of the pair), else 1."""
+        return 2 if self.dual_tor else 1
 
     @property
     def link_rate_gbps(self) -> float:
-        return self.nic_rate_gbps / self.planes
+        return self.nic_rate_gbps / self.planes / self.legs_per_nic
 
     @property
     def capex_usd(self) -> float:
@@ -109,6 +130,17 @@ class FabricPlan:
     def power_w(self) -> float:
         return round(self.bom.total("total_power_w"), 2)
 
+    def _redundancy_keys(self) -> dict:
+        """dual_tor / spine_spares keys, only when asked (the default plan's JSON is unchanged)."""
+        if not self.dual_tor and not self.spine_spares:
+            return {}
+        return {
+            "dual_tor": self.dual_tor,
+            "legs_per_nic": self.legs_per_nic,
+            "spine_spares": self.spine_spares,
+            "spine_failures_tolerated": self.spine_failures_tolerated,
+        }
+
     def to_dict(self) -> dict:
         d = self.design
         return {
@@ -119,7 +151,7 @@ class FabricPlan:
             "switch": self.switch_id,
             "nic": self.nic_id,
             "nic_rate_gbps": self.nic_rate_gbps,
-            "link_rate_gbps": self.nic_rate_gbps / self.planes,
+            "link_rate_gbps": self.link_rate_gbps,
             "radix": self.radix,
             "planes": self.planes,
             "oversubscription": self.oversubscription,
@@ -152,6 +184,7 @@ class FabricPlan:
             or f"{self.technology}-{self.switch_id}-{self.nic_id}-{self.nic_rate_gbps:g}g"
             + (f"-{self.planes}plane" if self.planes > 1 else ""),
             "nodes": self.nodes,
+            **self._redundancy_keys(),
             "front_end": self.front_end,
             **(self.tco.to_dict() if self.tco is not None else {}),
             "bom": [x.to_dict() for x in self.bom.lines],
@@ -207,6 +240,8 @@ def plan_fabric(
     tco_inputs: dict[str, float] | None = None,
     max_tiers: int = 3,
     data_hall_m: float | None = None,
+    dual_tor: bool = False,
+    spine_spares: int = 0,
 ) -> FabricPlan:
     """Design and price one fabric. Raises :class:`InputError` on bad input or an impossible size.
 
@@ -218,12 +253,17 @@ def plan_fabric(
     tiers (a size that needs more is refused with the switches that reach it); ``data_hall_m``
     (side of a square data hall) sets the switch-to-switch lengths to the worst-case run along
     cable trays, 2 × the side (a geometric rule, not a sourced figure), unless ``lengths_m``
-    names them."""
+    names them. ``dual_tor`` puts each NIC's two half-rate legs on two leaves (RoCE only; refused
+    on InfiniBand) and ``spine_spares`` adds spines beyond the non-blocking count (2-tier): see
+    :mod:`aifabric.design.redundancy` for the rules and sources."""
     if technology not in TECHNOLOGIES:
         raise InputError(
             "unknown technology", field="--technology", value=technology, allowed="ib, infiniband, roce, both"
         )
     gpu_spec = catalog.get("gpu", gpu)
+    spine_spares = check_spine_spares(spine_spares)
+    if dual_tor:
+        check_dual_tor(technology)
     if planes is not None and planes < 1:
         raise InputError("must be ≥ 1", field="--planes", value=planes, allowed="1, 2, 4")
     if optics not in OPTICS_BRANDS:
@@ -246,6 +286,24 @@ def plan_fabric(
         )
     switch = catalog.get("switch", sw_id)
     nic = catalog.get("nic", nc_id)
+    if (
+        nic_id is None
+        and planes is not None
+        and planes > nic.ports
+        and nic_rate_gbps / planes < nic.port_rate_gbps
+    ):
+        # planes asked of a NIC with fewer ports: the catalog card whose ports are the planes (an
+        # 800G ConnectX-8 as 2 × NDR 400G is the C8240, cx8-ib-2x400, as on Ethernet cx8-eth)
+        split = sorted(
+            n.id
+            for n in catalog.nics.values()
+            if n.technology == nic.technology
+            and n.role == "scale-out"
+            and n.ports == planes
+            and n.port_rate_gbps == nic_rate_gbps / planes
+        )
+        if split:
+            nc_id, nic = split[0], catalog.nics[split[0]]
     if switch.technology != TECH_OF_SWITCH[technology]:
         raise InputError(
             f"switch {sw_id} is {switch.technology}, not usable for {technology}",
@@ -295,7 +353,8 @@ def plan_fabric(
         raise InputError(
             "unknown server cage style", field="--server-cages", value=cages, allowed="twin-port, per-nic"
         )
-    link_rate = nic_rate_gbps / planes
+    legs = 2 if dual_tor else 1
+    link_rate = nic_rate_gbps / planes / legs
     radix = radix_at(switch, link_rate)
     if radix is None and switch_id is None and DEFAULT_SWITCH.get((technology, int(link_rate))):
         # planes asked without a switch: the default switch of the legs' rate (an 800G ConnectX-8 as
@@ -320,8 +379,11 @@ def plan_fabric(
         if rail_only:
             # each rail × plane is its own fabric of one endpoint per server
             design = rail_sizing(
-                max(1, gpus // gpn), 1, radix, oversubscription, planes * min(gpn, gpus), max_tiers
+                max(1, gpus // gpn) * legs, legs, radix, oversubscription, planes * min(gpn, gpus), max_tiers
             )
+            design = pair_leaves(design) if dual_tor else design
+        elif dual_tor:
+            design = dual_tor_sizing(gpus, gpn, radix, oversubscription, planes, max_tiers)
         else:
             design = rail_sizing(gpus, gpn, radix, oversubscription, planes, max_tiers)
     except InputError as exc:
@@ -344,6 +406,8 @@ def plan_fabric(
             value=gpus,
             allowed=f"{hint}; or --planes 2",
         ) from None
+    base_spines = design.spines
+    design, tolerated = add_spine_spares(design, spine_spares, (1 if rail_only else gpn) * legs)
     lengths = dict(DEFAULT_LENGTHS_M)
     if data_hall_m is not None:
         if data_hall_m <= 0:
@@ -364,6 +428,7 @@ def plan_fabric(
         optics=optics,
         nics=gpus,
         nodes=nodes,
+        legs_per_port=legs,
     )
     notes = []
     if rail_only:
@@ -391,6 +456,19 @@ def plan_fabric(
         )
     if radix != switch.ports:
         notes.append(f"{sw_id} used in its {radix} × {link_rate:g}G mode")
+    if dual_tor:
+        notes.append(
+            f"dual-ToR: each NIC's {nic_rate_gbps / planes:g}G per plane as 2 × {link_rate:g}G legs on two "
+            f"leaves (MLAG / EVPN multihoming, LACP at the host); each leaf port carries half ({DUAL_TOR_SOURCE})"
+        )
+    if spine_spares and design.tiers == 1:
+        notes.append("spine spares not applied: a 1-switch fabric has no spine tier")
+    elif spine_spares:
+        notes.append(
+            f"spine spares: {spine_spares} asked per plane → {design.spines} spines per plane (non-blocking "
+            f"needs {base_spines} at the original leaf split); every leaf has {design.leaf_up} uplinks for "
+            f"{design.nodes_per_su} hosts; {tolerated} spine failure(s) per plane cost no bandwidth"
+        )
     front = {}
     if gpu_spec.storage_nics_per_node and gpu_spec.storage_nic:
         sn = catalog.nics.get(gpu_spec.storage_nic)
@@ -423,6 +501,9 @@ def plan_fabric(
         rail_only=rail_only,
         nodes=nodes,
         front_end=front,
+        dual_tor=bool(dual_tor),
+        spine_spares=spine_spares,
+        spine_failures_tolerated=tolerated,
     )
     from aifabric.design.tco import fabric_tco
 
@@ -494,8 +575,10 @@ def plan_design(label: str, gpus: int, catalog, gpu: str = "h100", **kw) -> Fabr
         raise InputError("unknown design", field="--design", value=label, allowed=", ".join(DESIGNS))
     args = {**DESIGNS[label], **kw}
     technology = args.pop("technology")
+    note = ib_dual_tor_note(technology, args)
     p = plan_fabric(gpus, technology, catalog, gpu=gpu, **args)
     p.design_label = label
+    p.notes.extend([note] if note else [])
     return p
 
 
@@ -525,5 +608,10 @@ def plan(gpus: int, technologies: tuple[str, ...], catalog, **kw) -> list[Fabric
         want = TECH_OF_SWITCH[tech]
         s = sw if sw and (len(technologies) == 1 or catalog.get("switch", sw).technology == want) else None
         n = nc if nc and (len(technologies) == 1 or catalog.get("nic", nc).technology == want) else None
-        out.append(plan_fabric(gpus, tech, catalog, switch_id=s, nic_id=n, **kw))
+        tkw = dict(kw)
+        # asked of both: IB has no such option (design.redundancy), said in its notes; IB alone: refused
+        note = ib_dual_tor_note(tech, tkw) if len(technologies) > 1 else None
+        p = plan_fabric(gpus, tech, catalog, switch_id=s, nic_id=n, **tkw)
+        p.notes.extend([note] if note else [])
+        out.append(p)
     return out

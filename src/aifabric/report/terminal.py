@@ -46,7 +46,10 @@ def print_risk(con, result: dict) -> None:
             t.add_row(
                 sid,
                 qc,
-                _pct_or(d["slowdown"], none="all (stopped)" if sid == "job-interruptions" else "hang"),
+                _pct_or(
+                    d["slowdown"],
+                    none="all (stopped)" if sid in ("job-interruptions", "switch-failures") else "hang",
+                ),
                 f"{d['probability']:.0%}",
                 f"{d.get('persistence', 1.0):.2%}",
                 f"{d['expected_loss']:.3%} ({rng[0]:.3%}-{rng[1]:.3%})",

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aifabric.design.plan import FabricPlan, plan_fabric
+from aifabric.design.redundancy import ib_dual_tor_note
 from aifabric.errors import InputError
 
 # Per-hop switch latency when the catalog has none (defaults.yaml latency.*_switch_hop, low confidence).
@@ -310,6 +311,10 @@ def _plan_kw(adv) -> dict:
         kw["lengths_m"] = dict(adv.lengths_m)
     if getattr(adv, "hall_size_m", None) is not None:
         kw["data_hall_m"] = float(adv.hall_size_m)
+    if getattr(adv, "dual_tor", False):
+        kw["dual_tor"] = True
+    if getattr(adv, "spine_spares", 0):
+        kw["spine_spares"] = int(adv.spine_spares)
     return kw
 
 
@@ -432,6 +437,10 @@ def design_name(option: DesignOption, p: FabricPlan) -> str:
         base += f"-{kw['oversubscription']:g}to1"
     if kw.get("max_tiers", 3) != 3:
         base += f"-max{kw['max_tiers']}tiers"
+    if kw.get("dual_tor") and option.technology == "roce":
+        base += "-dual-tor"
+    if kw.get("spine_spares"):
+        base += f"-{kw['spine_spares']}spare-spines"
     if option.lossy and not base.endswith("-lossy"):
         base += "-lossy"
     if option.hybrid is not None:
@@ -468,6 +477,7 @@ def _front_end(option: DesignOption, p: FabricPlan, catalog) -> dict:
 
 def _fabric(option: DesignOption, gpus: int, gpn: int, gpu_id: str, catalog) -> FabricDesign:
     kw = dict(option.plan_kw)
+    ib_note = ib_dual_tor_note(option.technology, kw)  # pops dual_tor for IB: said in the notes
     if option.design:
         from aifabric.design.plan import plan_design
 
@@ -486,6 +496,7 @@ def _fabric(option: DesignOption, gpus: int, gpn: int, gpu_id: str, catalog) -> 
             planes=option.planes,
             **kw,
         )
+    p.notes.extend([ib_note] if ib_note else [])
     front = _front_end(option, p, catalog) if option.hybrid is not None else None
     if option.lossy:
         p.notes.append(

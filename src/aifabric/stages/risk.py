@@ -57,6 +57,7 @@ from aifabric.stages.risk_rates import (  # noqa: F401  (re-exported: the stage'
     RECONVERGE_S,
     Rate,
 )
+from aifabric.stages.risk_redundancy import SWITCH_REPAIR_HOURS, switch_failures
 from aifabric.stages.testbed import (
     CONGESTION_SHARE,
     LIBRARY,
@@ -280,8 +281,10 @@ def interruptions(fd, spec: RiskSpec) -> tuple[float, float, float, dict]:
     fails = [c > NCCL_RETRY_BUDGET_S for c in conv]  # mid, low, high
     hours = (spec.interrupt_hours,) * 3 if spec.interrupt_hours else INTERRUPT_HOURS
 
+    homed = 0 if plan.get("dual_tor") else host_links  # dual-ToR: a host-link fault slows (risk_redundancy)
+
     def events(scale: float, fabric_fails: bool) -> float:
-        e = (nics * NIC_FAULTS_PER_1000_YEAR + host_links * LINK_FAULTS_PER_1000_YEAR) / 1000
+        e = (nics * NIC_FAULTS_PER_1000_YEAR + homed * LINK_FAULTS_PER_1000_YEAR) / 1000
         if fabric_fails:
             e += fabric_links * LINK_FAULTS_PER_1000_YEAR / 1000
         return e * scale
@@ -350,7 +353,8 @@ def testbed_of(fd, spec: RiskSpec | None = None, placement=None) -> Testbed:
         fd.routing,
         technology=fd.technology,
         baseline=base,
-        radix=int(plan.get("radix") or 64),
+        # dual-ToR legs are not modelled on the testbed: its NIC runs at the full rate on the radix of it
+        radix=int(plan.get("radix") or 64) // int(plan.get("legs_per_nic") or 1),
         oversubscription=float(plan.get("oversubscription") or 1.0),
         tiers=int(plan.get("tiers") or 2),
     )
@@ -386,6 +390,8 @@ def assess(
             )
     tick = progress or (lambda msg: None)
     out, jitter = [], None
+    # switch failures are valued when a design asks for redundancy: then for every fabric (like with like)
+    redundancy = spec.switch_failures or any(f.plan.dual_tor or f.plan.spine_spares for f in design.fabrics)
     if design.has_network:  # every fabric's testbed runs (and the scaling check's) in one parallel pool
         beds = [(testbed_of(fd, spec), fd.technology == "roce") for fd in design.fabrics]
         scaled = [T.scaling_requests(tb, T.measured_of(tb, js)) for tb, js in beds if spec.check_scaling]
@@ -498,6 +504,33 @@ def assess(
                     "fault",
                 )
             )
+        if redundancy and design.has_network and fp.uses_backend:
+            sf = switch_failures(
+                plan,
+                (spec.interrupt_hours,) * 3 if spec.interrupt_hours else INTERRUPT_HOURS,
+                lambda c, fp=fp, net=net: _slowdown(workload, fp, net, c),
+                bool(good[3].get("fabric_link_failure_stops_the_job")),
+                (spec.hours["link-failure"],) * 3 if "link-failure" in spec.hours else SWITCH_REPAIR_HOURS,
+            )
+            items.append(
+                RiskItem(
+                    "switch-failures",
+                    f"leaf / spine switch failures: {sf['leaf_failure']}; spines beyond the spares cut bisection",
+                    1.0,
+                    None,
+                    float("inf"),  # expressed as the equivalent share of the year with every GPU stopped
+                    0.0,
+                    of,
+                    persistence=sf["loss"],
+                    probability_basis=sf["basis"],
+                    model="rate x (interruption hours + servers out, or repair hours x loss at the reduced "
+                    "bandwidth) / one year, as GPU-hours of every GPU",
+                    loss_while_present=1.0,
+                    own_loss=sf["loss"],
+                    own_loss_range=(sf["loss_low"], sf["loss_high"]),
+                )
+            )
+            good = (good[0] + sf["interrupt_loss"], *good[1:3], {**good[3], "switch_failures": sf})
         out.append(FabricRisk(fd.key, _attribute(items), rm, good[0], good[3]))
     return RiskEvidence(expertise, MISCONFIG_PROBABILITY[expertise], congestion_share, tuple(out), jitter)
 
