@@ -253,9 +253,14 @@ def compile_scenario(scenario, topo, flows) -> State:
     cfg[K.C_PFC] = int(lossless_pfc)
     cfg[K.C_PFC_DYN] = int(fab.pfc.mode == "dynamic")
     xoff, xon = pfc_thresholds(fab) if lossless_pfc and fab.pfc.mode == "static" else (0, 0)
+    if lossless_pfc and fab.pfc.mode == "dynamic":
+        xon = int(fab.pfc.xon or 0)  # the RESUME floor (SONiC xon), 0 when not given
     cfg[K.C_XOFF] = xoff
     cfg[K.C_XON] = xon
-    cfg[K.C_RESUME_OFFSET] = RESUME_OFFSET_BYTES
+    cfg[K.C_RESUME_OFFSET] = (
+        RESUME_OFFSET_BYTES if fab.pfc.resume_offset is None else int(fab.pfc.resume_offset)
+    )
+    cfg[K.C_PFC_RESERVE] = int(fab.pfc.reserve or 0) if fab.pfc.mode == "dynamic" else 0
     cf[K.CF_ALPHA] = misconfig.fabric_alpha(fab)
     # per-ingress PFC thresholds (the receiving switch's): the fabric's, then the overrides'
     pt[:, K.PT_PFC_DYN] = cfg[K.C_PFC_DYN]
