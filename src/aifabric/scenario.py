@@ -64,6 +64,12 @@ DEFAULTS: dict[str, tuple[Any, str] | tuple[str, float]] = {
         1 / 8,
         "ns-3 HPCC: dynamic threshold = free buffer >> 3 at NIC rate (hardware-facts E.1)",
     ),
+    "hpcc.int_bytes": (
+        42,
+        "ns-3 HPCC (alibaba-edu/High-Precision-Congestion-Control int-header.h/.cc): IntHeader "
+        "NORMAL mode = maxHop 5 x 8 B IntHop + 2 B nhop, in every data packet (SeqTsHeader 6 + 42) "
+        "and ACK (qbbHeader 12 + 42)",
+    ),
     "ib.vl_buffer_bytes": (
         None,
         "no public per-VL input buffer size for Quantum-2; the engine chooses and reports it",
@@ -316,11 +322,12 @@ class DcqcnSpec(_Model):
 
 
 class HpccSpec(_Model):
-    """``fabric.hpcc:`` — η (target utilisation), maxStage, additive increase."""
+    """``fabric.hpcc:`` — η (target utilisation), maxStage, additive increase, INT bytes on the wire."""
 
     eta: Annotated[float, Field(gt=0, le=1)] = 0.95
     max_stage: _count(0, 64) = 5
     rate_ai: Rate | None = None
+    int_bytes: Size | None = None  # INT stack per data packet and ACK (default 42 B, ns-3 HPCC)
 
 
 class AdaptiveSpec(_Model):
@@ -461,6 +468,11 @@ class FabricSpec(_Model):
     header: Size | None = None
     switch_latency: Time = 0
     switch_buffer: PosSize | None = None
+    # the host NIC: the fraction of line rate its egress achieves (1: ideal; `simulate
+    # --calibration` sets it from a fitted nic_efficiency) and the latency it adds each time a
+    # packet leaves or enters it (on the host link, both directions; default 0)
+    nic_efficiency: Annotated[float, Field(gt=0, le=1)] | None = None
+    nic_latency: Time = 0
     pfc: PfcSpec = PfcSpec()
     ecn: EcnSpec = EcnSpec(enabled=False)
     congestion_control: Literal["none", "dcqcn", "hpcc", "ib-cc"] = "none"
