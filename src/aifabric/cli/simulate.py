@@ -288,7 +288,7 @@ def _print(res, out: Path | None) -> None:
         if "nic_latency_us" in c:
             parts.append(f"NIC latency {c['nic_latency_us']:.2f} µs")
         rows.append(
-            ("calibration", f"{c['file']} [{c['transport']}]: {', '.join(parts) or 'nothing applied'}")
+            ("calibration", f"{c['file']} ({c['transport']}): {', '.join(parts) or 'nothing applied'}")
         )
     if "hpcc_int_bytes" in e:
         rows.append(("HPCC INT bytes", f"{e['hpcc_int_bytes']} B per data packet and ACK"))
