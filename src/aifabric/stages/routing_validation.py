@@ -68,7 +68,7 @@ def _scenario(technology: str, routing: str, seed: int):
     if technology == "roce":
         fab.update(
             header="64B",
-            pfc={"enabled": True, "mode": "static", "xoff": "60000B", "xon": "48000B"},
+            pfc={"enabled": True, "mode": "static", "xoff": "60960B", "xon": "48768B"},
             ecn={"enabled": False},
         )
     return scenario_from_dict(
