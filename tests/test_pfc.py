@@ -180,3 +180,17 @@ def test_audit_headroom_floor_is_the_shared_one():
     assert hr.cable_bytes is pfc.cable_bytes
     # the floor covers the round trip: 400G over 300 m is 151,515 B of cable alone
     assert pfc.headroom_floor(400000, 300) > pfc.cable_bytes(400000, 300) > 150000
+
+
+@pytest.mark.validation
+def test_validate_pfc_table_matches_the_peers():
+    """`aifabric validate --pfc`: htsim's PAUSE packet and RESUME point exactly; ns-3's dynamic
+    PAUSE within 2 packets of 917 (the engine does not carve ns-3's per-port headroom and reserve
+    out of the pool: 0.2 %)."""
+    from aifabric.sim.pfc_validation import ns3_trigger_packets, pfc_trigger_table
+
+    assert ns3_trigger_packets(32 * 2**20, 2) == 917
+    ht, ns3 = pfc_trigger_table()
+    assert ht["peer_pause_packet"] == ht["engine_pause_packet"] == 15
+    assert ht["peer_resume_held"] == ht["engine_resume_held"] == 11
+    assert 0 <= ns3["difference_packets"] <= 2
