@@ -194,3 +194,34 @@ def test_validate_pfc_table_matches_the_peers():
     assert ht["peer_pause_packet"] == ht["engine_pause_packet"] == 15
     assert ht["peer_resume_held"] == ht["engine_resume_held"] == 11
     assert 0 <= ns3["difference_packets"] <= 2
+
+
+def test_real_sonic_lookup_rows_translate_and_cover_the_floor():
+    """Every row of the three real pg_profile_lookup.ini tables (Arista TH2 with xon_offset,
+    Mellanox SN2700, NVIDIA SN5600) becomes an engine profile — α = 2^threshold, headroom = xoff,
+    reserve = size — translates back unchanged, and its headroom is above the shared physical
+    floor at its speed and cable (with the lossless MTU the audit uses)."""
+    from pathlib import Path
+
+    from aifabric.audit.sonic import read_pg_lookup
+
+    real = Path(__file__).parent / "fixtures" / "real" / "sonic-buildimage"
+    n = 0
+    for f in sorted(real.glob("pg_profile_lookup.*.ini")):
+        for row in read_pg_lookup(f).rows.values():
+            prof = {
+                "dynamic_th": str(row.threshold),
+                "xoff": str(row.xoff_bytes),
+                "xon": str(row.xon_bytes),
+                "size": str(row.size_bytes),
+            }
+            if row.xon_offset_bytes is not None:
+                prof["xon_offset"] = str(row.xon_offset_bytes)
+            p = pfc.from_sonic(prof, f.name)
+            assert p.mode == "dynamic" and p.alpha == 2.0**row.threshold
+            assert (p.headroom, p.reserve, p.xon) == (row.xoff_bytes, row.size_bytes, row.xon_bytes)
+            assert pfc.to_sonic(p) == prof
+            floor = pfc.headroom_floor(int(row.speed), int(row.cable[:-1]), frame_bytes=1024)
+            assert p.headroom >= floor, (f.name, row)
+            n += 1
+    assert n >= 40
