@@ -117,3 +117,18 @@ def test_bad_calibration_file_is_one_line(runner, tmp_path):
     assert r.exit_code == 2
     assert "NIC efficiency out of range" in r.output + (r.stderr or "")
     assert "Traceback" not in r.output
+
+
+@pytest.mark.parametrize(
+    "field, value", [("nic_efficiency", 0), ("nic_efficiency", 1.5), ("nic_latency", "-1us")]
+)
+def test_bad_nic_fields_are_one_line(field, value):
+    import yaml
+
+    from aifabric.errors import InputError
+
+    d = yaml.safe_load(SCENARIO)
+    d["fabric"][field] = value
+    with pytest.raises(InputError) as e:
+        scenario_from_dict(d)
+    assert f"fabric.{field}" in str(e.value) and "\n" not in str(e.value).strip()
