@@ -29,7 +29,7 @@ def test_units_parsed_once():
     assert sc.topology.link_delay_ps == 10**6
     assert sc.fabric.mtu_bytes == 4000
     assert sc.fabric.switch_buffer_bytes == 32 * 2**20
-    assert sc.fabric.pfc.xoff == 60960
+    assert sc.fabric.pfc.xoff == 60000
     assert sc.sim.until_ps == 100 * 10**9
 
 
@@ -159,7 +159,9 @@ def test_defaults_have_sources():
     for name in DEFAULTS:
         value, source = default_with_source(name)
         assert source and (value is not None or "no public" in source)
-    assert default_with_source("pfc.xoff_bytes") == (15 * 4064, default_with_source("pfc.xoff_bytes")[1])
+    # htsim: 15 payload MTUs (4000 B), so PAUSE fires on the 15th 4,064 B packet (aifabric.pfc)
+    assert default_with_source("pfc.xoff_bytes") == (15 * 4000, default_with_source("pfc.xoff_bytes")[1])
+    assert default_with_source("pfc.xon_bytes")[0] == 12 * 4000
     assert "defaults.yaml" in default_with_source("ecn.kmin_bytes")[1]
 
 

@@ -33,7 +33,7 @@ from aifabric.units import UnitError, parse_rate, parse_size, parse_time
 # ---- sourced defaults -----------------------------------------------------------------------
 # name -> (value, source). Values in base units (bytes, bit/s, ps). Where the number lives in the
 # packaged defaults.yaml, it is read from there (:func:`_from_defaults`), so there is one copy.
-_PEER_PACKET = 4000 + 64  # the peer scenarios' MTU payload + header, bytes
+_PEER_MTU = 4000  # the peer scenarios' MTU payload, bytes (htsim's Packet::data_packet_size)
 
 
 def _from_defaults(path: str, scale: float = 1.0):
@@ -64,13 +64,21 @@ DEFAULTS: dict[str, tuple[Any, str] | tuple[str, float]] = {
         1 / 8,
         "ns-3 HPCC: dynamic threshold = free buffer >> 3 at NIC rate (hardware-facts E.1)",
     ),
+    "hpcc.int_bytes": (
+        42,
+        "ns-3 HPCC (alibaba-edu/High-Precision-Congestion-Control int-header.h/.cc): IntHeader "
+        "NORMAL mode = maxHop 5 x 8 B IntHop + 2 B nhop, in every data packet (SeqTsHeader 6 + 42) "
+        "and ACK (qbbHeader 12 + 42)",
+    ),
     "ib.vl_buffer_bytes": (
         None,
         "no public per-VL input buffer size for Quantum-2; the engine chooses and reports it",
     ),
     # read from defaults.yaml: (path, scale)
-    "pfc.xoff_bytes": ("pfc.static_xoff", _PEER_PACKET),  # 15 packets of 4064 B (htsim peer runs)
-    "pfc.xon_bytes": ("pfc.static_xon", _PEER_PACKET),  # 12 packets of 4064 B
+    # htsim counts its thresholds in payload MTUs (data_packet_size × 15 / × 12, main_roce.cpp
+    # l. 304-305) against wire-size packets: 60,000 / 48,000 B, PAUSE on the 15th 4,064 B packet
+    "pfc.xoff_bytes": ("pfc.static_xoff", _PEER_MTU),
+    "pfc.xon_bytes": ("pfc.static_xon", _PEER_MTU),
     "ecn.kmin_bytes": ("ecn.ns3-mellanox.kmin", 1),
     "ecn.kmax_bytes": ("ecn.ns3-mellanox.kmax", 1),
     "ecn.pmax": ("ecn.ns3-mellanox.pmax", 1),
@@ -205,8 +213,34 @@ class TopologySpec(_Model):
 
 
 # ---- fabric -----------------------------------------------------------------------------------
+class SonicProfileSpec(_Model):
+    """``fabric.pfc.sonic_profile:`` — a SONiC BUFFER_PROFILE as CONFIG_DB writes it (formats.md
+    §1.5): ``dynamic_th`` n (PAUSE at 2^n × free shared buffer) or ``static_th`` (bytes), ``xoff``
+    (= headroom, *not* the engine's trigger), ``xon`` / ``xon_offset`` (RESUME at or below
+    max(xon, limit − xon_offset)), ``size`` (reserved bytes). Translated by :func:`aifabric.pfc.from_sonic`."""
+
+    dynamic_th: Annotated[int, Field(ge=-8, le=7)] | None = None
+    static_th: Size | None = None
+    xoff: Size | None = None
+    xon: Size | None = None
+    xon_offset: Size | None = None
+    size: Size | None = None
+
+    @model_validator(mode="after")
+    def _one_trigger(self):
+        if (self.dynamic_th is None) == (self.static_th is None):
+            raise ValueError("give exactly one of dynamic_th (alpha = 2^n) or static_th (bytes)")
+        if self.static_th == 0:
+            raise _at("static_th", "static_th 0 means no limit, so PFC would never fire; give bytes > 0")
+        return self
+
+
 class PfcSpec(_Model):
-    """``fabric.pfc:`` — PAUSE above xoff, RESUME below xon, per ingress port and priority."""
+    """``fabric.pfc:`` — the pause trigger (static ``xoff`` bytes, or dynamic ``alpha`` × free
+    shared buffer), the resume point (``xon``; dynamic: trigger − ``resume_offset``, floored at
+    ``xon``), ``reserve`` (dynamic: bytes per ingress not counted against the pool) and
+    ``headroom`` (documented), per ingress port and priority — or ``sonic_profile`` instead.
+    Semantics and the peers' comparisons: :mod:`aifabric.pfc`."""
 
     enabled: bool = True
     mode: Literal["static", "dynamic"] = "static"
@@ -214,13 +248,45 @@ class PfcSpec(_Model):
     xon: Size | None = None
     alpha: Annotated[float, Field(gt=0)] | None = None  # dynamic: threshold = alpha × free shared buffer
     headroom: Size | None = None
+    resume_offset: Size | None = None  # dynamic: RESUME this far below the trigger (default 3 KiB, ns-3)
+    reserve: Size | None = None  # dynamic: per-ingress bytes not charged to the shared pool (default 0)
+    sonic_profile: SonicProfileSpec | None = None
 
     @model_validator(mode="after")
     def _order(self):
+        if self.sonic_profile is not None:
+            clash = sorted(
+                self.model_fields_set
+                & {"mode", "xoff", "xon", "alpha", "headroom", "resume_offset", "reserve"}
+            )
+            if clash:
+                raise _at(
+                    "sonic_profile",
+                    f"give either sonic_profile or {', '.join(clash)}, not both (sonic_profile sets them)",
+                )
+            from aifabric.pfc import from_sonic
+
+            sp = self.sonic_profile
+            prof = from_sonic(
+                {k: v for k, v in sp.model_dump().items() if v is not None}, "fabric.pfc.sonic_profile"
+            )
+            return self.model_copy(
+                update={
+                    "mode": prof.mode,
+                    "xoff": prof.xoff,
+                    "xon": prof.xon,
+                    "alpha": prof.alpha,
+                    "headroom": prof.headroom,
+                    "resume_offset": prof.resume_offset,
+                    "reserve": prof.reserve,
+                }
+            )
         if self.xoff is not None and self.xon is not None and self.xon > self.xoff:
             raise ValueError(f"xon ({self.xon} B) must not exceed xoff ({self.xoff} B)")
         if self.mode == "static" and self.alpha is not None:
             raise ValueError("alpha applies to mode: dynamic only")
+        if self.mode == "static" and (self.resume_offset is not None or self.reserve is not None):
+            raise ValueError("resume_offset / reserve apply to mode: dynamic only")
         return self
 
 
@@ -256,11 +322,12 @@ class DcqcnSpec(_Model):
 
 
 class HpccSpec(_Model):
-    """``fabric.hpcc:`` — η (target utilisation), maxStage, additive increase."""
+    """``fabric.hpcc:`` — η (target utilisation), maxStage, additive increase, INT bytes on the wire."""
 
     eta: Annotated[float, Field(gt=0, le=1)] = 0.95
     max_stage: _count(0, 64) = 5
     rate_ai: Rate | None = None
+    int_bytes: Size | None = None  # INT stack per data packet and ACK (default 42 B, ns-3 HPCC)
 
 
 class AdaptiveSpec(_Model):
@@ -402,6 +469,11 @@ class FabricSpec(_Model):
     header: Size | None = None
     switch_latency: Time = 0
     switch_buffer: PosSize | None = None
+    # the host NIC: the fraction of line rate its egress achieves (1: ideal; `simulate
+    # --calibration` sets it from a fitted nic_efficiency) and the latency it adds each time a
+    # packet leaves or enters it (on the host link, both directions; default 0)
+    nic_efficiency: Annotated[float, Field(gt=0, le=1)] | None = None
+    nic_latency: Time = 0
     pfc: PfcSpec = PfcSpec()
     ecn: EcnSpec = EcnSpec(enabled=False)
     congestion_control: Literal["none", "dcqcn", "hpcc", "ib-cc"] = "none"

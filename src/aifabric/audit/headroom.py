@@ -16,8 +16,26 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-# §E.1 step 2: signal speed in the cable, m/s.
-SPEED_OF_LIGHT_M_S = 1.98e8
+from aifabric.pfc import (  # the PFC vocabulary and headroom physics the engine shares
+    DEFAULT_PORT_MTU,
+    PFC_RESPONSE_BYTES,
+    ROCE_FRAME_BYTES,
+    SPEED_OF_LIGHT_M_S,
+    cable_bytes,
+    headroom_floor,
+)
+
+__all__ = [
+    "ASICS",
+    "DEFAULT_PORT_MTU",
+    "PFC_RESPONSE_BYTES",
+    "ROCE_FRAME_BYTES",
+    "SPEED_OF_LIGHT_M_S",
+    "cable_bytes",
+    "minimum_xoff",
+    "sonic_headroom",
+]
+
 # §E.1 step 1: pause quanta the peer may still send after PAUSE (IEEE 802.3 Annex 31B), per Mb/s.
 PAUSE_QUANTA = {
     10000: 67,
@@ -29,7 +47,6 @@ PAUSE_QUANTA = {
     400000: 905,
     800000: 905,
 }
-DEFAULT_PORT_MTU = 9100  # SONiC default PORT.mtu (formats.md §1.1)
 DEFAULT_LOSSLESS_MTU = 1024  # LOSSLESS_TRAFFIC_PATTERN.mtu default (formats.md §1.11)
 
 
@@ -66,11 +83,6 @@ class Headroom:
 
 def _ceil_1024(x: float) -> int:
     return int(math.ceil(x / 1024.0 - 1e-9)) * 1024
-
-
-def cable_bytes(speed_mbps: int, cable_m: float) -> float:
-    """Bytes in flight on the cable during one PAUSE round trip (§E.1 step 2)."""
-    return 2.0 * cable_m * speed_mbps * 1e6 / SPEED_OF_LIGHT_M_S / 8.0
 
 
 def sonic_headroom(
@@ -110,15 +122,6 @@ def sonic_headroom(
     return Headroom(xon_bytes=xon, xoff_bytes=xoff, size_bytes=size)
 
 
-# The smallest PFC response a SONiC ASIC table assumes (peer_response_time 3.8 KB, §E.1): the
-# bytes the peer still sends between receiving PAUSE and stopping. The IEEE 802.3 Annex 31B
-# worst case (PAUSE_QUANTA, 25 KB at 100G) is in the formula; the real SN2700 tables are below it.
-PFC_RESPONSE_BYTES = int(3.8 * 1024)
-
-
-ROCE_FRAME_BYTES = 4200  # the largest RoCE frame: 4096-byte payload + headers (hardware-facts §E.3)
-
-
 def minimum_xoff(
     speed_mbps: int, cable_m: float, port_mtu: int = DEFAULT_PORT_MTU, frame_bytes: int = ROCE_FRAME_BYTES
 ) -> int:
@@ -130,4 +133,4 @@ def minimum_xoff(
     terms. All 45 rows of the three real pg_profile_lookup.ini tables and the 10 pg_lossless
     profiles of the real SN2700 config are above it (closest: SN2700 10G/40m,
     22528 B against 17697 B)."""
-    return int(math.ceil(cable_bytes(speed_mbps, cable_m) + port_mtu + frame_bytes + PFC_RESPONSE_BYTES))
+    return headroom_floor(speed_mbps, cable_m, port_mtu, frame_bytes)

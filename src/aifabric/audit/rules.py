@@ -24,6 +24,7 @@ from aifabric.audit.infer import queue_of as _queue_of
 from aifabric.audit.infer import tc_of as _tc_of
 from aifabric.audit.roles import assign_roles, hostname_pattern
 from aifabric.audit.sonic import Device, parse_prio_list
+from aifabric.pfc import sonic_headroom_bytes
 
 SEVERITIES = ("error", "warning", "info")
 NVIDIA_ROCE_DSCP = 26  # NVIDIA NIC / Cumulus default RoCE DSCP (formats.md §1.7, hardware-facts §E.3)
@@ -791,7 +792,7 @@ def rule_headroom_too_small(fab: Fabric) -> list[Finding]:
             m = _PG_NAME.match(name)
             speed = _int(d.port_speed(port)) or (int(m.group(1)) if m else None)
             cable = d.cable(port) or (m.group(2) if m else None)
-            xoff = _int(prof.get("xoff"))
+            xoff = sonic_headroom_bytes(prof)  # SONiC xoff = headroom, not the pause trigger
             if not speed or not cable or xoff is None:
                 continue
             mtu = d.port_mtu(port) or hr.DEFAULT_PORT_MTU

@@ -4,7 +4,13 @@ larger sizes are predicted, and write a calibration file that ``compare`` and ``
 apply (``--calibration``). Modules: :mod:`.parsers`, :mod:`.model`, :mod:`.fit`,
 :mod:`.calibration`, :mod:`.report`."""
 
-from aifabric.calibrate.calibration import Calibration, calibrate_fabric, calibrate_sweep, load
+from aifabric.calibrate.calibration import (
+    Calibration,
+    calibrate_fabric,
+    calibrate_scenario,
+    calibrate_sweep,
+    load,
+)
 from aifabric.calibrate.fit import DEFAULT_FIT_MAX_BYTES, FitResult, fit_nccl, fit_perftest
 from aifabric.calibrate.parsers import parse_measurement
 
@@ -13,6 +19,7 @@ __all__ = [
     "Calibration",
     "FitResult",
     "calibrate_fabric",
+    "calibrate_scenario",
     "calibrate_sweep",
     "fit_nccl",
     "fit_perftest",

@@ -270,3 +270,88 @@ def calibrate_sweep(
     out.attrs.update(df.attrs)
     out.attrs["engine"] = f"{df.attrs.get('engine', 'analytic')} + calibration"
     return out
+
+
+# perftest's latency tests send a 2-byte message by default (ib_send_lat / ib_write_lat -s 2)
+_PERFTEST_SMALL_BYTES = 2
+
+
+def calibrate_scenario(scenario, cal: Calibration, topology=None):
+    """A packet-engine scenario with the calibration of its transport applied, and what was done.
+
+    * ``nic_efficiency`` η → ``fabric.nic_efficiency`` (the host NIC's egress serialises at η × the
+      link rate; capped at 1, multiplied into a value the scenario already gives);
+    * ``nic_latency_us`` (perftest's zero-size latency, read as one way host → switch → host) →
+      ``fabric.nic_latency``: half of what the measurement has above the engine's own one-way
+      time for a small message over one switch (two host links: propagation + serialisation, plus
+      the switch latency), since a one-way message crosses two NICs;
+    * ``extra_step_latency_us`` and ``pipeline_fill_rounds`` are NCCL software terms (per network
+      step / per chunk): the packet engine moves packets, not NCCL steps, so they are not applied
+      (a warning says so).
+
+    Returns ``(scenario, applied)`` with ``applied`` a dict for the JSON output."""
+    fab = scenario.fabric
+    tr, other = cal.params_for(fab.technology)
+    name = Path(cal.path).name
+    applied: dict = {"file": name, "transport": tr, "technology": fab.technology}
+    if tr is None:
+        cal.warnings.append(
+            f"calibration {name} has no {TECH_TRANSPORT.get(fab.technology, fab.technology)} measurement; "
+            "the scenario is not calibrated"
+        )
+        return scenario, applied
+    if other:
+        cal.warnings.append(
+            f"calibration {name} was measured on {tr}, applied to the {fab.technology} fabric (a different transport)"
+        )
+    changes: dict = {}
+    eta = cal.value(tr, "nic_efficiency")
+    if eta is not None:
+        e = min(float(eta), 1.0) * (fab.nic_efficiency if fab.nic_efficiency is not None else 1.0)
+        changes["nic_efficiency"] = e
+        applied["nic_efficiency"] = e
+    else:
+        cal.warnings.append(f"calibration {name} ({tr}) has no NIC efficiency; the NIC runs at line rate")
+    lat = cal.value(tr, "nic_latency_us")
+    if lat is not None:
+        model_ps = _one_switch_one_way_ps(scenario, topology)
+        extra = max(0, int(round((lat * 1e6 - model_ps) / 2)))
+        applied["nic_latency_measured_us"] = float(lat)
+        applied["engine_one_way_us"] = model_ps / 1e6
+        if extra == 0:
+            cal.warnings.append(
+                f"calibration {name}: measured latency {lat:.2f} µs is not above the engine's one-way "
+                f"{model_ps / 1e6:.2f} µs over one switch; no NIC latency added"
+            )
+        changes["nic_latency"] = fab.nic_latency + extra
+        applied["nic_latency_us"] = (fab.nic_latency + extra) / 1e6
+    for nccl_term in ("extra_step_latency_us", "pipeline_fill_rounds"):
+        if cal.value(tr, nccl_term) is not None:
+            cal.warnings.append(
+                f"calibration {name}: {nccl_term} is an NCCL software term (per step / per chunk); "
+                "the packet engine does not use it (compare, train and collective do)"
+            )
+    if not changes:
+        return scenario, applied
+    return scenario.model_copy(update={"fabric": fab.model_copy(update=changes)}), applied
+
+
+def _one_switch_one_way_ps(scenario, topology=None) -> int:
+    """The engine's one-way time of a perftest-size message host → switch → host: two host links'
+    propagation and serialisation (header + 2 B) plus one switch latency, with the scenario's
+    host-link delay and rate (the median over host links when a topology is given)."""
+    import numpy as np
+
+    fab = scenario.fabric
+    if topology is not None and len(topology.link_a):
+        is_host = np.asarray(topology.node_tier) == 0
+        sel = is_host[topology.link_a] | is_host[topology.link_b]
+        if not sel.any():
+            sel = np.ones(len(topology.link_a), bool)
+        delay = float(np.median(np.asarray(topology.link_delay_ps)[sel]))
+        rate = float(np.median(np.asarray(topology.link_rate_bps)[sel]))
+    else:
+        delay = float(getattr(scenario.topology, "link_delay_ps", 0) or 0)
+        rate = float(getattr(scenario.topology, "link_rate_bps", 0) or 100e9)
+    ser = (fab.header_bytes + _PERFTEST_SMALL_BYTES) * 8 * 1e12 / rate
+    return int(round(2 * (delay + ser) + fab.switch_latency_ps))

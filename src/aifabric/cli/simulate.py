@@ -38,6 +38,13 @@ def register(app: typer.Typer) -> None:
         ),
         mode: str | None = typer.Option(None, "--mode", help="packet (default) or flow; overrides sim.mode."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
+        calibration: Path | None = typer.Option(
+            None,
+            "--calibration",
+            help="Calibration file from `aifabric calibrate --out`: packet mode applies its NIC efficiency "
+            "(fabric.nic_efficiency) and perftest latency (fabric.nic_latency) for the scenario's transport, "
+            "warning when the file measured another one.",
+        ),
     ) -> None:
         """Packet-level simulation of a scenario: FCTs, PFC pauses, ECN marks, queues."""
         from aifabric.cli import run_guarded
@@ -50,9 +57,28 @@ def register(app: typer.Typer) -> None:
             # until all pass, and `aifabric validate` runs these same checks
             prep = prepare(scenario, mode, out, force, json_flows=as_json)
             sc = prep.scenario
+            cal = None
+            if calibration is not None:
+                from aifabric.calibrate import load
+
+                cal = load(calibration)
             if prep.mode == "flow":
+                if cal is not None:
+                    typer.echo(
+                        f"warning: {calibration}: --calibration applies to the packet engine; "
+                        "--mode flow runs uncalibrated",
+                        err=True,
+                    )
                 return _flow(prep, as_json, out)
             from aifabric.sim import simulate
+
+            applied = None
+            if cal is not None:
+                from aifabric.calibrate import calibrate_scenario
+
+                sc, applied = calibrate_scenario(sc, cal, prep.topology)
+                for w in dict.fromkeys(cal.warnings):
+                    typer.echo(f"warning: {w}", err=True)
 
             _compile_notice()
             try:
@@ -64,6 +90,8 @@ def register(app: typer.Typer) -> None:
                     res = simulate(sc, flows=prep.flows, topology=prep.topology, progress=bar.update)
             except InputError as exc:
                 raise in_file(exc, str(scenario)) from None
+            if applied is not None:
+                res.engine["calibration"] = applied
             for w in caught:  # e.g. a lossless fabric that dropped packets: one line each
                 if issubclass(w.category, RuntimeWarning):
                     typer.echo(f"warning: {scenario}: {' '.join(str(w.message).split())}", err=True)
@@ -252,6 +280,18 @@ def _print(res, out: Path | None) -> None:
     ]
     if "ib_vl_buffer_bytes" in e:
         rows.append(("IB VL buffer", f"{e['ib_vl_buffer_bytes']:,} B"))
+    if "calibration" in e:
+        c = e["calibration"]
+        parts = []
+        if "nic_efficiency" in c:
+            parts.append(f"NIC efficiency {c['nic_efficiency']:.3f}")
+        if "nic_latency_us" in c:
+            parts.append(f"NIC latency {c['nic_latency_us']:.2f} µs")
+        rows.append(
+            ("calibration", f"{c['file']} ({c['transport']}): {', '.join(parts) or 'nothing applied'}")
+        )
+    if "hpcc_int_bytes" in e:
+        rows.append(("HPCC INT bytes", f"{e['hpcc_int_bytes']} B per data packet and ACK"))
     if "injected_pauses" in s:  # fabric.pause_storms (not in the PFC rows above)
         rows.append(
             (

@@ -6,6 +6,8 @@ resolved, flow files read, memory estimated); a scenario without them (an ``advi
 ``compare``) is checked as a file, and its topology built when it has one. A ``training:`` section
 gets the workload stage's own checks (the spec, the layout, memory).
 ``aifabric validate --published [--json]`` — the training step model against published step times.
+``aifabric validate --pfc [--json]`` — the packet engine's PFC PAUSE / RESUME points against
+htsim's and ns-3's rules (:mod:`aifabric.sim.pfc_validation`).
 ``aifabric validate --routing [--json]`` — the routing modes on an 8×8×8 leaf-spine permutation:
 packet engine, flow model and the measure stage against the balls-into-bins / D-mod-k max-min
 references (:mod:`aifabric.stages.routing_validation`).
@@ -37,8 +39,13 @@ def register(app: typer.Typer) -> None:
             help="Print the routing modes (ecmp, flowlet, adaptive-packet, spray, static) on an 8x8x8 "
             "leaf-spine permutation against their references instead.",
         ),
+        pfc_check: bool = typer.Option(
+            False,
+            "--pfc",
+            help="Print the packet engine's PFC PAUSE / RESUME points against htsim's and ns-3's rules instead.",
+        ),
         as_json: bool = typer.Option(
-            False, "--json", help="With --published / --routing: one JSON object on stdout."
+            False, "--json", help="With --published / --routing / --pfc: one JSON object on stdout."
         ),
     ) -> None:
         """Check a scenario file: unknown keys, bad units, impossible sizes, flow files. Exit 2 on problems."""
@@ -52,6 +59,8 @@ def register(app: typer.Typer) -> None:
                 return _published(as_json)
             if routing:
                 return _routing(as_json)
+            if pfc_check:
+                return _pfc(as_json)
             if scenario is None:
                 raise InputError("missing", field="SCENARIO", allowed="a scenario YAML file, or --published")
             if not build:
@@ -151,6 +160,20 @@ def _routing(as_json: bool) -> int:
             f"\n{ok} of {len(checked)} modes with a reference within it; packet engine, flow model and "
             f"measure stage within 10 % of each other for {n_agree} of {len(agree)}"
         )
+    return 0
+
+
+def _pfc(as_json: bool) -> int:
+    """The PFC trigger table of :mod:`aifabric.sim.pfc_validation`."""
+    import json
+
+    from aifabric.sim.pfc_validation import format_table, pfc_trigger_table
+
+    rows = pfc_trigger_table()
+    if as_json:
+        typer.echo(json.dumps({"cases": rows}))
+    else:
+        typer.echo(format_table(rows))
     return 0
 
 

@@ -229,6 +229,8 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
         import warnings
 
         warnings.warn(msg, RuntimeWarning, stacklevel=3)
+    if st.cfg[K.C_INT_BYTES]:  # HPCC: INT stack bytes on every data packet and ACK (header, not payload)
+        engine_stats["hpcc_int_bytes"] = int(st.cfg[K.C_INT_BYTES])
     if st.info.get("vl_buffer_bytes"):
         engine_stats["ib_vl_buffer_bytes"] = int(st.info["vl_buffer_bytes"])
     if "pfc_overrides" in st.info:

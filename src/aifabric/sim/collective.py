@@ -58,7 +58,14 @@ _ENGINE_SUMS = (
     "nacks",
     "in_flight_bytes",
 )
-_COPY_FIRST = ("routing", "ib_vl_buffer_bytes", "pfc_default", "pfc_overrides", "pause_storms")
+_COPY_FIRST = (
+    "routing",
+    "ib_vl_buffer_bytes",
+    "hpcc_int_bytes",
+    "pfc_default",
+    "pfc_overrides",
+    "pause_storms",
+)
 _NOTE = (
     "packet level, one run per distinct network step (barrier per step, repeated steps simulated once); "
     "summary flows / completed_flows / FCT and slowdown percentiles / jain_fairness: the simulated flows "

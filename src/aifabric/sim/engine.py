@@ -208,6 +208,13 @@ def compile_scenario(scenario, topo, flows) -> State:
     pt[:, K.PT_DELAY] = np.repeat(topo.link_delay_ps.astype(np.int64), 2)
     pt[:, K.PT_PEER_IS_SW] = (~is_host[peer]).astype(np.int64)
     pt[:, K.PT_NODE_IS_HOST] = is_host[node].astype(np.int64)
+    if fab.nic_efficiency is not None and fab.nic_efficiency < 1:
+        # a NIC that achieves η of line rate: its egress serialises at η × the link rate
+        tx = pt[:, K.PT_NODE_IS_HOST] == 1
+        pt[tx, K.PT_RATE] = (pt[tx, K.PT_RATE].astype(np.float64) * fab.nic_efficiency).astype(np.int64)
+    if fab.nic_latency:
+        # NIC latency on the host link, both directions: host → host crosses two NICs
+        pt[(pt[:, K.PT_NODE_IS_HOST] == 1) | (pt[:, K.PT_PEER_IS_SW] == 0), K.PT_DELAY] += fab.nic_latency
     for col in (K.PT_CH, K.PT_CT, K.PT_DH, K.PT_DT, K.PT_FH, K.PT_FT, K.PT_WAKE_T, K.PT_STALL_T0):
         pt[:, col] = -1
     vl_buffer = ib_vl_buffer_bytes(fab, topo) if ib else 0
@@ -256,15 +263,24 @@ def compile_scenario(scenario, topo, flows) -> State:
     cf = np.zeros(K.CF_NUM + len(dyn_alphas), dtype=np.float64)
 
     cfg[K.C_MTU] = fab.mtu_bytes
-    cfg[K.C_HDR] = fab.header_bytes
-    cfg[K.C_ACK_BYTES] = int(default("ack_bytes"))
+    # HPCC: every data packet and every ACK carries the INT stack (ns-3 HPCC: 42 B, see
+    # hpcc_int_bytes); it is header on the wire — serialised, buffered, PFC-charged — never payload
+    int_bytes = hpcc_int_bytes(fab)
+    cfg[K.C_INT_BYTES] = int_bytes
+    cfg[K.C_HDR] = fab.header_bytes + int_bytes
+    cfg[K.C_ACK_BYTES] = int(default("ack_bytes")) + int_bytes
     cfg[K.C_ACK_EVERY] = ACK_EVERY
     cfg[K.C_PFC] = int(lossless_pfc)
     cfg[K.C_PFC_DYN] = int(fab.pfc.mode == "dynamic")
     xoff, xon = pfc_thresholds(fab) if lossless_pfc and fab.pfc.mode == "static" else (0, 0)
+    if lossless_pfc and fab.pfc.mode == "dynamic":
+        xon = int(fab.pfc.xon or 0)  # the RESUME floor (SONiC xon), 0 when not given
     cfg[K.C_XOFF] = xoff
     cfg[K.C_XON] = xon
-    cfg[K.C_RESUME_OFFSET] = RESUME_OFFSET_BYTES
+    cfg[K.C_RESUME_OFFSET] = (
+        RESUME_OFFSET_BYTES if fab.pfc.resume_offset is None else int(fab.pfc.resume_offset)
+    )
+    cfg[K.C_PFC_RESERVE] = int(fab.pfc.reserve or 0) if fab.pfc.mode == "dynamic" else 0
     cf[K.CF_ALPHA] = misconfig.fabric_alpha(fab)
     # per-ingress PFC thresholds (the receiving switch's): the fabric's, then the overrides'
     pt[:, K.PT_PFC_DYN] = cfg[K.C_PFC_DYN]
@@ -315,7 +331,7 @@ def compile_scenario(scenario, topo, flows) -> State:
     )
     # go-back-N timing: one NACK / rewind per byte per base round trip (longest path, MTU packets),
     # timeout after 20 round trips without ACK progress (at least 100 µs)
-    pkt_ps = (fab.mtu_bytes + fab.header_bytes) * 8 * K.PS_PER_S // int(topo.link_rate_bps.min())
+    pkt_ps = (fab.mtu_bytes + int(cfg[K.C_HDR])) * 8 * K.PS_PER_S // int(topo.link_rate_bps.min())
     rtt_ps = 2 * (maxhop - 1) * (int(topo.link_delay_ps.max()) + pkt_ps)
     cfg[K.C_NACK_GAP] = rtt_ps
     cfg[K.C_RTO] = max(20 * rtt_ps, 100 * 10**6)
@@ -459,8 +475,19 @@ def st_base_rtt_ps(pt, fpath, apath, fab, cfg) -> int:
         lat = np.where(valid, nbytes * 8 * K.PS_PER_S // pt[p, K.PT_RATE] + pt[p, K.PT_DELAY], 0)
         return lat.sum(axis=1) + np.maximum(valid.sum(axis=1) - 1, 0) * int(cfg[K.C_SW_LAT])
 
-    rtt = walk(fpath, fab.mtu_bytes + fab.header_bytes) + walk(apath, int(cfg[K.C_ACK_BYTES]))
+    rtt = walk(fpath, fab.mtu_bytes + int(cfg[K.C_HDR])) + walk(apath, int(cfg[K.C_ACK_BYTES]))
     return int(max(rtt.max(), 1))
+
+
+def hpcc_int_bytes(fab) -> int:
+    """INT bytes each data packet and ACK carries under HPCC: ``fabric.hpcc.int_bytes``, else the
+    ns-3 HPCC stack (``scenario.DEFAULTS["hpcc.int_bytes"]``: 5 hop records × 8 B + a 2 B hop
+    count, a fixed size whatever the path length); 0 without HPCC."""
+    if fab.congestion_control != "hpcc":
+        return 0
+    from aifabric.scenario import default
+
+    return int(fab.hpcc.int_bytes if fab.hpcc.int_bytes is not None else default("hpcc.int_bytes"))
 
 
 def hpcc_params(fab, base_rtt_ps: int, line_bps: int) -> dict:

@@ -135,7 +135,9 @@ C_INT_MAX = 35  # HPCC: INT records a packet can carry (pk columns PK_INT0 + 4 *
 C_HP_T = 36  # HPCC: base RTT T (ps) — the largest flow's base RTT (ns-3 GLOBAL_T 1)
 C_HP_MAX_STAGE = 37  # HPCC: maxStage (MI_THRESH)
 C_ROUTE_SALT = 38  # adaptive per packet: seed-derived salt of the per-flow round-robin phase
-C_NUM = 40
+C_PFC_RESERVE = 40  # dynamic PFC: per-ingress bytes not charged to the shared pool (ns-3 reserve)
+C_INT_BYTES = 41  # HPCC: INT stack bytes every data packet and ACK carries (ns-3: 42 B)
+C_NUM = 44
 
 # ---- cf: float64 configuration ------------------------------------------------------------------
 CF_PMAX = 0
@@ -216,7 +218,7 @@ PT_DOWN = 35  # the link has failed
 # PFC thresholds of the ingress this port feeds (evaluated by the receiving switch, PT_PEER): the
 # fabric's values, or those of a fabric.pfc_overrides entry naming that switch
 PT_XOFF = 36  # static: PAUSE above
-PT_XON = 37  # static: RESUME below
+PT_XON = 37  # static: RESUME below; dynamic: the RESUME floor (SONiC xon)
 PT_PFC_DYN = 38  # 1: dynamic threshold cf[PT_ALPHA_IDX] × free shared buffer
 PT_ALPHA_IDX = 39  # cf slot of this ingress's alpha (CF_ALPHA, or one appended for an override)
 # injected PAUSE (fabric.pause_storms): separate from the real PFC state above, so a real RESUME
@@ -410,10 +412,32 @@ def pfc_threshold(pt, cfg, cf, swused, p, node):
 
 
 @njit(cache=True, inline="always")
-def resume_threshold(pt, cfg, cf, swused, p, node):
+def should_pause(pt, cfg, cf, swused, p, node):
+    """PAUSE ingress ``p`` now (the arriving packet already charged; aifabric.pfc has the sources):
+    static — held bytes ``>`` xoff (htsim queue_lossless_input.cpp l. 70); dynamic — held bytes
+    minus the reserve ``>=`` alpha × free buffer (ns-3 HPCC switch-mmu.cc l. 77)."""
     if pt[p, PT_PFC_DYN] == 1:
-        return pfc_threshold(pt, cfg, cf, swused, p, node) - cfg[C_RESUME_OFFSET]
-    return pt[p, PT_XON]
+        shared = pt[p, PT_INBYTES] - cfg[C_PFC_RESERVE]
+        if shared < 0:
+            shared = 0
+        return shared >= pfc_threshold(pt, cfg, cf, swused, p, node)
+    return pt[p, PT_INBYTES] > pt[p, PT_XOFF]
+
+
+@njit(cache=True, inline="always")
+def should_resume(pt, cfg, cf, swused, p, node):
+    """RESUME ingress ``p`` now (the leaving packet already released): static — held bytes ``<``
+    xon (htsim l. 100); dynamic — shared use 0 or ``<=`` max(xon, trigger − resume offset)
+    (ns-3 switch-mmu.cc l. 83; SONiC/SAI's max(xon, limit − xon_offset), formats.md §1.5)."""
+    if pt[p, PT_PFC_DYN] == 1:
+        shared = pt[p, PT_INBYTES] - cfg[C_PFC_RESERVE]
+        if shared <= 0:
+            return True
+        lim = pfc_threshold(pt, cfg, cf, swused, p, node) - cfg[C_RESUME_OFFSET]
+        if pt[p, PT_XON] > lim:
+            lim = pt[p, PT_XON]
+        return shared <= lim
+    return pt[p, PT_INBYTES] < pt[p, PT_XON]
 
 
 @njit(cache=True, inline="always")
@@ -690,9 +714,7 @@ def leave_switch(pt, pk, cfg, cf, swused, h, g, log, q, i):
             n = (size + cfg[C_CREDIT_BYTES] - 1) // cfg[C_CREDIT_BYTES]
             heap_push(h, g, g[G_NOW] + pt[inp, PT_DELAY], EV_CREDIT, n * cfg[C_NPORTS] + inp)
         elif (
-            cfg[C_PFC] == 1
-            and pt[inp, PT_PAUSE_SENT] == 1
-            and pt[inp, PT_INBYTES] < resume_threshold(pt, cfg, cf, swused, inp, node)
+            cfg[C_PFC] == 1 and pt[inp, PT_PAUSE_SENT] == 1 and should_resume(pt, cfg, cf, swused, inp, node)
         ):
             send_pfc(pt, h, g, inp, 0, log)
     if cfg[C_ECN] == 1 and pk[i, PK_ECN] == 0:
@@ -1280,11 +1302,7 @@ def run(
                 pt[q, PT_MAXQ] = pt[q, PT_QBYTES]
             g[G_QUEUED] += 1
             fifo_push(pt, pk, q, PT_DH, PT_DT, i)
-            if (
-                cfg[C_PFC] == 1
-                and pt[p, PT_PAUSE_SENT] == 0
-                and pt[p, PT_INBYTES] > pfc_threshold(pt, cfg, cf, swused, p, node)
-            ):
+            if cfg[C_PFC] == 1 and pt[p, PT_PAUSE_SENT] == 0 and should_pause(pt, cfg, cf, swused, p, node):
                 send_pfc(pt, h, g, p, 1, log)
             try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, q)
         elif kind == EV_PFC:
