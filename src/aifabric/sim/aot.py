@@ -16,8 +16,10 @@ time, so a run never imports numba. Building compiles ``kernel.run`` and the pat
 from __future__ import annotations
 
 import functools
+import os
 import pickle
 import sys
+import tempfile
 import time
 import types
 from pathlib import Path
@@ -88,14 +90,17 @@ def _compile(stem: str, sources: list[Path], exports: dict) -> Path:
 
     out = _aot.artifact(stem, sources)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with warnings.catch_warnings():
+    # built in a scratch folder and moved into place in one step: a process starting meanwhile
+    # sees no build or a whole one, never a half-written file
+    with warnings.catch_warnings(), tempfile.TemporaryDirectory(dir=out.parent) as tmp:
         warnings.simplefilter("ignore")  # numba.pycc's deprecation notice
         cc = CC(out.name.split(".")[0])
-        cc.output_dir = str(out.parent)
+        cc.output_dir = tmp
         cc.verbose = False
         for name, (fn, sig) in exports.items():
             cc.export(name, sig)(fn)
         cc.compile()
+        os.replace(Path(tmp) / out.name, out)
     return out
 
 
@@ -114,9 +119,11 @@ def build(force: bool = False, echo=print) -> list[Path]:
     run = _aot.artifact("kernel", SOURCES)
     if force or not run.exists() or not _constants_path().exists():
         t = time.perf_counter()
-        _compile("kernel", SOURCES, {"run": (K.run.py_func, _run_signature())})
         constants = {n: v for n, v in vars(K).items() if n.isupper() and type(v) is int}
-        _constants_path().write_bytes(pickle.dumps(constants))
+        tmp = _constants_path().with_suffix(".tmp")
+        tmp.write_bytes(pickle.dumps(constants))
+        os.replace(tmp, _constants_path())  # before the extension: a build is whole when it exists
+        _compile("kernel", SOURCES, {"run": (K.run.py_func, _run_signature())})
         echo(f"built {run} ({time.perf_counter() - t:.0f} s)")
     done.append(run)
     kernel.cache_clear()
