@@ -7,7 +7,7 @@ Python / numpy / numba versions); then it returns a namespace with the build's `
 kernel module's table-layout constants (``PT_*``, ``FL_*``, ``G_*``, ``ST_*``, …) as saved at build
 time, so a run never imports numba. Building compiles ``kernel.run`` and the path model's BFS
 (:mod:`aifabric.flow._bfs_jit`) with ``numba.pycc`` into C extensions next to numba's own cache
-(``__pycache__``, or ``AIFABRIC_AOT_DIR``): about 1–2 minutes. ``AIFABRIC_AOT=0`` ignores a build.
+(``__pycache__``, or ``AIFABRIC_AOT_DIR``): 20 s to 2.5 minutes on 2 cores. ``AIFABRIC_AOT=0`` ignores a build.
 
     python -m aifabric.sim.aot          # build (or say that the build is current)
     python -m aifabric.sim.aot --check  # exit 0 when a current build exists, 1 when not
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     if current and not a.force:
         print(f"current: {_aot.artifact('kernel', SOURCES).parent}")
         return 0
-    print("building the ahead-of-time kernels (numba.pycc; about 1-2 minutes)", file=sys.stderr)
+    print("building the ahead-of-time kernels (numba.pycc; under a minute to a few)", file=sys.stderr)
     build(force=a.force)
     return 0
 
