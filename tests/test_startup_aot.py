@@ -53,6 +53,29 @@ def test_a_stale_build_is_not_loaded(tmp_path, monkeypatch):
     assert _aot.load("t", [src]) is None
 
 
+def test_numba_disable_jit_means_plain_python(tmp_path, monkeypatch):
+    """NUMBA_DISABLE_JIT=1 (the tests' plain-Python kernel) is honoured even with a build present:
+    the loader does not open it. A damaged file is not loaded either (the JIT kernel runs)."""
+    import importlib.machinery
+
+    monkeypatch.setenv(_aot.DIR_ENV, str(tmp_path))
+    src = tmp_path / "k.py"
+    src.write_text("X = 1\n")
+    _aot.artifact("t", [src]).write_bytes(b"not an extension")
+    opened = []
+
+    class Spy(importlib.machinery.ExtensionFileLoader):
+        def __init__(self, name, path):
+            opened.append(path)
+            super().__init__(name, path)
+
+    monkeypatch.setattr(importlib.machinery, "ExtensionFileLoader", Spy)
+    monkeypatch.setenv("NUMBA_DISABLE_JIT", "1")
+    assert _aot.load("t", [src]) is None and opened == []
+    monkeypatch.setenv("NUMBA_DISABLE_JIT", "0")
+    assert _aot.load("t", [src]) is None and len(opened) == 1
+
+
 _RUN = (
     "import json, sys\n"
     "from aifabric.cli import run\n"

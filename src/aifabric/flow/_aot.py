@@ -65,20 +65,25 @@ def artifact(stem: str, sources: list[Path]) -> Path:
 
 
 def load(stem: str, sources: list[Path]):
-    """The built extension module of ``sources``, or None (not built for these sources, or
-    ``AIFABRIC_AOT=0``)."""
+    """The built extension module of ``sources``, or None (not built for these sources,
+    ``AIFABRIC_AOT=0``, or ``NUMBA_DISABLE_JIT`` set: then the kernels run as plain Python)."""
     if os.environ.get(ENV, "").strip() == "0":
         return None
+    if os.environ.get("NUMBA_DISABLE_JIT", "0").strip() not in ("", "0"):
+        return None  # the kernels as plain Python were asked for (the tests compare them)
     path = artifact(stem, sources)
     if not path.exists():
         return None
     name = path.name.split(".")[0]
     if name in sys.modules:
         return sys.modules[name]
-    loader = importlib.machinery.ExtensionFileLoader(name, str(path))
-    spec = importlib.util.spec_from_file_location(name, str(path), loader=loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
+    try:
+        loader = importlib.machinery.ExtensionFileLoader(name, str(path))
+        spec = importlib.util.spec_from_file_location(name, str(path), loader=loader)
+        mod = importlib.util.module_from_spec(spec)
+        loader.exec_module(mod)
+    except (ImportError, OSError):  # a damaged or foreign file: the JIT kernel, as without a build
+        return None
     sys.modules[name] = mod
     return mod
 
