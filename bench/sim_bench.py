@@ -13,7 +13,11 @@ numpy, pydantic, typer and — with the JIT kernel — numba, which the estimate
 The kernel column says which kernel ran: ``aot`` when an ahead-of-time build matches the sources
 (``python -m aifabric.sim.aot``), else ``jit``; ``--jit`` forces numba's JIT (``AIFABRIC_AOT=0``).
 
-    .venv/bin/python bench/sim_bench.py [--repeat 3] [--no-scaling] [--markdown] [--jit]
+    .venv/bin/python bench/sim_bench.py [--repeat 3] [--no-scaling] [--markdown] [--jit] [--htsim BIN]
+
+``--htsim BIN`` runs htsim's RoCE binary (csg-htsim's ``htsim_roce``, built separately) on the
+peer scenario files of perm128, incast32 and perm1024, alternating with ours, and prints the
+paired ratios (same machine, same run).
 """
 
 from __future__ import annotations
@@ -127,6 +131,35 @@ def run_once(scenario: Path) -> dict:
     }
 
 
+# htsim's RoCE binary (Broadcom/csg-htsim, sim/datacenter/htsim_roce) on the same cases, as
+# peer-baselines.md describes them: the connection matrices in ../shared/reference/peer-scenarios,
+# 3-tier fat tree, 100 Gb/s, 1 us per hop, no switch latency, PFC pause above 15 / resume below 12
+# packets, ECMP at the switches, no congestion control; -end long enough for every flow to finish
+PEER_DIR = ROOT.parent / "shared" / "reference" / "peer-scenarios"
+HTSIM = {
+    "perm128": ("perm128_2MB.cm", 128, 5_000),
+    "incast32": ("incast32to1_128_2MB.cm", 128, 10_000),
+    "perm1024": ("perm1024_2MB.cm", 1024, 20_000),
+}
+
+
+def htsim_once(binary: str, name: str) -> dict:
+    cm, nodes, end_us = HTSIM[name]
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [
+            "/usr/bin/time", "-v", binary, "-tm", str(PEER_DIR / cm), "-nodes", str(nodes),
+            "-strat", "ecmp_host", "-mtu", "4000", "-linkspeed", "100000", "-hop_latency", "1",
+            "-switch_latency", "0", "-pfc_thresholds", "12", "15", "-end", str(end_us),
+            "-o", str(Path(tmp) / "logout.dat"),
+        ]  # fmt: skip
+        p = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+    if p.returncode != 0:
+        raise RuntimeError(f"htsim {name}: exit {p.returncode}: {p.stderr[-1000:]}")
+    wall = _gnu_time(p.stderr, r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)")
+    rss_kb = float(re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr).group(1))
+    return {"wall_s": wall, "rss_mib": rss_kb / 1024}
+
+
 def _gnu_time(text: str, pattern: str) -> float:
     v = re.search(pattern, text).group(1)
     parts = [float(x) for x in v.split(":")]
@@ -136,10 +169,15 @@ def _gnu_time(text: str, pattern: str) -> float:
     return s
 
 
-def bench(scenario: Path, repeat: int) -> dict:
+def bench(scenario: Path, repeat: int, htsim: str | None = None) -> dict:
     load = os.getloadavg()[0]  # before this case's runs, as `uptime` shows it
     run_once(scenario)  # warm the kernel cache
-    runs = [run_once(scenario) for _ in range(repeat)]
+    peer = []
+    runs = []
+    for _ in range(repeat):  # ours and htsim's alternately: paired, same load
+        runs.append(run_once(scenario))
+        if htsim:
+            peer.append(htsim_once(htsim, scenario.stem))
     med = {k: statistics.median(r[k] for r in runs) for k in ("wall_s", "rss_mib", "engine_wall_s")}
     out = dict(runs[0])
     out.update(med)
@@ -147,6 +185,10 @@ def bench(scenario: Path, repeat: int) -> dict:
     out["runs_wall_s"] = [round(r["wall_s"], 2) for r in runs]
     out["load_avg_1min"] = round(load, 2)
     out["estimate_mib"] = guard_estimate_mib(scenario)
+    if peer:
+        out["htsim_wall_s"] = statistics.median(r["wall_s"] for r in peer)
+        out["htsim_rss_mib"] = statistics.median(r["rss_mib"] for r in peer)
+        out["htsim_runs_wall_s"] = [round(r["wall_s"], 2) for r in peer]
     return out
 
 
@@ -157,6 +199,11 @@ def main(argv=None) -> int:
     ap.add_argument("--only", nargs="*", help="scenario names to run")
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
     ap.add_argument("--jit", action="store_true", help="numba's JIT kernel even when an AOT build exists")
+    ap.add_argument(
+        "--htsim",
+        metavar="BIN",
+        help="htsim_roce binary: run htsim on perm128 / incast32 / perm1024 alternately",
+    )
     a = ap.parse_args(argv)
     if a.jit:
         ENV["AIFABRIC_AOT"] = "0"
@@ -170,7 +217,7 @@ def main(argv=None) -> int:
     names = a.only or PEER
     for name in names:
         if name in PEER:
-            r = bench(ROOT / "scenarios" / f"{name}.yaml", a.repeat)
+            r = bench(ROOT / "scenarios" / f"{name}.yaml", a.repeat, a.htsim if name in HTSIM else None)
             rows.append((name, r))
             print(json.dumps({"case": name, **r}), file=sys.stderr)
     if not a.no_scaling and not a.only:
@@ -197,6 +244,19 @@ def main(argv=None) -> int:
                 f"{'≤ ' + str(tgt) + ' s' if tgt else '—'} | {PEER_WALL.get(name, '—')} | "
                 f"{r['load_avg_1min']:.2f} |"
             )
+        paired = [(n, r) for n, r in rows if "htsim_wall_s" in r]
+        if paired:
+            print("\nPaired with htsim in the same run (runs alternating, medians):\n")
+            print(
+                "| case | ours wall (s) | htsim wall (s) | wall: ours / htsim | ours RSS | htsim RSS | RSS: ours / htsim |"
+            )
+            print("|---|---:|---:|---:|---:|---:|---:|")
+            for n, r in paired:
+                print(
+                    f"| {n} | {r['wall_s']:.2f} | {r['htsim_wall_s']:.2f} ({', '.join(map(str, r['htsim_runs_wall_s']))}) | "
+                    f"{r['wall_s'] / r['htsim_wall_s']:.2f}× | {r['rss_mib']:.0f} MiB | {r['htsim_rss_mib']:.1f} MiB | "
+                    f"{r['rss_mib'] / r['htsim_rss_mib']:.2f}× |"
+                )
     else:
         print(json.dumps(dict(rows), indent=2))
     return 0
