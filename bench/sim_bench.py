@@ -134,7 +134,8 @@ def run_once(scenario: Path) -> dict:
 # htsim's RoCE binary (Broadcom/csg-htsim, sim/datacenter/htsim_roce) on the same cases, as
 # peer-baselines.md describes them: the connection matrices in ../shared/reference/peer-scenarios,
 # 3-tier fat tree, 100 Gb/s, 1 us per hop, no switch latency, PFC pause above 15 / resume below 12
-# packets, ECMP at the switches, no congestion control; -end long enough for every flow to finish
+# packets, ECMP at the switches (one path entropy per flow: -paths 1), no congestion control; -end
+# long enough for every flow to finish
 PEER_DIR = ROOT.parent / "shared" / "reference" / "peer-scenarios"
 HTSIM = {
     "perm128": ("perm128_2MB.cm", 128, 5_000),
@@ -148,7 +149,7 @@ def htsim_once(binary: str, name: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [
             "/usr/bin/time", "-v", binary, "-tm", str(PEER_DIR / cm), "-nodes", str(nodes),
-            "-strat", "ecmp_host", "-mtu", "4000", "-linkspeed", "100000", "-hop_latency", "1",
+            "-strat", "ecmp_host", "-paths", "1", "-mtu", "4000", "-linkspeed", "100000", "-hop_latency", "1",
             "-switch_latency", "0", "-pfc_thresholds", "12", "15", "-end", str(end_us),
             "-o", str(Path(tmp) / "logout.dat"),
         ]  # fmt: skip
