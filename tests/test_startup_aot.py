@@ -76,6 +76,19 @@ def test_numba_disable_jit_means_plain_python(tmp_path, monkeypatch):
     assert _aot.load("t", [src]) is None and len(opened) == 1
 
 
+def test_arguments_the_build_refuses_go_to_the_jit_kernel():
+    from aifabric.sim.aot import run_or_jit
+
+    def aot(x):
+        if not isinstance(x, int):
+            raise TypeError("can't unbox")
+        return ("aot", x)
+
+    run = run_or_jit(aot, lambda: lambda x: ("jit", x))
+    assert run(3) == ("aot", 3)
+    assert run(3.5) == ("jit", 3.5)
+
+
 _RUN = (
     "import json, sys\n"
     "from aifabric.cli import run\n"

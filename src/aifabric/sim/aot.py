@@ -43,10 +43,30 @@ def kernel():
         except (OSError, pickle.UnpicklingError, EOFError):
             constants = None
         if constants is not None:
-            return types.SimpleNamespace(**constants, run=mod.run, AOT=True)
+            return types.SimpleNamespace(**constants, run=run_or_jit(mod.run, _jit_run), AOT=True)
     from aifabric.sim import kernel as K
 
     return K
+
+
+def _jit_run():
+    from aifabric.sim import kernel as K
+
+    return K.run
+
+
+def run_or_jit(aot_run, jit_run):
+    """``aot_run``, or — when it refuses the arguments' types (the build has one signature, the
+    engine's tables: C-contiguous int64/float64 arrays; the kernel itself raises nothing) — the
+    same function through numba's JIT, ``jit_run()``."""
+
+    def run(*args):
+        try:
+            return aot_run(*args)
+        except TypeError:
+            return jit_run()(*args)
+
+    return run
 
 
 def uses_aot() -> bool:
