@@ -8,6 +8,9 @@ package it does not need, so it can run in CI (``python bench/startup_budget.py`
 import time only (not the run itself), set with headroom over the medians measured on a loaded
 2-core machine (bench/RESULTS.md, "Start-up"); ``--markdown`` prints a table.
 
+With an ahead-of-time kernel build current (``python -m aifabric.sim.aot --check``), ``simulate``
+must not load numba either (the build replaces the JIT kernels); the table says which kernel ran.
+
     PYTHONPATH=src python bench/startup_budget.py [--repeat N] [--markdown]
 """
 
@@ -118,8 +121,16 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--markdown", action="store_true")
     a = ap.parse_args()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(ROOT / "src")
+    chk = subprocess.run(
+        [sys.executable, "-m", "aifabric.sim.aot", "--check"], capture_output=True, cwd=ROOT, env=env
+    )
+    aot = chk.returncode == 0 and os.environ.get("AIFABRIC_AOT", "") != "0"
     rows, bad = [], []
     for label, argv, budget, forbidden in COMMANDS:
+        if aot and argv[0] == "simulate" and "--help" not in argv:
+            forbidden = (*forbidden, "numba")
         measure(argv)  # warm-up (not counted): bytecode and numba's kernel cache written
         runs = [measure(argv) for _ in range(a.repeat)]
         wall = statistics.median(r[0] for r in runs)
@@ -132,7 +143,7 @@ def main() -> int:
         rows.append((label, wall, imp, budget, ", ".join(sorted(loaded)) or "-", ", ".join(extra) or "-", ok))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     if a.markdown:
-        print(f"load average (1 min) {load:.2f}, median of {a.repeat}\n")
+        print(f"load average (1 min) {load:.2f}, median of {a.repeat}, kernel {'aot' if aot else 'jit'}\n")
         print(
             "| command | process (s) | imports (ms) | budget (ms) | heavy packages loaded | not needed | ok |"
         )
@@ -147,7 +158,7 @@ def main() -> int:
                 f"{r[0]:28s} process {r[1]:.2f} s  imports {r[2]:.0f} ms (budget {r[3]})  loaded: {r[4]}  "
                 f"not needed: {r[5]}  {'ok' if r[6] else 'OVER'}"
             )
-        print(f"load average (1 min) {load:.2f}")
+        print(f"load average (1 min) {load:.2f}, kernel {'aot' if aot else 'jit'}")
     return 1 if bad else 0
 
 

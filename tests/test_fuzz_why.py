@@ -274,8 +274,14 @@ def test_first_run_notice(tmp_path, monkeypatch):
     assert not sim_cli.cache_is_cold(fresh.f)
     sc = tmp_path / "s.yaml"
     sc.write_text(SMALL)
+    import aifabric.sim.aot as aot
+
+    monkeypatch.setattr(aot, "uses_aot", lambda: False)  # the JIT kernel (an AOT build compiles nothing)
     monkeypatch.setattr(sim_cli, "cache_is_cold", lambda fn: True)
     assert sim_cli.COMPILE_NOTICE in cli(["simulate", str(sc)]).stderr
+    monkeypatch.setattr(aot, "uses_aot", lambda: True)
+    assert sim_cli.COMPILE_NOTICE not in cli(["simulate", str(sc)]).stderr
+    monkeypatch.setattr(aot, "uses_aot", lambda: False)
     monkeypatch.setattr(sim_cli, "cache_is_cold", lambda fn: False)
     assert sim_cli.COMPILE_NOTICE not in cli(["simulate", str(sc)]).stderr
 

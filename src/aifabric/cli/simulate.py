@@ -152,6 +152,10 @@ def cache_is_cold(dispatcher) -> bool:
 def _compile_notice(mode: str = "packet") -> None:
     """On a cold numba cache, say on stderr that this run compiles first (about a minute)."""
     if mode == "packet":
+        from aifabric.sim.aot import uses_aot
+
+        if uses_aot():  # an ahead-of-time build (python -m aifabric.sim.aot): nothing to compile
+            return
         from aifabric.sim import kernel as K
 
         fn = K.run

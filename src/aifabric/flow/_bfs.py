@@ -11,33 +11,23 @@ levels) where this takes about a second.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
-from numba import njit
+
+SOURCES = [Path(__file__).with_name("_bfs_jit.py")]
 
 
-@njit(cache=True)
-def _bfs_all(indptr, indices, att_sw, dist_t, far):  # pragma: no cover - compiled
-    """``dist_t[a, s]``: one BFS per leaf ``a``, each writing a contiguous row (cache-friendly)."""
-    ns = len(indptr) - 1
-    queue = np.empty(ns, np.int64)
-    for a in range(len(att_sw)):
-        d = dist_t[a]
-        for s in range(ns):
-            d[s] = far
-        root = att_sw[a]
-        d[root] = 0
-        queue[0] = root
-        head, tail = 0, 1
-        while head < tail:
-            u = queue[head]
-            head += 1
-            du = d[u] + 1
-            for k in range(indptr[u], indptr[u + 1]):
-                v = indices[k]
-                if d[v] == far:
-                    d[v] = du
-                    queue[tail] = v
-                    tail += 1
+def _kernel():
+    """The BFS kernel: its ahead-of-time build when one matches ``_bfs_jit.py``, else numba's JIT."""
+    from aifabric.flow import _aot
+
+    mod = _aot.load("bfs", SOURCES)
+    if mod is not None:
+        return mod.bfs_all
+    from aifabric.flow._bfs_jit import _bfs_all
+
+    return _bfs_all
 
 
 def leaf_distances(
@@ -62,7 +52,7 @@ def leaf_distances(
     indices = np.ascontiguousarray(dst[order])
     dist_t = np.empty((len(att_sw), num_switches), dtype=np.int32)
     if num_switches and len(att_sw):
-        _bfs_all(indptr, indices, np.asarray(att_sw, dtype=np.int64), dist_t, np.int32(far))
+        _kernel()(indptr, indices, np.asarray(att_sw, dtype=np.int64), dist_t, np.int32(far))
     return dist_t if leaf_major else np.ascontiguousarray(dist_t.T)
 
 

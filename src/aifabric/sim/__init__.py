@@ -39,7 +39,7 @@ def simulate(scenario, flows=None, topology=None, progress=None) -> Results:
 
     from aifabric.errors import InputError
     from aifabric.sim import engine
-    from aifabric.sim import kernel as K
+    from aifabric.sim.engine import K
 
     t0 = time.perf_counter()
     if scenario.topology is None and topology is None:
@@ -81,7 +81,7 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
     import numpy as np
 
     from aifabric.sim import engine
-    from aifabric.sim import kernel as K
+    from aifabric.sim.engine import K
     from aifabric.sim.results import Results
 
     fl, pt, g = st.fl, st.pt, st.g
@@ -292,7 +292,7 @@ def deadlock_cycle(topo, pt) -> list[str]:
     blocked egresses of b, where the packets charged to p's ingress sit. Empty if none found."""
     import numpy as np
 
-    from aifabric.sim import kernel as K
+    from aifabric.sim.engine import K
 
     queued = (pt[:, K.PT_DH] >= 0) | ((pt[:, K.PT_NODE_IS_HOST] == 1) & (pt[:, K.PT_FH] >= 0))
     stuck = (pt[:, K.PT_PAUSED] == 1) | (pt[:, K.PT_STALL_T0] >= 0)

@@ -14,7 +14,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from aifabric.errors import InputError
-from aifabric.sim import kernel as K
+from aifabric.sim.aot import kernel as _kernel
+
+# the packet kernel: numba's JIT (aifabric.sim.kernel), or its ahead-of-time build when one matches
+# kernel.py (aifabric.sim.aot; the same compiled function without importing numba)
+K = _kernel()
 
 # kernel routing codes of the modes (aifabric.scenario.ROUTING_MODES): 0 the precomputed path
 # (ecmp hash / static LFT), 1 per-packet adaptive, 2 flowlet, 3 oblivious per-packet spraying,
