@@ -41,7 +41,6 @@ Paths are returned as directed link ids ``2*link + dir`` (``dir`` 0 when travers
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from aifabric.errors import InputError
 from aifabric.flow.hashing import ROCE_DPORT, UDP_PROTO, ecmp_hashes, flow_sport, switch_salts
@@ -258,6 +257,8 @@ class PathModel:
             jh = (h % k.astype(np.uint64)).astype(np.int64)
             la = self.topo.link_a.astype(np.int64)
             dirs = (la[np.maximum(links, 0)] != node[:, None]).astype(np.int64)
+            from aifabric.flow._flowlet_jit import _flowlet_pick  # numba only where flowlets run
+
             j = _flowlet_pick(valid, links, dirs, jh, self._flowlet_load)
         pos = np.argmax(np.cumsum(valid, axis=1) > j[:, None], axis=1)
         return links[np.arange(len(k)), pos]
@@ -478,40 +479,6 @@ def _check_split_memory(entries: int, done: int, total: int) -> None:
 def directed_rates_bps(topo: Topology) -> np.ndarray:
     """Capacity of each directed link id (``2*link + dir``): the link rate, both directions."""
     return np.repeat(topo.link_rate_bps.astype(np.float64), 2)
-
-
-@njit(cache=True)
-def _flowlet_pick(valid, links, dirs, jh, load):
-    """Per row (flows in order): the index among its valid options of the least-loaded egress
-    (directed link ``2*link + dir``), the hashed option ``jh`` when it is one of the least loaded,
-    else the first in link order; the chosen egress's load grows by one flow."""
-    n, w = valid.shape
-    out = np.zeros(n, np.int64)
-    for r in range(n):
-        best = -1
-        jbest = 0
-        jhash = -1
-        c = 0
-        for col in range(w):
-            if not valid[r, col]:
-                continue
-            d = 2 * links[r, col] + dirs[r, col]
-            if best < 0 or load[d] < best:
-                best = load[d]
-                jbest = c
-            if c == jh[r]:
-                jhash = load[d]
-            c += 1
-        j = jh[r] if jhash == best else jbest
-        out[r] = j
-        c = 0
-        for col in range(w):
-            if valid[r, col]:
-                if c == j:
-                    load[2 * links[r, col] + dirs[r, col]] += 1
-                    break
-                c += 1
-    return out
 
 
 def link_rates_bps(topo: Topology, routing: str) -> np.ndarray:
