@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow test-validation test-latest lint lock bench clean
+.PHONY: demo aot test test-slow test-validation test-latest lint lock bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,10 @@ $(STAMP): $(BIN)/python pyproject.toml requirements.lock
 
 demo: $(STAMP)
 	$(BIN)/aifabric compare --report report.html
+
+# optional: the packet kernel compiled ahead of time (simulate starts without numba; README "Speed")
+aot: $(STAMP)
+	$(BIN)/python -m aifabric.sim.aot
 
 test: $(STAMP)
 	bash scripts/ensure-chromium.sh
