@@ -12,7 +12,8 @@ from aifabric.cli import app
 from aifabric.errors import InputError
 from aifabric.hardware.catalog import load_catalog
 from aifabric.scenario import AdvisorSpec
-from aifabric.stages.design import DesignInput, default_options, design, options_for
+from aifabric.stages.design import DesignInput, default_options, design
+from aifabric.stages.design_options import options_for
 
 
 @pytest.fixture(scope="module")

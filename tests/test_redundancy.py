@@ -196,7 +196,8 @@ def test_compare_options_carry_redundancy_to_every_design():
     """advisor.dual_tor / spine_spares reach plan_fabric through DesignOption.plan_kw: the RoCE design
     is dual-homed with a spare spine, InfiniBand gets the spare and a note instead of dual-ToR."""
     from aifabric.scenario import AdvisorSpec
-    from aifabric.stages.design import DesignInput, design, options_for
+    from aifabric.stages.design import DesignInput, design
+    from aifabric.stages.design_options import options_for
 
     a = AdvisorSpec(gpus=256, dual_tor=True, spine_spares=1)
     ev = design(DesignInput(256, "h100", options_for(a, CAT.get("gpu", "h100"), CAT), CAT))

@@ -59,7 +59,7 @@ def test_scheduled_is_a_mode_and_refused_on_infiniband():
 
 
 def test_jericho3_ai_design_routes_scheduled():
-    from aifabric.stages.design import _design_routing
+    from aifabric.stages.design_options import _design_routing
 
     assert _design_routing("jericho3-ai-400g", "roce", None, None) == ("scheduled", "")
 

@@ -20,7 +20,8 @@ from typing import Any
 
 from aifabric.errors import InputError
 from aifabric.stages.decide import Decision, decide
-from aifabric.stages.design import DesignEvidence, DesignInput, design, options_for
+from aifabric.stages.design import DesignEvidence, DesignInput, design
+from aifabric.stages.design_options import options_for
 from aifabric.stages.measure import NetworkEvidence, measure
 from aifabric.stages.performance import PerformanceEvidence, performance, server_usd_per_gpu
 from aifabric.stages.risk import RiskEvidence, assess
