@@ -137,6 +137,26 @@ def test_objective_reads_the_risk_items_kind(kind):
     assert shared == pytest.approx(0.2 * 0.1 * 0.5 if kind == "share" else base)
 
 
+def test_a_storage_share_the_scenario_fixed_is_not_sampled():
+    """risk: {probability: {storage-incast: X}} fixes the share's persistence (low = high): the
+    Monte-Carlo and the sensitivity table must not sample storage_share over 0-50 % then (they did,
+    so a user's "storage has its own network" was ignored by probability_best)."""
+    from aifabric.stages.objective import uncertain_inputs
+
+    def item(rng):
+        return RiskItem(
+            "storage-incast", "", 1.0, 1.0, 1.0, 0.0, "network communication",
+            persistence=0.25, kind="share", persistence_range=rng,
+        )  # fmt: skip
+
+    from types import SimpleNamespace
+
+    no_designs = SimpleNamespace(fabrics=())  # prices are not what this test is about
+    free = [u.name for u in uncertain_inputs(no_designs, _objective(item((0.0, 0.5))), "some")]
+    fixed = [u.name for u in uncertain_inputs(no_designs, _objective(item((0.0, 0.0))), "some")]
+    assert "storage_share" in free and "storage_share" not in fixed
+
+
 def test_risk_items_carry_their_kind():
     """In a compare run every risk item has a kind; the library's mistakes and adaptive-routing-off are
     mistakes, storage-incast is a share, the rest faults."""

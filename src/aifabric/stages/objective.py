@@ -389,7 +389,10 @@ def uncertain_inputs(design, objective: Objective, expertise: str) -> list[Uncer
                 )
             )
     storage = [i for k in objective.designs for i in objective.risk_items.get(k, ()) if i.kind == "share"]
-    if storage:
+    fixed = all(
+        i.persistence_range is not None and i.persistence_range[0] == i.persistence_range[1] for i in storage
+    )
+    if storage and not fixed:  # a share the scenario's risk: section fixed is not sampled
         out.append(
             UncertainInput(
                 "storage_share",

@@ -101,6 +101,8 @@ class RiskItem:
     # failure or firmware bug, its rate is the hardware's; "share" — a condition present a share of the
     # time (storage traffic on the back-end fabric), its persistence is that share
     kind: str = "fault"
+    # (low, high) of the persistence; equal when the scenario's risk: section fixed it
+    persistence_range: tuple[float, float] | None = None
 
     def detail(self) -> dict:
         """The ``risk_detail`` entry of compare's JSON."""
@@ -440,6 +442,7 @@ def assess(
                         p * d * ell,
                         (pl * dl * ell, ph * dh * ell),
                         _KIND_OF_TRIGGER[LIBRARY[sid].kind],
+                        (dl, dh),
                     )
                 )
             if fd.technology == "roce" and rm.jitter_sweep:
