@@ -442,7 +442,8 @@ def assess(
                         p * d * ell,
                         (pl * dl * ell, ph * dh * ell),
                         _KIND_OF_TRIGGER[LIBRARY[sid].kind],
-                        (dl, dh),
+                        # the persistence range; a share only the user's risk: section fixes is fixed
+                        (dl, dh) if sid != "storage-incast" or "storage-incast" in spec.probability else None,
                     )
                 )
             if fd.technology == "roce" and rm.jitter_sweep:
