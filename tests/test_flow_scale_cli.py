@@ -154,14 +154,17 @@ def test_estimate_bounds_the_measured_peak_rss():
 
     root = Path(__file__).resolve().parents[1]
     args = ["collective", "all-to-all", "--mode", "flow", "--gpus", "8192", "--planes", "2", *ONE]
-    # the child reports its own peak RSS (RUSAGE_CHILDREN would be the largest of every earlier child)
+    # the child reports its own peak RSS: VmHWM of its address space (RUSAGE_CHILDREN is the largest
+    # of every earlier child, and ru_maxrss survives exec, so a child of a big pytest process inherits
+    # the parent's high-water mark)
     code = (
-        "import resource, sys\n"
+        "import re, sys\n"
         "from aifabric.cli import run\n"
         "try:\n"
         "    raise SystemExit(run(sys.argv[1:]))\n"
         "finally:\n"
-        "    print('PEAK_KIB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+        "    hwm = re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status').read()).group(1)\n"
+        "    print('PEAK_KIB', hwm, file=sys.stderr)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code, *args],
