@@ -17,18 +17,9 @@ from aifabric.scenario import routing_mode, scenario_from_dict
 from aifabric.sim import simulate
 from aifabric.stages import routing_validation as rv
 from aifabric.topology.builders import from_spec
-from test_sim_support import scenario
+from test_sim_support import LS, PERM, scenario
 
 runner = CliRunner()
-LS = {
-    "kind": "leaf-spine",
-    "leaves": 4,
-    "spines": 4,
-    "hosts_per_leaf": 4,
-    "link_rate": "100Gbps",
-    "link_delay": "1us",
-}
-PERM = {"kind": "permutation", "flow_size": "400KB"}
 
 
 # ---- names ---------------------------------------------------------------------------------------

@@ -14,17 +14,8 @@ from aifabric.flow import simulate_flows
 from aifabric.scenario import scenario_from_dict
 from aifabric.sim import simulate
 from aifabric.topology.builders import from_spec
-from test_sim_support import PKT, scenario
+from test_sim_support import LS, PERM, PKT, scenario
 
-LS = {
-    "kind": "leaf-spine",
-    "leaves": 4,
-    "spines": 4,
-    "hosts_per_leaf": 4,
-    "link_rate": "100Gbps",
-    "link_delay": "1us",
-}
-PERM = {"kind": "permutation", "flow_size": "400KB"}
 INCAST = {"kind": "incast", "senders": 12, "receiver": 0, "flow_size": "400KB"}
 
 

@@ -5,6 +5,16 @@ from __future__ import annotations
 from aifabric.scenario import scenario_from_dict
 
 PKT = 4064  # 4000 B payload + 64 B header
+# a 4 × 4 × 4 leaf-spine at 100G and a permutation on it (routing-mode tests)
+LS = {
+    "kind": "leaf-spine",
+    "leaves": 4,
+    "spines": 4,
+    "hosts_per_leaf": 4,
+    "link_rate": "100Gbps",
+    "link_delay": "1us",
+}
+PERM = {"kind": "permutation", "flow_size": "400KB"}
 SER_100G_PS = PKT * 8 * 10**12 // (100 * 10**9)  # 325,120 ps
 ACK_100G_PS = 64 * 8 * 10**12 // (100 * 10**9)
 
