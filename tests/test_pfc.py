@@ -209,14 +209,7 @@ def test_real_sonic_lookup_rows_translate_and_cover_the_floor():
     n = 0
     for f in sorted(real.glob("pg_profile_lookup.*.ini")):
         for row in read_pg_lookup(f).rows.values():
-            prof = {
-                "dynamic_th": str(row.threshold),
-                "xoff": str(row.xoff_bytes),
-                "xon": str(row.xon_bytes),
-                "size": str(row.size_bytes),
-            }
-            if row.xon_offset_bytes is not None:
-                prof["xon_offset"] = str(row.xon_offset_bytes)
+            prof = row.profile()
             p = pfc.from_sonic(prof, f.name)
             assert p.mode == "dynamic" and p.alpha == 2.0**row.threshold
             assert (p.headroom, p.reserve, p.xon) == (row.xoff_bytes, row.size_bytes, row.xon_bytes)

@@ -198,15 +198,7 @@ def _lossless_pg_profiles(dev: Device) -> dict[tuple[str, int], tuple[str, dict[
                 row = dev.lookup.get(speed, cable)
                 if row is not None:
                     name = f"pg_lossless_{speed}_{cable}_profile"
-                    prof = {
-                        "pool": "ingress_lossless_pool",
-                        "size": str(row.size_bytes),
-                        "xon": str(row.xon_bytes),
-                        "xoff": str(row.xoff_bytes),
-                        "dynamic_th": str(row.threshold),
-                    }
-                    if row.xon_offset_bytes is not None:
-                        prof["xon_offset"] = str(row.xon_offset_bytes)
+                    prof = {"pool": "ingress_lossless_pool", **row.profile()}
                     out[(port, pg)] = (name, prof, True)
     return out
 

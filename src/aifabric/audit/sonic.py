@@ -115,6 +115,18 @@ class LookupRow:
     threshold: int  # becomes dynamic_th (or static_th when the pool is static)
     xon_offset_bytes: int | None = None
 
+    def profile(self) -> dict[str, str]:
+        """The BUFFER_PROFILE fields buffermgrd writes for this row (no pool), as CONFIG_DB strings."""
+        prof = {
+            "size": str(self.size_bytes),
+            "xon": str(self.xon_bytes),
+            "xoff": str(self.xoff_bytes),
+            "dynamic_th": str(self.threshold),
+        }
+        if self.xon_offset_bytes is not None:
+            prof["xon_offset"] = str(self.xon_offset_bytes)
+        return prof
+
 
 @dataclass(frozen=True)
 class PgLookup:
