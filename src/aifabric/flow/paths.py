@@ -68,7 +68,7 @@ def flow_routing(routing: str) -> str:
     return mode
 
 
-SPLIT_BLOCK = 1024  # flows expanded at once by PathModel.split (bounds its temporaries)
+SPLIT_BLOCK = 1024  # (source, destination) pairs split per kernel call; memory checked between calls
 _FAR = np.int32(1 << 20)
 _CHUNK = 262_144
 _BFS_CELLS = 1 << 24
@@ -313,35 +313,80 @@ class PathModel:
     # ---- per-packet modes: every flow split evenly over its equal-cost paths ----------------------
     def split(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(fptr, flink, fw)``: flow ``i`` crosses directed links ``flink[fptr[i]:fptr[i+1]]``
-        carrying the shares ``fw`` of its bytes — at every hop its mass is divided evenly over the
-        equal-cost next hops (the fluid limit of per-packet adaptive routing / spraying). Flows
-        are expanded in blocks of :data:`SPLIT_BLOCK` so that the per-hop (flow, node, neighbour)
-        temporaries stay bounded on large fabrics (a 16,384-GPU three-tier permutation needed
-        over 20 GB in one piece); the result is the same."""
+        (ascending) carrying the shares ``fw`` of its bytes — at every hop its mass is divided evenly
+        over the equal-cost next hops (the fluid limit of per-packet adaptive routing / spraying).
+        Flows with the same (source, destination) split alike, so each pair is split once, in the
+        numba kernel :func:`aifabric.flow._split_jit.split_flows` (bit-identical to the numpy
+        expansion :meth:`_split_reference`, tested), and its entries are copied to every flow of
+        the pair. The entries are checked against memory as they are built, extrapolated from the
+        pairs split so far (a flow leaving its pod on a three-tier fabric spreads over every spine
+        and core link of its plane: thousands of entries)."""
         src = np.asarray(src, dtype=np.int64)
         dst = np.asarray(dst, dtype=np.int64)
-        if len(src) > SPLIT_BLOCK:
-            parts = []
-            done = entries = 0
-            for i in range(0, len(src), SPLIT_BLOCK):
-                parts.append(self._split(src[i : i + SPLIT_BLOCK], dst[i : i + SPLIT_BLOCK]))
-                done += len(parts[-1][0]) - 1
-                entries += len(parts[-1][1])
-                if len(parts) in (1, 8) or len(parts) % 64 == 0:
-                    _check_split_memory(entries, done, len(src))
-            fptr = [np.zeros(1, np.int64)]
-            off = 0
-            for p_ptr, _, _ in parts:
-                fptr.append(p_ptr[1:] + off)
-                off += int(p_ptr[-1])
-            return (
-                np.concatenate(fptr),
-                np.concatenate([p[1] for p in parts]),
-                np.concatenate([p[2] for p in parts]),
-            )
-        return self._split(src, dst)
+        f = len(src)
+        if not f:
+            return np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0)
+        n = self.topo.num_nodes
+        uk, inv = np.unique(src * n + dst, return_inverse=True)
+        memo = getattr(self, "_split_memo", None)  # the last pairs split (a step's QP variants repeat them)
+        if memo is not None and np.array_equal(memo[0], uk):
+            u_ptr, u_link, u_w = memo[1]
+        else:
+            u_ptr, u_link, u_w = self._split_pairs(uk // n, uk % n, f)
+            self._split_memo = (uk, (u_ptr, u_link, u_w))
+        counts = np.diff(u_ptr)[inv]
+        fptr = np.zeros(f + 1, np.int64)
+        np.cumsum(counts, out=fptr[1:])
+        total = int(fptr[-1])
+        if len(uk) < f:  # the copies for repeated pairs (several QPs of one connection)
+            _check_split_memory(total, f, f)
+        idx = np.repeat(u_ptr[inv] - fptr[:-1], counts) + np.arange(total)
+        return fptr, u_link[idx], u_w[idx]
 
-    def _split(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _split_pairs(self, src: np.ndarray, dst: np.ndarray, flows: int):
+        """Split distinct (src, dst) pairs in the kernel, :data:`SPLIT_BLOCK` pairs a call, growing
+        its buffers as needed; the memory the whole step's ``flows`` will take is extrapolated and
+        checked after the first block, the eighth and every 64th."""
+        from aifabric.flow._split_jit import split_flows  # numba only where per-packet modes run
+
+        topo = self.topo
+        f = len(src)
+        fptr = np.zeros(f + 1, np.int64)
+        cap = 64 * min(f, SPLIT_BLOCK)
+        flink = np.empty(cap, np.int64)
+        fw = np.empty(cap)
+        la = topo.link_a.astype(np.int64)
+        lb = topo.link_b.astype(np.int64)
+        start = blocks = 0
+        while start < f:
+            stop = min(f, start + SPLIT_BLOCK)
+            while start < stop:
+                start, status, bad = split_flows(
+                    src, dst, self.host_index, self.sw_index, self.up_node, self.up_link, self.up_att,
+                    self.nbr_sw, self.nbr_link, self.dist_t, la, lb, topo.num_nodes, int(_FAR),
+                    fptr, flink, fw, start, stop,
+                )  # fmt: skip
+                if status:
+                    what = "no route" if status == 1 else "routing loop"
+                    raise InputError(
+                        what,
+                        field="topology",
+                        value=f"{topo.node_names[src[bad]]} -> {topo.node_names[dst[bad]]}",
+                    )
+                if start < stop:  # buffers full: grow to the size the pairs so far extrapolate to
+                    per = fptr[start] / max(start, 1)
+                    cap = max(2 * cap, int(per * f * 1.1) + 1024)
+                    _check_split_memory(int(fptr[start]) * flows // f, max(start, 1) * flows // f, flows)
+                    flink = np.concatenate([flink[: fptr[start]], np.empty(cap - fptr[start], np.int64)])
+                    fw = np.concatenate([fw[: fptr[start]], np.empty(cap - fptr[start])])
+            blocks += 1
+            if blocks in (1, 8) or blocks % 64 == 0:
+                _check_split_memory(int(fptr[start]) * flows // f, max(start * flows // f, 1), flows)
+        m = int(fptr[-1])
+        return fptr, flink[:m].copy(), fw[:m].copy()
+
+    def _split_reference(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The vectorised numpy expansion the kernel replaced (kept as the reference of the tests)."""
         topo = self.topo
         f = len(src)
         nd = 2 * topo.num_links
