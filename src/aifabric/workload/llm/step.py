@@ -44,6 +44,7 @@ from dataclasses import asdict, dataclass, field
 from aifabric.errors import InputError
 from aifabric.workload.llm.compute import CALIBRATION, Calibration, head_time, layer_time, optimizer_time
 from aifabric.workload.llm.gpus import GpuSpec
+from aifabric.workload.llm.groups import ep_dispatch_combine, group_time
 from aifabric.workload.llm.layout import Framework, Layout, check_framework, check_layout, stage_layers
 from aifabric.workload.llm.memory import MemoryBreakdown, expert_dp, local_params, memory_per_gpu
 from aifabric.workload.llm.models import ModelConfig
@@ -145,34 +146,6 @@ class StepResult:
 
 
 # ---- communication helpers ------------------------------------------------------------------
-def group_time(
-    comm, op: str, size_bytes: float, ranks: int, stride: int, domain: int, net_share: float = 1.0
-) -> tuple[float, str]:
-    """Seconds of one collective of a group of ``ranks`` ranks ``stride`` apart (see module doc).
-    ``net_share`` scales the bytes an all-to-all puts on the network (node-limited routing)."""
-    if ranks < 2 or size_bytes <= 0:
-        return 0.0, "none"
-    if stride * ranks <= domain:
-        return comm.collective_s(op, size_bytes, ranks, "nvlink"), "nvlink"
-    if stride >= domain:
-        share = net_share if op == "all-to-all" else 1.0
-        return comm.collective_s(op, size_bytes * share, ranks, "network"), "network"
-    local = domain // stride
-    nodes = -(-ranks // local)
-    if op in ("all-reduce", "reduce-scatter", "all-gather"):
-        t = comm.collective_s(op, size_bytes, local, "nvlink") + comm.collective_s(
-            op, size_bytes / local, nodes, "network"
-        )
-    elif op == "all-to-all":
-        t = max(
-            comm.collective_s(op, size_bytes, local, "nvlink"),
-            comm.collective_s(op, size_bytes * net_share, nodes, "network"),
-        )
-    else:
-        t = comm.collective_s(op, size_bytes, ranks, "network")
-    return t, "nvlink+network"
-
-
 def _drain_exposure(end_s: list[float], window_s: float, comm_s: list[float], t_end: float) -> float:
     """Exposure past ``t_end`` of transfers that start ``window_s`` before their chunk's end, in
     order of availability, one at a time on the link."""
@@ -329,15 +302,19 @@ def step_time(
 
     # EP: dispatch and combine all-to-alls per MoE layer
     if model.is_moe and ep > 1:
-        k = model.experts_per_token
-        disp = tokens / tp * k * model.hidden * (1.0 if fw.a2a_fp8_dispatch else 2.0)
-        comb = tokens / tp * k * model.hidden * 2.0
-        etp_ = fw.etp(tp)
-        # node-limited routing (DeepSeek-V3): a token crosses the network to at most `limit` nodes,
-        # once per node, and is forwarded over NVLink inside it
-        share = min(k, fw.a2a_node_limit) / k if fw.a2a_node_limit else 1.0
-        t_d, span = group_time(comm, "all-to-all", disp, ep, etp_, domain, share)
-        t_c, _ = group_time(comm, "all-to-all", comb, ep, etp_, domain, share)
+        # bytes, node-limited routing and timing: groups.ep_dispatch_combine (shared with inference
+        # and the DeepEP validation)
+        a2a_ = ep_dispatch_combine(
+            comm, tokens / tp, model.experts_per_token, model.hidden, ep, fw.etp(tp), domain,
+            fw.a2a_fp8_dispatch, fw.a2a_node_limit,
+        )  # fmt: skip
+        t_d, t_c, span, disp, comb = (
+            a2a_.dispatch_s,
+            a2a_.combine_s,
+            a2a_.span,
+            a2a_.dispatch_bytes,
+            a2a_.combine_bytes,
+        )
         a2a = t_d + t_c
         if fw.ep_a2a_overlap:
             exp_f = max(0.0, a2a - lt_moe.fwd_s)
