@@ -65,7 +65,7 @@ def group_time(
 def moe_a2a_bytes(tokens: float, topk: int, hidden: int, fp8_dispatch: bool) -> tuple[float, float]:
     """Per-GPU bytes of one dispatch and one combine (module doc): FP8 dispatch carries its scales."""
     copies = tokens * topk * hidden
-    per_value = 1.0 if fp8_dispatch else 2.0  # STAGE1
+    per_value = 1.0 + FP8_SCALE_BYTES_PER_VALUE if fp8_dispatch else 2.0
     return copies * per_value, copies * 2.0
 
 
@@ -74,7 +74,7 @@ def node_limit_share(topk: int, node_limit: int | None, nodes: int) -> float:
     crosses to at most ``min(k, node_limit, nodes)`` nodes, once each (1 without a limit)."""
     if not node_limit:
         return 1.0
-    return min(topk, node_limit) / topk  # STAGE1
+    return min(topk, node_limit, max(1, nodes)) / topk
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,8 @@ class EpAllToAll:
     combine_bytes: float
     net_share: float  # of those bytes, the share routed over the network (node-limited routing)
     span: str  # nvlink | network | nvlink+network | none
+    dispatch_bound: str = ""  # the part that sets the dispatch time (nvlink | network), else the span
+    combine_bound: str = ""
 
 
 def ep_dispatch_combine(
@@ -108,7 +110,13 @@ def ep_dispatch_combine(
     share = node_limit_share(topk, node_limit, nodes)
     t_d, span = group_time(comm, "all-to-all", disp, ep, stride, domain, share)
     t_c, _ = group_time(comm, "all-to-all", comb, ep, stride, domain, share)
-    return EpAllToAll(t_d, t_c, disp, comb, share, span)
+    bounds = (span, span)
+    if span == "nvlink+network":  # which part sets each time: the NVLink part alone, timed the same way
+        bounds = tuple(
+            "nvlink" if group_time(comm, "all-to-all", b, local, stride, domain)[0] >= t else "network"
+            for b, t in ((disp, t_d), (comb, t_c))
+        )
+    return EpAllToAll(t_d, t_c, disp, comb, share, span, *bounds)
 
 
 __all__ = [

@@ -8,9 +8,12 @@ decode step and of each request's time-to-first-token the network takes, per fab
   NVL72 rack) holds an instance and prefill/decode are not disaggregated, **nothing goes over the
   back-end fabric**.
 * **Decode step, wide expert parallelism** (MoE spread over ``ep`` GPUs beyond the domain, as
-  DeepEP's low-latency kernels do it): per MoE layer a dispatch (FP8, 1 byte per value) and a combine
-  (BF16) all-to-all of batch_per_gpu · top-k · hidden, on the network and not overlapped (decode
-  has no other micro-batch to hide it behind unless two-batch overlap is used: ``overlap``).
+  DeepEP's low-latency kernels do it): per MoE layer a dispatch (FP8, 1 byte per value plus one FP32
+  scale per 128) and a combine (BF16) all-to-all of batch_per_gpu · top-k · hidden, every top-k copy
+  its own message (no node limit), the NVLink part inside a node and the network part at once
+  (:func:`aifabric.workload.llm.groups.ep_dispatch_combine`, the training model's code; checked
+  against DeepEP's published kernel times in ``aifabric validate --published``), not overlapped
+  (decode has no other micro-batch to hide it behind unless two-batch overlap is used: ``overlap``).
   Dense models beyond one domain use pipeline stages: one send of batch · hidden · 2 bytes per stage
   boundary per step.
 * **Decode compute**: memory-bound — each step reads the instance's weights (active experts for

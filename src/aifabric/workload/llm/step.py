@@ -17,8 +17,9 @@ Communication and its overlap window (Megatron-Core / NeMo behaviour):
   exposed in full, or with ``tp_comm_overlap`` only the part longer than that direction's GEMMs.
 * **CP** (ring attention): cp − 1 KV exchanges forward and cp − 1 KV + dKV exchanges backward per
   layer, overlapped with that layer's attention.
-* **EP**: dispatch + combine all-to-alls per MoE layer forward and backward; exposed in full unless
-  ``ep_a2a_overlap`` (then overlapped with another micro-batch's layer compute).
+* **EP**: dispatch + combine all-to-alls per MoE layer forward and backward (bytes, FP8 scales and
+  node-limited routing: :func:`aifabric.workload.llm.groups.ep_dispatch_combine`); exposed in full
+  unless ``ep_a2a_overlap`` (then overlapped with another micro-batch's layer compute).
 * **PP**: sends of the activations between stages; the 2(pp − 1) of fill and drain are on the
   critical path; steady-state sends too unless ``overlap_p2p`` (default: with interleaving).
 * **DP**, ZeRO-0/1: gradients (FP32 by default) reduce-scattered (all-reduced for ZeRO-0) bucket by
@@ -32,9 +33,10 @@ Communication and its overlap window (Megatron-Core / NeMo behaviour):
 
 The network enters only through ``comm.collective_s(op, size_bytes, ranks, span)`` (span
 ``"nvlink"`` inside the NVLink domain, ``"network"`` one rank per domain on one rail). A group that
-spans ``N`` domains with ``L`` of its ranks in each is timed hierarchically: the NVLink part over
-``L`` ranks plus the network part over ``N`` ranks with 1/L of the bytes (all-reduce, reduce-scatter,
-all-gather — each of the L NICs carries its share), or the full per-GPU bytes (all-to-all).
+spans ``N`` domains with ``L`` of its ranks in each is timed hierarchically
+(:func:`aifabric.workload.llm.groups.group_time`): the NVLink part over ``L`` ranks plus the network
+part over ``N`` ranks with 1/L of the bytes (all-reduce, reduce-scatter, all-gather — each of the L
+NICs carries its share), or the larger of the two with the full per-GPU bytes (all-to-all).
 """
 
 from __future__ import annotations
