@@ -68,3 +68,11 @@ def test_checkpoint_traffic_and_backend_victim_share():
     assert off.backend_busy_share == 0.0
     assert on.backend_busy_share == pytest.approx(on.burst_s / on.checkpoint_period_s)
     assert off.data_loading_bps < 0.01 * off.checkpoint_mean_bps
+
+
+def test_moe_instance_beyond_an_nvl72_rack_pays_the_network():
+    """A 128-GPU DeepSeek-V3 instance on GB200 spans two NVL72 racks (64-GPU placement domains): its
+    expert all-to-all crosses the network (it read 0 when the node count was 128 // 72 = 1)."""
+    spec = InferenceSpec(model="deepseek-v3", batch=4096, gpus_per_instance=128)
+    r = inference_step(spec, "gb200", NET)
+    assert r.needs_backend and r.decode_network_s > 0 and r.decode_nvlink_s == 0

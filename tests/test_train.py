@@ -108,6 +108,10 @@ def test_validate_published_table():
         {"case", "published", "model", "error"} <= set(c) for c in gemm["cases"]
     )
     assert gemm["fit"]["bf16_rms"] < 0.04
+    ep = out["expert_alltoall"]  # the training / inference models' dispatch + combine against DeepEP
+    assert ep["checked"] == 30 and ep["within_tolerance"] == 28 and ep["tolerance"] == 0.15
+    assert sorted(ep["known_misses"]) == ["deepep-ll-nvl-ep8-combine", "deepep-ll-nvl-ep8-dispatch"]
+    assert all({"case", "source", "published", "model", "error", "unit"} <= set(c) for c in ep["cases"])
 
 
 def test_training_section_takes_the_deepseek_recipe_options(tmp_path):

@@ -5,7 +5,9 @@ before running (:func:`aifabric.cli._preflight.prepare`: the topology built, fab
 resolved, flow files read, memory estimated); a scenario without them (an ``advisor:`` file for
 ``compare``) is checked as a file, and its topology built when it has one. A ``training:`` section
 gets the workload stage's own checks (the spec, the layout, memory).
-``aifabric validate --published [--json]`` — the training step model against published step times.
+``aifabric validate --published [--json]`` — the training step model against published step times,
+the collective models against published NCCL / DeepEP figures (the expert all-to-all of the training
+and inference models: :mod:`aifabric.workload.llm.validation_collectives`).
 ``aifabric validate --pfc [--json]`` — the packet engine's PFC PAUSE / RESUME points against
 htsim's and ns-3's rules (:mod:`aifabric.sim.pfc_validation`).
 ``aifabric validate --routing [--json]`` — the routing modes on an 8×8×8 leaf-spine permutation:
@@ -184,6 +186,9 @@ def _published(as_json: bool) -> int:
     from aifabric.workload.collective_validation import collective_validation_table, format_collective_table
     from aifabric.workload.llm.gemm import GEMM_TOLERANCE, fit_shape_model, gemm_validation_table
     from aifabric.workload.llm.validation import format_table, validation_table
+    from aifabric.workload.llm.validation_collectives import TOLERANCE as EP_TOLERANCE
+    from aifabric.workload.llm.validation_collectives import collective_validation_table as ep_table
+    from aifabric.workload.llm.validation_collectives import format_table as format_ep_table
 
     rows = validation_table()
     gemm_rows = gemm_validation_table()
@@ -194,6 +199,9 @@ def _published(as_json: bool) -> int:
     coll = collective_validation_table()
     coll_checked = [r for r in coll if r["role"] == "check"]
     coll_ok = sum(1 for r in coll_checked if r["within_tolerance"])
+    ep_rows = ep_table()
+    ep_ok = sum(1 for r in ep_rows if r["within_tolerance"])
+    ep_missed = [r["case"] for r in ep_rows if not r["within_tolerance"]]
     if as_json:
         typer.echo(
             json.dumps(
@@ -205,6 +213,15 @@ def _published(as_json: bool) -> int:
                         "cases": coll,
                         "within_tolerance": coll_ok,
                         "checked": len(coll_checked),
+                    },
+                    "expert_alltoall": {
+                        "model": "aifabric.workload.llm.groups.ep_dispatch_combine (the training and "
+                        "inference models' code) on the validation α-β network, H800 + 400 Gb/s IB",
+                        "cases": ep_rows,
+                        "within_tolerance": ep_ok,
+                        "checked": len(ep_rows),
+                        "tolerance": EP_TOLERANCE,
+                        "known_misses": ep_missed,
                     },
                     "gemm_shapes": {
                         "cases": gemm_rows,
@@ -228,6 +245,16 @@ def _published(as_json: bool) -> int:
             f"\n{coll_ok} of {len(coll_checked)} published collective figures (not a parameter's source) "
             "within their tolerance"
         )
+        typer.echo(
+            "\nExpert all-to-all (the training and inference models' dispatch / combine) against DeepEP's "
+            "published kernels (H800, 400 Gb/s IB per GPU; error = model / published − 1: + = model slower "
+            "for µs, faster for GB/s):\n"
+        )
+        typer.echo(format_ep_table(ep_rows))
+        typer.echo(f"\n{ep_ok} of {len(ep_rows)} within ±{EP_TOLERANCE:.0%}")
+        for r in ep_rows:
+            if not r["within_tolerance"]:
+                typer.echo(f"  {r['case']} ({r['error']:+.1%}): {r['known_miss'] or 'not a known miss'}")
         typer.echo(
             f"\nGEMM shape model (fitted on OpenXLA's H100 BF16 table, {gemm_fit['bf16_rms']:.1%} RMS, and "
             f"DeepGEMM's dense FP8 table, {gemm_fit['fp8_rms']:.1%} RMS) against held-out grouped GEMMs:\n"

@@ -8,9 +8,12 @@ decode step and of each request's time-to-first-token the network takes, per fab
   NVL72 rack) holds an instance and prefill/decode are not disaggregated, **nothing goes over the
   back-end fabric**.
 * **Decode step, wide expert parallelism** (MoE spread over ``ep`` GPUs beyond the domain, as
-  DeepEP's low-latency kernels do it): per MoE layer a dispatch (FP8, 1 byte per value) and a combine
-  (BF16) all-to-all of batch_per_gpu · top-k · hidden, on the network and not overlapped (decode
-  has no other micro-batch to hide it behind unless two-batch overlap is used: ``overlap``).
+  DeepEP's low-latency kernels do it): per MoE layer a dispatch (FP8, 1 byte per value plus one FP32
+  scale per 128) and a combine (BF16) all-to-all of batch_per_gpu · top-k · hidden, every top-k copy
+  its own message (no node limit), the NVLink part inside a node and the network part at once
+  (:func:`aifabric.workload.llm.groups.ep_dispatch_combine`, the training model's code; checked
+  against DeepEP's published kernel times in ``aifabric validate --published``), not overlapped
+  (decode has no other micro-batch to hide it behind unless two-batch overlap is used: ``overlap``).
   Dense models beyond one domain use pipeline stages: one send of batch · hidden · 2 bytes per stage
   boundary per step.
 * **Decode compute**: memory-bound — each step reads the instance's weights (active experts for
@@ -43,6 +46,7 @@ from aifabric.errors import InputError
 from aifabric.workload.llm.compute import CALIBRATION, Calibration
 from aifabric.workload.llm.gemm import shape_eff
 from aifabric.workload.llm.gpus import GpuSpec, get_gpu
+from aifabric.workload.llm.groups import ep_dispatch_combine
 from aifabric.workload.llm.models import ModelConfig, resolve_model
 
 HBM_USABLE_FRACTION = 0.9  # estimate: runtime, activations and fragmentation take the rest
@@ -145,13 +149,19 @@ def inference_step(
     decode_compute = (active * wbytes + kv_total) / n / g.hbm_sustained_bytes_per_s
 
     decode_net = 0.0
+    # the expert all-to-all of one MoE layer: the training model's code (groups.ep_dispatch_combine),
+    # FP8 dispatch, every top-k copy its own message (no node limit), the instance's n GPUs one EP group
+    a2a = (
+        ep_dispatch_combine(
+            comm, spec.batch / n, model.experts_per_token, model.hidden, n, 1, g.placement_domain_gpus, True
+        )
+        if model.is_moe and n >= 2
+        else None
+    )
     if spans_nodes:
         nodes = n // domain
-        if model.is_moe:
-            per_gpu = spec.batch / n * model.experts_per_token * model.hidden
-            t = comm.collective_s("all-to-all", per_gpu * 1.0, nodes, "network") + comm.collective_s(
-                "all-to-all", per_gpu * 2.0, nodes, "network"
-            )
+        if a2a is not None:
+            t = a2a.dispatch_s + a2a.combine_s
             decode_net = model.moe_layers * (
                 max(0.0, t - decode_compute / model.layers) if spec.overlap else t
             )
@@ -161,12 +171,8 @@ def inference_step(
             )
     decode_nvl = 0.0
     tp = min(n, domain)  # GPUs of the instance inside one domain
-    if model.is_moe and not spans_nodes and n >= 2:
-        per_gpu = spec.batch / n * model.experts_per_token * model.hidden
-        decode_nvl = model.moe_layers * (
-            comm.collective_s("all-to-all", per_gpu * 1.0, n, "nvlink")
-            + comm.collective_s("all-to-all", per_gpu * 2.0, n, "nvlink")
-        )
+    if a2a is not None and not spans_nodes:
+        decode_nvl = model.moe_layers * (a2a.dispatch_s + a2a.combine_s)
     elif not model.is_moe and tp >= 2:
         decode_nvl = (
             2 * model.layers * comm.collective_s("all-reduce", spec.batch * model.hidden * 2.0, tp, "nvlink")

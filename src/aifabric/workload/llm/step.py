@@ -17,8 +17,9 @@ Communication and its overlap window (Megatron-Core / NeMo behaviour):
   exposed in full, or with ``tp_comm_overlap`` only the part longer than that direction's GEMMs.
 * **CP** (ring attention): cp − 1 KV exchanges forward and cp − 1 KV + dKV exchanges backward per
   layer, overlapped with that layer's attention.
-* **EP**: dispatch + combine all-to-alls per MoE layer forward and backward; exposed in full unless
-  ``ep_a2a_overlap`` (then overlapped with another micro-batch's layer compute).
+* **EP**: dispatch + combine all-to-alls per MoE layer forward and backward (bytes, FP8 scales and
+  node-limited routing: :func:`aifabric.workload.llm.groups.ep_dispatch_combine`); exposed in full
+  unless ``ep_a2a_overlap`` (then overlapped with another micro-batch's layer compute).
 * **PP**: sends of the activations between stages; the 2(pp − 1) of fill and drain are on the
   critical path; steady-state sends too unless ``overlap_p2p`` (default: with interleaving).
 * **DP**, ZeRO-0/1: gradients (FP32 by default) reduce-scattered (all-reduced for ZeRO-0) bucket by
@@ -32,9 +33,10 @@ Communication and its overlap window (Megatron-Core / NeMo behaviour):
 
 The network enters only through ``comm.collective_s(op, size_bytes, ranks, span)`` (span
 ``"nvlink"`` inside the NVLink domain, ``"network"`` one rank per domain on one rail). A group that
-spans ``N`` domains with ``L`` of its ranks in each is timed hierarchically: the NVLink part over
-``L`` ranks plus the network part over ``N`` ranks with 1/L of the bytes (all-reduce, reduce-scatter,
-all-gather — each of the L NICs carries its share), or the full per-GPU bytes (all-to-all).
+spans ``N`` domains with ``L`` of its ranks in each is timed hierarchically
+(:func:`aifabric.workload.llm.groups.group_time`): the NVLink part over ``L`` ranks plus the network
+part over ``N`` ranks with 1/L of the bytes (all-reduce, reduce-scatter, all-gather — each of the L
+NICs carries its share), or the larger of the two with the full per-GPU bytes (all-to-all).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from dataclasses import asdict, dataclass, field
 from aifabric.errors import InputError
 from aifabric.workload.llm.compute import CALIBRATION, Calibration, head_time, layer_time, optimizer_time
 from aifabric.workload.llm.gpus import GpuSpec
+from aifabric.workload.llm.groups import ep_dispatch_combine, group_time
 from aifabric.workload.llm.layout import Framework, Layout, check_framework, check_layout, stage_layers
 from aifabric.workload.llm.memory import MemoryBreakdown, expert_dp, local_params, memory_per_gpu
 from aifabric.workload.llm.models import ModelConfig
@@ -145,34 +148,6 @@ class StepResult:
 
 
 # ---- communication helpers ------------------------------------------------------------------
-def group_time(
-    comm, op: str, size_bytes: float, ranks: int, stride: int, domain: int, net_share: float = 1.0
-) -> tuple[float, str]:
-    """Seconds of one collective of a group of ``ranks`` ranks ``stride`` apart (see module doc).
-    ``net_share`` scales the bytes an all-to-all puts on the network (node-limited routing)."""
-    if ranks < 2 or size_bytes <= 0:
-        return 0.0, "none"
-    if stride * ranks <= domain:
-        return comm.collective_s(op, size_bytes, ranks, "nvlink"), "nvlink"
-    if stride >= domain:
-        share = net_share if op == "all-to-all" else 1.0
-        return comm.collective_s(op, size_bytes * share, ranks, "network"), "network"
-    local = domain // stride
-    nodes = -(-ranks // local)
-    if op in ("all-reduce", "reduce-scatter", "all-gather"):
-        t = comm.collective_s(op, size_bytes, local, "nvlink") + comm.collective_s(
-            op, size_bytes / local, nodes, "network"
-        )
-    elif op == "all-to-all":
-        t = max(
-            comm.collective_s(op, size_bytes, local, "nvlink"),
-            comm.collective_s(op, size_bytes * net_share, nodes, "network"),
-        )
-    else:
-        t = comm.collective_s(op, size_bytes, ranks, "network")
-    return t, "nvlink+network"
-
-
 def _drain_exposure(end_s: list[float], window_s: float, comm_s: list[float], t_end: float) -> float:
     """Exposure past ``t_end`` of transfers that start ``window_s`` before their chunk's end, in
     order of availability, one at a time on the link."""
@@ -329,15 +304,19 @@ def step_time(
 
     # EP: dispatch and combine all-to-alls per MoE layer
     if model.is_moe and ep > 1:
-        k = model.experts_per_token
-        disp = tokens / tp * k * model.hidden * (1.0 if fw.a2a_fp8_dispatch else 2.0)
-        comb = tokens / tp * k * model.hidden * 2.0
-        etp_ = fw.etp(tp)
-        # node-limited routing (DeepSeek-V3): a token crosses the network to at most `limit` nodes,
-        # once per node, and is forwarded over NVLink inside it
-        share = min(k, fw.a2a_node_limit) / k if fw.a2a_node_limit else 1.0
-        t_d, span = group_time(comm, "all-to-all", disp, ep, etp_, domain, share)
-        t_c, _ = group_time(comm, "all-to-all", comb, ep, etp_, domain, share)
+        # bytes, node-limited routing and timing: groups.ep_dispatch_combine (shared with inference
+        # and the DeepEP validation)
+        a2a_ = ep_dispatch_combine(
+            comm, tokens / tp, model.experts_per_token, model.hidden, ep, fw.etp(tp), domain,
+            fw.a2a_fp8_dispatch, fw.a2a_node_limit,
+        )  # fmt: skip
+        t_d, t_c, span, disp, comb = (
+            a2a_.dispatch_s,
+            a2a_.combine_s,
+            a2a_.span,
+            a2a_.dispatch_bytes,
+            a2a_.combine_bytes,
+        )
         a2a = t_d + t_c
         if fw.ep_a2a_overlap:
             exp_f = max(0.0, a2a - lt_moe.fwd_s)
