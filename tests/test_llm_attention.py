@@ -108,3 +108,33 @@ def test_hopper_fractions_agree_with_cudnn_on_h200():
     h100 = get_gpu("h100")
     assert h100.attention_fwd_fraction == pytest.approx(fwd, rel=0.06)
     assert h100.attention_bwd_fraction == pytest.approx(bwd, rel=0.06)
+
+
+@pytest.mark.validation
+def test_attention_table_of_validate_published():
+    """The block ``aifabric validate --published`` prints: every H200 check within ±10 % through the
+    model's own layer path; B200's source points within ±7 % of the 8K–16K mean they set."""
+    from aifabric.workload.llm.attention_check import ATTENTION_TOLERANCE, attention_validation_table
+
+    rows = attention_validation_table()
+    checks = [r for r in rows if r["role"] == "check"]
+    sources = [r for r in rows if r["role"] == "source"]
+    assert len(checks) == 4 and len(sources) == 4
+    assert all(r["within_tolerance"] and abs(r["error"]) <= ATTENTION_TOLERANCE for r in checks)
+    assert all(abs(r["error"]) < 0.07 for r in sources)
+    assert all(r["case"].startswith("H200") for r in checks)
+
+
+def test_validate_published_json_has_the_attention_block():
+    """``aifabric validate --published --json`` carries ``attention`` next to the existing keys."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from aifabric.cli import app
+
+    res = CliRunner().invoke(app, ["validate", "--published", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert {"cases", "collectives", "gemm_shapes", "attention"} <= set(out)
+    assert out["attention"]["checked"] == 4 and len(out["attention"]["cases"]) == 8
