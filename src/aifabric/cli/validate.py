@@ -184,6 +184,7 @@ def _published(as_json: bool) -> int:
     import json
 
     from aifabric.workload.collective_validation import collective_validation_table, format_collective_table
+    from aifabric.workload.llm.attention_check import ATTENTION_TOLERANCE, attention_validation_table
     from aifabric.workload.llm.gemm import GEMM_TOLERANCE, fit_shape_model, gemm_validation_table
     from aifabric.workload.llm.validation import format_table, validation_table
     from aifabric.workload.llm.validation_collectives import TOLERANCE as EP_TOLERANCE
@@ -202,6 +203,9 @@ def _published(as_json: bool) -> int:
     ep_rows = ep_table()
     ep_ok = sum(1 for r in ep_rows if r["within_tolerance"])
     ep_missed = [r["case"] for r in ep_rows if not r["within_tolerance"]]
+    attn = attention_validation_table()
+    attn_checked = [r for r in attn if r["role"] == "check"]
+    attn_ok = sum(1 for r in attn_checked if r["within_tolerance"])
     if as_json:
         typer.echo(
             json.dumps(
@@ -229,6 +233,12 @@ def _published(as_json: bool) -> int:
                         "checked": len(gemm_rows),
                         "tolerance": GEMM_TOLERANCE,
                         "fit": gemm_fit,
+                    },
+                    "attention": {
+                        "cases": attn,
+                        "within_tolerance": attn_ok,
+                        "checked": len(attn_checked),
+                        "tolerance": ATTENTION_TOLERANCE,
                     },
                 },
                 default=str,
@@ -264,4 +274,14 @@ def _published(as_json: bool) -> int:
                 f"  {r['case']}: published {r['published']:.0f} TFLOPS, model {r['model']:.0f} ({r['error']:+.1%})"
             )
         typer.echo(f"\n{gemm_ok} of {len(gemm_rows)} within ±{GEMM_TOLERANCE:.0%}")
+        typer.echo("\nAttention throughput (BF16, head dim 128) against NVIDIA's cuDNN SDPA benchmarks:\n")
+        for r in attn:
+            typer.echo(
+                f"  {r['case']}: published {r['published_tflops']:.0f} TFLOPS, model {r['model_tflops']:.0f} "
+                f"({r['error']:+.1%}, {r['role']})"
+            )
+        typer.echo(
+            f"\n{attn_ok} of {len(attn_checked)} checks (points not a parameter's source) within "
+            f"±{ATTENTION_TOLERANCE:.0%}"
+        )
     return 0

@@ -14,7 +14,9 @@ and, with sequence parallelism, the element-wise work):
   routing: each local expert sees T · k · ep · etp / (tp · experts) tokens).
 * **Attention** (FlashAttention, BF16 also in FP8 runs as Transformer Engine's default recipes do):
   causal, so T · s/2 · heads/tp · 2 · (qk_dim + v_dim) FLOPs forward at the GPU's attention
-  forward throughput, 2.5× that backward (five matmuls instead of two) at its backward throughput.
+  forward throughput, 2.5× that backward (five matmuls instead of two) at its backward throughput
+  (measured fractions of the BF16 peak per GPU, :mod:`aifabric.workload.llm.gpus`: FlashAttention-3
+  on Hopper, cuDNN 9.10 SDPA on Blackwell; no fitted parameter).
 * **Element-wise** (norms, residual adds, RoPE, SwiGLU, MoE permute/unpermute, FP8 casts): bytes
   read + written counted per kernel, at the sustained HBM bandwidth; backward 2× forward.
 * **Output layer + loss** on the last stage: GEMM as above; softmax/cross-entropy 16 bytes per
@@ -62,9 +64,9 @@ class Calibration:
     ``tp_overlap_fraction``: share of the TP all-gather/reduce-scatter time that Transformer Engine's
     TP-communication overlap hides (at most the GEMM time of the layer). **Fitted** on Llama 3.1 70B
     BF16 on 64 H100 (dgxc v25.04, 14.66 s) after the two above.
-    ``blackwell_gemm_scale``: Blackwell's GEMM and attention efficiency relative to Hopper's (no
-    public Blackwell microbenchmark was found). **Fitted** on Llama 3.1 405B BF16 on 128 GB200 (dgxc v25.05.04,
-    9.347 s) after the three above.
+    ``blackwell_gemm_scale``: Blackwell's GEMM efficiency relative to Hopper's (no public Blackwell
+    GEMM shape sweep was read; attention has its own measured fractions, gpus.py [CUDNN-B200]).
+    **Fitted** on Llama 3.1 405B BF16 on 128 GB200 (dgxc v25.05.04, 9.347 s) after the three above.
     The fit is reproducible: ``fit_calibration()`` returns these values (tested).
     ``reserve_bytes``: memory per GPU not available to the model (CUDA context, NCCL buffers,
     allocator fragmentation) — estimate, no public source: 3 GiB (CUDA context ≈ 0.5 GiB, NCCL
@@ -75,7 +77,7 @@ class Calibration:
     gemm_efficiency: float = 0.684
     fp8_gemm_efficiency: float = 0.551
     tp_overlap_fraction: float = 0.214
-    blackwell_gemm_scale: float = 0.805
+    blackwell_gemm_scale: float = 0.800
     reserve_bytes: float = 3 * 2**30
     optimizer_bytes_per_param: float = 30.0
     loss_bytes_per_logit: float = 16.0
@@ -223,14 +225,14 @@ def layer_time(
     gemm_bwd = max(rest_b, rest_params * (w_bytes + 8.0) / hbm) + max(
         routed_b, routed_params * (w_bytes + 8.0) / hbm
     )
-    # causal attention (flash), BF16; Blackwell reaches the same share of Hopper's fraction as GEMMs
-    bw_scale = cal.blackwell_gemm_scale if gpu.generation == "blackwell" else 1.0
+    # causal attention (flash), BF16, at the GPU's own measured attention fractions (gpus.py: Hopper
+    # FlashAttention-3, Blackwell cuDNN SDPA) — no fitted scale: blackwell_gemm_scale is for GEMMs only
     attn_flops = 2.0 * tokens * (seq_len / 2) * (model.heads / tp) * (model.qk_head_dim + model.v_head_dim)
-    attn_fwd = attn_flops / (gpu.bf16_dense_tflops * 1e12 * gpu.attention_fwd_fraction * sm_share * bw_scale)
+    attn_fwd = attn_flops / (gpu.bf16_dense_tflops * 1e12 * gpu.attention_fwd_fraction * sm_share)
     attn_bwd = (
         cal.attention_bwd_flops_ratio
         * attn_flops
-        / (gpu.bf16_dense_tflops * 1e12 * gpu.attention_bwd_fraction * sm_share * bw_scale)
+        / (gpu.bf16_dense_tflops * 1e12 * gpu.attention_bwd_fraction * sm_share)
     )
     # element-wise bytes forward
     t_sp = tokens / tp  # sequence-parallel region

@@ -17,8 +17,19 @@ fractions of the dense peak, because the published microbenchmarks are:
   1.5–1.75× faster than FA2's ≈ 300–330 TFLOPS on H100, i.e. ≈ 450–560 TFLOPS) [FA3];
 * HBM: 0.92 of the datasheet bandwidth (STREAM triad 3,089 GB/s on H100 SXM 3.35 TB/s) [HBM-BENCH].
 
-Blackwell: its GEMM and attention fractions are Hopper's times ``blackwell_gemm_scale`` (compute.py),
-fitted on one GB200 case; its HBM fraction reuses Hopper's (estimate: no public microbenchmark read).
+Blackwell: its GEMM fraction is Hopper's times ``blackwell_gemm_scale`` (compute.py), fitted on one
+GB200 case; its HBM fraction reuses Hopper's (estimate: no public microbenchmark read). Its
+**attention fractions are its own, measured** (:data:`CUDNN_SDPA_B200`): NVIDIA's cuDNN SDPA training
+benchmark on B200 (cuDNN 9.10.2, NGC PyTorch 25.05, June 2025 — the release nearest the NeMo 25.02–25.04
+cases that publishes Blackwell attention; NeMo runs cuDNN fused attention through Transformer Engine),
+BF16, head dim 128, causal, over the same 8k–16k range as Hopper's: forward 1,211–1,359 TFLOPS = 0.571
+and backward 945–1,074 TFLOPS = 0.449 of the 2,250 TFLOPS peak [CUDNN-B200]. Blackwell Ultra
+(B300/GB300) takes B200's fractions × the GB300/GB200 ratio that one later cuDNN release (9.22) measures
+on both: 1.150 forward, 1.106 backward [CUDNN-GB]. Cross-check on Hopper with the same benchmark family:
+cuDNN 9.1 on H200 (2024), causal 8k–16k: forward 646–650 = 0.65, backward 462–489 = 0.48 of 989 TFLOPS
+[CUDNN-H200] — the Hopper fractions above (0.62 / 0.50) agree within 6 % (tested).
+Read, not used: FlashAttention-4 (Zadouri et al., arXiv 2603.05451, March 2026) reaches 1,613 TFLOPS
+forward on B200 (71 %), up to 1.3× cuDNN 9.13 — a 2026 kernel, not what the NeMo 25.x cases ran.
 Public cross-checks for Hopper GEMMs: 780 TFLOPS BF16 on H100 (torch.compile/CUTLASS, 4224×8192×2048,
 gist Chillee/2ec89696) [GEMM-BF16]; cuBLASLt 853 BF16 / 1,630 FP8 TFLOPS on H200 NVL
 (xzwgit/gpu-flops-bench) [GEMM-H200].
@@ -53,7 +64,60 @@ SOURCES: dict[str, str] = {
     "XLA-H100": "tensorflow/tensorflow third_party/xla/xla/service/gpu/model/matmul_interpolator_data.h "
     "@372d578b: OpenXLA's measured sm_90 (H100) bf16 matmul table, M, N, K 256-4096",
     "HBM-BENCH": "H100 80GB HBM3 STREAM triad 3,089 GB/s, d2d copy 3,024 GB/s (public benchmark JSON)",
+    "CUDNN-B200": "NVIDIA/cudnn-frontend @f937055 (2025-06-12) benchmark/sdpa_benchmark_bf16_training/artifacts/"
+    "sdpa_benchmark_results_NVIDIA_B200.csv: cuDNN 9.10.2 SDPA on B200, BF16, d 128, causal, 128 Q / 8 KV heads",
+    "CUDNN-GB": "NVIDIA/cudnn-frontend @3929da2 (2026-04-24) benchmark/sdpa_benchmark_training/results/llama3.1/"
+    "{gb200,gb300}/*.csv: cuDNN 9.22 SDPA, BF16, d 128, causal (top_left), 64 Q / 8 KV heads, batch 2",
+    "CUDNN-H200": "NVIDIA/cudnn-frontend @7606332 benchmark/sdpa_benchmark/benchmark_results.csv (first added "
+    "@b740542, 2024-05-07): cuDNN 9.1.0 SDPA on H200 (the README's clock example), BF16, d 128, 16 heads",
 }
+
+# Measured attention throughput, TFLOPS (forward, backward), by sequence length. FLOPs counted as the
+# model counts them (causal: 4·s²·heads·d / 2 forward, 2.5× that backward).
+CUDNN_SDPA_B200: dict[int, tuple[float, float]] = {  # [CUDNN-B200], batch 1
+    8192: (1211.140, 945.440),
+    16384: (1358.566, 1074.499),
+    32768: (1435.072, 1132.387),
+    65536: (1428.973, 1074.456),
+}
+CUDNN_SDPA_GB200: dict[int, tuple[float, float]] = {
+    8192: (1574.0, 1332.0),
+    16384: (1708.0, 1328.0),
+}  # [CUDNN-GB]
+CUDNN_SDPA_GB300: dict[int, tuple[float, float]] = {
+    8192: (1856.0, 1435.0),
+    16384: (1915.0, 1507.0),
+}  # [CUDNN-GB]
+CUDNN_SDPA_H200: dict[int, tuple[float, float]] = {
+    8192: (645.95, 461.89),
+    16384: (649.99, 488.56),
+}  # [CUDNN-H200]
+# the sequence lengths a fraction is read at: Hopper's [FA3-BENCH] range, 8k–16k, for both generations
+ATTENTION_SEQ = (8192, 16384)
+
+
+def attention_fractions(table: dict[int, tuple[float, float]], peak_tflops: float) -> tuple[float, float]:
+    """(forward, backward) attention throughput as fractions of ``peak_tflops``: the mean of ``table``
+    over :data:`ATTENTION_SEQ`, rounded to 0.001."""
+    fwd = sum(table[s][0] for s in ATTENTION_SEQ) / len(ATTENTION_SEQ)
+    bwd = sum(table[s][1] for s in ATTENTION_SEQ) / len(ATTENTION_SEQ)
+    return round(fwd / peak_tflops, 3), round(bwd / peak_tflops, 3)
+
+
+def _ratio(new: dict[int, tuple[float, float]], old: dict[int, tuple[float, float]]) -> tuple[float, float]:
+    """Mean (forward, backward) throughput ratio new/old over :data:`ATTENTION_SEQ`."""
+    n = len(ATTENTION_SEQ)
+    fwd = sum(new[s][0] / old[s][0] for s in ATTENTION_SEQ) / n
+    bwd = sum(new[s][1] / old[s][1] for s in ATTENTION_SEQ) / n
+    return round(fwd, 3), round(bwd, 3)
+
+
+BLACKWELL_ATTENTION = attention_fractions(CUDNN_SDPA_B200, 2250.0)  # (0.571, 0.449), of the B200 peak [S89]
+BLACKWELL_ULTRA_SCALE = _ratio(CUDNN_SDPA_GB300, CUDNN_SDPA_GB200)  # (1.150, 1.106)
+BLACKWELL_ULTRA_ATTENTION = (
+    round(BLACKWELL_ATTENTION[0] * BLACKWELL_ULTRA_SCALE[0], 3),
+    round(BLACKWELL_ATTENTION[1] * BLACKWELL_ULTRA_SCALE[1], 3),
+)
 
 
 @dataclass(frozen=True)
@@ -68,8 +132,8 @@ class GpuSpec:
     nvlink_bytes_per_s: float  # per GPU, per direction
     nvlink_domain_gpus: int  # GPUs that reach each other over NVLink (a node, or an NVL72 rack)
     sms: int
-    attention_fwd_fraction: float = 0.62  # of the BF16 dense peak [FA3-BENCH]
-    attention_bwd_fraction: float = 0.50  # estimate, see module docstring [FA3]
+    attention_fwd_fraction: float = 0.62  # of the BF16 dense peak [FA3-BENCH] (Blackwell: [CUDNN-B200])
+    attention_bwd_fraction: float = 0.50  # estimate, see module docstring [FA3] (Blackwell: [CUDNN-B200])
     hbm_sustained_fraction: float = 0.92  # [HBM-BENCH]
     generation: str = "hopper"  # hopper | blackwell (Blackwell's GEMM fraction is fitted separately)
     sources: str = ""
@@ -126,6 +190,8 @@ GPUS: dict[str, GpuSpec] = {
         900e9,
         8,
         148,
+        attention_fwd_fraction=BLACKWELL_ATTENTION[0],
+        attention_bwd_fraction=BLACKWELL_ATTENTION[1],
         generation="blackwell",
         sources="[S89] HGX 1000 W peaks; [S90] 192 GB (≈180 GB usable), 8 TB/s; [S91] NVLink5 1.8 TB/s "
         "bidirectional; 148 SMs",
@@ -139,9 +205,12 @@ GPUS: dict[str, GpuSpec] = {
         900e9,
         8,
         148,
+        attention_fwd_fraction=BLACKWELL_ULTRA_ATTENTION[0],
+        attention_bwd_fraction=BLACKWELL_ULTRA_ATTENTION[1],
         generation="blackwell",
         sources="[B300] 288 GB HBM3e (270 GB usable: estimate, same 94 % as B200), NVLink5 as B200; "
-        "dense BF16/FP8 estimate = B200 (Blackwell Ultra raised FP4, not BF16/FP8)",
+        "dense BF16/FP8 estimate = B200 (Blackwell Ultra raised FP4, not BF16/FP8); attention "
+        "[CUDNN-B200] × GB300/GB200 [CUDNN-GB]",
     ),
     "gb200": GpuSpec(
         "gb200",
@@ -152,6 +221,8 @@ GPUS: dict[str, GpuSpec] = {
         900e9,
         72,
         148,
+        attention_fwd_fraction=BLACKWELL_ATTENTION[0],
+        attention_bwd_fraction=BLACKWELL_ATTENTION[1],
         generation="blackwell",
         sources="[S89] GB200 1200 W: 2500 BF16 dense (dgxc uses 2450/4900 for its MFU); HBM as B200 "
         "[S90]; NVL72: 72 GPUs in one NVLink domain across trays [S91]",
@@ -165,8 +236,11 @@ GPUS: dict[str, GpuSpec] = {
         900e9,
         72,
         148,
+        attention_fwd_fraction=BLACKWELL_ULTRA_ATTENTION[0],
+        attention_bwd_fraction=BLACKWELL_ULTRA_ATTENTION[1],
         generation="blackwell",
-        sources="estimate: GB200 peaks; 288 GB HBM3e [B300]; NVL72 domain",
+        sources="estimate: GB200 peaks; 288 GB HBM3e [B300]; NVL72 domain; attention [CUDNN-B200] × "
+        "GB300/GB200 [CUDNN-GB]",
     ),
 }
 
