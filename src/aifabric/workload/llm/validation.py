@@ -12,6 +12,9 @@ B = credible secondary source (see ../shared/reference/published-training.md).
 
 :func:`validation_table` returns the rows ``case, source, published, model, error`` that
 ``aifabric validate`` prints.
+
+Models that only a validation case uses (the GPT-like models of Megatron-LM's weak-scaling table)
+are kept in :data:`VALIDATION_MODELS`, not in the user-facing registry.
 """
 
 from __future__ import annotations
