@@ -12,6 +12,9 @@ B = credible secondary source (see ../shared/reference/published-training.md).
 
 :func:`validation_table` returns the rows ``case, source, published, model, error`` that
 ``aifabric validate`` prints.
+
+Models that only a validation case uses (the GPT-like models of Megatron-LM's weak-scaling table)
+are kept in :data:`VALIDATION_MODELS`, not in the user-facing registry.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from aifabric.workload.llm.compute import CALIBRATION, Calibration
 from aifabric.workload.llm.gpus import get_gpu
 from aifabric.workload.llm.layout import Framework, Layout
-from aifabric.workload.llm.models import get_model
+from aifabric.workload.llm.models import ModelConfig, get_model
 from aifabric.workload.llm.network import AlphaBetaNetwork
 from aifabric.workload.llm.step import StepResult, step_time
 
@@ -229,6 +232,86 @@ def _grok(prec: str, step: float) -> Case:
     )
 
 
+MEGATRON_R080 = (
+    "NVIDIA/Megatron-LM README.md + images/model_table.png ('Training Speed and Scalability', added in "
+    "f2e5db402c, 2024-07-15, Megatron-Core r0.8.0; unchanged @d98e8a64), H100; cluster and fabric not named"
+)
+
+# Megatron-LM's weak-scaling table (images/model_table.png): size, attention heads, hidden, layers,
+# TP, PP, GPUs, global batch, achieved model TFLOP/s per GPU. DP = 48 for every row (printed).
+MEGATRON_WEAK_SCALING: tuple[tuple[str, int, int, int, int, int, int, int, float], ...] = (
+    ("1.7B", 16, 2048, 24, 1, 1, 48, 192, 408.8),
+    ("7.1B", 32, 4096, 30, 2, 1, 96, 192, 465.9),
+    ("16B", 48, 6144, 32, 4, 1, 192, 192, 489.1),
+    ("32B", 56, 7168, 48, 8, 1, 384, 192, 459.6),
+    ("70B", 64, 8192, 84, 8, 2, 768, 384, 419.7),
+    ("119B", 80, 10240, 92, 8, 4, 1536, 768, 420.5),
+    ("177B", 96, 12288, 96, 8, 6, 2304, 1152, 432.8),
+    ("314B", 128, 16384, 96, 8, 8, 3072, 1536, 474.4),
+    ("462B", 144, 18432, 112, 8, 16, 6144, 3072, 459.9),
+)
+
+
+def _gpt_like(size: str, heads: int, hidden: int, layers: int) -> ModelConfig:
+    """A "GPT-like" model of Megatron-LM's scaling table. Printed: heads, hidden, layers, vocabulary
+    131,072, sequence 4096. Not printed, Megatron-LM r0.8.0 defaults (megatron/training/arguments.py):
+    MLP width 4 × hidden (``--ffn-hidden-size`` default), GELU (``--swiglu`` off), multi-head attention
+    (no ``--group-query-attention``). Untied embedding and output layer: with it the parameter count
+    reproduces the table's model size (1.74B for "1.7B", 461.4B for "462B"; tied would give 1.47B)."""
+    return ModelConfig(
+        f"megatron-gpt-{size.lower()}",
+        layers,
+        hidden,
+        4 * hidden,
+        heads,
+        heads,
+        131072,
+        gated_mlp=False,
+        tied_embeddings=False,
+        source=MEGATRON_R080,
+    )
+
+
+# validation-only models (not in the user-facing registry): the case's ``model`` names one of these
+VALIDATION_MODELS: dict[str, ModelConfig] = {
+    m.name: m for m in (_gpt_like(size, a, h, n) for size, a, h, n, *_ in MEGATRON_WEAK_SCALING)
+}
+
+
+def _megatron_weak(size: str, heads: int, hidden: int, layers: int, tp: int, pp: int, gpus: int, gbs: int,
+                   tflops: float) -> Case:  # fmt: skip
+    per_stage = layers // pp
+    return Case(
+        f"GPT-like {size} BF16 {gpus} H100 (Megatron-Core r0.8.0)",
+        MEGATRON_R080,
+        "A",
+        f"megatron-gpt-{size.lower()}",
+        "h100",
+        gpus,
+        "bf16",
+        4096,
+        gbs,
+        # interleaved schedule, one layer per virtual stage (vp = layers / pp) when pp > 1; micro-batch 1
+        Layout(tp=tp, pp=pp, cp=1, vp=per_stage if pp > 1 else 1, dp=gpus // (tp * pp), micro_batch=1),
+        "tflops_per_gpu",
+        tflops,
+        # the README's overlaps: --overlap-grad-reduce --overlap-param-gather (needs the distributed
+        # optimizer, arguments.py asserts it), --tp-comm-overlap (needs sequence parallelism), PP
+        # overlap; BF16 reduces gradients in FP32 (arguments.py forces accumulate_allreduce_grads_in_fp32)
+        framework=Framework(tp_comm_overlap=True),
+        notes="precision not printed: BF16 (the MFU column is TFLOP/s / 989, the H100 dense BF16 peak); "
+        "cluster not named: InfiniBand 400 Gb/s per GPU assumed (NVIDIA's H100 systems); micro-batch not "
+        "printed: 1 (GBS = 4 · pp · DP, so 4 · pp micro-batches per replica; 2 would not fit the 314B "
+        "and 462B rows in 80 GB without recompute, which the README does not list); pipeline schedule "
+        "not printed: interleaved with one layer per virtual stage, because the README says PP "
+        "communication is overlapped and r0.8.0 overlaps it only in the interleaved schedule "
+        "(arguments.py), and 23 and 7 layers per stage (119B, 462B) admit no other interleaving; "
+        "recompute: none (the default). TFLOP/s: Megatron's num_floating_point_operations (non-causal "
+        "attention, logit layer counted) equals this package's convention for these models (tested)",
+        tags=("weak-scaling",) + (("dense-1000",) if gpus >= 1000 else ()),
+    )
+
+
 CASES: tuple[Case, ...] = (
     *(
         _dgxc_8b(g, "bf16", s, "fit" if g == 8 else "validate")
@@ -419,6 +502,7 @@ CASES: tuple[Case, ...] = (
         "batch 15,360 (after the ramp)",
         tags=("moe",),
     ),
+    *(_megatron_weak(*row) for row in MEGATRON_WEAK_SCALING),
 )
 
 
@@ -431,10 +515,15 @@ def _network(case: Case) -> AlphaBetaNetwork:
     )
 
 
+def case_model(case: Case) -> ModelConfig:
+    """The case's model: a validation-only model (:data:`VALIDATION_MODELS`) or a built-in one."""
+    return VALIDATION_MODELS.get(case.model) or get_model(case.model)
+
+
 def run_case(case: Case, cal: Calibration = CALIBRATION) -> StepResult:
     """The model's step for one case."""
     return step_time(
-        get_model(case.model),
+        case_model(case),
         get_gpu(case.gpu),
         case.gpus,
         case.layout,
