@@ -70,12 +70,27 @@ def split_flows(
     opt = np.empty(width, np.int64)
     ent_l = np.empty(64, np.int64)
     ent_w = np.empty(64)
+    # each switch's next hops towards the current destination's attachment switches, filled when
+    # first needed (callers pass the flows grouped by destination attachment: one fill per group)
+    ns = nbr_sw.shape[0]
+    stamp = np.full(ns, -1, np.int64)
+    nh = np.empty((ns, max(deg_sw, 1)), np.int64)
+    nh_n = np.zeros(ns, np.int64)
+    epoch = -1
+    prev_att = np.full(up_att.shape[1], -2, np.int64)
     for f in range(start, f_n):
         s = src[f]
         d = dst[f]
         s_h = host_index[s]
         d_h = host_index[d]
         n_ent = 0
+        same = epoch >= 0
+        for q in range(up_att.shape[1]):
+            if up_att[d_h, q] != prev_att[q]:
+                same = False
+            prev_att[q] = up_att[d_h, q]
+        if not same:
+            epoch += 1
         # hop 0: the host's uplinks whose switch is nearest to the destination
         dmin = far
         for p in range(deg_up):
@@ -144,14 +159,21 @@ def split_flows(
                             k += 1
                 else:
                     usw = sw_index[u]
-                    here = _dist_to_host(dist_t, up_att, usw, d_h, far)
-                    for j in range(deg_sw):
-                        nb = nbr_sw[usw, j]
-                        if nb >= 0 and _dist_to_host(dist_t, up_att, nb, d_h, far) == here - 1:
-                            opt[k] = nbr_link[usw, j]
-                            k += 1
+                    if stamp[usw] != epoch:
+                        here = _dist_to_host(dist_t, up_att, usw, d_h, far)
+                        kk = 0
+                        for j in range(deg_sw):
+                            nb = nbr_sw[usw, j]
+                            if nb >= 0 and _dist_to_host(dist_t, up_att, nb, d_h, far) == here - 1:
+                                nh[usw, kk] = nbr_link[usw, j]
+                                kk += 1
+                        nh_n[usw] = kk
+                        stamp[usw] = epoch
+                    k = nh_n[usw]
                     if k == 0:
                         return f, 1, f
+                    for c in range(k):
+                        opt[c] = nh[usw, c]
                 w = m / k
                 for c in range(k):
                     lk = opt[c]

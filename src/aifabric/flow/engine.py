@@ -162,6 +162,34 @@ def simulate_flows(
     return out
 
 
+def ideal_fct_us(
+    topology: Topology,
+    flows,
+    routing: str = "ecmp",
+    seed: int = 1,
+    switch_latency_ps: float = 0,
+    mtu_bytes: int = 4000,
+    header_bytes: int = 64,
+) -> np.ndarray:
+    """Each flow's ``ideal_fct_us`` as :func:`simulate_flows` gives it (alone on the fabric: its
+    path's fixed latency + its bytes at its bottleneck rate) without running the drain — what a
+    caller that needs only the ideal (the measure stage's one-QP reference) pays for."""
+    df = _as_flows(flows)
+    src = df["src"].to_numpy(np.int64)
+    dst = df["dst"].to_numpy(np.int64)
+    size = df["size_bytes"].to_numpy(np.float64)
+    sport = df["sport"].to_numpy(np.int64) if "sport" in df.columns else None
+    if sport is None:
+        from aifabric.flow.hashing import flow_sport
+
+        sport = flow_sport(df["id"].to_numpy(np.int64))
+    paths = _path_model(topology).route(src, dst, routing=flow_routing(routing), seed=seed, sport=sport)
+    fixed_s, drain_bits, bottleneck = path_latency(
+        topology, paths, size, switch_latency_ps, mtu_bytes, header_bytes
+    )
+    return (fixed_s + drain_bits / bottleneck) * 1e6
+
+
 def link_table(topology: Topology, df: pd.DataFrame) -> pd.DataFrame:
     """One row per interface (egress of ``node`` on ``link`` toward ``peer``; row ``2*link + dir``
     as the packet engine's ports table) with the payload bytes and flows the flow model routed over

@@ -332,15 +332,22 @@ class PathModel:
         if memo is not None and np.array_equal(memo[0], uk):
             u_ptr, u_link, u_w = memo[1]
         else:
-            u_ptr, u_link, u_w = self._split_pairs(uk // n, uk % n, f)
+            # pairs grouped by the destination's attachment switches: the kernel finds each
+            # switch's next hops towards them once per group
+            u_src, u_dst = uk // n, uk % n
+            by_dst = np.lexsort((np.arange(len(uk)), *self.up_att[self.host_index[u_dst]].T[::-1]))
+            p_ptr, u_link, u_w = self._split_pairs(u_src[by_dst], u_dst[by_dst], f)
+            pos = np.empty(len(uk), np.int64)
+            pos[by_dst] = np.arange(len(uk))
+            u_ptr = (p_ptr[:-1][pos], np.diff(p_ptr)[pos])  # start, count of each pair
             self._split_memo = (uk, (u_ptr, u_link, u_w))
-        counts = np.diff(u_ptr)[inv]
+        counts = u_ptr[1][inv]
         fptr = np.zeros(f + 1, np.int64)
         np.cumsum(counts, out=fptr[1:])
         total = int(fptr[-1])
         if len(uk) < f:  # the copies for repeated pairs (several QPs of one connection)
             _check_split_memory(total, f, f)
-        idx = np.repeat(u_ptr[inv] - fptr[:-1], counts) + np.arange(total)
+        idx = np.repeat(u_ptr[0][inv] - fptr[:-1], counts) + np.arange(total)
         return fptr, u_link[idx], u_w[idx]
 
     def _split_pairs(self, src: np.ndarray, dst: np.ndarray, flows: int):
