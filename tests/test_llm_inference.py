@@ -76,3 +76,15 @@ def test_moe_instance_beyond_an_nvl72_rack_pays_the_network():
     spec = InferenceSpec(model="deepseek-v3", batch=4096, gpus_per_instance=128)
     r = inference_step(spec, "gb200", NET)
     assert r.needs_backend and r.decode_network_s > 0 and r.decode_nvlink_s == 0
+
+
+def test_dense_instance_beyond_an_nvl72_rack_pays_its_pipeline_send():
+    """A dense instance of 128 GB200 spans two NVL72 racks: one pipeline send per decode step crosses
+    the network (it read 0 when the rack count was 128 // 72 = 1); on 8-GPU H100 nodes the same
+    instance spans 16 nodes and pays 15 sends."""
+    spec = InferenceSpec(model="llama3.1-405b", precision="bf16", batch=64, gpus_per_instance=128)
+    gb = inference_step(spec, "gb200", NET)
+    send = NET.collective_s("send-recv", 64 * get_model("llama3.1-405b").hidden * 2.0, 2, "network")
+    assert gb.needs_backend and gb.decode_network_s == pytest.approx(send)
+    h = inference_step(spec, "h100", NET)
+    assert h.decode_network_s == pytest.approx(15 * send)

@@ -159,7 +159,7 @@ def inference_step(
         else None
     )
     if spans_nodes:
-        nodes = n // domain
+        nodes = -(-n // domain)  # NVLink domains the instance spans (an NVL72 rack holds 72, not 64)
         if a2a is not None:
             t = a2a.dispatch_s + a2a.combine_s
             decode_net = model.moe_layers * (
