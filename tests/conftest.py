@@ -9,3 +9,21 @@ import tempfile
 def pytest_configure(config):
     if os.environ.get("AIFABRIC_TEST_KEEP_CACHE") != "1":  # set it to reuse $AIFABRIC_CACHE_DIR on purpose
         os.environ["AIFABRIC_CACHE_DIR"] = tempfile.mkdtemp(prefix="aifabric-test-cache-")
+
+
+# AIFABRIC_TEST_RSS=FILE appends one line per test: "nodeid VmRSS_kB VmHWM_kB" of the pytest process
+# after the test (README "Set up": which test modules grow the process; scripts/rss_by_module.py sums it).
+_RSS_FILE = os.environ.get("AIFABRIC_TEST_RSS")
+
+
+def _status_kb(*keys: str) -> list[int]:
+    with open("/proc/self/status") as f:
+        got = {k: int(v.split()[0]) for k, _, v in (line.partition(":") for line in f) if k in keys}
+    return [got.get(k, 0) for k in keys]
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    if _RSS_FILE:
+        rss, hwm = _status_kb("VmRSS", "VmHWM")
+        with open(_RSS_FILE, "a") as f:
+            f.write(f"{nodeid} {rss} {hwm}\n")
