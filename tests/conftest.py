@@ -11,8 +11,8 @@ def pytest_configure(config):
         os.environ["AIFABRIC_CACHE_DIR"] = tempfile.mkdtemp(prefix="aifabric-test-cache-")
 
 
-# AIFABRIC_TEST_RSS=FILE appends one line per test: "nodeid VmRSS_kB VmHWM_kB" of the pytest process
-# after the test (README "Set up": which test modules grow the process; scripts/rss_by_module.py sums it).
+# AIFABRIC_TEST_RSS=FILE gets one line per test, "nodeid VmRSS_kB VmHWM_kB" of the pytest process
+# after it (README "Set up": which tests grow the process; scripts/rss_by_module.py sums it per module).
 _RSS_FILE = os.environ.get("AIFABRIC_TEST_RSS")
 
 
@@ -22,8 +22,16 @@ def _status_kb(*keys: str) -> list[int]:
     return [got.get(k, 0) for k in keys]
 
 
-def pytest_runtest_logfinish(nodeid, location):
+def _record_rss(nodeid: str, mode: str = "a") -> None:
     if _RSS_FILE:
         rss, hwm = _status_kb("VmRSS", "VmHWM")
-        with open(_RSS_FILE, "a") as f:
+        with open(_RSS_FILE, mode) as f:
             f.write(f"{nodeid} {rss} {hwm}\n")
+
+
+def pytest_collection_finish(session):
+    _record_rss("<session-start>", "w")  # the baseline (imports and collection); a fresh file
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    _record_rss(nodeid)
