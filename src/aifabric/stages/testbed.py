@@ -353,7 +353,7 @@ def _run(run: Run) -> RunStats:
 
 
 _PLACEHOLDER = RunStats(1.0, 0, 0, 0, 0.0, 1.0)  # stands in for a run while listing the runs
-# this process's measurements, the most recent 128 (the disk cache spans runs; a compare needs ~10)
+# this process's measurements, the 128 most recent (the disk cache spans runs; a compare stores ~2)
 _MEMO = Memo(maxsize=128)
 
 
