@@ -17,6 +17,7 @@ import hashlib
 import os
 import pickle
 import tempfile
+from collections import OrderedDict
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -101,4 +102,28 @@ def disk_cached(kind: str, inputs, compute: Callable[[], T]) -> T:
     return value
 
 
-__all__ = ["cache_dir", "code_hash", "disk_cached", "enabled", "key_of", "load", "store"]
+class Memo(OrderedDict):
+    """An in-process memo that keeps the ``maxsize`` most recently used entries, so a long-lived
+    process (a sweep, a notebook, the test suite) does not grow with every distinct input (the disk
+    cache above keeps the rest across runs). ``get`` and storing mark an entry as used."""
+
+    def __init__(self, maxsize: int):
+        super().__init__()
+        if maxsize < 1:
+            raise ValueError(f"Memo maxsize must be >= 1, got {maxsize}")
+        self.maxsize = maxsize
+
+    def get(self, key, default=None):
+        if key not in self:
+            return default
+        self.move_to_end(key)
+        return super().__getitem__(key)
+
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key, value)
+        self.move_to_end(key)
+        while len(self) > self.maxsize:
+            self.popitem(last=False)
+
+
+__all__ = ["Memo", "cache_dir", "code_hash", "disk_cached", "enabled", "key_of", "load", "store"]

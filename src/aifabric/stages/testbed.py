@@ -35,6 +35,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from aifabric.stages.cache import Memo
 from aifabric.stages.risk_library import (  # noqa: F401  (re-exported: the library's names live here too)
     _BASELINE_WORDS,
     ECN_CUMULUS,
@@ -352,7 +353,8 @@ def _run(run: Run) -> RunStats:
 
 
 _PLACEHOLDER = RunStats(1.0, 0, 0, 0, 0.0, 1.0)  # stands in for a run while listing the runs
-_MEMO: dict[tuple, RiskMeasurement] = {}  # this process's measurements (the disk cache spans runs)
+# this process's measurements, the 128 most recent (the disk cache spans runs; a compare stores ~2)
+_MEMO = Memo(maxsize=128)
 
 
 def runs_of(tb: Testbed, jitter_sweep: bool = True, only: tuple[str, ...] | None = None) -> list[Run]:
@@ -377,13 +379,13 @@ def measure_testbeds(requests, progress=None) -> list[RiskMeasurement]:
     from aifabric.stages.workers import run_all
 
     reqs = [(tb, bool(js), None if only is None else tuple(only)) for tb, js, only in requests]
-    todo = []
+    todo, got = [], {}
     for req in dict.fromkeys(reqs):
         hit = _MEMO.get(req) or cache.load("testbed", req)
         if hit is None:
             todo.append(req)
         else:
-            _MEMO[req] = hit
+            _MEMO[req] = got[req] = hit
     if todo:
         runs = [r for req in todo for r in runs_of(*req)]
         # the memory guard's count per worker: the packet engine's estimate for the largest run
@@ -391,9 +393,9 @@ def measure_testbeds(requests, progress=None) -> list[RiskMeasurement]:
         est = max(estimate_bytes(len(_flows(r.tb, r.traffic)[0]), 3 * THREE_TIER_K**3, 8) for r in runs)
         stats = run_all(_run, runs, progress, "packet-level risk testbed runs", est)
         for req in todo:
-            _MEMO[req] = _measure_testbed(*req, stats.__getitem__)
-            cache.store("testbed", req, _MEMO[req])
-    return [_MEMO[req] for req in reqs]
+            _MEMO[req] = got[req] = _measure_testbed(*req, stats.__getitem__)
+            cache.store("testbed", req, got[req])
+    return [got[req] for req in reqs]
 
 
 def measure_testbed(
