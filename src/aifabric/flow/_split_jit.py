@@ -205,3 +205,15 @@ def split_flows(
             fw[base + i] = ent_w[order[i]]
         fptr[f + 1] = base + n_ent
     return f_n, 0, -1
+
+
+@njit(cache=True)
+def gather_pairs(u_start, inv, fptr, u_link, u_w, flink, fw):  # pragma: no cover - compiled
+    """Copy each flow's pair's entries (``u_start[inv[i]]`` onwards, ``fptr[i+1] - fptr[i]`` of them)
+    to the flow's place in ``flink`` / ``fw``."""
+    for i in range(len(inv)):
+        a = u_start[inv[i]]
+        b = fptr[i]
+        for j in range(fptr[i + 1] - b):
+            flink[b + j] = u_link[a + j]
+            fw[b + j] = u_w[a + j]

@@ -347,8 +347,11 @@ class PathModel:
         total = int(fptr[-1])
         if len(uk) < f:  # the copies for repeated pairs (several QPs of one connection)
             _check_split_memory(total, f, f)
-        idx = np.repeat(u_ptr[0][inv] - fptr[:-1], counts) + np.arange(total)
-        return fptr, u_link[idx], u_w[idx]
+        from aifabric.flow._split_jit import gather_pairs
+
+        flink, fw = np.empty(total, np.int64), np.empty(total)
+        gather_pairs(u_ptr[0], inv.astype(np.int64), fptr, u_link, u_w, flink, fw)
+        return fptr, flink, fw
 
     def _split_pairs(self, src: np.ndarray, dst: np.ndarray, flows: int):
         """Split distinct (src, dst) pairs in the kernel, :data:`SPLIT_BLOCK` pairs a call, growing
