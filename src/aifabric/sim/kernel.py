@@ -733,6 +733,42 @@ def leave_switch(pt, pk, cfg, cf, swused, h, g, log, q, i):
             g[G_ECN] += 1
 
 
+@njit(cache=True, inline="always")
+def buffer_admit(pt, pk, cfg, swused, g, p, node, i, dropq):
+    """Data packet ``i`` arriving through ingress ``p`` takes buffer at switch ``node``. A full
+    shared buffer drops it (RoCE; an InfiniBand switch never does: credits hold the sender back),
+    counted at port ``dropq``: False. Otherwise it is charged to the buffer and to the ingress (whose
+    high-water mark is kept) until :func:`leave_switch` releases it, and counted queued: True."""
+    size = pk[i, PK_SIZE]
+    if swused[node] + size > cfg[C_BUFFER] and cfg[C_IB] == 0:
+        pt[dropq, PT_DROPS] += 1
+        g[G_DROPS] += 1
+        g[G_BUF_DROPS] += 1
+        g[G_DROP_BYTES] += pk[i, PK_PAYLOAD]
+        pkt_free(pk, g, i)
+        return False
+    swused[node] += size
+    pt[p, PT_INBYTES] += size
+    if pt[p, PT_INBYTES] > pt[p, PT_MAXIN]:
+        pt[p, PT_MAXIN] = pt[p, PT_INBYTES]
+    pk[i, PK_IN] = p
+    g[G_QUEUED] += 1
+    return True
+
+
+@njit(cache=True, inline="always")
+def egress_enqueue(pt, pk, g, q, i):
+    """Data packet ``i`` joins egress ``q``'s data FIFO: the queue's time integral is brought up to
+    now, its length grows by the packet and its maximum is kept (:func:`leave_switch` takes it off)."""
+    t = g[G_NOW]
+    pt[q, PT_QINT] += pt[q, PT_QBYTES] * (t - pt[q, PT_QLAST])
+    pt[q, PT_QLAST] = t
+    pt[q, PT_QBYTES] += pk[i, PK_SIZE]
+    if pt[q, PT_QBYTES] > pt[q, PT_MAXQ]:
+        pt[q, PT_MAXQ] = pt[q, PT_QBYTES]
+    fifo_push(pt, pk, q, PT_DH, PT_DT, i)
+
+
 @njit(cache=True)
 def activate(pt, fl, f):
     """Put flow ``f`` on the tail of its NIC port's round-robin list."""
@@ -1155,21 +1191,12 @@ def host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, apath, i, node):
 def voq_admit(pt, pk, cfg, cf, swused, fpath, h, g, log, p, i, node):
     """Data packet ``i`` from a host reaches its ingress switch ``node`` through port ``p``: take
     buffer (drop on a full buffer, as any RoCE switch), charge the ingress, and schedule its release
-    (``EV_VOQ``) at the next grant of its egress port — the last port of its path, toward the host."""
-    size = pk[i, PK_SIZE]
-    if swused[node] + size > cfg[C_BUFFER]:
-        pt[p, PT_DROPS] += 1
-        g[G_DROPS] += 1
-        g[G_BUF_DROPS] += 1
-        g[G_DROP_BYTES] += pk[i, PK_PAYLOAD]
-        pkt_free(pk, g, i)
+    (``EV_VOQ``) at the next grant of its egress port — the last port of its path, toward the host.
+    (A drop is counted at the ingress: the packet has no egress yet. The scheduled fabric is RoCE
+    only, :mod:`aifabric.scenario`.)"""
+    if not buffer_admit(pt, pk, cfg, swused, g, p, node, i, p):
         return
-    swused[node] += size
-    pt[p, PT_INBYTES] += size
-    if pt[p, PT_INBYTES] > pt[p, PT_MAXIN]:
-        pt[p, PT_MAXIN] = pt[p, PT_INBYTES]
-    pk[i, PK_IN] = p
-    g[G_QUEUED] += 1
+    size = pk[i, PK_SIZE]
     if (
         cfg[C_PFC] == 1
         and pt[p, PT_PAUSE_SENT] == 0
@@ -1205,13 +1232,7 @@ def voq_release(
         g[G_QUEUED] -= 1
         drop_pkt(pk, pt, g, p if q < 0 else q, i)
         return
-    t = g[G_NOW]
-    pt[q, PT_QINT] += pt[q, PT_QBYTES] * (t - pt[q, PT_QLAST])
-    pt[q, PT_QLAST] = t
-    pt[q, PT_QBYTES] += size
-    if pt[q, PT_QBYTES] > pt[q, PT_MAXQ]:
-        pt[q, PT_MAXQ] = pt[q, PT_QBYTES]
-    fifo_push(pt, pk, q, PT_DH, PT_DT, i)
+    egress_enqueue(pt, pk, g, q, i)
     try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, q)
 
 
@@ -1282,26 +1303,9 @@ def run(
                 fifo_push(pt, pk, q, PT_CH, PT_CT, i)
                 try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, q)
                 continue
-            size = pk[i, PK_SIZE]
-            if swused[node] + size > cfg[C_BUFFER] and cfg[C_IB] == 0:
-                pt[q, PT_DROPS] += 1
-                g[G_DROPS] += 1
-                g[G_BUF_DROPS] += 1
-                g[G_DROP_BYTES] += pk[i, PK_PAYLOAD]
-                pkt_free(pk, g, i)
+            if not buffer_admit(pt, pk, cfg, swused, g, p, node, i, q):
                 continue
-            swused[node] += size
-            pt[p, PT_INBYTES] += size
-            if pt[p, PT_INBYTES] > pt[p, PT_MAXIN]:
-                pt[p, PT_MAXIN] = pt[p, PT_INBYTES]
-            pk[i, PK_IN] = p
-            pt[q, PT_QINT] += pt[q, PT_QBYTES] * (t - pt[q, PT_QLAST])
-            pt[q, PT_QLAST] = t
-            pt[q, PT_QBYTES] += size
-            if pt[q, PT_QBYTES] > pt[q, PT_MAXQ]:
-                pt[q, PT_MAXQ] = pt[q, PT_QBYTES]
-            g[G_QUEUED] += 1
-            fifo_push(pt, pk, q, PT_DH, PT_DT, i)
+            egress_enqueue(pt, pk, g, q, i)
             if cfg[C_PFC] == 1 and pt[p, PT_PAUSE_SENT] == 0 and should_pause(pt, cfg, cf, swused, p, node):
                 send_pfc(pt, h, g, p, 1, log)
             try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, q)
