@@ -738,22 +738,25 @@ def buffer_admit(pt, pk, cfg, swused, g, p, node, i, dropq):
     """Data packet ``i`` arriving through ingress ``p`` takes buffer at switch ``node``. A full
     shared buffer drops it (RoCE; an InfiniBand switch never does: credits hold the sender back),
     counted at port ``dropq``: False. Otherwise it is charged to the buffer and to the ingress (whose
-    high-water mark is kept) until :func:`leave_switch` releases it, and counted queued: True."""
+    high-water mark is kept) until :func:`leave_switch` releases it, and counted queued: True.
+
+    One exit and the drop through :func:`drop_pkt` (a call, off the hot path): inlined this way the
+    engine runs 1.2 % more instructions than with the admission written out at both callers
+    (perm128, valgrind's instruction count; an early ``return False`` or the drop written inline cost
+    2.2 %: numba's inliner copies the array arguments, some with a reference count)."""
     size = pk[i, PK_SIZE]
-    if swused[node] + size > cfg[C_BUFFER] and cfg[C_IB] == 0:
-        pt[dropq, PT_DROPS] += 1
-        g[G_DROPS] += 1
+    ok = swused[node] + size <= cfg[C_BUFFER] or cfg[C_IB] != 0
+    if ok:
+        swused[node] += size
+        pt[p, PT_INBYTES] += size
+        if pt[p, PT_INBYTES] > pt[p, PT_MAXIN]:
+            pt[p, PT_MAXIN] = pt[p, PT_INBYTES]
+        pk[i, PK_IN] = p
+        g[G_QUEUED] += 1
+    else:
         g[G_BUF_DROPS] += 1
-        g[G_DROP_BYTES] += pk[i, PK_PAYLOAD]
-        pkt_free(pk, g, i)
-        return False
-    swused[node] += size
-    pt[p, PT_INBYTES] += size
-    if pt[p, PT_INBYTES] > pt[p, PT_MAXIN]:
-        pt[p, PT_MAXIN] = pt[p, PT_INBYTES]
-    pk[i, PK_IN] = p
-    g[G_QUEUED] += 1
-    return True
+        drop_pkt(pk, pt, g, dropq, i)
+    return ok
 
 
 @njit(cache=True, inline="always")
