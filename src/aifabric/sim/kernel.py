@@ -969,6 +969,25 @@ def egress_load(pt, q, now):
 
 
 @njit(cache=True, inline="always")
+def egress_of(lk, a, node):
+    """The directed port by which switch ``node`` sends on link ``lk`` whose end a is node ``a``
+    (``link_a[lk]``): row ``2*lk`` from end a, ``2*lk + 1`` from end b. (Scalars only: an inlined
+    helper's array arguments can cost reference counting in the loops of :func:`route`.)"""
+    return 2 * lk + (1 if a != node else 0)
+
+
+@njit(cache=True, inline="always")
+def rr_phase(flowlet, salt, f, hop, node, n):
+    """Where flow ``f``'s round robin over ``n`` equal-cost egresses at hop ``hop`` starts for this
+    packet: a seeded per-(flow, hop) phase on its first packet, one step further on each next one."""
+    c = flowlet[f, 2 * hop]
+    if c < 0:
+        c = tie_hash(salt, f, hop, node) % n
+    flowlet[f, 2 * hop] = (c + 1) % n
+    return c
+
+
+@njit(cache=True, inline="always")
 def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i, node):
     """The egress port of packet ``i`` at switch ``node``."""
     f = pk[i, PK_FLOW]
@@ -1003,13 +1022,10 @@ def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i
         # spray: oblivious per-packet round robin over the equal-cost egresses (queue state not
         # read), from a seeded per-(flow, hop) phase; a failed egress is skipped. A scheduled
         # fabric (4) sprays its cells the same way over every fabric link
-        c = flowlet[f, 2 * hop]
-        if c < 0:
-            c = tie_hash(cfg[C_ROUTE_SALT], f, hop, node) % n
-        flowlet[f, 2 * hop] = (c + 1) % n
+        c = rr_phase(flowlet, cfg[C_ROUTE_SALT], f, hop, node, n)
         for jj in range(n):
             lk = nh_links[j0 + (c + jj) % n]
-            q = 2 * lk + (1 if link_a[lk] != node else 0)
+            q = egress_of(lk, link_a[lk], node)
             if pt[q, PT_DOWN] == 0:
                 return q
         return -1
@@ -1023,7 +1039,7 @@ def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i
         best_q = -1
         for jj in range(n):
             lk = nh_links[j0 + jj]
-            q = 2 * lk + (1 if link_a[lk] != node else 0)
+            q = egress_of(lk, link_a[lk], node)
             if pt[q, PT_DOWN] == 1:
                 continue
             occ = pt[q, PT_QBYTES] // qb + (cfg[C_BUFFER] if egress_paused(pt, q) else 0)
@@ -1031,13 +1047,10 @@ def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i
                 best_q = occ
         if best_q < 0:
             return -1
-        c = flowlet[f, 2 * hop]
-        if c < 0:
-            c = tie_hash(cfg[C_ROUTE_SALT], f, hop, node) % n
-        flowlet[f, 2 * hop] = (c + 1) % n
+        c = rr_phase(flowlet, cfg[C_ROUTE_SALT], f, hop, node, n)
         for jj in range(n):
             lk = nh_links[j0 + (c + jj) % n]
-            q = 2 * lk + (1 if link_a[lk] != node else 0)
+            q = egress_of(lk, link_a[lk], node)
             if (
                 pt[q, PT_DOWN] == 0
                 and (pt[q, PT_QBYTES] // qb + (cfg[C_BUFFER] if egress_paused(pt, q) else 0)) == best_q
@@ -1067,7 +1080,7 @@ def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i
     for jj in range(n):
         j = j0 + (start + jj) % n
         lk = nh_links[j]
-        q = 2 * lk + (1 if link_a[lk] != node else 0)
+        q = egress_of(lk, link_a[lk], node)
         if pt[q, PT_DOWN] == 1:
             continue
         occ = egress_load(pt, q, now)
