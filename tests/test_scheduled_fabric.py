@@ -94,6 +94,29 @@ def test_incast_conserves_bytes_and_drains_at_the_receiver_bound(incast_runs):
     assert bound_us <= r.summary["fct_max_us"] <= 1.05 * bound_us
 
 
+def test_a_full_buffer_drops_at_the_voq_ingress_and_go_back_n_recovers():
+    """Lossy (PFC off) with a 300 KB shared buffer: the scheduled fabric drops a host's packet at its
+    ingress VOQ (no egress chosen yet: counted on the host's link into its leaf) and past the VOQs
+    only on the receiver's link; ECMP drops only at the egress a packet was routed to, never on a
+    host's link. Both charge an ingress at most the buffer, count every drop once and finish every
+    flow by go-back-N (kernel.buffer_admit serves both)."""
+    fab = {"pfc": {"enabled": False}, "switch_buffer": "300KB"}
+    for mode in ("scheduled", "ecmp"):
+        sc = scenario(LS, INCAST, fabric={**fab, "routing": mode})
+        topo = from_spec(sc.topology)
+        r = simulate(sc, topology=topo)
+        p = r.ports
+        tier = topo.node_tier
+        drops = p[p["drops"] > 0]
+        assert r.summary["drops"] > 0 and int(p["drops"].sum()) == r.summary["drops"], mode
+        at_host = tier[drops["node"]] == 0  # a sender's link into its leaf: the VOQ
+        assert at_host.any() == (mode == "scheduled"), (mode, drops)
+        if mode == "scheduled":  # past the VOQ only the receiver's link (grants keep the fabric clear)
+            assert set(drops[~at_host]["peer"]) == {int(topo.hosts[0])}, drops
+        assert int(p["max_ingress_bytes"].max()) <= 300_000
+        assert r.summary["completed_flows"] == 12 and r.engine["delivered_bytes"] == 12 * 400_000
+
+
 # ---- determinism ----------------------------------------------------------------------------------------
 def test_same_seed_same_results_other_seed_other_spray():
     a = simulate(scenario(LS, PERM, fabric={"routing": "scheduled"}, seed=5)).flows
