@@ -244,3 +244,21 @@ def test_risk_testbed_runs_a_scheduled_design_per_packet():
 
     assert testbed_for(400, None, 600, 50, "scheduled").routing == "adaptive"
     assert testbed_for(400, None, 600, 50, "ecmp").routing == "ecmp"
+
+
+def test_voq_ingress_pauses_by_the_arrival_rule_reserve_included():
+    """The VOQ ingress pauses by the same rule as every switch arrival (kernel.should_pause): with
+    dynamic PFC, bytes up to the per-ingress reserve are not counted against alpha × free buffer. A
+    reserve larger than the 12-way incast can ever hold at one ingress (400 KB per sender) means no
+    PAUSE at all; without it the hosts are paused (the VOQ path once ignored the reserve)."""
+    pfc = {"enabled": True, "mode": "dynamic", "alpha": 2**-8}  # about 131 KB of a free 32 MiB
+    runs = {}
+    for reserve in (None, "1MB"):
+        p = dict(pfc, **({"reserve": reserve} if reserve else {}))
+        sc = scenario(LS, INCAST, fabric={"routing": "scheduled", "pfc": p})
+        topo = from_spec(sc.topology)
+        r = simulate(sc, topology=topo)
+        hosts = r.ports[topo.node_tier[r.ports["node"]] == 0]
+        runs[reserve] = (int(hosts["pause_received"].sum()), r.summary["completed_flows"], len(r.flows))
+    assert runs[None][0] > 0 and runs[None][1] == runs[None][2]
+    assert runs["1MB"][0] == 0 and runs["1MB"][1] == runs["1MB"][2]

@@ -1213,11 +1213,9 @@ def voq_admit(pt, pk, cfg, cf, swused, fpath, h, g, log, p, i, node):
     if not buffer_admit(pt, pk, cfg, swused, g, p, node, i, p):
         return
     size = pk[i, PK_SIZE]
-    if (
-        cfg[C_PFC] == 1
-        and pt[p, PT_PAUSE_SENT] == 0
-        and pt[p, PT_INBYTES] > pfc_threshold(pt, cfg, cf, swused, p, node)
-    ):
+    # the same PAUSE rule as every switch arrival (static: > xoff; dynamic: held bytes less the
+    # reserve >= alpha x free buffer)
+    if cfg[C_PFC] == 1 and pt[p, PT_PAUSE_SENT] == 0 and should_pause(pt, cfg, cf, swused, p, node):
         send_pfc(pt, h, g, p, 1, log)
     row = pk[i, PK_ROW]
     e = -1
@@ -1247,6 +1245,10 @@ def voq_release(
         pk[i, PK_IN] = -1
         g[G_QUEUED] -= 1
         drop_pkt(pk, pt, g, p if q < 0 else q, i)
+        # the released bytes may bring the ingress below its RESUME point, as a packet leaving does
+        # (leave_switch): without this a paused host waited for another packet of that ingress
+        if cfg[C_PFC] == 1 and pt[p, PT_PAUSE_SENT] == 1 and should_resume(pt, cfg, cf, swused, p, node):
+            send_pfc(pt, h, g, p, 0, log)
         return
     egress_enqueue(pt, pk, g, q, i)
     try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, q)
