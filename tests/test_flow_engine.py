@@ -164,18 +164,12 @@ def test_flow_scenario_json_shape():
     """simulate_flow_scenario returns interface.md's simulate --json keys; queue fields are 0."""
     from aifabric.flow import simulate_flow_scenario
     from aifabric.scenario import scenario_from_dict
+    from test_sim_support import LS
 
     sc = scenario_from_dict(
         {
             "name": "perm16",
-            "topology": {
-                "kind": "leaf-spine",
-                "leaves": 4,
-                "spines": 4,
-                "hosts_per_leaf": 4,
-                "link_rate": "100Gbps",
-                "link_delay": "1us",
-            },
+            "topology": LS,
             "workload": {"kind": "permutation", "flow_size": "1MB"},
             "sim": {"mode": "flow"},
         }

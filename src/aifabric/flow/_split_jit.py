@@ -65,9 +65,7 @@ def split_flows(
     cur_m = np.empty(num_nodes)
     deg_up = up_link.shape[1]
     deg_sw = nbr_sw.shape[1]
-    width = max(deg_up, deg_sw)
-    ok = np.zeros(width, np.bool_)
-    opt = np.empty(width, np.int64)
+    opt = np.empty(max(deg_up, deg_sw), np.int64)
     ent_l = np.empty(64, np.int64)
     ent_w = np.empty(64)
     # each switch's next hops towards the current destination's attachment switches, filled when
@@ -91,41 +89,11 @@ def split_flows(
             prev_att[q] = up_att[d_h, q]
         if not same:
             epoch += 1
-        # hop 0: the host's uplinks whose switch is nearest to the destination
-        dmin = far
-        for p in range(deg_up):
-            u = up_node[s_h, p]
-            dd = _dist_to_host(dist_t, up_att, sw_index[u] if u >= 0 else -1, d_h, far)
-            if dd < dmin:
-                dmin = dd
-        k = 0
-        for p in range(deg_up):
-            u = up_node[s_h, p]
-            dd = _dist_to_host(dist_t, up_att, sw_index[u] if u >= 0 else -1, d_h, far)
-            ok[p] = up_link[s_h, p] >= 0 and dd == dmin and dd < far
-            if ok[p]:
-                opt[k] = up_link[s_h, p]
-                k += 1
-        if k == 0:
-            return f, 1, f
-        n_t = 0
-        for c in range(k):
-            lk = opt[c]
-            la = link_a[lk]
-            if n_ent == len(ent_l):
-                ent_l = np.concatenate((ent_l, np.empty(len(ent_l), np.int64)))
-                ent_w = np.concatenate((ent_w, np.empty(len(ent_w))))
-            ent_l[n_ent] = 2 * lk + (1 if la != s else 0)
-            w = 1.0 / k
-            ent_w[n_ent] = w
-            n_ent += 1
-            nxt = link_b[lk] if la == s else la
-            if not seen[nxt]:
-                seen[nxt] = True
-                acc[nxt] = 0.0
-                touched[n_t] = nxt
-                n_t += 1
-            acc[nxt] += w
+        # the source host holds the whole mass; each hop below spreads it over the next hops
+        seen[s] = True
+        acc[s] = 1.0
+        touched[0] = s
+        n_t = 1
         hops = 0
         while True:
             # the next hop's nodes, ascending (np.unique's order), without the destination
@@ -152,7 +120,22 @@ def split_flows(
                 for q in range(deg_up):
                     if up_node[d_h, q] == u:
                         down = True
-                if down:
+                if u == s:  # the host's uplinks whose switch is nearest to the destination
+                    dmin = far
+                    for p in range(deg_up):
+                        v = up_node[s_h, p]
+                        dd = _dist_to_host(dist_t, up_att, sw_index[v] if v >= 0 else -1, d_h, far)
+                        if dd < dmin:
+                            dmin = dd
+                    for p in range(deg_up):
+                        v = up_node[s_h, p]
+                        dd = _dist_to_host(dist_t, up_att, sw_index[v] if v >= 0 else -1, d_h, far)
+                        if up_link[s_h, p] >= 0 and dd == dmin and dd < far:
+                            opt[k] = up_link[s_h, p]
+                            k += 1
+                    if k == 0:
+                        return f, 1, f
+                elif down:
                     for q in range(deg_up):
                         if up_node[d_h, q] == u:
                             opt[k] = up_link[d_h, q]

@@ -110,23 +110,15 @@ def simulate_flows(
     per input flow, input order). ``df.attrs`` holds ``events`` and ``wall_s``.
     """
     t0 = time.perf_counter()
-    df = _as_flows(flows)
+    df, paths, fixed_s, drain_bits, bottleneck = _routed(
+        topology, flows, routing, seed, switch_latency_ps, mtu_bytes, header_bytes
+    )
     src = df["src"].to_numpy(np.int64)
     dst = df["dst"].to_numpy(np.int64)
     size = df["size_bytes"].to_numpy(np.float64)
     start = df["start_us"].to_numpy(np.float64) * 1e-6
-    sport = df["sport"].to_numpy(np.int64) if "sport" in df.columns else None
-    if sport is None:
-        from aifabric.flow.hashing import flow_sport
-
-        sport = flow_sport(df["id"].to_numpy(np.int64))
-    pm = _path_model(topology)
     mode = flow_routing(routing)
-    paths = pm.route(src, dst, routing=mode, seed=seed, sport=sport)
-    split = pm.split(src, dst) if mode in MULTIPATH else None
-    fixed_s, drain_bits, bottleneck = path_latency(
-        topology, paths, size, switch_latency_ps, mtu_bytes, header_bytes
-    )
+    split = _path_model(topology).split(src, dst) if mode in MULTIPATH else None
     finish, events = simulate_drain(paths, drain_bits, start, link_rates_bps(topology, mode), split=split)
     fct = finish - start + fixed_s
     ideal = fixed_s + drain_bits / bottleneck
@@ -176,6 +168,15 @@ def ideal_fct_us(
     """Each flow's ``ideal_fct_us`` as :func:`simulate_flows` gives it (alone on the fabric: its
     path's fixed latency + its bytes at its bottleneck rate) without running the drain — what a
     caller that needs only the ideal (the measure stage's one-QP reference) pays for."""
+    _, _, fixed_s, drain_bits, bottleneck = _routed(
+        topology, flows, routing, seed, switch_latency_ps, mtu_bytes, header_bytes
+    )
+    return (fixed_s + drain_bits / bottleneck) * 1e6
+
+
+def _routed(topology, flows, routing, seed, switch_latency_ps, mtu_bytes, header_bytes):
+    """The flow table, each flow's path under the routing mode (per-packet modes: its ECMP path,
+    which stands for its latency) and :func:`path_latency`'s (fixed s, drain bits, bottleneck)."""
     df = _as_flows(flows)
     src = df["src"].to_numpy(np.int64)
     dst = df["dst"].to_numpy(np.int64)
@@ -186,10 +187,7 @@ def ideal_fct_us(
 
         sport = flow_sport(df["id"].to_numpy(np.int64))
     paths = _path_model(topology).route(src, dst, routing=flow_routing(routing), seed=seed, sport=sport)
-    fixed_s, drain_bits, bottleneck = path_latency(
-        topology, paths, size, switch_latency_ps, mtu_bytes, header_bytes
-    )
-    return (fixed_s + drain_bits / bottleneck) * 1e6
+    return df, paths, *path_latency(topology, paths, size, switch_latency_ps, mtu_bytes, header_bytes)
 
 
 def link_table(topology: Topology, df: pd.DataFrame) -> pd.DataFrame:

@@ -321,11 +321,22 @@ def _run_pattern(
     """(the slowest ideal FCT, every FCT) of the job's flows of one pattern, µs."""
     from aifabric.flow import simulate_flows
 
-    topo = rail_topology(*topo_key)
+    df, job = _on_pattern(simulate_flows, topo_key, technology, pattern, seed, switch_latency_ps, routing)
+    if job is not None:
+        df = df[job]
+    return df["ideal_fct_us"].max(), df["fct_us"].to_numpy()
+
+
+def _on_pattern(
+    run, topo_key: tuple, technology: str, pattern, seed: int, switch_latency_ps: float, routing: str
+):
+    """``run`` (:func:`~aifabric.flow.simulate_flows` or :func:`~aifabric.flow.engine.ideal_fct_us`)
+    on the pattern's flows over the design's topology, and the job's mask (shared placement: the
+    job's flows; the rest is other jobs' traffic) or None."""
     flows = pattern.flows()
-    job = flows.pop("job", None)  # shared placement: the job's flows (the rest is other jobs' traffic)
-    df = simulate_flows(
-        topo,
+    job = flows.pop("job", None)
+    out = run(
+        rail_topology(*topo_key),
         flows,
         routing=routing,
         seed=seed,
@@ -333,9 +344,7 @@ def _run_pattern(
         mtu_bytes=MTU_BYTES[technology],
         header_bytes=HEADER_BYTES[technology],
     )
-    if job is not None:
-        df = df[job]
-    return df["ideal_fct_us"].max(), df["fct_us"].to_numpy()
+    return out, job
 
 
 @lru_cache(maxsize=64)
@@ -346,17 +355,7 @@ def _ideal_pattern(
     value, without the drain it does not depend on."""
     from aifabric.flow.engine import ideal_fct_us
 
-    flows = pattern.flows()
-    job = flows.pop("job", None)
-    ideal = ideal_fct_us(
-        rail_topology(*topo_key),
-        flows,
-        routing=routing,
-        seed=seed,
-        switch_latency_ps=switch_latency_ps,
-        mtu_bytes=MTU_BYTES[technology],
-        header_bytes=HEADER_BYTES[technology],
-    )
+    ideal, job = _on_pattern(ideal_fct_us, topo_key, technology, pattern, seed, switch_latency_ps, routing)
     return (ideal[np.asarray(job)] if job is not None else ideal).max()
 
 
