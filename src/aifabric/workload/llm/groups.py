@@ -34,6 +34,13 @@ from dataclasses import dataclass
 FP8_SCALE_BYTES_PER_VALUE = 4 / 128
 
 
+def group_domains(ranks: int, stride: int, domain: int) -> tuple[int, int]:
+    """(ranks of the group inside one NVLink domain, domains the group spans) for ``ranks`` ranks
+    ``stride`` apart on ``domain``-GPU domains."""
+    local = max(1, domain // stride) if stride < domain else 1
+    return local, -(-ranks // local)
+
+
 def group_time(
     comm, op: str, size_bytes: float, ranks: int, stride: int, domain: int, net_share: float = 1.0
 ) -> tuple[float, str]:
@@ -46,8 +53,7 @@ def group_time(
     if stride >= domain:
         share = net_share if op == "all-to-all" else 1.0
         return comm.collective_s(op, size_bytes * share, ranks, "network"), "network"
-    local = domain // stride
-    nodes = -(-ranks // local)
+    local, nodes = group_domains(ranks, stride, domain)
     if op in ("all-reduce", "reduce-scatter", "all-gather"):
         t = comm.collective_s(op, size_bytes, local, "nvlink") + comm.collective_s(
             op, size_bytes / local, nodes, "network"
@@ -105,8 +111,7 @@ def ep_dispatch_combine(
     """Dispatch and combine of ``tokens`` tokens per GPU over an EP group of ``ep`` ranks ``stride``
     apart on ``domain``-GPU NVLink domains, on the fabric ``comm`` times (module doc)."""
     disp, comb = moe_a2a_bytes(tokens, topk, hidden, fp8_dispatch)
-    local = max(1, domain // stride) if stride < domain else 1
-    nodes = -(-ep // local)
+    local, nodes = group_domains(ep, stride, domain)
     share = node_limit_share(topk, node_limit, nodes)
     t_d, span = group_time(comm, "all-to-all", disp, ep, stride, domain, share)
     t_c, _ = group_time(comm, "all-to-all", comb, ep, stride, domain, share)
@@ -123,6 +128,7 @@ __all__ = [
     "FP8_SCALE_BYTES_PER_VALUE",
     "EpAllToAll",
     "ep_dispatch_combine",
+    "group_domains",
     "group_time",
     "moe_a2a_bytes",
     "node_limit_share",

@@ -46,7 +46,7 @@ from aifabric.errors import InputError
 from aifabric.workload.llm.compute import CALIBRATION, Calibration
 from aifabric.workload.llm.gemm import shape_eff
 from aifabric.workload.llm.gpus import GpuSpec, get_gpu
-from aifabric.workload.llm.groups import ep_dispatch_combine
+from aifabric.workload.llm.groups import ep_dispatch_combine, group_domains
 from aifabric.workload.llm.models import ModelConfig, resolve_model
 
 HBM_USABLE_FRACTION = 0.9  # estimate: runtime, activations and fragmentation take the rest
@@ -159,7 +159,7 @@ def inference_step(
         else None
     )
     if spans_nodes:
-        nodes = -(-n // domain)  # NVLink domains the instance spans (an NVL72 rack holds 72, not 64)
+        nodes = group_domains(n, 1, domain)[1]  # NVLink domains the instance spans (an NVL72 rack: 72)
         if a2a is not None:
             t = a2a.dispatch_s + a2a.combine_s
             decode_net = model.moe_layers * (
