@@ -49,7 +49,7 @@ from functools import lru_cache
 import numpy as np
 
 from aifabric.workload.llm.gpus import get_gpu
-from aifabric.workload.llm.groups import FP8_SCALE_BYTES_PER_VALUE, ep_dispatch_combine
+from aifabric.workload.llm.groups import ep_dispatch_combine, moe_a2a_bytes
 from aifabric.workload.llm.network import AlphaBetaNetwork
 
 TOLERANCE = 0.15
@@ -165,8 +165,8 @@ def _model(case: Case) -> dict:
     }
     if case.kernel == "normal":
         d = deepep_nodes_per_token(case.ep // GPUS_PER_NODE)
-        per_value = 1.0 + FP8_SCALE_BYTES_PER_VALUE if fp8 else 2.0
-        counted = tokens * d * HIDDEN * per_value  # DeepEP's num_rdma_token_sent × bytes per token
+        # DeepEP's num_rdma_token_sent × bytes per token: one copy per node a token reaches
+        counted = moe_a2a_bytes(tokens, d, HIDDEN, True)[0 if fp8 else 1]
         out.update(model=counted / t / 1e9, counted_bytes=counted, nodes_per_token=d)
     else:
         out.update(model=t * 1e6)
