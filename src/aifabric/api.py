@@ -68,23 +68,23 @@ def run_comparison(
     risk=None,
     inference: dict | None = None,
     storage: dict | None = None,
+    assumptions: dict | None = None,
 ):
     from aifabric.stages.pipeline import CompareInputs, run
-    from aifabric.stages.testbed import CONGESTION_SHARE
 
-    share = CONGESTION_SHARE if congestion_share is None else congestion_share
     inputs = CompareInputs(
         adv,
         catalog,
         seed,
         compute_efficiency,
-        share,
+        congestion_share,  # None: the storage share (one setting)
         training,
         scenario_file,
         calibration,
         risk,
         inference,
         storage,
+        assumptions,
     )
     return run(inputs, progress)
 
@@ -152,6 +152,7 @@ def compare(
     progress=None,
     inference: dict | None = None,
     storage: dict | None = None,
+    assumptions: dict | None = None,
     **buyer_options,
 ) -> CompareResult:
     """Both fabrics designed, priced, measured and weighed for one cluster (``aifabric compare``).
@@ -210,6 +211,7 @@ def compare(
         training,
         inference=inference,
         storage=storage,
+        assumptions=assumptions,
     )
     from aifabric.report.result import comparison_dict
 

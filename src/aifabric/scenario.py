@@ -703,6 +703,11 @@ class AdvisorSpec(_Model):
     # tail-latency constraint (trading / high jitter sensitivity): a design's p99 collective step time
     # on the packet engine may be at most this fraction above the best design's (None: 0.25, an assumption)
     p99_budget: Annotated[float, Field(gt=0)] | None = None
+    # where storage / checkpoint traffic runs (aifabric.stages.assumptions): separate (the reference
+    # designs' own storage network, the default) | on-fabric (shares the compute fabric)
+    storage_placement: Literal["separate", "on-fabric"] | None = None
+    # both fabrics as shipped (default) or both tuned (aifabric.stages.assumptions.TUNING_SOURCE)
+    tuning: Literal["as-shipped", "tuned"] | None = None
     # The buyer's options (issue 14), as ``aifabric plan`` has them; each defaults to the GPU
     # system's reference design, so leaving them out keeps the default comparison.
     designs: list[str] | None = None  # named designs side by side (aifabric.design.plan.DESIGNS)
@@ -728,7 +733,7 @@ class RiskSpec(_Model):
     """``risk:`` — the fabric as the user intends to run it, and any rate or duration of the risk
     library (:mod:`aifabric.stages.risk`) replaced by the user's own."""
 
-    roce_baseline: Literal["hpcc", "dcqcn", "pfc-only"] | None = None
+    roce_baseline: Literal["dcqcn-vendor", "hpcc", "dcqcn", "pfc-only"] | None = None
     ib_congestion_control: Literal["none", "ib-cc"] | None = None
     audit_in_ci: bool = False  # the audit runs in CI: a wrong setting is found in about a day
     check_scaling: bool = False  # also measure a pod twice as wide; the larger slowdown counts
@@ -788,6 +793,9 @@ class Scenario(_Model):
     risk: RiskSpec | None = None
     inference: InferenceSection | None = None
     storage: StorageSection | None = None
+    # ``assumptions:`` — register entries the user sets (name -> value), checked by
+    # aifabric.stages.assumptions.check_overrides (a layer above this module)
+    assumptions: dict[str, Any] | None = None
     description: str | None = None
 
     @model_validator(mode="after")

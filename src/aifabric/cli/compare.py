@@ -20,6 +20,7 @@ CHOICES = {
     "roce_routing": ("ecmp", "adaptive-packet", "spectrum-x", "flowlet", "adaptive"),
     "ib_routing": ("adaptive-packet", "static"),
     "placement": ("ideal", "fragmented", "shared"),
+    "tuning": ("as-shipped", "tuned"),
 }
 
 
@@ -49,6 +50,7 @@ class Asked(NamedTuple):
     risk: Any = None
     inference: dict | None = None
     storage: dict | None = None
+    assumptions: dict | None = None  # the scenario's assumptions: section
 
 
 # command-line flags that set a key of a workload section: flag -> (section, key)
@@ -67,11 +69,15 @@ def build_advisor(scenario_path: Path | None, flags: dict, section_flags: dict |
 
     base = {}
     name = "built-in default (1,024 H100, Llama-3 70B training)"
-    training = risk = None
+    training = risk = assumptions = None
     sections: dict[str, dict | None] = {"inference": None, "storage": None}
     if scenario_path is not None:
         sc = load_scenario(scenario_path)
         name, training, risk = sc.name, sc.training, sc.risk
+        if sc.assumptions:
+            from aifabric.stages.assumptions import check_overrides
+
+            assumptions = check_overrides(sc.assumptions, str(scenario_path))
         for sec in sections:
             if getattr(sc, sec) is not None:
                 sections[sec] = getattr(sc, sec).model_dump(exclude_none=True)
@@ -124,7 +130,9 @@ def build_advisor(scenario_path: Path | None, flags: dict, section_flags: dict |
         if not 0 < value < float("inf"):
             raise InputError("must be a positive number", field=flag, value=value)
         sections[section] = {**(sections[section] or {}), skey: value}
-    return Asked(AdvisorSpec(**base), name, training, risk, sections["inference"], sections["storage"])
+    return Asked(
+        AdvisorSpec(**base), name, training, risk, sections["inference"], sections["storage"], assumptions
+    )
 
 
 def check_compute_efficiency(value: float | None) -> None:
@@ -312,11 +320,23 @@ def register(app: typer.Typer) -> None:
             "fitted one (0.626 BF16, 0.477 FP8). MFU is an output.",
         ),
         mfu: float | None = typer.Option(None, "--mfu", hidden=True),
-        congestion_share: float = typer.Option(
-            0.25,
+        congestion_share: float | None = typer.Option(
+            None,
             "--congestion-share",
-            help="Share of communication time overlapping congestion in the "
-            "risk model (default 0.25, an assumption).",
+            help="Share of communication time overlapping congestion in the risk model (default: the "
+            "storage share — 0 with storage off the compute fabric).",
+        ),
+        storage_on_fabric: bool = typer.Option(
+            False,
+            "--storage-on-fabric",
+            help="Storage / checkpoint traffic shares the compute fabric (default: its own network, as "
+            "the reference designs build it); its share of time comes from the job's checkpoint model.",
+        ),
+        tuning: str | None = typer.Option(
+            None,
+            "--tuning",
+            help="as-shipped (default: IB congestion control off, RoCE PFC + DCQCN at vendor defaults) | "
+            "tuned (IB CC on, RoCE DCQCN tuned / Spectrum-X CC): the same state on both fabrics.",
         ),
         catalog_file: Path | None = typer.Option(
             None, "--catalog", help="YAML file overriding catalog records."
@@ -418,7 +438,7 @@ def register(app: typer.Typer) -> None:
         def body() -> int:
             from aifabric.hardware.catalog import load_catalog
 
-            adv, name, training, risk, inference, storage = build_advisor(
+            adv, name, training, risk, inference, storage, assumptions = build_advisor(
                 scenario,
                 {
                     "gpus": gpus,
@@ -437,6 +457,8 @@ def register(app: typer.Typer) -> None:
                     "qps_per_connection": qps_per_connection,
                     "network_budget_usd": _budget(network_budget),
                     "p99_budget": _p99_budget(p99_budget),
+                    "storage_placement": "on-fabric" if storage_on_fabric else None,
+                    "tuning": tuning,
                     **buyer_options(
                         designs,
                         switch,
@@ -486,6 +508,7 @@ def register(app: typer.Typer) -> None:
                 risk,
                 inference,
                 storage,
+                assumptions,
             )
             if cal is not None:
                 result["calibration"] = {
@@ -520,7 +543,7 @@ def _run(
     adv,
     cat,
     compute_efficiency,
-    congestion_share: float,
+    congestion_share: float | None,
     show_progress: bool,
     training,
     scenario,
@@ -528,6 +551,7 @@ def _run(
     risk=None,
     inference=None,
     storage=None,
+    assumptions=None,
 ) -> dict:
     from aifabric.api import compare_advisor
 
@@ -540,6 +564,7 @@ def _run(
         risk=risk,
         inference=inference,
         storage=storage,
+        assumptions=assumptions,
     )
     if not show_progress:
         return compare_advisor(adv, cat, **kw)

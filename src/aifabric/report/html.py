@@ -396,6 +396,14 @@ def _sensitivity_section(result: dict) -> list[str]:
         "<th>basis of the range</th></tr>"
     ]
     for s in sorted(rows, key=lambda r: (not r["flips"], r["input"])):
+        if s.get("kind") == "categorical":
+            then = f"{s['design_then']}, {s['verdict_then']}"
+            out.append(
+                f"<tr><td>{_e(s['label'])}</td><td class='n'>{_e(s['base'])}</td>"
+                f"<td class='n'>{_e(' | '.join(s['range']))}</td><td class='n'>{_e(s['break_even'] or '—')}</td>"
+                f"<td>{'yes' if s['flips'] else 'no'}</td><td><small>then: {_e(then)}</small></td></tr>"
+            )
+            continue
         be = "—" if s["break_even"] is None else f"{s['break_even']:.3g}"
         out.append(
             f"<tr><td>{_e(s['label'])}</td><td class='n'>{s['base']:.3g}</td>"
@@ -416,6 +424,48 @@ def _sensitivity_section(result: dict) -> list[str]:
                 f"</td><td>{agree}</td><td><small>{_e(r['why'])}</small></td></tr>"
             )
         out.append("</table>")
+    return out
+
+
+def _fmt(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def _hinges_section(result: dict) -> list[str]:
+    """What the answer hinges on, then the assumptions that decide it (the register's ``decides``)."""
+    rec = result["recommendation"]
+    out = [f"<p class='summary' id='summary'>{_e(rec.get('summary', ''))}</p>"]
+    hinges = rec.get("hinges_on") or []
+    if hinges:
+        out.append(
+            "<h3>What it hinges on</h3><table id='hinges'><tr><th>assumption</th><th>now</th>"
+            "<th>flips at</th><th>then</th></tr>"
+        )
+        for h in hinges:
+            then = h.get("design_then") or h.get("recommendation_then") or "—"
+            out.append(
+                f"<tr><td>{_e(h['assumption'])}</td><td class='n'>{_e(_fmt(h['value_now']))}</td>"
+                f"<td class='n'>{_e(_fmt(h['flips_at']))}{' (outside its range)' if h.get('outside_range') else ''}"
+                f"</td><td>{_e(then)}</td></tr>"
+            )
+        out.append("</table>")
+    reg = [a for a in result.get("assumptions", []) if isinstance(a, dict)]
+    key = [a for a in reg if a.get("decides")] or [a for a in reg if a.get("kind") == "deployment"][:4]
+    out.append(
+        "<h3>Assumptions that decide this</h3><table id='assumptions'><tr><th>assumption</th><th>value</th>"
+        "<th>range / alternatives</th><th>applies to</th><th>source</th></tr>"
+    )
+    for a in key:
+        alt = a.get("alternatives") or a.get("range")
+        out.append(
+            f"<tr><td>{_e(a['name'])}</td><td class='n'>{_e(_fmt(a['value']))}{' ' + _e(a['unit']) if a.get('unit') else ''}"
+            f"</td><td>{_e(' | '.join(_fmt(x) for x in alt) if alt else '—')}</td>"
+            f"<td>{_e(', '.join(a['applies_to']))}</td><td><small>{_e(a['source'])}</small></td></tr>"
+        )
+    out.append(
+        f"</table><p><small>{len(reg)} assumptions in the register (JSON <code>assumptions[]</code>); "
+        "a scenario's <code>assumptions:</code> section overrides any of them.</small></p>"
+    )
     return out
 
 
@@ -474,6 +524,7 @@ def render_report(result: dict) -> str:
             else ""
         )
         + "</p>",
+        *_hinges_section(result),
         "<ol>",
     ]
     for r in rec["reasons"]:
@@ -569,8 +620,8 @@ def render_report(result: dict) -> str:
             )
         parts.append("</table>")
     parts.append(
-        "<h2>Assumptions</h2><ul>"
-        + "".join(f"<li>{_e(a)}</li>" for a in result.get("assumptions", []))
+        "<h2>Model notes</h2><ul>"
+        + "".join(f"<li>{_e(a)}</li>" for a in result.get("assumption_notes", []))
         + "</ul>"
     )
     parts.append(

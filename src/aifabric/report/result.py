@@ -6,17 +6,27 @@ from __future__ import annotations
 
 import math
 
+from aifabric.stages.assumptions import Deployment as _dep
 from aifabric.stages.performance import server_usd_per_gpu
 from aifabric.stages.pipeline import Comparison
 from aifabric.stages.risk import MISCONFIG_PROBABILITY_BASIS
-from aifabric.stages.testbed import CONGESTION_SHARE, CONGESTION_SHARE_BASIS, SMALL_JITTER_DUTY
+from aifabric.stages.testbed import SMALL_JITTER_DUTY
 
 FCT_POINTS = 20_000  # FCT samples kept per chart (the report's CDFs)
 STAGE_ORDER = ("design", "workload", "measure", "performance", "risk", "decide")
 
 
+def register(c: Comparison) -> list[dict]:
+    """The assumption register (``assumptions[]``: objects, :mod:`aifabric.stages.assumptions`)."""
+    from aifabric.stages.assumptions import Deployment
+    from aifabric.stages.assumptions import register as build
+
+    dep = c.deployment or Deployment()
+    return [a.to_dict() for a in build(c.inputs.advisor, dep, c.design, c.risk, c.decision, c.performance)]
+
+
 def assumptions(c: Comparison) -> list[str]:
-    """The assumptions each stage made, in words (printed by the report and the JSON)."""
+    """The assumptions each stage made, in words (the report's notes; ``assumption_notes`` in JSON)."""
     perf, congestion_share = c.performance, c.risk.congestion_share
     roce = next((f for f in c.design.fabrics if f.technology == "roce"), None)
     ib = next((f for f in c.design.fabrics if f.technology == "infiniband"), None)
@@ -49,16 +59,18 @@ def assumptions(c: Comparison) -> list[str]:
         "excluded",
         MISCONFIG_PROBABILITY_BASIS,
         "failure and misconfiguration impacts come from a packet-level leaf-spine pod derived from each planned "
-        "fabric (same rate, hop latency, buffer per port, oversubscription, routing; baseline RoCE = PFC dynamic "
-        "thresholds + HPCC unless set, InfiniBand = credits + adaptive routing, no IB congestion control) "
-        "(aifabric.stages.testbed); per scenario p x d x l with l = 1 - 1/(1 + iteration slowdown), combined "
-        "as 1 - prod(1 - p d l) (aifabric.stages.risk)",
+        "fabric (same rate, hop latency, buffer per port, oversubscription, routing; congestion control by the "
+        "tuning state, the same for both fabrics: as shipped = IB without congestion control, RoCE PFC + DCQCN "
+        "at vendor defaults; tuned = IB CC on, RoCE DCQCN tuned or HPCC-class) (aifabric.stages.testbed); each "
+        "scenario's added step time over the fabric's own ideal step, per scenario p x d x l with l = 1 - "
+        "1/(1 + iteration slowdown), combined as 1 - prod(1 - p d l) (aifabric.stages.risk)",
         "job interruptions: NIC and host-link failure rates from the Llama 3 paper (16,384 H100, 54 days), "
         "15 min (6-40) lost per interruption on every GPU (assumption); reported as goodput_loss",
-        f"congestion share {congestion_share:.0%}: "
+        f"congestion share {congestion_share:.1%}: "
         + (
-            CONGESTION_SHARE_BASIS
-            if congestion_share == CONGESTION_SHARE
+            "the storage share (storage incast is the congested traffic mix; 0 with storage off the compute "
+            "fabric)"
+            if c.risk.congestion_is_storage
             else "set by the user (--congestion-share)"
         ),
         f'"small network jitter" = PAUSE bursts {SMALL_JITTER_DUTY:.0%} of the time (one spine, or a share of '
@@ -185,7 +197,13 @@ def comparison_dict(c: Comparison) -> dict:
             "rules": list(c.decision.rules),
             "jitter": c.risk.jitter,
             "congestion_share": c.risk.congestion_share,
-            "assumptions": assumptions(c),
+            "assumptions": register(c),
+            "assumption_notes": assumptions(c),
+            "deployment": {
+                "storage_placement": (c.deployment or _dep()).storage_placement,
+                "storage_share": (c.deployment or _dep()).storage_share,
+                "tuning": (c.deployment or _dep()).tuning,
+            },
             "estimates": cat.estimates(),
             "sources": dict(cat.sources),
             "stages": list(STAGE_ORDER),
@@ -195,4 +213,4 @@ def comparison_dict(c: Comparison) -> dict:
     )
 
 
-__all__ = ["STAGE_ORDER", "assumptions", "comparison_dict", "evidence_chain", "json_safe"]
+__all__ = ["STAGE_ORDER", "assumptions", "register", "comparison_dict", "evidence_chain", "json_safe"]

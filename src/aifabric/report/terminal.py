@@ -79,6 +79,7 @@ def print_comparison(result: dict) -> None:
         + f"; jitter {inp['jitter_sensitivity']}, expertise {inp['team_expertise']}, budget {inp['budget']}, "
         f"growth {inp['growth']}"
     )
+    print_answer(con, result)
     t = Table(title="fabrics side by side")
     t.add_column("")
     for f in result["fabrics"]:
@@ -197,6 +198,42 @@ def print_comparison(result: dict) -> None:
     )
 
 
+def _fmt(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def print_answer(con, result: dict) -> None:
+    """The decision first: recommendation, verdict, what it hinges on, the deciding numbers."""
+    rec = result["recommendation"]
+    rate = f" at {rec['nic_rate_gbps']:g}G per GPU" if rec.get("nic_rate_gbps") else ""
+    con.print(
+        f"[bold green]Answer: {rec['fabric']}{rate}[/bold green] ({rec.get('design', '')}) — verdict "
+        f"[bold]{rec.get('verdict', '')}[/bold]"
+    )
+    if rec.get("summary"):
+        con.print(rec["summary"])
+    for h in rec.get("hinges_on") or []:
+        then = h.get("design_then") or h.get("recommendation_then") or "—"
+        out = " (outside its range)" if h.get("outside_range") else ""
+        con.print(
+            f"  hinges on {h['assumption']}: now {_fmt(h['value_now'])}, flips at {_fmt(h['flips_at'])}{out} → {then}"
+        )
+    dep = result.get("deployment") or {}
+    fab = result["fabrics"]
+    nums = "; ".join(
+        f"{f['label']}: capex {f['capex_usd'] / 1e6:,.2f} M USD"
+        + (f", iteration {f['iteration_time_s']:.3f} s" if f.get("iteration_time_s") else "")
+        + f", expected loss {f['expected_loss']:.1%}"
+        for f in fab
+    )
+    con.print(f"  {nums}")
+    if dep:
+        con.print(
+            f"  [dim]storage {dep.get('storage_placement')} (share {dep.get('storage_share') or 0:.2%}), "
+            f"tuning {dep.get('tuning')} on every fabric[/dim]"
+        )
+
+
 def print_sensitivity(con, result: dict) -> None:
     """The uncertain inputs whose plausible range crosses the break-even, then the rest by name."""
     from rich.table import Table
@@ -208,6 +245,15 @@ def print_sensitivity(con, result: dict) -> None:
     for col in ("input", "base", "plausible range", "break-even", "flips"):
         t.add_column(col, justify="left" if col == "input" else "right")
     for s in sorted(rows, key=lambda r: (not r["flips"], r["break_even"] is None, r["input"])):
+        if s.get("kind") == "categorical":
+            t.add_row(
+                s["label"],
+                str(s["base"]),
+                " | ".join(s["range"]),
+                f"{s['break_even'] or '—'} (then {s['design_then']}, {s['verdict_then']})",
+                "[bold red]yes[/bold red]" if s["flips"] else "no",
+            )
+            continue
         be = "—" if s["break_even"] is None else f"{s['break_even']:.3g}"
         t.add_row(
             s["label"],

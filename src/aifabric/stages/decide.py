@@ -31,11 +31,12 @@ what it would pick and whether this cluster's numbers agree, and why.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
 from aifabric.errors import InputError
+from aifabric.stages.assumptions import DEPLOYMENT_NAMES
 from aifabric.stages.design import DesignInput, is_adaptive
 from aifabric.stages.design import design as design_stage
 from aifabric.stages.design import roce_key as _roce_key
@@ -51,7 +52,7 @@ from aifabric.stages.objective import (
 from aifabric.stages.risk import MISCONFIG_PROBABILITY
 
 FABRICS = ("none", "roce-400g", "roce-800g", "infiniband", "hybrid")
-VERDICTS = ("clear", "no material difference")
+VERDICTS = ("clear", "no material difference", "depends")
 CLEAR_PROBABILITY = (
     0.7  # issue 15: below this share of Monte-Carlo wins the verdict is "no material difference"
 )
@@ -130,12 +131,17 @@ class Recommendation:
     design: str = ""
     verdict: str = "clear"
     objective: str = ""  # the objective's name and unit
+    # what the answer hinges on (issue 25): each assumption whose alternative or range value moves it
+    hinges_on: list[dict] = field(default_factory=list)
+    summary: str = ""  # one sentence: the answer and what it hinges on
 
     def to_dict(self) -> dict:
         return {
             "fabric": self.fabric,
             "design": self.design,
             "verdict": self.verdict,
+            "summary": self.summary,
+            "hinges_on": [dict(h) for h in self.hinges_on],
             "objective": self.objective,
             "nic_rate_gbps": self.nic_rate_gbps,
             "reasons": [r.to_dict() for r in self.reasons],
@@ -362,8 +368,11 @@ def _no_network(adv, design, evidence) -> Decision:
     )
 
 
-def decide(adv, design, workload, network, perf, risk, gpu, catalog, options, seed: int = 1) -> Decision:
-    """The recommendation for the advisor's questions (``adv``) from the stages' evidence."""
+def decide(
+    adv, design, workload, network, perf, risk, gpu, catalog, options, seed: int = 1, overrides=None
+) -> Decision:
+    """The recommendation for the advisor's questions (``adv``) from the stages' evidence;
+    ``overrides``: the scenario's ``assumptions:`` values for the objective's inputs (held fixed)."""
     evidence = {
         fd.key: fabric_evidence(fd, network.fabric(fd.key), perf.fabric(fd.key), risk.fabric(fd.key))
         for fd in design.fabrics
@@ -374,6 +383,8 @@ def decide(adv, design, workload, network, perf, risk, gpu, catalog, options, se
     for k, (cost, _reaches, _t) in expansion.items():
         evidence[k].expansion_capex_usd = cost
     obj = build_objective(design, workload, network, perf, risk, {k: v[0] for k, v in expansion.items()})
+    fixed = {k: float(v) for k, v in (overrides or {}).items() if k not in DEPLOYMENT_NAMES}
+    obj.base_x.update(fixed)
     for k, ev in evidence.items():
         ev.objective = obj.value(k)
     reasons: list[Reason] = [
@@ -403,10 +414,20 @@ def decide(adv, design, workload, network, perf, risk, gpu, catalog, options, se
     winner = obj.best(feasible=feasible)
     ranked = sorted(evidence, key=lambda k: (k not in feasible, evidence[k].objective))
     runner = next((k for k in ranked if k != winner), None)
-    inputs = uncertain_inputs(design, obj, adv.team_expertise)
+    inputs = [
+        replace(i, base=fixed[i.name], low=fixed[i.name], high=fixed[i.name], basis="set in the scenario")
+        if i.name in fixed
+        else i
+        for i in uncertain_inputs(design, obj, adv.team_expertise)
+    ]
+    family = _families(design, evidence)[0]
     sens = []
     for inp in inputs:
         be = break_even(obj, inp, winner, feasible)
+        then = None
+        if be is not None:  # who wins just past the break-even, away from the base value
+            past = be + (be - inp.base) * 0.02 if be != inp.base else be * 1.02
+            then = obj.best({inp.name: float(np.clip(past, *inp.bracket))}, feasible)
         sens.append(
             {
                 "input": inp.name,
@@ -417,6 +438,9 @@ def decide(adv, design, workload, network, perf, risk, gpu, catalog, options, se
                 "flips": be is not None and inp.low <= be <= inp.high,
                 "basis": inp.basis,
                 "design": inp.design,
+                "kind": "range",
+                "recommendation_then": family.get(then) if then else None,
+                "design_then": _label(evidence, then) if then else None,
             }
         )
         if inp.unit_usd is not None:
@@ -547,7 +571,7 @@ def decide(adv, design, workload, network, perf, risk, gpu, catalog, options, se
                 "verdict",
             )
         )
-    family, first = _families(design, evidence)
+    first = _families(design, evidence)[1]
     rec = Recommendation(
         family[winner],
         evidence[winner].nic_rate_gbps,

@@ -255,6 +255,26 @@ class FabricNetwork:
             source=f"{self.source}, perturbed ({comm_slowdown:+.1%} on bandwidth-bound steps)",
         )
 
+    def with_extra_time(self, extra: float) -> FabricNetwork:
+        """This fabric under a fault that adds ``extra`` ideal step times to every bandwidth-bound step
+        (the risk testbed's (t − t_base) / t_ideal): a step of 1/e ideal steps takes 1/e + extra, so
+        each efficiency e becomes 1 / (1/e + extra). Fabrics that hash worse are not charged less for
+        the same added time (issue 25: slowdowns against each fabric's own ideal step)."""
+        if extra == float("inf"):
+            return self.with_slowdown(float("inf"))
+        x = max(0.0, extra)
+
+        def eff(e):
+            return None if e is None else 1.0 / (1.0 / max(e, 1e-12) + x)
+
+        return replace(
+            self,
+            ring_step_efficiency=eff(self.ring_step_efficiency),
+            permutation_efficiency=eff(self.permutation_efficiency),
+            ep_a2a_efficiency=eff(self.ep_a2a_efficiency),
+            source=f"{self.source}, perturbed (+{x:.3g} ideal steps on bandwidth-bound steps)",
+        )
+
     def to_dict(self) -> dict:
         return {
             "fabric": self.key,

@@ -96,6 +96,10 @@ class Objective:
     # inference: output tokens/s served per design and the decode step's network share (None otherwise)
     served_tokens_per_s: dict[str, float] | None = None
     network_share: dict[str, float] = field(default_factory=dict)
+    congestion_is_storage: bool = True
+    # the scenario's assumptions: section's values for the objective's inputs (prices as multipliers,
+    # probabilities, efficiencies): the base every evaluation starts from
+    base_x: dict = field(default_factory=dict)
 
     def capex(self, key: str, x: dict) -> float:
         return sum(
@@ -112,8 +116,8 @@ class Objective:
             net = self.networks[key]
             if nic_eff != net.nic_efficiency:
                 net = replace(net, nic_efficiency=nic_eff)
-            if comm_slowdown:
-                net = net.with_slowdown(comm_slowdown)
+            if comm_slowdown:  # the testbed's added time in ideal steps (risk._slowdown)
+                net = net.with_extra_time(comm_slowdown)
             ce = None if eff == self.base_compute_efficiency else eff
             self._cache[ck] = step_time(self.workload, net, self.layouts[key], ce).iteration_s
         return self._cache[ck]
@@ -124,6 +128,8 @@ class Objective:
         mistakes' probabilities scale with ``misconfiguration_probability``."""
         p = x.get("misconfiguration_probability", self.base_probability)
         cs = x.get("congestion_share", self.base_congestion_share)
+        if self.congestion_is_storage and "storage_share" in x:
+            cs = x["storage_share"]  # one setting: the congested mix is the storage incast
         base_eff = self._nic_efficiency(key)
         eff = x.get(f"nic_efficiency.{key}", base_eff)
         ce = x.get("compute_efficiency", self.base_compute_efficiency)
@@ -150,7 +156,7 @@ class Objective:
 
     def value(self, key: str, x: dict | None = None) -> float:
         """Risk-adjusted cost per useful unit of ``key`` with the inputs in ``x`` (else base)."""
-        x = x or {}
+        x = {**self.base_x, **(x or {})}
         capex = self.capex(key, x)
         keep = max(1e-9, 1.0 - self.expected_loss(key, x))  # the share of goodput that remains
         if self.served_tokens_per_s is not None:
@@ -306,6 +312,7 @@ def build_objective(design, workload, network, perf, risk, extra_capex_usd: dict
         risk_items={f.key: f.items for f in risk.fabrics},
         served_tokens_per_s=served_tokens(perf)[0],
         network_share=served_tokens(perf)[1],
+        congestion_is_storage=getattr(risk, "congestion_is_storage", True),
     )
 
 
@@ -377,7 +384,9 @@ def uncertain_inputs(design, objective: Objective, expertise: str) -> list[Uncer
                 bracket=(0.0, 1.0),
             )
         )
-        if any(i.comm_slowdown_quiet is not None for k in objective.designs for i in objective.risk_items[k]):
+        if not objective.congestion_is_storage and any(
+            i.comm_slowdown_quiet is not None for k in objective.designs for i in objective.risk_items[k]
+        ):
             out.append(
                 UncertainInput(
                     "congestion_share",
@@ -392,14 +401,16 @@ def uncertain_inputs(design, objective: Objective, expertise: str) -> list[Uncer
     fixed = all(
         i.persistence_range is not None and i.persistence_range[0] == i.persistence_range[1] for i in storage
     )
-    if storage and not fixed:  # a share the scenario's risk: section fixed is not sampled
+    if storage and not fixed:  # a share fixed by the setting or the scenario is not sampled
+        lo, hi = storage[0].persistence_range or STORAGE_SHARE_RANGE
         out.append(
             UncertainInput(
                 "storage_share",
-                "share of time storage traffic shares the back-end fabric",
+                "share of time storage traffic shares the compute fabric",
                 storage[0].persistence,
-                *STORAGE_SHARE_RANGE,
-                "0 when storage has its own network (reference designs), up to 50 % (assumption)",
+                lo,
+                hi,
+                storage[0].probability_basis,
                 bracket=(0.0, 1.0),
             )
         )

@@ -19,13 +19,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aifabric.errors import InputError
+from aifabric.stages.assumptions import (
+    STORAGE_PLACEMENTS,
+    TUNING_STATES,
+    Deployment,
+    check_overrides,
+    resolve,
+    storage_share,
+)
 from aifabric.stages.decide import Decision, decide
 from aifabric.stages.design import DesignEvidence, DesignInput, design
 from aifabric.stages.design_options import options_for
 from aifabric.stages.measure import NetworkEvidence, measure
 from aifabric.stages.performance import PerformanceEvidence, performance, server_usd_per_gpu
 from aifabric.stages.risk import RiskEvidence, assess
-from aifabric.stages.testbed import CONGESTION_SHARE
+from aifabric.stages.verdict import Alternative, hinge
 from aifabric.stages.workload import Workload, WorkloadInput, workload
 
 
@@ -37,7 +45,9 @@ class CompareInputs:
     catalog: Any = field(repr=False, compare=False)
     seed: int = 1
     compute_efficiency: float | None = None  # measured GEMM efficiency (else the step model's fitted one)
-    congestion_share: float = CONGESTION_SHARE
+    # share of communication time under congestion; None: the storage share (the congested traffic
+    # mix is the storage incast — one setting, aifabric.stages.assumptions)
+    congestion_share: float | None = None
     training: dict | None = None  # the scenario's training: section
     scenario_file: str | None = None
     # `aifabric calibrate`'s file, loaded (aifabric.calibrate.Calibration): anything with
@@ -46,6 +56,7 @@ class CompareInputs:
     risk: Any = None  # the scenario's risk: section (aifabric.scenario.RiskSpec): baseline, rates, overrides
     inference: dict | None = None  # the scenario's inference: section (+ --ttft-ms / --itl-ms)
     storage: dict | None = None  # the scenario's storage: section (+ --checkpoint-period)
+    assumptions: dict | None = None  # the scenario's assumptions: section (name -> value), checked
 
 
 @dataclass(frozen=True)
@@ -60,6 +71,7 @@ class Comparison:
     risk: RiskEvidence
     decision: Decision
     wall_s: float
+    deployment: Deployment | None = None  # the settings every stage read (storage share resolved)
 
 
 def workload_input(
@@ -136,6 +148,10 @@ def run_performance(
             )
         options = kept
     des = design(DesignInput(adv.gpus, adv.gpu, options, cat), progress)
+    dep = resolve(adv, inputs.assumptions, inputs.storage)
+    storage_sec = inputs.storage
+    if (adv.workload == "storage" or storage_sec) and kind is None:  # one setting: storage placement
+        storage_sec = {**(storage_sec or {}), "on_backend": dep.storage_on_fabric}
     wl = workload(
         workload_input(
             adv,
@@ -147,7 +163,7 @@ def run_performance(
             inputs.scenario_file,
             kind,
             inference=inputs.inference,
-            storage=inputs.storage,
+            storage=storage_sec,
         )
     )
     net = measure(des, wl, gpu, inputs.seed, progress, sweep=sweep)
@@ -160,7 +176,7 @@ def run_performance(
 
 def run(inputs: CompareInputs, progress=None) -> Comparison:
     """Run the stages in order and return their evidence."""
-    if not 0 <= inputs.congestion_share <= 1:
+    if inputs.congestion_share is not None and not 0 <= inputs.congestion_share <= 1:
         raise InputError(
             "must be between 0 and 1",
             field="--congestion-share",
@@ -168,26 +184,65 @@ def run(inputs: CompareInputs, progress=None) -> Comparison:
             allowed="a fraction in [0, 1]",
         )
     t0 = time.perf_counter()
+    overrides = check_overrides(inputs.assumptions, inputs.scenario_file)
+    if overrides != (inputs.assumptions or {}):
+        from dataclasses import replace
+
+        inputs = replace(inputs, assumptions=overrides)
     adv, cat = inputs.advisor, inputs.catalog
     front = run_performance(inputs, progress)
     gpu, options = front.gpu, front.options
     des, wl, net, perf = front.design, front.workload, front.network, front.performance
-    rsk = assess(
-        des,
-        wl,
-        net,
-        perf,
-        gpu,
-        adv.team_expertise,
-        inputs.congestion_share,
-        inputs.seed,
-        progress,
-        inputs.risk,
-    )
+    dep = storage_share(resolve(adv, overrides, inputs.storage), wl, perf)
+    share = inputs.congestion_share
+    if "congestion_share" in overrides:
+        share = overrides["congestion_share"]
+
+    def weigh(d: Deployment, tick=None):
+        rsk = assess(
+            des,
+            wl,
+            net,
+            perf,
+            gpu,
+            adv.team_expertise,
+            d.storage_share if share is None else share,
+            inputs.seed,
+            tick,
+            inputs.risk,
+            deployment=d,
+            congestion_is_storage=share is None,
+        )
+        return rsk, decide(adv, des, wl, net, perf, rsk, gpu, cat, options, inputs.seed, overrides)
+
+    rsk, dec = weigh(dep, progress)
     if progress:
         progress("advising")
-    dec = decide(adv, des, wl, net, perf, rsk, gpu, cat, options, inputs.seed)
-    return Comparison(inputs, des, wl, net, perf, rsk, dec, time.perf_counter() - t0)
+    alternatives = []
+    if des.has_network and dec.recommendation.fabric != "none":
+        for name, values in _categorical(adv, inputs).items():
+            now = dep.storage_placement if name == "storage.placement" else dep.tuning
+            for v in (x for x in values if x != now):
+                if progress:
+                    progress(f"what if {name} = {v}")
+                alt = storage_share(resolve(adv, {**overrides, name: v}, inputs.storage), wl, perf)
+                alternatives.append(Alternative(name, now, v, weigh(alt)[1]))
+    dec = hinge(dec, alternatives)
+    return Comparison(inputs, des, wl, net, perf, rsk, dec, time.perf_counter() - t0, dep)
+
+
+def _categorical(adv, inputs: CompareInputs) -> dict[str, tuple[str, ...]]:
+    """The register's categorical assumptions whose alternatives the verdict is checked across: storage
+    placement (not for the storage workload itself, nor when the risk: section fixes the share) and
+    the tuning state (not when the risk: section fixes both fabrics' congestion control)."""
+    out: dict[str, tuple[str, ...]] = {}
+    spec = inputs.risk
+    fixed_share = spec is not None and "storage-incast" in spec.probability
+    if adv.workload != "storage" and not fixed_share:
+        out["storage.placement"] = STORAGE_PLACEMENTS
+    if spec is None or spec.roce_baseline is None or spec.ib_congestion_control is None:
+        out["tuning"] = TUNING_STATES
+    return out
 
 
 __all__ = ["CompareInputs", "Comparison", "Performance", "run", "run_performance", "workload_input"]

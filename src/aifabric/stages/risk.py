@@ -206,6 +206,9 @@ class RiskEvidence:
     congestion_share: float
     fabrics: tuple[FabricRisk, ...]
     jitter: dict | None = None  # the jitter claim's numbers (duty × share of links → slowdown)
+    # the congested traffic mix is the storage incast: its share of time moves with the storage share
+    # (one setting); False when the user set --congestion-share apart from it
+    congestion_is_storage: bool = True
 
     def fabric(self, key: str) -> FabricRisk | None:
         return next((f for f in self.fabrics if f.key == key), None)
@@ -219,17 +222,25 @@ class RiskEvidence:
             "combination": "expected loss = 1 - prod(1 - p d l), l = 1 - 1/(1 + s)",
             "fabrics": [f.to_dict() for f in self.fabrics],
             "jitter": self.jitter,
+            "congestion_is_storage": self.congestion_is_storage,
         }
 
 
-def _slowdown(workload, perf, network, comm_slowdown: float) -> float:
+def _slowdown(workload, perf, network, comm_slowdown: float, extra: bool = False) -> float:
     """Iteration slowdown when the fabric measures ``comm_slowdown`` slower on bandwidth-bound
-    steps; inference: the decode step's; otherwise the communication slowdown itself (∞ stays ∞)."""
+    steps; inference: the decode step's; otherwise the communication slowdown itself (∞ stays ∞).
+    ``extra``: ``comm_slowdown`` is the testbed's added time in units of the ideal step
+    (:func:`aifabric.stages.testbed._rel`), applied on top of the fabric's measured step
+    (:meth:`~aifabric.stages.measure.FabricNetwork.with_extra_time`)."""
+    if extra and comm_slowdown != float("inf") and (perf.inference is not None or perf.iteration is None):
+        # no step model: the relative slowdown of a step that took 1/e ideal steps
+        comm_slowdown = comm_slowdown * min(1.0, network.ring_step_efficiency or 1.0)
     if perf.inference is not None:
         return perf.decode_slowdown(comm_slowdown)
     if comm_slowdown == float("inf") or perf.iteration is None:
         return comm_slowdown
-    return iteration_slowdown(workload, perf, network.with_slowdown(comm_slowdown))
+    net = network.with_extra_time(comm_slowdown) if extra else network.with_slowdown(comm_slowdown)
+    return iteration_slowdown(workload, perf, net)
 
 
 def _components(plan: dict, which: str) -> int:
@@ -314,13 +325,13 @@ def _jitter(rm: RiskMeasurement, workload, perf, network) -> dict:
     sweep = []
     for r in rm.jitter_sweep:
         s = max(0.0, r["comm_slowdown"])
-        sweep.append({**r, "slowdown": _slowdown(workload, perf, network, s)})
+        sweep.append({**r, "slowdown": _slowdown(workload, perf, network, s, extra=True)})
     storm = rm.comm_slowdown["quiet"].get("pfc-storm")  # one spine paused SMALL_JITTER_DUTY of the time
     small = (
         {
             "duty": SMALL_JITTER_DUTY,
             "comm_slowdown": storm,
-            "slowdown": _slowdown(workload, perf, network, max(0.0, storm)),
+            "slowdown": _slowdown(workload, perf, network, max(0.0, storm), extra=True),
         }
         if storm is not None
         else None
@@ -339,14 +350,18 @@ def _jitter(rm: RiskMeasurement, workload, perf, network) -> dict:
     }
 
 
-def testbed_of(fd, spec: RiskSpec | None = None, placement=None) -> Testbed:
+def testbed_of(fd, spec: RiskSpec | None = None, placement=None, tuning: str = "as-shipped") -> Testbed:
     """The testbed derived from one planned fabric (:func:`aifabric.stages.testbed.testbed_for`),
-    its ring placed as the job is (``placement``: :class:`aifabric.workload.placement.Placement`)."""
+    its ring placed as the job is (``placement``: :class:`aifabric.workload.placement.Placement`),
+    its congestion control the tuning state's for this fabric
+    (:func:`aifabric.stages.assumptions.baseline_for`) unless the risk: section names one."""
+    from aifabric.stages.assumptions import baseline_for
+
     spec = spec or RiskSpec()
     plan = fd.plan.to_dict()
     base = spec.roce_baseline if fd.technology == "roce" else spec.ib_congestion_control
-    if base is None and getattr(fd, "preset", "") == "spectrum-x":
-        base = "hpcc"  # the preset's telemetry CC (aifabric.scenario.FABRIC_PRESETS)
+    if base is None:
+        base = baseline_for(tuning, fd.technology, getattr(fd, "preset", "") or "")
     tb = testbed_for(
         fd.nic_rate_gbps,
         fd.switch_buffer_bytes,
@@ -374,11 +389,18 @@ def assess(
     seed: int = 1,
     progress=None,
     spec: RiskSpec | None = None,
+    deployment=None,
+    congestion_is_storage: bool = True,
 ) -> RiskEvidence:
-    """Every library scenario that applies to each fabric, measured and sent through *performance*."""
+    """Every library scenario that applies to each fabric, measured and sent through *performance*.
+    ``deployment`` (:class:`aifabric.stages.assumptions.Deployment`, storage share resolved): the
+    tuning state sets each fabric's congestion control, the storage share the storage-incast
+    persistence (one setting for every fabric)."""
+    from aifabric.stages.assumptions import Deployment
     from aifabric.stages.measure import measure_fabric
 
     spec = spec or RiskSpec()
+    dep = deployment or Deployment(storage_share=0.0, storage_share_range=(0.0, 0.0))
     for key, table in (("probability", spec.probability), ("hours", spec.hours)):
         unknown = sorted(set(table) - set(LIBRARY) - {ADAPTIVE_OFF})
         if unknown:
@@ -395,20 +417,20 @@ def assess(
     # switch failures are valued when a design asks for redundancy: then for every fabric (like with like)
     redundancy = spec.switch_failures or any(f.plan.dual_tor or f.plan.spine_spares for f in design.fabrics)
     if design.has_network:  # every fabric's testbed runs (and the scaling check's) in one parallel pool
-        beds = [(testbed_of(fd, spec), fd.technology == "roce") for fd in design.fabrics]
+        beds = [(testbed_of(fd, spec, tuning=dep.tuning), fd.technology == "roce") for fd in design.fabrics]
         scaled = [T.scaling_requests(tb, T.measured_of(tb, js)) for tb, js in beds if spec.check_scaling]
         T.measure_testbeds([(tb, js, None) for tb, js in beds] + sum(scaled, []), tick)
     for fd in design.fabrics:
         net, fp = network.fabric(fd.key), perf.fabric(fd.key)
         of = "training iteration" if fp.iteration is not None else "network communication"
         of = "decode step" if fp.inference is not None else of
-        fspec = fp.risk_spec(spec)  # inference / storage: their own storage-incast share
+        fspec = spec
         items: list[RiskItem] = []
         rm = None
         plan = fd.plan.to_dict()
         if design.has_network:
             tick(f"packet-level risk testbed: {fd.key}")
-            tb = testbed_of(fd, spec, getattr(workload, "placement", None))
+            tb = testbed_of(fd, spec, getattr(workload, "placement", None), dep.tuning)
             rm = measure_testbed(tb, fd.technology == "roce")
             scaled = scaling_check(tb, tuple(rm.measured)) if spec.check_scaling else {}
             view = DesignView.of(fd, rm.measured)
@@ -416,9 +438,20 @@ def assess(
                 comm = rm.scenario_slowdown(sid, congestion_share)
                 if sid in scaled:
                     comm = max(comm, scaled[sid]["use"])
-                it = _slowdown(workload, fp, net, comm)
+                it = _slowdown(workload, fp, net, comm, extra=True)
                 p, pl, ph, d, dl, dh, basis = _p_d(sid, LIBRARY[sid].kind, plan, expertise, fspec)
-                basis = fp.storage_incast[1] if fspec is not spec and sid == "storage-incast" else basis
+                prange = (dl, dh)
+                if sid == "storage-incast" and "storage-incast" not in spec.probability:
+                    # one setting: the deployment's storage placement and the job's own share
+                    d = dep.storage_share or 0.0
+                    dl, dh = prange = dep.storage_share_range or (d, d)
+                    basis = dep.storage_basis or basis
+                elif sid == "storage-incast":
+                    prange = (d, d)  # the user's risk: section fixed it
+                elif sid == "slow-receiver" and sid not in spec.probability:
+                    k = congestion_share / CONGESTION_SHARE  # a share of the congested time
+                    d, dl, dh = d * k, dl * k, dh * k
+                    prange = (dl, dh)
                 name, what = view.name(sid, LIBRARY[sid].breaks)
                 if view.is_design(sid):
                     p, pl, ph, d, dl, dh, basis = LOSSY_P_D
@@ -442,8 +475,7 @@ def assess(
                         p * d * ell,
                         (pl * dl * ell, ph * dh * ell),
                         _KIND_OF_TRIGGER[LIBRARY[sid].kind],
-                        # the persistence range; a share only the user's risk: section fixes is fixed
-                        (dl, dh) if sid != "storage-incast" or "storage-incast" in spec.probability else None,
+                        prange,
                     )
                 )
             if fd.technology == "roce" and rm.jitter_sweep:
@@ -536,7 +568,14 @@ def assess(
             )
             good = (good[0] + sf["interrupt_loss"], *good[1:3], {**good[3], "switch_failures": sf})
         out.append(FabricRisk(fd.key, _attribute(items), rm, good[0], good[3]))
-    return RiskEvidence(expertise, MISCONFIG_PROBABILITY[expertise], congestion_share, tuple(out), jitter)
+    return RiskEvidence(
+        expertise,
+        MISCONFIG_PROBABILITY[expertise],
+        congestion_share,
+        tuple(out),
+        jitter,
+        congestion_is_storage,
+    )
 
 
 def _attribute(items: list[RiskItem]) -> tuple[RiskItem, ...]:

@@ -32,6 +32,8 @@ _BASELINE_WORDS = {
     "dcqcn": "PFC dynamic thresholds + ECN 3 MiB / 12 MiB / 20 % + DCQCN paper parameters (E.4): this "
     "project's tuning (no public 400G set): marks only above the queue an ECMP collision of two ring "
     "flows builds, so DCQCN reacts to incast, not to hashing",
+    "dcqcn-vendor": "as shipped: PFC dynamic thresholds + ECN at the NVIDIA Cumulus 'nv set qos roce' defaults "
+    "(150 KB / 1.5 MB / 100 %, S11) + DCQCN at ConnectX firmware defaults (S12)",
     "pfc-only": "PFC dynamic thresholds, no ECN / congestion control (valid by design where admission "
     "control and deep buffers hold; the testbed models neither)",
     "none": "credit flow control, no congestion control (OpenSM default congestion_control FALSE; not re-read)",
@@ -58,6 +60,10 @@ class Trigger:
             return False, f"not a {tb.technology} mechanism"
         if self.id in ("ecn-off", "dcqcn-defaults") and not tb.has_cc:
             return False, "the chosen baseline runs without congestion control by design"
+        if self.id == "dcqcn-defaults" and tb.baseline == "dcqcn-vendor":
+            return False, "the baseline is the vendor defaults (as shipped): nothing to get wrong"
+        if self.id == "ib-cc-off" and tb.baseline != "ib-cc":
+            return False, "the baseline runs InfiniBand without congestion control (as shipped)"
         if self.id == "lossy-go-back-n" and not tb.has_cc:
             return False, "same as lossy-class on a baseline without congestion control"
         if self.id == "ib-no-ar" and tb.routing != "adaptive":
@@ -125,6 +131,13 @@ LIBRARY: dict[str, Trigger] = {
             "ecmp_hash: same-seed on a three-tier fat-tree pod (k = 8, 128 hosts), ring step across pods, "
             "against per-switch seeds on the same pod",
             traffic=("three-tier",),
+        ),
+        Trigger(
+            "ib-cc-off",
+            IB,
+            "InfiniBand congestion control left off in the subnet manager (the tuned state expects it on)",
+            "the baseline with IB congestion control (FECN marking and the BECN reaction) switched off: "
+            "credits alone hold the fabric, back-pressure spreads from hot spots (the twin of RoCE's ecn-off)",
         ),
         Trigger(
             "ib-no-ar",
@@ -212,6 +225,10 @@ def _baseline_fabric(tb: Testbed) -> dict:
             fab["ecn"] = _ecn(ECN_TUNED)
             fab["congestion_control"] = "dcqcn"
             fab["dcqcn"] = {"preset": "paper"}
+        elif tb.baseline == "dcqcn-vendor":
+            fab["ecn"] = _ecn(ECN_CUMULUS)
+            fab["congestion_control"] = "dcqcn"
+            fab["dcqcn"] = {"preset": "nvidia-firmware"}
     if fab["routing"] == "adaptive":
         fab["adaptive"] = {"granularity": "packet"}
     return fab
@@ -245,6 +262,10 @@ def perturb(tb: Testbed, sid: str | None, duty: float | None = None, share: floa
         return fab
     if sid == "ecn-off":
         fab.update(congestion_control="none", ecn={"enabled": False})
+    elif sid == "ib-cc-off":
+        fab["congestion_control"] = "none"
+        fab.pop("ecn", None)
+        fab.pop("dcqcn", None)
     elif sid == "dcqcn-defaults":
         fab["ecn"] = _ecn(ECN_CUMULUS)
         fab["congestion_control"] = "dcqcn"

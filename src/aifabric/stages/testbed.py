@@ -71,7 +71,7 @@ SPECTRUM4_BUFFER_BYTES = (
 )  # hardware-facts: 128 MB vs 160 MB conflicting; conservative 128 MB (S31)
 SPECTRUM4_PORTS = 64  # SN5600: 64 × 800G ports (the buffer is shared by them)
 BASELINES = {
-    "roce": ("hpcc", "dcqcn", "pfc-only"),
+    "roce": ("dcqcn-vendor", "hpcc", "dcqcn", "pfc-only"),
     "infiniband": ("none", "ib-cc"),
 }
 
@@ -98,7 +98,7 @@ class Testbed:
     storm_period_us: float = 100.0
     seeds: tuple[int, ...] = (1, 2)
     technology: str = "roce"
-    baseline: str = "hpcc"  # roce: hpcc | dcqcn | pfc-only; infiniband: none | ib-cc
+    baseline: str = "hpcc"  # roce: dcqcn-vendor | hpcc | dcqcn | pfc-only; infiniband: none | ib-cc
     tiers: int = 2  # of the planned fabric (the pod is its two lower tiers)
     watchdog_us: float = 50.0  # PFC watchdog / HOQ lifetime, compressed to the testbed's time scale
     slow_drain: float = 0.5  # a slow receiver drains at this share of its line rate
@@ -250,6 +250,7 @@ class RunStats:
     ecn_marks: int
     wall_s: float
     incast_us: float = float("nan")  # congested mix: the slowest incast flow (nan: not finished)
+    ideal_us: float = float("nan")  # the slowest ring flow alone on the fabric (the engine's ideal_fct_us)
 
 
 def run_testbed(tb: Testbed, sid: str | None, traffic: str, seed: int, duty=None, share=None) -> RunStats:
@@ -271,8 +272,15 @@ def run_testbed(tb: Testbed, sid: str | None, traffic: str, seed: int, duty=None
     step = float(fct[:n_ring].max()) if done[:n_ring].all() else float("inf")
     end = flows.attrs.get("incast_end", len(fct))  # shared placement: other jobs' flows follow the incast
     inc = float(fct[n_ring:end].max()) if end > n_ring and done[n_ring:end].all() else float("nan")
+    ideal = float(f["ideal_fct_us"].to_numpy()[:n_ring].max()) if n_ring else float("nan")
     return RunStats(
-        step, int(s["pause_frames"]), int(s["drops"]), int(s["ecn_marks"]), float(res.engine["wall_s"]), inc
+        step,
+        int(s["pause_frames"]),
+        int(s["drops"]),
+        int(s["ecn_marks"]),
+        float(res.engine["wall_s"]),
+        inc,
+        ideal,
     )
 
 
@@ -289,6 +297,7 @@ class RiskMeasurement:
     wall_s: float = 0.0
     incast_us: dict[str, float] = field(default_factory=dict)  # config -> the incast's completion (congested)
     not_applicable: dict[str, str] = field(default_factory=dict)  # scenario -> why it is not measured
+    ideal_us: dict[str, float] = field(default_factory=dict)  # traffic -> the ring step alone on the fabric
 
     def scenario_slowdown(self, sid: str, congestion_share: float = CONGESTION_SHARE) -> float:
         """The communication slowdown a scenario causes while it is present: time-averaged over the
@@ -321,6 +330,8 @@ class RiskMeasurement:
             "wall_s": self.wall_s,
             "incast_us": self.incast_us,
             "not_applicable": self.not_applicable,
+            "ideal_step_us": self.ideal_us,
+            "comm_slowdown_is": "extra step time over the baseline, in units of the ideal step (t - t_base) / t_ideal",
         }
 
 
@@ -330,9 +341,12 @@ def _no_inf(d: dict) -> dict:
     }
 
 
-def _rel(t: np.ndarray, base: np.ndarray) -> float:
-    """Mean over seeds of (time with the scenario / baseline time) − 1 (inf for a hang)."""
-    return float(np.mean(t / base) - 1)
+def _rel(t: np.ndarray, base: np.ndarray, ideal: float) -> float:
+    """Mean over seeds of the time a scenario adds to the baseline step, in units of the fabric's
+    own ideal step (the ring flow alone on the fabric, same placement): (t − t_baseline) / t_ideal
+    (inf for a hang). Both fabrics' slowdowns are measured against the same yardstick, not against
+    a baseline already slowed by hashing collisions (issue 25)."""
+    return float(np.mean((t - base) / ideal))
 
 
 @dataclass(frozen=True)
@@ -352,7 +366,7 @@ def _run(run: Run) -> RunStats:
     return run_testbed(run.tb, run.sid, run.traffic, run.seed, run.duty, run.share)
 
 
-_PLACEHOLDER = RunStats(1.0, 0, 0, 0, 0.0, 1.0)  # stands in for a run while listing the runs
+_PLACEHOLDER = RunStats(1.0, 0, 0, 0, 0.0, 1.0, 1.0)  # stands in for a run while listing the runs
 # this process's measurements, the 128 most recent (the disk cache spans runs; a compare stores ~2)
 _MEMO = Memo(maxsize=128)
 
@@ -427,6 +441,7 @@ def _measure_testbed(
     slow: dict = {t: {} for t in mixes}
     counters: dict = {t: {} for t in mixes}
     base_of: dict[str, np.ndarray] = {}
+    ideal_of: dict[str, float] = {}
     incast: dict[str, float] = {}
     skip: dict[str, str] = {}
     for traffic in mixes:
@@ -442,7 +457,7 @@ def _measure_testbed(
             if sid == "storage-incast":  # the congested baseline against the quiet one
                 t = base_of["congested"]
                 step[traffic][key] = float(t.mean())
-                slow[traffic][key] = _rel(t, base_of["quiet"])
+                slow[traffic][key] = _rel(t, base_of["quiet"], ideal_of["quiet"])
                 continue
             rs = over_seeds(sid, traffic)
             t = np.array([r.step_us for r in rs])
@@ -454,8 +469,9 @@ def _measure_testbed(
             }
             if sid is None:
                 base_of[traffic] = t
+                ideal_of[traffic] = float(min(r.ideal_us for r in rs))
             else:
-                slow[traffic][key] = _rel(t, base_of[traffic])
+                slow[traffic][key] = _rel(t, base_of[traffic], ideal_of[traffic])
             if traffic == "congested":
                 incast[key] = float(np.mean([r.incast_us for r in rs]))
     sweep = []
@@ -472,11 +488,11 @@ def _measure_testbed(
                             "burst_us": burst,
                             "duty": duty,
                             "share": share,
-                            "comm_slowdown": _rel(np.array([r.step_us]), base),
+                            "comm_slowdown": _rel(np.array([r.step_us]), base, ideal_of["quiet"]),
                         }
                     )
     return RiskMeasurement(
-        tb, step, slow, counters, sweep, len(done), sum(r.wall_s for r in done), incast, skip
+        tb, step, slow, counters, sweep, len(done), sum(r.wall_s for r in done), incast, skip, ideal_of
     )
 
 

@@ -139,8 +139,10 @@ def _compare_validate(scenario: dict, options: dict) -> None:
         raise InputError(
             "must be in (0, 1]", field="options.compute_efficiency", value=ce, allowed="e.g. 0.6"
         )
-    share = options.get("congestion_share", 0.25)
-    if not isinstance(share, int | float) or isinstance(share, bool) or not 0 <= share <= 1:
+    share = options.get("congestion_share")
+    if share is not None and (
+        not isinstance(share, int | float) or isinstance(share, bool) or not 0 <= share <= 1
+    ):
         raise InputError("must be in [0, 1]", field="options.congestion_share", value=share)
     cat = options.get("catalog")
     if cat is not None and not os.path.isfile(str(cat)):
@@ -163,6 +165,7 @@ def _compare_run(scenario: dict, options: dict, invoke: Invoke | None) -> dict:
         training=sc.training,
         inference=sc.inference.model_dump(exclude_none=True) if sc.inference is not None else None,
         storage=sc.storage.model_dump(exclude_none=True) if sc.storage is not None else None,
+        assumptions=sc.assumptions,
     )
     res["scenario"] = sc.name
     res["fabrics"] = [
