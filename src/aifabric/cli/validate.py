@@ -46,8 +46,17 @@ def register(app: typer.Typer) -> None:
             "--pfc",
             help="Print the packet engine's PFC PAUSE / RESUME points against htsim's and ns-3's rules instead.",
         ),
+        symmetry: bool = typer.Option(
+            False,
+            "--symmetry",
+            help="Run the main job on mirrors (each design against its own twin, six jobs): every stage "
+            "must treat identical fabrics alike (exit 1 when one does not).",
+        ),
+        quick: bool = typer.Option(False, "--quick", hidden=True),  # --symmetry without the 16,384-GPU job
         as_json: bool = typer.Option(
-            False, "--json", help="With --published / --routing / --pfc: one JSON object on stdout."
+            False,
+            "--json",
+            help="With --published / --routing / --pfc / --symmetry: one JSON object on stdout.",
         ),
     ) -> None:
         """Check a scenario file: unknown keys, bad units, impossible sizes, flow files. Exit 2 on problems."""
@@ -63,6 +72,8 @@ def register(app: typer.Typer) -> None:
                 return _routing(as_json)
             if pfc_check:
                 return _pfc(as_json)
+            if symmetry:
+                return _symmetry(as_json, not quick)
             if scenario is None:
                 raise InputError("missing", field="SCENARIO", allowed="a scenario YAML file, or --published")
             if not build:
@@ -76,6 +87,10 @@ def register(app: typer.Typer) -> None:
                 _check_training(sc, str(scenario))
             if sc.inference is not None or sc.storage is not None:
                 _check_sections(sc, str(scenario))
+            if sc.assumptions:
+                from aifabric.stages.assumptions import check_overrides
+
+                check_overrides(sc.assumptions, str(scenario))
             if sc.topology is not None and sc.workload is not None:
                 prep = prepare(scenario, mode)
                 topo = prep.topology
@@ -100,6 +115,41 @@ def register(app: typer.Typer) -> None:
             return 0
 
         run_guarded(body, every_problem=True)
+
+
+def _symmetry(as_json: bool, include_slow: bool) -> int:
+    import json
+    import sys
+
+    from aifabric.symmetry import ITERATION_TOL, LOSS_TOL, symmetry
+
+    checks = symmetry(include_slow, progress=lambda m: print(m, file=sys.stderr))
+    ok = all(c.holds for c in checks)
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "checks": [c.to_dict() for c in checks],
+                    "tolerance": {"iteration": ITERATION_TOL, "expected_loss": LOSS_TOL},
+                    "holds": ok,
+                },
+                indent=2,
+            )
+        )
+    else:
+        for c in checks:
+            it = "—" if c.iteration[0] is None else f"{c.iteration[0]:.4g} / {c.iteration[1]:.4g} s"
+            typer.echo(
+                f"{'ok  ' if c.holds else 'FAIL'} {c.job:18} {c.family:10} iteration {it} "
+                f"(gap {c.iteration_gap:.2%}), expected loss {c.expected_loss[0]:.3%} / "
+                f"{c.expected_loss[1]:.3%}, verdict {c.verdict}"
+            )
+        typer.echo(
+            f"{sum(c.holds for c in checks)} of {len(checks)} mirrors treat identical fabrics alike "
+            f"(iteration within {ITERATION_TOL:.1%}, expected loss within {LOSS_TOL * 100:.1f} points, "
+            "verdict no material difference)"
+        )
+    return 0 if ok else 1
 
 
 def _check_training(sc, file: str) -> None:

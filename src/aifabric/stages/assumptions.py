@@ -127,9 +127,10 @@ def check_overrides(overrides: dict | None, file: str | None = None) -> dict:
 
         if not isinstance(name, str) or not _allowed(name):
             raise bad(
-                "no such assumption",
+                "no such assumption (the names are those of compare --json's assumptions[])",
                 "storage.placement, storage.share, tuning, congestion_share, misconfiguration_probability, "
                 "compute_efficiency, price.<switch|nic|transceiver|cable>.<design>, nic_efficiency.<design>",
+                value=name,
             )
         if name == "storage.placement":
             if value not in STORAGE_PLACEMENTS:

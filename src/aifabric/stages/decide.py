@@ -368,6 +368,53 @@ def _no_network(adv, design, evidence) -> Decision:
     )
 
 
+FRONT_END_NOTE = (
+    "front end: model weights, prompts, data and checkpoints travel over the servers' own front-end / storage "
+    "NICs and network (DGX H100/H200/B200 carry 2 dual-port storage / in-band cards beside the compute NICs, "
+    "prices-and-hardware §5a); size that network for the storage bandwidth, not a compute fabric"
+)
+
+
+def _no_backend(perf, adv) -> str | None:
+    """Why this job needs no back-end (compute) fabric, or None: an inference job whose instances fit
+    one NVLink domain (nothing crosses nodes); a storage workload kept off the compute fabric."""
+    inf = [f.inference for f in perf.fabrics if f.inference is not None]
+    if inf and not any(d["needs_backend"] for d in inf):
+        d = inf[0]
+        return (
+            f"every {d['gpus_per_instance']}-GPU instance of {d['model']} fits one NVLink domain "
+            f"({d['reason']}): no traffic crosses nodes"
+        )
+    sto = [f.storage for f in perf.fabrics if f.storage is not None]
+    if adv.workload == "storage" and sto and not any(d.get("on_backend") for d in sto):
+        return "storage traffic runs on its own network (storage off the compute fabric)"
+    return None
+
+
+def _no_fabric(adv, design, evidence, why: str) -> Decision:
+    r = Reason(
+        f"no back-end fabric needed: {why}; {FRONT_END_NOTE}",
+        {"gpus": str(adv.gpus), "workload": adv.workload},
+        "1",
+    )
+    rec = Recommendation(
+        "none",
+        None,
+        [r],
+        "no-backend-fabric",
+        "clear",
+        "no back-end fabric to buy",
+        summary=f"no back-end fabric needed: {why}",
+    )
+    return Decision(
+        rec,
+        tuple(evaluate_claims({}, "", None)),
+        evidence,
+        probability_best={"no-backend-fabric": 1.0},
+        rules=tuple(rule_explanations(adv, design, evidence, "none")),
+    )
+
+
 def decide(
     adv, design, workload, network, perf, risk, gpu, catalog, options, seed: int = 1, overrides=None
 ) -> Decision:
@@ -379,6 +426,9 @@ def decide(
     }
     if not design.has_network:
         return _no_network(adv, design, evidence)
+    why = _no_backend(perf, adv)
+    if why is not None:
+        return _no_fabric(adv, design, evidence, why)
     expansion = _expansion(adv, design, catalog, options)
     for k, (cost, _reaches, _t) in expansion.items():
         evidence[k].expansion_capex_usd = cost

@@ -251,6 +251,9 @@ def default_options(
     )
 
 
+MIRROR_SUFFIX = "-mirror"
+
+
 def design_name(option: DesignOption, p: FabricPlan) -> str:
     """The design's label: a named design's own, else technology, switch, rate and routing (as
     before issue 14) plus a suffix for every buyer's option that differs from the reference."""
@@ -280,6 +283,8 @@ def design_name(option: DesignOption, p: FabricPlan) -> str:
         base += "-lossy"
     if option.hybrid is not None:
         base += "+ethernet-front-end"
+    if option.key.endswith(MIRROR_SUFFIX):  # validate --symmetry's twin of the same design
+        base += MIRROR_SUFFIX
     return base
 
 

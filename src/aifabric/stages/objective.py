@@ -498,7 +498,10 @@ def monte_carlo(
         vals = {k: obj.value(k, x) for k in feasible}
         for k, v in vals.items():
             values[k].append(v)
-        wins[min(vals, key=vals.get)] += 1
+        best = min(vals.values())
+        tied = [k for k, v in vals.items() if v <= best * (1 + 1e-12)]
+        for k in tied:  # a tie is shared, not won by whichever design is listed first
+            wins[k] += 1 / len(tied)
     return {k: w / n for k, w in wins.items()}, values
 
 

@@ -57,6 +57,9 @@ class CompareInputs:
     inference: dict | None = None  # the scenario's inference: section (+ --ttft-ms / --itl-ms)
     storage: dict | None = None  # the scenario's storage: section (+ --checkpoint-period)
     assumptions: dict | None = None  # the scenario's assumptions: section (name -> value), checked
+    # validate --symmetry: keep this technology's design and add its twin (the same design under
+    # another key) — every stage must treat the two alike
+    mirror: str | None = None
 
 
 @dataclass(frozen=True)
@@ -147,6 +150,13 @@ def run_performance(
                 allowed="a family that --designs (advisor.designs) names, or both",
             )
         options = kept
+    if inputs.mirror is not None:
+        from dataclasses import replace
+
+        from aifabric.stages.design import MIRROR_SUFFIX
+
+        one = next(o for o in options if o.technology == inputs.mirror)
+        options = (one, replace(one, key=one.key + MIRROR_SUFFIX))
     des = design(DesignInput(adv.gpus, adv.gpu, options, cat), progress)
     dep = resolve(adv, inputs.assumptions, inputs.storage)
     storage_sec = inputs.storage
@@ -219,7 +229,7 @@ def run(inputs: CompareInputs, progress=None) -> Comparison:
     if progress:
         progress("advising")
     alternatives = []
-    if des.has_network and dec.recommendation.fabric != "none":
+    if des.has_network and dec.recommendation.fabric != "none" and inputs.mirror is None:
         for name, values in _categorical(adv, inputs).items():
             now = dep.storage_placement if name == "storage.placement" else dep.tuning
             for v in (x for x in values if x != now):

@@ -114,6 +114,9 @@ def _nearest(sensitivity, n: int = 2) -> list[dict]:
 def hinge(dec: Decision, alternatives: list[Alternative]) -> Decision:
     """``dec`` with its verdict decided across the register and ``hinges_on`` filled (module docstring)."""
     rec = dec.recommendation
+    if rec.fabric == "none":  # nothing to buy: the reason stands alone
+        summary = rec.summary or rec.reasons[0].text
+        return replace(dec, recommendation=replace(rec, summary=summary))
     rows, hinges = _categorical_rows(rec, alternatives)
     hinges += _range_hinges(dec.sensitivity)
     nmd = rec.verdict == "no material difference"
