@@ -314,14 +314,17 @@ def choose_media(
         far_cage = near_cage if not host_end else Cage("server", None, None, (), None, 1)
     tech = "ethernet" if technology in ("roce", "ethernet") else "infiniband"
     options: list[tuple[float, int, str, Media]] = []
+    rejected: list[str] = []  # why each cable of an imposed kind does not serve (for the error)
     for cable in catalog.cables.values():
-        if cable.kind not in COPPER or (cable.max_reach_m or 0) < length_m:
+        if cable.kind not in COPPER or (kinds is not None and cable.kind not in kinds):
             continue
-        if kinds is not None and cable.kind not in kinds:
-            continue
+        why = cable_fits(cable, (near_cage, far_cage), rate_gbps)
+        if (cable.max_reach_m or 0) < length_m:
+            why.insert(0, f"reaches {cable.max_reach_m or 0:g} m")
         if cable.technology not in ("any", tech):
-            continue
-        if cable_fits(cable, (near_cage, far_cage), rate_gbps):
+            why.insert(0, f"{cable.technology} only")
+        if why:
+            rejected.append(f"{cable.id}: {'; '.join(why)}")
             continue
         legs = max(1, int(float(cable.rate_gbps or rate_gbps) // rate_gbps))
         cost = cable.price_for_length(length_m) / legs
@@ -375,7 +378,7 @@ def choose_media(
         asked = next((k for k, v in HOST_LINK_MEDIA.items() if v == kinds), "/".join(kinds))
         raise InputError(
             f"no {asked} part in the catalog for {rate_gbps:g}G {technology} {link_class} links of {length_m:g} m "
-            f"(near end: {near_cage.describe()}; far end: {far_cage.describe()})",
+            f"({'; '.join(rejected) or f'far end: {far_cage.describe()}'})",
             field=MEDIA_FIELD,
             value=asked,
             allowed="auto, another media kind, a shorter --lengths, or add a part via --catalog FILE",

@@ -51,9 +51,17 @@ def _host_alternatives(catalog, plan) -> list[str]:
             continue
         try:
             choose_media(
-                catalog, plan.link_rate_gbps, plan.lengths_m["host-leaf"], plan.technology, True,
-                "host-leaf", near_cage=near, far_cage=host, optics=plan.optics, kinds=kinds,
-            )  # fmt: skip
+                catalog,
+                plan.link_rate_gbps,
+                plan.lengths_m["host-leaf"],
+                plan.technology,
+                True,
+                "host-leaf",
+                near_cage=near,
+                far_cage=host,
+                optics=plan.optics,
+                kinds=kinds,
+            )
         except InputError:
             continue
         out.append(name)
@@ -71,7 +79,7 @@ def media_assumptions(plans, catalog) -> list[dict]:
     items = plans.items() if hasattr(plans, "items") else ((p.technology, p) for p in plans)
     out: list[dict] = []
     lengths: dict[float, list[str]] = {}
-    parts: dict[tuple[str, str], list[str]] = {}
+    parts: dict[tuple[str, str, float], list[str]] = {}  # (kind, id, host length) → fabrics
     for key, plan in items:
         m = plan.media["host-leaf"]
         setting = getattr(plan, "host_link_media", "auto")
@@ -87,20 +95,21 @@ def media_assumptions(plans, catalog) -> list[dict]:
                 f"(aifabric.design.cost.choose_media); parts: {', '.join(dict.fromkeys(used))}",
                 "deployment",
                 alternatives=_host_alternatives(catalog, plan) or None,
-            )  # fmt: skip
+            )
         )
         lengths.setdefault(float(plan.lengths_m["host-leaf"]), []).append(key)
         for pid in used:
             kind = "cable" if pid == m.cable_id else "optic"
-            parts.setdefault((kind, pid), []).append(key)
+            parts.setdefault((kind, pid, float(m.length_m)), []).append(key)
     for length, keys in lengths.items():
         out.append(
             _entry(
                 "media.host_link_length_m", length, "m", keys, HOST_LENGTH_SOURCE, "deployment", [2.0, 30.0]
             )
         )
-    for (kind, pid), keys in parts.items():
+    for (kind, pid, length), keys in parts.items():
         rec = catalog.get(kind, pid)
+        per_m = float(getattr(rec, "price_usd_per_m", 0.0) or 0.0) * length  # fibre: + USD/m × length
         if rec.technology != "any":
             src = f"{rec.technology_basis or ''} [{rec.technology_source or rec.source}]".strip()
             out.append(
@@ -112,18 +121,18 @@ def media_assumptions(plans, catalog) -> list[dict]:
                     src,
                     "deployment",
                     alternatives=[["infiniband", "ethernet"]],
-                )  # fmt: skip
+                )
             )
         low, high = price_range_usd(rec)
         out.append(
             _entry(
                 f"media.price.{pid}",
-                float(rec.price_usd),
+                round(float(rec.price_usd) + per_m, 2),
                 "USD",
                 keys,
-                price_basis(rec),
+                price_basis(rec) + (f" (+ {per_m:g} USD for {length:g} m)" if per_m else ""),
                 "price",
-                [low, high] if low != high else None,
-            )  # fmt: skip
+                [round(low + per_m, 2), round(high + per_m, 2)] if low != high else None,
+            )
         )
     return out
