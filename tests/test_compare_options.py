@@ -157,6 +157,7 @@ def test_nvl72_design_stage(cat):
         (["--nic-rate", "fast"], "--nic-rate"),
         (["--lengths", "5m,40m"], "--lengths"),
         (["--hall-size", "-3m"], "--hall-size"),
+        (["--host-link-media", "copper"], "--host-link-media"),
         (["--storage-nodes", "-1"], "--storage-nodes"),
         (["--checkpoint-gbytes-per-s", "-5"], "--checkpoint-gbytes-per-s"),
         (["--switch", "sn5600", "--nic-rate", "300Gbps"], "--nic-rate"),

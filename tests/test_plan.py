@@ -354,6 +354,8 @@ def test_cli_csv_and_markdown():
         (["--max-tiers", "4"], "--max-tiers"),
         (["--gpus", "4096", "--technology", "ib", "--max-tiers", "2"], "2 tiers"),
         (["--hall-size", "-3m"], "--hall-size"),
+        (["--host-link-media", "copper"], "--host-link-media"),
+        (["--host-link-media", "aec", "--technology", "ib"], "ethernet only"),
     ],
 )
 def test_cli_bad_input_exit_2(args, needle):

@@ -722,6 +722,9 @@ class AdvisorSpec(_Model):
         dict[Literal["host-leaf", "leaf-spine", "spine-core"], Annotated[float, Field(gt=0)]] | None
     ) = None
     hall_size_m: Annotated[float, Field(gt=0)] | None = None  # square data hall: switch runs = 2 × side
+    # host-link media imposed on every fabric (aifabric.design.cost.HOST_LINK_MEDIA); auto = the
+    # cheapest part that reaches, from one media table and one rule for both protocols
+    host_link_media: Literal["auto", "dac", "acc", "aec", "aoc", "optics"] = "auto"
     lossy_roce: bool = False  # RoCE without PFC, NIC retransmission (also the "plain Ethernet" option)
     storage_nodes: _count(0) | None = None  # hybrid: Ethernet front-end/storage network priced in
     checkpoint_gbytes_per_s: Annotated[float, Field(ge=0)] | None = None  # hybrid: storage sized for it

@@ -195,10 +195,12 @@ def buyer_options(
     checkpoint,
     dual_tor=False,
     spine_spares=None,
+    host_link_media=None,
 ) -> dict:
     """compare's buyer options (issue 14) as advisor keys; None / False = not asked (the scenario
     file's value, else the reference design, stays). Bad values: one line naming the flag."""
     from aifabric.cli.plan import _parse_hall, _parse_lengths, _parse_rate_gbps
+    from aifabric.design.cost import check_host_link_media
 
     for flag, value, ok, allowed in (
         ("--planes", planes, planes is None or 1 <= planes <= 16, "1 to 16"),
@@ -236,6 +238,7 @@ def buyer_options(
         "checkpoint_gbytes_per_s": checkpoint,
         "dual_tor": True if dual_tor else None,
         "spine_spares": spine_spares,
+        "host_link_media": check_host_link_media(host_link_media) if host_link_media else None,
     }
     if out["nic_rate_gbps"] is not None and out["nic_rate_gbps"] <= 0:
         raise InputError("must be > 0", field="--nic-rate", value=nic_rate, allowed="e.g. 400Gbps")
@@ -383,6 +386,12 @@ def register(app: typer.Typer) -> None:
             "--hall-size",
             help="Side of a square data hall, e.g. 60m: switch-to-switch runs = 2 × side.",
         ),
+        host_link_media: str | None = typer.Option(
+            None,
+            "--host-link-media",
+            help="Host-link media: auto (the cheapest that reaches, one table and rule for both fabrics) | dac | acc | "
+            "aec | aoc | optics.",
+        ),
         lossy_roce: bool = typer.Option(
             False, "--lossy-roce", help="RoCE without PFC (NIC retransmission); its slowdown is measured."
         ),
@@ -475,6 +484,7 @@ def register(app: typer.Typer) -> None:
                         checkpoint,
                         dual_tor,
                         spine_spares,
+                        host_link_media,
                     ),
                 },
                 {"ttft_ms": ttft_ms, "itl_ms": itl_ms, "checkpoint_period": checkpoint_period},

@@ -112,6 +112,12 @@ def register(app: typer.Typer) -> None:
         optics: str = typer.Option(
             "any", "--optics", help="Transceiver brand: any (cheapest) | nvidia | third-party."
         ),
+        host_link_media: str = typer.Option(
+            "auto",
+            "--host-link-media",
+            help="Host-link media: auto (the cheapest that reaches, one table and rule for both fabrics) | dac | acc | "
+            "aec | aoc | optics.",
+        ),
         rail_only: bool = typer.Option(
             False,
             "--rail-only",
@@ -212,6 +218,7 @@ def register(app: typer.Typer) -> None:
                 optics=optics,
                 rail_only=rail_only,
                 tco_inputs=overrides or None,
+                **({"host_link_media": host_link_media} if host_link_media != "auto" else {}),
                 max_tiers=max_tiers,
                 data_hall_m=_parse_hall(hall_size),
                 **({"dual_tor": True} if dual_tor else {}),

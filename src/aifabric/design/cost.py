@@ -13,11 +13,15 @@ Counting rules (each BOM line names its catalog id and where its unit price come
   cage's lanes, a lane rate the cage runs (200G-lane optics only in 200G-SerDes cages), the right
   top. XDR (200G lanes) therefore gets no passive DAC and no multimode optics: none exist at
   200G lanes (catalog test).
-* **Link media by length and cost** (per link class: host-leaf, leaf-spine, spine-core): every
-  copper cable within reach whose lanes fit both cages, and every pair of transceivers with the
-  same optical interface (400G-DR4 ↔ 400G-DR4, ...) that fit the two cages, reach the length and
-  have a fibre of their media, are priced per link; the cheapest is used. ``optics`` restricts
-  the brand (``nvidia``, ``third-party``; default any).
+* **Link media by length and cost** (per link class: host-leaf, leaf-spine, spine-core): ONE
+  media table (the catalog's cables and optics) and ONE rule for every fabric: every copper / AOC
+  cable within reach whose lanes fit both cages, and every pair of transceivers with the same
+  optical interface (400G-DR4 ↔ 400G-DR4, ...) that fit the two cages, reach the length and have
+  a fibre of their media, are priced per link; the cheapest is used. A record is offered to the
+  protocols it has real parts for (``parts``, ``technology``: the LinkX DACs, LACCs and
+  transceivers serve InfiniBand and Ethernet alike; an AEC only Ethernet, with its source).
+  ``optics`` restricts the brand (``nvidia``, ``third-party``; default any); ``host_link_media``
+  (:data:`HOST_LINK_MEDIA`) imposes a media kind on host links (default ``auto``: the rule).
 * **Transceivers per cage**: a module carries ``ports × (port rate / link rate)`` links (a
   twin-port 2 × 400G module carries two 400G links, or four 200G links on splitter fibres), so a
   switch tier needs ``ceil(links / that)`` modules and a server ``ceil(links per server / that)``.
@@ -51,6 +55,27 @@ NOT_INCLUDED = (
 LINK_CLASSES = ("host-leaf", "leaf-spine", "spine-core")
 OPTICS_BRANDS = ("any", "nvidia", "third-party")
 COPPER = ("dac", "lacc", "aec", "aoc")
+#: host-link media a buyer may impose (``advisor.host_link_media``, ``--host-link-media``) → the
+#: catalog kinds allowed (``acc`` = linear active copper, catalog kind ``lacc``; ``optics`` =
+#: transceivers plus multimode or single-mode fibre); ``auto`` = the cheapest that reaches
+HOST_LINK_MEDIA: dict[str, tuple[str, ...] | None] = {
+    "auto": None,
+    "dac": ("dac",),
+    "acc": ("lacc",),
+    "aec": ("aec",),
+    "aoc": ("aoc",),
+    "optics": ("mmf", "smf"),
+}
+MEDIA_FIELD = "--host-link-media (advisor.host_link_media)"
+
+
+def check_host_link_media(value: str) -> str:
+    """``value`` when it names a :data:`HOST_LINK_MEDIA` choice, else one InputError line."""
+    if value not in HOST_LINK_MEDIA:
+        raise InputError(
+            "unknown host-link media", field=MEDIA_FIELD, value=value, allowed=" | ".join(HOST_LINK_MEDIA)
+        )
+    return value
 
 
 @dataclass
@@ -266,12 +291,16 @@ def choose_media(
     far_cage: Cage | None = None,
     near_cage: Cage | None = None,
     optics: str = "any",
+    kinds: tuple[str, ...] | None = None,
 ) -> Media:
-    """The cheapest copper cable or transceiver pair (plus fibre) for one link class.
+    """The cheapest copper cable or transceiver pair (plus fibre) for one link class, from the one
+    catalog table whatever the protocol: a part is a candidate when its ``technology`` is ``any``
+    or the fabric's protocol.
 
     ``near_cage`` is the switch cage (from ``switch`` when not given); ``far_cage`` the other end
-    (the same switch cage for switch-to-switch links). Raises InputError naming the longest reach
-    available when nothing fits.
+    (the same switch cage for switch-to-switch links); ``kinds`` limits the media kinds (see
+    :data:`HOST_LINK_MEDIA`). Raises InputError naming the longest reach available when nothing
+    fits.
     """
     if optics not in OPTICS_BRANDS:
         raise InputError(
@@ -285,12 +314,17 @@ def choose_media(
         far_cage = near_cage if not host_end else Cage("server", None, None, (), None, 1)
     tech = "ethernet" if technology in ("roce", "ethernet") else "infiniband"
     options: list[tuple[float, int, str, Media]] = []
+    rejected: list[str] = []  # why each cable of an imposed kind does not serve (for the error)
     for cable in catalog.cables.values():
-        if cable.kind not in COPPER or (cable.max_reach_m or 0) < length_m:
+        if cable.kind not in COPPER or (kinds is not None and cable.kind not in kinds):
             continue
+        why = cable_fits(cable, (near_cage, far_cage), rate_gbps)
+        if (cable.max_reach_m or 0) < length_m:
+            why.insert(0, f"reaches {cable.max_reach_m or 0:g} m")
         if cable.technology not in ("any", tech):
-            continue
-        if cable_fits(cable, (near_cage, far_cage), rate_gbps):
+            why.insert(0, f"{cable.technology} only")
+        if why:
+            rejected.append(f"{cable.id}: {'; '.join(why)}")
             continue
         legs = max(1, int(float(cable.rate_gbps or rate_gbps) // rate_gbps))
         cost = cable.price_for_length(length_m) / legs
@@ -323,6 +357,8 @@ def choose_media(
         for b, lb in far:
             if a.optical != b.optical or a.media != b.media or not fibres[a.media]:
                 continue
+            if kinds is not None and a.media not in kinds:
+                continue
             fibre = fibres[a.media][0]
             cost = fibre.price_for_length(length_m) + a.price_usd / la + b.price_usd / lb
             inexact = int(a.port_rate_gbps != rate_gbps) + int(b.port_rate_gbps != rate_gbps)
@@ -338,6 +374,15 @@ def choose_media(
         # exact-rate modules first only as a tie-break: cost decides
         options.sort(key=lambda x: (round(x[0], 6), x[1], x[2]))
         return options[0][3]
+    if kinds is not None:
+        asked = next((k for k, v in HOST_LINK_MEDIA.items() if v == kinds), "/".join(kinds))
+        raise InputError(
+            f"no {asked} part in the catalog for {rate_gbps:g}G {technology} {link_class} links of {length_m:g} m "
+            f"({'; '.join(rejected) or f'far end: {far_cage.describe()}'})",
+            field=MEDIA_FIELD,
+            value=asked,
+            allowed="auto, another media kind, a shorter --lengths, or add a part via --catalog FILE",
+        )
     reach = [
         o.reach_m
         for o in catalog.optics.values()
@@ -373,10 +418,13 @@ def price_rail_fabric(
     nics: int | None = None,
     nodes: int | None = None,
     legs_per_port: int = 1,
+    host_link_media: str = "auto",
 ) -> tuple[Bom, dict[str, Media]]:
     """Build the BOM of a rail-optimised fabric sized by ``design`` (``nics`` / ``nodes`` default
     to the design's GPUs and servers). ``legs_per_port`` > 1 (dual-ToR): each NIC port breaks out
-    into that many host links, so a server-side module carries that many more links."""
+    into that many host links, so a server-side module carries that many more links.
+    ``host_link_media`` imposes a media kind on host links (:data:`HOST_LINK_MEDIA`)."""
+    host_kinds = HOST_LINK_MEDIA[check_host_link_media(host_link_media)]
     bom = Bom()
     for tier, n in design.switches.items():
         bom.add(catalog, switch, "switch", n, tier)
@@ -400,6 +448,7 @@ def price_rail_fabric(
             near_cage=near,
             far_cage=host if host_end else near,
             optics=optics,
+            kinds=host_kinds if host_end else None,
         )
         media_used[cls] = media
         cable = catalog.cables[media.cable_id]

@@ -28,7 +28,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from aifabric.design.cost import LINK_CLASSES, NOT_INCLUDED, OPTICS_BRANDS, Bom, Media, price_rail_fabric
+from aifabric.design.cost import (
+    LINK_CLASSES,
+    NOT_INCLUDED,
+    OPTICS_BRANDS,
+    Bom,
+    Media,
+    check_host_link_media,
+    price_rail_fabric,
+)
 from aifabric.design.redundancy import (
     DUAL_TOR_SOURCE,
     add_spine_spares,
@@ -92,6 +100,7 @@ class FabricPlan:
     dual_tor: bool = False
     spine_spares: int = 0
     spine_failures_tolerated: int = 0
+    host_link_media: str = "auto"
 
     @property
     def legs_per_nic(self) -> int:
@@ -179,6 +188,7 @@ class FabricPlan:
             "input_lines": sum(1 for x in self.bom.lines if x.price_input),
             "server_cages": self.server_cages,
             "optics": self.optics,
+            **({"host_link_media": self.host_link_media} if self.host_link_media != "auto" else {}),
             "design": "rail-only" if self.rail_only else "rail-optimised",
             "design_label": self.design_label
             or f"{self.technology}-{self.switch_id}-{self.nic_id}-{self.nic_rate_gbps:g}g"
@@ -242,6 +252,7 @@ def plan_fabric(
     data_hall_m: float | None = None,
     dual_tor: bool = False,
     spine_spares: int = 0,
+    host_link_media: str = "auto",
 ) -> FabricPlan:
     """Design and price one fabric. Raises :class:`InputError` on bad input or an impossible size.
 
@@ -255,13 +266,16 @@ def plan_fabric(
     cable trays, 2 × the side (a geometric rule, not a sourced figure), unless ``lengths_m``
     names them. ``dual_tor`` puts each NIC's two half-rate legs on two leaves (RoCE only; refused
     on InfiniBand) and ``spine_spares`` adds spines beyond the non-blocking count (2-tier): see
-    :mod:`aifabric.design.redundancy` for the rules and sources."""
+    :mod:`aifabric.design.redundancy` for the rules and sources. ``host_link_media`` imposes a
+    media kind on host links (``auto``: the cheapest that reaches, the same rule and table for both
+    protocols; see :data:`aifabric.design.cost.HOST_LINK_MEDIA`)."""
     if technology not in TECHNOLOGIES:
         raise InputError(
             "unknown technology", field="--technology", value=technology, allowed="ib, infiniband, roce, both"
         )
     gpu_spec = catalog.get("gpu", gpu)
     spine_spares = check_spine_spares(spine_spares)
+    check_host_link_media(host_link_media)
     if dual_tor:
         check_dual_tor(technology)
     if planes is not None and planes < 1:
@@ -429,6 +443,7 @@ def plan_fabric(
         nics=gpus,
         nodes=nodes,
         legs_per_port=legs,
+        host_link_media=host_link_media,
     )
     notes = []
     if rail_only:
@@ -504,6 +519,7 @@ def plan_fabric(
         dual_tor=bool(dual_tor),
         spine_spares=spine_spares,
         spine_failures_tolerated=tolerated,
+        host_link_media=host_link_media,
     )
     from aifabric.design.tco import fabric_tco
 

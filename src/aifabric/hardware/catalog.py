@@ -168,6 +168,10 @@ class _Priced(BaseModel):
     price_date: str | None = None
     price_input: bool = False
     price_point: Literal["source", "midpoint"] | None = None
+    #: where each bound of ``price_range_usd`` comes from (a new-equipment price, a ratio, or
+    #: "ASSUMPTION (no public source)"); the packaged catalog gives both for every range
+    price_low_basis: str | None = None
+    price_high_basis: str | None = None
 
     #: False for kinds whose price is optional (GPU systems)
     PRICE_REQUIRED: ClassVar[bool] = True
@@ -257,7 +261,31 @@ class NicSpec(_Priced, _with_provenance("ports", "power", "price")):
         return self.port_rate_gbps
 
 
-class OpticSpec(_Priced, _with_provenance("reach", "power", "price")):
+Protocol = Literal["infiniband", "ethernet"]
+
+
+class _Parts(BaseModel):
+    """Real part numbers per protocol (``parts``) and the protocols a record is offered to
+    (``technology``: ``any`` = both). A record listing parts for both protocols must be offered
+    to both, one listing a single protocol only to it: one media table serves both fabrics."""
+
+    parts: dict[Protocol, tuple[str, ...]] | None = None
+
+    @model_validator(mode="after")
+    def _parts_match_technology(self) -> _Parts:
+        if not self.parts:
+            return self
+        have = {k for k, v in self.parts.items() if v}
+        want = {"any": {"infiniband", "ethernet"}}.get(self.technology, {self.technology})
+        if have != want:
+            raise ValueError(
+                f"technology '{self.technology}' does not match the protocols with parts "
+                f"({', '.join(sorted(have)) or 'none'}): list parts for each protocol offered"
+            )
+        return self
+
+
+class OpticSpec(_Parts, _Priced, _with_provenance("reach", "power", "price", "technology")):
     """A transceiver module; ``ports`` = 2 for twin-port modules (``rate_gbps`` is the module total).
 
     ``lanes`` × ``lane_rate_gbps`` is its electrical interface (8 × 100G for an 800G twin-port
@@ -293,7 +321,9 @@ class OpticSpec(_Priced, _with_provenance("reach", "power", "price")):
         return self
 
 
-class CableSpec(_Priced, _with_provenance("max_reach", "delay", "power", "price", "price_per_m")):
+class CableSpec(
+    _Parts, _Priced, _with_provenance("max_reach", "delay", "power", "price", "price_per_m", "technology")
+):
     """A cable; its price is ``price_usd + price_usd_per_m × length``. ``rate_gbps`` None = any rate.
 
     Copper (``dac`` passive, ``lacc`` linear active, ``aec`` retimed active) and ``aoc`` cables

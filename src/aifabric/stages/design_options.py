@@ -79,6 +79,8 @@ def _plan_kw(adv) -> dict:
         kw["lengths_m"] = dict(adv.lengths_m)
     if getattr(adv, "hall_size_m", None) is not None:
         kw["data_hall_m"] = float(adv.hall_size_m)
+    if getattr(adv, "host_link_media", "auto") != "auto":
+        kw["host_link_media"] = adv.host_link_media
     if getattr(adv, "dual_tor", False):
         kw["dual_tor"] = True
     if getattr(adv, "spine_spares", 0):
