@@ -236,7 +236,29 @@ def _kind_of(name: str) -> tuple[str, str | None]:
     return "physics", "fraction"
 
 
-def register(adv, dep: Deployment, design, risk, decision, perf) -> list[Assumption]:
+def _media(design, catalog) -> list[Assumption]:
+    """The host-link media entries (:func:`aifabric.design.media.media_assumptions`), one name each."""
+    from aifabric.design.media import media_assumptions
+
+    out = []
+    for d in media_assumptions({fd.key: fd.plan for fd in design.fabrics}, catalog):
+        name = d["name"] + (f".{d['applies_to'][0]}" if d["name"] == "media.host_link" else "")
+        out.append(
+            Assumption(
+                name,
+                d["value"],
+                d.get("unit"),
+                tuple(d["applies_to"]),
+                d["source"],
+                tuple(d["range"]) if d.get("range") else None,
+                tuple(d["alternatives"]) if d.get("alternatives") else None,
+                d["kind"],
+            )
+        )
+    return out
+
+
+def register(adv, dep: Deployment, design, risk, decision, perf, catalog=None) -> list[Assumption]:
     """Every assumption that reached the verdict (module docstring), ``decides`` set from what the
     verdict hinges on and from the sensitivity rows that move the recommendation or the verdict."""
     from aifabric.stages.risk_library import _BASELINE_WORDS
@@ -371,7 +393,14 @@ def register(adv, dep: Deployment, design, risk, decision, perf) -> list[Assumpt
                 kind="price",
             )
         )
-    return [replace_decides(a, a.name in hinges or a.name in moving) for a in out]
+    if catalog is not None:
+        out += _media(design, catalog)
+    decided = hinges | moving
+
+    def decides(a: Assumption) -> bool:
+        return a.name in decided or (a.name.startswith("media.host_link.") and "media.host_link" in decided)
+
+    return [replace_decides(a, decides(a)) for a in out]
 
 
 def replace_decides(a: Assumption, decides: bool) -> Assumption:

@@ -15,7 +15,7 @@ Rendering (terminal, ``--json``, HTML) is :mod:`aifabric.report`. Each stage is 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from aifabric.errors import InputError
@@ -60,6 +60,7 @@ class CompareInputs:
     # validate --symmetry: keep this technology's design and add its twin (the same design under
     # another key) — every stage must treat the two alike
     mirror: str | None = None
+    single_protocol_media: bool = False  # set by run(): auto media picked a part one protocol lacks
 
 
 @dataclass(frozen=True)
@@ -196,49 +197,81 @@ def run(inputs: CompareInputs, progress=None) -> Comparison:
     t0 = time.perf_counter()
     overrides = check_overrides(inputs.assumptions, inputs.scenario_file)
     if overrides != (inputs.assumptions or {}):
-        from dataclasses import replace
-
         inputs = replace(inputs, assumptions=overrides)
-    adv, cat = inputs.advisor, inputs.catalog
+    adv = inputs.advisor
     front = run_performance(inputs, progress)
-    gpu, options = front.gpu, front.options
-    des, wl, net, perf = front.design, front.workload, front.network, front.performance
-    dep = storage_share(resolve(adv, overrides, inputs.storage), wl, perf)
+    inputs = replace(inputs, single_protocol_media=_single_protocol(front.design, inputs.catalog))
+    dep = storage_share(resolve(adv, overrides, inputs.storage), front.workload, front.performance)
     share = inputs.congestion_share
     if "congestion_share" in overrides:
         share = overrides["congestion_share"]
-
-    def weigh(d: Deployment, tick=None):
-        rsk = assess(
-            des,
-            wl,
-            net,
-            perf,
-            gpu,
-            adv.team_expertise,
-            d.storage_share if share is None else share,
-            inputs.seed,
-            tick,
-            inputs.risk,
-            deployment=d,
-            congestion_is_storage=share is None,
-        )
-        return rsk, decide(adv, des, wl, net, perf, rsk, gpu, cat, options, inputs.seed, overrides)
-
-    rsk, dec = weigh(dep, progress)
+    rsk, dec = _weigh(inputs, front, dep, share, overrides, progress)
     if progress:
         progress("advising")
     alternatives = []
-    if des.has_network and dec.recommendation.fabric != "none" and inputs.mirror is None:
+    if front.design.has_network and dec.recommendation.fabric != "none" and inputs.mirror is None:
         for name, values in _categorical(adv, inputs).items():
-            now = dep.storage_placement if name == "storage.placement" else dep.tuning
+            now = {"storage.placement": dep.storage_placement, "tuning": dep.tuning}.get(
+                name, getattr(adv, "host_link_media", "auto")
+            )
             for v in (x for x in values if x != now):
                 if progress:
                     progress(f"what if {name} = {v}")
-                alt = storage_share(resolve(adv, {**overrides, name: v}, inputs.storage), wl, perf)
-                alternatives.append(Alternative(name, now, v, weigh(alt)[1]))
+                alt_front, alt_dep = front, dep
+                if name == "media.host_link":  # another design: the chain runs again (measurements cached)
+                    alt_in = replace(inputs, advisor=adv.model_copy(update={"host_link_media": v}))
+                    alt_front = run_performance(alt_in, None)
+                else:
+                    alt_dep = resolve(adv, {**overrides, name: v}, inputs.storage)
+                alt_dep = storage_share(alt_dep, alt_front.workload, alt_front.performance)
+                alternatives.append(
+                    Alternative(name, now, v, _weigh(inputs, alt_front, alt_dep, share, overrides)[1])
+                )
     dec = hinge(dec, alternatives)
-    return Comparison(inputs, des, wl, net, perf, rsk, dec, time.perf_counter() - t0, dep)
+    f = front
+    return Comparison(
+        inputs, f.design, f.workload, f.network, f.performance, rsk, dec, time.perf_counter() - t0, dep
+    )
+
+
+def _weigh(inputs: CompareInputs, front: Performance, dep: Deployment, share, overrides, tick=None):
+    """risk → decide on the first four stages' evidence with the deployment ``dep``."""
+    adv = inputs.advisor
+    des, wl, net, perf = front.design, front.workload, front.network, front.performance
+    rsk = assess(
+        des,
+        wl,
+        net,
+        perf,
+        front.gpu,
+        adv.team_expertise,
+        dep.storage_share if share is None else share,
+        inputs.seed,
+        tick,
+        inputs.risk,
+        deployment=dep,
+        congestion_is_storage=share is None,
+    )
+    dec = decide(
+        adv, des, wl, net, perf, rsk, front.gpu, inputs.catalog, front.options, inputs.seed, overrides
+    )
+    return rsk, dec
+
+
+def _single_protocol(design, catalog) -> bool:
+    """Whether some fabric's host links use a part that only one protocol has (e.g. an AEC)."""
+    for fd in design.fabrics:
+        m = fd.plan.media.get("host-leaf") if hasattr(fd.plan, "media") else None
+        cid = getattr(m, "cable_id", None)
+        if not cid:
+            continue
+        try:
+            rec = catalog.get("cable", cid)
+        except Exception:  # not a cable record of this catalog: nothing to say
+            continue
+        if getattr(rec, "technology", "any") not in ("any", None):
+            return True
+    return False
 
 
 def _categorical(adv, inputs: CompareInputs) -> dict[str, tuple[str, ...]]:
@@ -252,6 +285,13 @@ def _categorical(adv, inputs: CompareInputs) -> dict[str, tuple[str, ...]]:
         out["storage.placement"] = STORAGE_PLACEMENTS
     if spec is None or spec.roce_baseline is None or spec.ib_congestion_control is None:
         out["tuning"] = TUNING_STATES
+    # the host-link media: the cheapest part that reaches (auto) against the one kind every protocol
+    # has at every length (optics) — only where auto picked a single-protocol part on some fabric
+    media = getattr(adv, "host_link_media", "auto")
+    if media != "auto":
+        out["media.host_link"] = (media, "auto")
+    elif inputs.single_protocol_media:
+        out["media.host_link"] = ("auto", "optics")
     return out
 
 

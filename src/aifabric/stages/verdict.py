@@ -26,6 +26,7 @@ from aifabric.stages.decide import Decision, Reason
 WORDS = {
     "storage.placement": "storage traffic placement",
     "tuning": "tuning state of both fabrics",
+    "media.host_link": "host-link media (auto: cheapest that reaches; optics: what both protocols have)",
 }
 
 
