@@ -175,7 +175,10 @@ def test_slurm_tree_groups_nodes_by_leaf(builds):
 def test_slurm_block_groups_nvlink_domains(tmp_path):
     """GB200 NVL72: topology-block.conf parses and has one block per NVLink domain of 18 trays."""
     out = tmp_path / "b"
-    assert run(["plan", "--gpus", "1152", "--gpu", "gb200-nvl72", "--technology", "ib", "--build", str(out)]) == 0
+    assert (
+        run(["plan", "--gpus", "1152", "--gpu", "gb200-nvl72", "--technology", "ib", "--build", str(out)])
+        == 0
+    )
     blocks = parse_topology_conf((out / "slurm" / "topology-block.conf").read_text())
     named = [b for b in blocks if "blockname" in b]
     assert len(named) == 1152 // 72 and all(len(b["nodes"]) == 18 for b in named)

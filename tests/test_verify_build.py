@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import ibnet_mutations as mut
 import pytest
 
+import ibnet_mutations as mut
 from aifabric.build.expected import placeholder_guid
 from aifabric.build.verify import verify_build
 from aifabric.cli import run
@@ -106,7 +106,9 @@ def test_silent_switch_is_no_answer(build, tmp_path, ib_text):
 
 def test_plan_json_as_plan(build, tmp_path, capsys, ib_text):
     """PLAN may be a plan --json file (re-planned): the expected fabric verifies clean."""
-    assert run(["plan", "--gpus", "1024", "--technology", "ib", "--json", "--build", str(tmp_path / "b")]) == 0
+    assert (
+        run(["plan", "--gpus", "1024", "--technology", "ib", "--json", "--build", str(tmp_path / "b")]) == 0
+    )
     pj = tmp_path / "plan.json"
     pj.write_text(capsys.readouterr().out)
     found = tmp_path / "f.txt"
