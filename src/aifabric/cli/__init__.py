@@ -29,6 +29,7 @@ COMMAND_MODULES = [
     "collective",
     "calibrate",
     "audit",
+    "verify_build",
     "validate",
     "catalog",
     "sweep",

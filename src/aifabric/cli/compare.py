@@ -346,6 +346,11 @@ def register(app: typer.Typer) -> None:
         ),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
         report: Path | None = typer.Option(None, "--report", help="Write a self-contained HTML report here."),
+        build_dir: Path | None = typer.Option(
+            None,
+            "--build",
+            help="Write the recommended design's build artefacts into this new folder (as plan --build).",
+        ),
         calibration: Path | None = typer.Option(
             None,
             "--calibration",
@@ -531,6 +536,8 @@ def register(app: typer.Typer) -> None:
 
                 write_report(result, report)
                 result["report"] = str(report)
+            if build_dir is not None:
+                result["build"] = _build_chosen(result, cat, build_dir)
             if as_json:
                 slim = {
                     **result,
@@ -547,6 +554,19 @@ def register(app: typer.Typer) -> None:
             return 0
 
         run_guarded(body)
+
+
+def _build_chosen(result: dict, cat, folder: Path) -> list[dict]:
+    """plan --build for the recommended design (its plan as compare priced it)."""
+    from aifabric.build.sizing import plan_from_dict
+    from aifabric.cli.build import build_plans
+
+    label = (result.get("recommendation") or {}).get("design")
+    chosen = [f for f in result["fabrics"] if f.get("plan") and label in (f.get("label"), f.get("design"))]
+    if not chosen:
+        raise InputError("no recommended design with a plan to build", field="--build", value=label)
+    fp = plan_from_dict(chosen[0]["plan"], cat, "compare")
+    return build_plans([fp], cat, folder, None, sized=True)[1]
 
 
 def _run(

@@ -168,6 +168,16 @@ def register(app: typer.Typer) -> None:
         rent: bool = typer.Option(
             False, "--rent-vs-build", help="Add rent vs build: break-even months against renting the GPUs."
         ),
+        build_dir: Path | None = typer.Option(
+            None,
+            "--build",
+            help="Write the build artefacts into this new folder: cable plan, port maps, rack layout, "
+            "expected LLDP / ibnetdiscover neighbours, Slurm topology.conf, Kubernetes labels (link-class "
+            "lengths come from the layout unless --lengths / --hall-size are given).",
+        ),
+        layout_file: Path | None = typer.Option(
+            None, "--layout", help="With --build: YAML/JSON file overriding the layout assumptions."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
         as_csv: bool = typer.Option(False, "--csv", help="Print the bills of materials as CSV."),
         as_md: bool = typer.Option(False, "--markdown", help="Print Markdown tables."),
@@ -247,7 +257,18 @@ def register(app: typer.Typer) -> None:
                     planes=planes,
                     **common,
                 )
+            if layout_file is not None and build_dir is None:
+                raise InputError("needs --build", field="--layout", value=str(layout_file))
+            built = None
+            if build_dir is not None:
+                from aifabric.cli.build import build_plans
+
+                plans, built = build_plans(
+                    plans, cat, build_dir, layout_file, sized=not (lengths or hall_size), common=common
+                )
             out = {"fabrics": [p.to_dict() for p in plans], "catalog_prices": cat.price_summary()}
+            if built is not None:
+                out["build"] = built
             if storage_nodes is not None or checkpoint is not None or rent:
                 from aifabric.design.tco import price_hybrid, rent_vs_build
 
@@ -286,6 +307,11 @@ def register(app: typer.Typer) -> None:
                 }
             if as_json:
                 typer.echo(json.dumps(out, indent=2))
+            elif built is not None and not (as_csv or as_md):
+                _print_rich(out)
+                from aifabric.cli.build import print_build
+
+                print_build(built)
             elif as_csv:
                 _print_csv(out)
             elif as_md:
