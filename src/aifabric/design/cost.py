@@ -263,6 +263,11 @@ def cable_fits(cable, ends: tuple[Cage, Cage], link_rate: float) -> list[str]:
     for cage in ends:
         if cage.where == "server" and legs > cage.ports * (cable.ports or 1):
             why.append(f"{legs} links per cable do not fit a {cage.ports}-port server cage")
+    if host and legs > 1 and (cable.ports or 1) < legs:
+        # a straight cable from a twin-port server cage (two NICs, two rails) lands both links in one
+        # switch cage, i.e. on one leaf: rail-optimised wiring gives each NIC its own rail's leaf
+        # (found by the cable plan, aifabric.build); splitters and optics (one fibre per NIC) are fine
+        why.append(f"a straight cable puts its {legs} NIC links (two rails) in one switch cage")
     return why
 
 
