@@ -11,9 +11,11 @@ no interruption, their NICs run at half rate until the repair; the job runs at i
 member's pace, so it loses repair × ℓ(s½), s½ = the iteration slowdown of communication at half
 bandwidth (communication slowdown 1.0 on bandwidth-bound steps, sent through *performance*),
 ℓ(s) = s/(1 + s) — or, where cheaper, the operator restarts without those servers (IH + repair
-× f): loss per event = min of the two, so dual-ToR never loses. A host-link (cable / optic) fault
-on a dual-homed NIC is the same, for one server (f = 1/servers); the job-interruptions item then
-counts NIC faults only.
+× f): loss per event = min of the two, so dual-ToR never loses on a leaf. A host-link (cable /
+optic) fault on a dual-homed leg is one server at half rate until the repair, or a restart (IH,
+what a single-homed host-link fault costs in the job-interruptions item, which charges no
+server-out time for one server); the job-interruptions item then counts no host-link or leaf fault.
+A dual-homed NIC has two legs, so twice the cables can fail.
 
 **Spine failure.** A plane with S spines and k of them spare (``spine_failures_tolerated``)
 loses nothing while at most k are down; with j > k down the plane carries (S − k − (j − k))/(S − k)
@@ -93,7 +95,7 @@ def switch_failures(
         if dual:  # ride it out at half bandwidth, or (if cheaper) restart without those servers
             slow += leaf_events * min(rep * _lost(half), ih + out_hours) / HOURS_PER_YEAR
             link_rate = LINK_FAULTS[i]  # the link-failure rate (mid, low, high)
-            one = min(rep * _lost(half), ih + rep / nodes)  # a host link: one server at half rate
+            one = min(rep * _lost(half), ih)  # a leg: one server at half rate, or a restart
             slow += host_links * link_rate / 1000 * one / HOURS_PER_YEAR
         else:
             interrupt += leaf_events * ih / HOURS_PER_YEAR
