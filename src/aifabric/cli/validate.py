@@ -13,6 +13,10 @@ htsim's and ns-3's rules (:mod:`aifabric.sim.pfc_validation`).
 ``aifabric validate --routing [--json]`` — the routing modes on an 8×8×8 leaf-spine permutation:
 packet engine, flow model and the measure stage against the balls-into-bins / D-mod-k max-min
 references (:mod:`aifabric.stages.routing_validation`).
+``aifabric validate --interruptions [--json]`` — network-caused job interruptions at 16,384 H100 over
+54 days on each fabric's default plan against the Llama 3 paper's Table 5 (RoCE checked within
+±30 %, InfiniBand reported as the prediction; exit 1 when the check fails:
+:mod:`aifabric.stages.failure_validation`).
 """
 
 from __future__ import annotations
@@ -53,10 +57,16 @@ def register(app: typer.Typer) -> None:
             "must treat identical fabrics alike (exit 1 when one does not).",
         ),
         quick: bool = typer.Option(False, "--quick", hidden=True),  # --symmetry without the 16,384-GPU job
+        interruptions: bool = typer.Option(
+            False,
+            "--interruptions",
+            help="Print the modelled network-caused job interruptions at 16,384 H100 over 54 days against "
+            "the Llama 3 paper's Table 5 instead (exit 1 when RoCE is outside ±30 %).",
+        ),
         as_json: bool = typer.Option(
             False,
             "--json",
-            help="With --published / --routing / --pfc / --symmetry: one JSON object on stdout.",
+            help="With --published / --routing / --pfc / --symmetry / --interruptions: one JSON object on stdout.",
         ),
     ) -> None:
         """Check a scenario file: unknown keys, bad units, impossible sizes, flow files. Exit 2 on problems."""
@@ -74,6 +84,8 @@ def register(app: typer.Typer) -> None:
                 return _pfc(as_json)
             if symmetry:
                 return _symmetry(as_json, not quick)
+            if interruptions:
+                return _interruptions(as_json)
             if scenario is None:
                 raise InputError("missing", field="SCENARIO", allowed="a scenario YAML file, or --published")
             if not build:
@@ -213,6 +225,17 @@ def _routing(as_json: bool) -> int:
             f"measure stage within 10 % of each other for {n_agree} of {len(agree)}"
         )
     return 0
+
+
+def _interruptions(as_json: bool) -> int:
+    """The interruption check of :mod:`aifabric.stages.failure_validation`: exit 0 when it holds, else 1."""
+    import json
+
+    from aifabric.stages.failure_validation import format_table, interruption_table
+
+    t = interruption_table()
+    typer.echo(json.dumps(t) if as_json else format_table(t))
+    return 0 if t["holds"] else 1
 
 
 def _pfc(as_json: bool) -> int:

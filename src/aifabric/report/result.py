@@ -64,8 +64,10 @@ def assumptions(c: Comparison) -> list[str]:
         "at vendor defaults; tuned = IB CC on, RoCE DCQCN tuned or HPCC-class) (aifabric.stages.testbed); each "
         "scenario's added step time over the fabric's own ideal step, per scenario p x d x l with l = 1 - "
         "1/(1 + iteration slowdown), combined as 1 - prod(1 - p d l) (aifabric.stages.risk)",
-        "job interruptions: NIC and host-link failure rates from the Llama 3 paper (16,384 H100, 54 days), "
-        "15 min (6-40) lost per interruption on every GPU (assumption); reported as goodput_loss",
+        "job interruptions: NIC, host-link and leaf faults (and fabric-link / spine faults whose re-route "
+        "outlasts NCCL's ~34 s retry budget) counted from the bill of materials (StepFun fault trace, "
+        "Gill et al. 2011; checked against the Llama 3 paper by validate --interruptions), 15 min (6-40) "
+        "lost per interruption on every GPU (assumption); reported as goodput_loss",
         f"congestion share {congestion_share:.1%}: "
         + (
             "the storage share (storage incast is the congested traffic mix; 0 with storage off the compute "

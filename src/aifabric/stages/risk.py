@@ -21,10 +21,11 @@ Expected loss of the scenario pᵢ·dᵢ·ℓᵢ; of the fabric 1 − Πᵢ(1 �
 (:func:`combine`); a range from the low and high ends of pᵢ and dᵢ. ``by_scenario`` splits the total
 in proportion to pᵢ·dᵢ·ℓᵢ, so its values add up to the total (the *decide* stage sums them).
 
-**Goodput** (:func:`interruptions`): NIC and host-link failures (and fabric-link failures whose
-re-convergence outlasts NCCL's retry budget) stop the synchronous job; each costs detection + restart
-+ the work since the last checkpoint on every GPU. It is the ``job-interruptions`` item of the list
-(pᵢ = 1, ℓᵢ = 1) and ``goodput_loss`` of the fabric.
+**Goodput** (:func:`interruptions`): NIC faults, host-link and leaf faults of single-homed NICs,
+and fabric-link and spine / core faults whose detection + re-route outlasts NCCL's retry budget stop
+the synchronous job (:func:`interruption_events`, the same rule on both fabrics); each costs
+detection + restart + the work since the last checkpoint on every GPU. It is the
+``job-interruptions`` item of the list (pᵢ = 1, ℓᵢ = 1) and ``goodput_loss`` of the fabric.
 
 Every rate and duration is in :data:`RATES` with its source, or marked as an assumption with a
 range; the user overrides any of them in the scenario file's ``risk:`` section (:class:`RiskSpec`).
@@ -45,6 +46,7 @@ from aifabric.stages.risk_rates import (  # noqa: F401  (re-exported: the stage'
     HOURS_PER_YEAR,
     INTERRUPT_BASIS,
     INTERRUPT_HOURS,
+    LINK_FAULTS,
     LINK_FAULTS_PER_1000_YEAR,
     LLAMA3,
     MISCONFIG_PROBABILITY,
@@ -52,12 +54,16 @@ from aifabric.stages.risk_rates import (  # noqa: F401  (re-exported: the stage'
     MISCONFIG_RANGE,
     MISTAKE_RATE,
     NCCL_RETRY_BUDGET_S,
+    NIC_FAULTS,
     NIC_FAULTS_PER_1000_YEAR,
     RATES,
     RECONVERGE_S,
+    REROUTE_S,
+    SWITCH_FAULTS_PER_1000_YEAR,
     Rate,
+    failure_assumptions,
 )
-from aifabric.stages.risk_redundancy import SWITCH_REPAIR_HOURS, switch_failures
+from aifabric.stages.risk_redundancy import SWITCH_REPAIR_HOURS, switch_counts, switch_failures
 from aifabric.stages.testbed import (
     CONGESTION_SHARE,
     LIBRARY,
@@ -282,41 +288,71 @@ def _p_d(
     return 1.0, 1.0, 1.0, d, dl, dh, basis
 
 
+def _routing_kind(fd) -> str:
+    """adaptive | static (IB) | ecmp (RoCE): the key of :data:`REROUTE_S`."""
+    if is_adaptive(fd.routing):
+        return "adaptive"
+    return "static" if fd.technology == "infiniband" else "ecmp"
+
+
+def interruption_events(plan: dict, technology: str, routing: str, spec: RiskSpec | None = None) -> dict:
+    """Job-stopping failures a year per component (mid / low / high), counted from the plan's bill of
+    materials; the same rule on both fabrics: every NIC fault; a host-link or leaf fault where the NIC
+    is single-homed; a fabric-link or spine / core fault only where detection + re-route
+    (:data:`REROUTE_S`) outlasts NCCL's retry budget. ``risk.probability.link-failure`` (faults per
+    1,000 links a year) replaces the link rate here too."""
+    spec = spec or RiskSpec()
+    nics, host = _components(plan, "nics"), _components(plan, "host-links")
+    fabric = _components(plan, "fabric-links")
+    leaves, uppers = switch_counts(plan)
+    reroute = REROUTE_S[(technology, routing)]
+    stops = [r > NCCL_RETRY_BUDGET_S for r in reroute]
+    link = (spec.probability["link-failure"],) * 3 if "link-failure" in spec.probability else LINK_FAULTS
+    dual = bool(plan.get("dual_tor"))  # dual-ToR: host-link and leaf faults slow (risk_redundancy)
+
+    def at(i: int) -> dict[str, float]:
+        sw = SWITCH_FAULTS_PER_1000_YEAR[i] / 1000
+        return {
+            "nic": nics * NIC_FAULTS[i] / 1000,
+            "host_link": 0.0 if dual else host * link[i] / 1000,
+            "fabric_link": fabric * link[i] / 1000 if stops[i] else 0.0,
+            "leaf": 0.0 if dual else leaves * sw,
+            "spine_core": uppers * sw if stops[i] else 0.0,
+        }
+
+    return {
+        "by_component": [at(0), at(1), at(2)],
+        "counts": {
+            "nics": nics,
+            "host_links": host,
+            "fabric_links": fabric,
+            "leaves": leaves,
+            "spines": uppers,
+        },
+        "reroute_s": reroute,
+        "stops": stops,
+    }
+
+
 def interruptions(fd, spec: RiskSpec) -> tuple[float, float, float, dict]:
     """Goodput lost to job interruptions (share of GPU-hours, mid / low / high) and its numbers."""
-    plan = fd.plan.to_dict()
-    nics, host_links = _components(plan, "nics"), _components(plan, "host-links")
-    fabric_links = _components(plan, "fabric-links")
-    routing = (
-        "adaptive" if is_adaptive(fd.routing) else ("static" if fd.technology == "infiniband" else "ecmp")
-    )
-    conv = RECONVERGE_S[(fd.technology, routing)]
-    fails = [c > NCCL_RETRY_BUDGET_S for c in conv]  # mid, low, high
+    ev = interruption_events(fd.plan.to_dict(), fd.technology, _routing_kind(fd), spec)
     hours = (spec.interrupt_hours,) * 3 if spec.interrupt_hours else INTERRUPT_HOURS
-
-    homed = 0 if plan.get("dual_tor") else host_links  # dual-ToR: a host-link fault slows (risk_redundancy)
-
-    def events(scale: float, fabric_fails: bool) -> float:
-        e = (nics * NIC_FAULTS_PER_1000_YEAR + homed * LINK_FAULTS_PER_1000_YEAR) / 1000
-        if fabric_fails:
-            e += fabric_links * LINK_FAULTS_PER_1000_YEAR / 1000
-        return e * scale
-
-    mid = events(1.0, fails[0]) * hours[0] / HOURS_PER_YEAR
-    low = events(0.5, fails[1]) * hours[1] / HOURS_PER_YEAR
-    high = events(2.0, fails[2]) * hours[2] / HOURS_PER_YEAR
+    per_year = [sum(c.values()) for c in ev["by_component"]]
+    loss = [min(1.0, n * h / HOURS_PER_YEAR) for n, h in zip(per_year, hours, strict=True)]
     detail = {
-        "interruptions_per_year": events(1.0, fails[0]),
+        "interruptions_per_year": per_year[0],
+        "interruptions_per_year_range": [per_year[1], per_year[2]],
+        "interruptions_per_year_by_component": ev["by_component"][0],
         "hours_per_interruption": hours[0],
-        "nics": nics,
-        "host_links": host_links,
-        "fabric_links": fabric_links,
-        "reconvergence_s": conv[0],
+        **ev["counts"],
+        "reroute_s": ev["reroute_s"][0],
+        "reconvergence_s": ev["reroute_s"][0],  # the name before issue 25
         "nccl_retry_budget_s": NCCL_RETRY_BUDGET_S,
-        "fabric_link_failure_stops_the_job": fails[0],
+        "fabric_link_failure_stops_the_job": ev["stops"][0],
         "basis": INTERRUPT_BASIS,
     }
-    return min(1.0, mid), min(1.0, low), min(1.0, high), detail
+    return loss[0], loss[1], loss[2], detail
 
 
 def _jitter(rm: RiskMeasurement, workload, perf, network) -> dict:
@@ -522,8 +558,8 @@ def assess(
             items.append(
                 RiskItem(
                     "job-interruptions",
-                    "NIC / link failures stop the synchronous job: detection, restart "
-                    "and the work since the last checkpoint",
+                    "NIC, link and switch failures that stop the synchronous job: detection, "
+                    "restart and the work since the last checkpoint",
                     1.0,
                     None,
                     float("inf"),
@@ -557,16 +593,16 @@ def assess(
                     float("inf"),  # expressed as the equivalent share of the year with every GPU stopped
                     0.0,
                     of,
-                    persistence=sf["loss"],
+                    persistence=sf["slowdown_loss"],
                     probability_basis=sf["basis"],
                     model="rate x (interruption hours + servers out, or repair hours x loss at the reduced "
                     "bandwidth) / one year, as GPU-hours of every GPU",
                     loss_while_present=1.0,
-                    own_loss=sf["loss"],
-                    own_loss_range=(sf["loss_low"], sf["loss_high"]),
+                    own_loss=sf["slowdown_loss"],  # its interruptions are in job-interruptions
+                    own_loss_range=(sf["slowdown_loss_low"], sf["slowdown_loss_high"]),
                 )
             )
-            good = (good[0] + sf["interrupt_loss"], *good[1:3], {**good[3], "switch_failures": sf})
+            good = (*good[:3], {**good[3], "switch_failures": sf})
         out.append(FabricRisk(fd.key, _attribute(items), rm, good[0], good[3]))
     return RiskEvidence(
         expertise,
@@ -598,6 +634,8 @@ __all__ = [
     "RiskSpec",
     "assess",
     "combine",
+    "failure_assumptions",
+    "interruption_events",
     "interruptions",
     "lost_share",
 ]

@@ -11,9 +11,11 @@ no interruption, their NICs run at half rate until the repair; the job runs at i
 member's pace, so it loses repair × ℓ(s½), s½ = the iteration slowdown of communication at half
 bandwidth (communication slowdown 1.0 on bandwidth-bound steps, sent through *performance*),
 ℓ(s) = s/(1 + s) — or, where cheaper, the operator restarts without those servers (IH + repair
-× f): loss per event = min of the two, so dual-ToR never loses. A host-link (cable / optic) fault
-on a dual-homed NIC is the same, for one server (f = 1/servers); the job-interruptions item then
-counts NIC faults only.
+× f): loss per event = min of the two, so dual-ToR never loses on a leaf. A host-link (cable /
+optic) fault on a dual-homed leg is one server at half rate until the repair, or a restart (IH,
+what a single-homed host-link fault costs in the job-interruptions item, which charges no
+server-out time for one server); the job-interruptions item then counts no host-link or leaf fault.
+A dual-homed NIC has two legs, so twice the cables can fail.
 
 **Spine failure.** A plane with S spines and k of them spare (``spine_failures_tolerated``)
 loses nothing while at most k are down; with j > k down the plane carries (S − k − (j − k))/(S − k)
@@ -23,7 +25,11 @@ fabric's re-convergence outlasts NCCL's retry budget (static InfiniBand routing)
 also stops the job, as a fabric-link failure does in the job-interruptions item. Core switches of a
 3-tier fabric are valued like spines without spares.
 
-Rates: ``SWITCH_FAULTS_PER_1000_YEAR`` (a source) and repair hours (assumption, as link repair).
+Rates: ``SWITCH_FAULTS_PER_1000_YEAR`` (a source, :mod:`aifabric.stages.risk_rates`) and repair
+hours (assumption, as link repair). The job-interruptions item counts the interruptions (leaf
+faults on single-homed NICs; spine / core faults where re-route outlasts NCCL's budget:
+:func:`switch_counts`); the ``switch-failures`` item values the rest (servers out, half bandwidth,
+bisection).
 """
 
 from __future__ import annotations
@@ -31,20 +37,22 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from aifabric.stages.risk_rates import HOURS_PER_YEAR, LINK_FAULTS_PER_1000_YEAR, RATES
-
-# Gill, Jain, Nagappan, "Understanding Network Failures in Data Centers", SIGCOMM 2011 (Microsoft,
-# one year, thousands of devices): ToRs fail with a probability of about 5 % a year, aggregation
-# switches about 10 %. Range: 2.5 % (assumption: half) to 10 % (the aggregation-switch figure;
-# Singh et al., CCR 2021, "Surviving switch failures in cloud datacenters": a 2 % chance of a
-# failure within 3 months of deployment, ≈ 8 % a year, lies inside it).
-SWITCH_FAULTS_PER_1000_YEAR = (50.0, 25.0, 100.0)
-SWITCH_FAULT_BASIS = (
-    "switch faults 50 per 1,000 switches per year (25-100): ToRs ~5 %/year, aggregation switches "
-    "~10 %/year (Gill et al., SIGCOMM 2011); a failed switch stays out for the link-failure repair "
-    "time (assumption 4 h, 1-24 h)"
+from aifabric.stages.risk_rates import (  # noqa: F401  (SWITCH_FAULT_BASIS re-exported)
+    HOURS_PER_YEAR,
+    LINK_FAULTS,
+    RATES,
+    SWITCH_FAULT_BASIS,
+    SWITCH_FAULTS_PER_1000_YEAR,
 )
+
 SWITCH_REPAIR_HOURS = RATES["link-failure"].hours  # (mid, low, high) — assumption, as link repair
+
+
+def switch_counts(plan: dict) -> tuple[int, int]:
+    """(leaves, spines + cores) of a plan: the switches hosts hang from, and those above them."""
+    sw = plan.get("switches") or {}
+    leaves = int(sw.get("leaf", 0))
+    return leaves, int(sum(int(v) for k, v in sw.items() if k != "leaf"))
 
 
 def _poisson(mean: float, j: int) -> float:
@@ -86,8 +94,8 @@ def switch_failures(
         out_hours = rep * per_leaf  # the leaf's servers are out of the job until it is repaired
         if dual:  # ride it out at half bandwidth, or (if cheaper) restart without those servers
             slow += leaf_events * min(rep * _lost(half), ih + out_hours) / HOURS_PER_YEAR
-            link_rate = LINK_FAULTS_PER_1000_YEAR * (1.0, 0.5, 2.0)[i]  # the link-failure range
-            one = min(rep * _lost(half), ih + rep / nodes)  # a host link: one server at half rate
+            link_rate = LINK_FAULTS[i]  # the link-failure rate (mid, low, high)
+            one = min(rep * _lost(half), ih)  # a leg: one server at half rate, or a restart
             slow += host_links * link_rate / 1000 * one / HOURS_PER_YEAR
         else:
             interrupt += leaf_events * ih / HOURS_PER_YEAR
@@ -119,6 +127,8 @@ def switch_failures(
         "loss_high": min(1.0, high["interrupt"] + high["slowdown"]),
         "interrupt_loss": mid["interrupt"],
         "slowdown_loss": mid["slowdown"],
+        "slowdown_loss_low": min(1.0, low["slowdown"]),
+        "slowdown_loss_high": min(1.0, high["slowdown"]),
         "interruptions_per_year": mid["interruptions_per_year"],
         "interruption_hours_per_year": mid["interruptions_per_year"] * interrupt_hours[0],
         "leaf_failures_per_year": mid["leaf_failures_per_year"],
