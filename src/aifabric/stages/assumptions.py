@@ -393,6 +393,21 @@ def register(adv, dep: Deployment, design, risk, decision, perf, catalog=None) -
                 kind="price",
             )
         )
+    from aifabric.stages.risk_rates import failure_assumptions
+
+    for d in failure_assumptions():
+        out.append(
+            Assumption(
+                d["name"],
+                d["value"],
+                d.get("unit"),
+                keys,
+                d["source"],
+                tuple(d["range"]) if d.get("range") else None,
+                tuple(d["alternatives"]) if d.get("alternatives") else None,
+                d["kind"],
+            )
+        )
     if catalog is not None:
         out += _media(design, catalog)
     decided = hinges | moving
