@@ -115,6 +115,7 @@ def test_extra_time_adds_to_the_measured_step():
         ring_step_efficiency=0.5,
         permutation_efficiency=0.25,
         path_latency_us=2.0,
+        nvlink_busbw_gbps=370.0,
     )
     slow = net.with_extra_time(1.0)
     assert 1 / slow.ring_step_efficiency == pytest.approx(1 / 0.5 + 1.0)

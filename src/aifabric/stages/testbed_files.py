@@ -21,6 +21,7 @@ from aifabric.stages.testbed import (
 # needs a fabric without congestion control), plus the same trigger with the congestion control that
 # contains it; (fabric, scenario, baseline, file suffix)
 SHIPPED_BASELINE = {"pfc-watchdog-off": "pfc-only", "stuck-receiver": "pfc-only", "slow-receiver": "pfc-only"}
+SHIPPED_BASELINE_IB = {"ib-cc-off": "ib-cc"}  # the mistake exists where IB congestion control is on
 SHIPPED_EXTRA = (
     ("roce", "slow-receiver", "dcqcn", "-dcqcn"),
     ("infiniband", "slow-receiver", "ib-cc", "-ib-cc"),
@@ -41,7 +42,7 @@ def shipped_files() -> list[tuple[str, str, str | None, str, str]]:
     out = []
     for sid, trig in LIBRARY.items():
         for tech in trig.fabrics:
-            tb = shipped_testbed(tech, SHIPPED_BASELINE.get(sid) if tech == "roce" else None)
+            tb = shipped_testbed(tech, (SHIPPED_BASELINE if tech == "roce" else SHIPPED_BASELINE_IB).get(sid))
             if "three-tier" in trig.traffic:
                 tb = replace(tb, tiers=3)
             if trig.applies(tb)[0]:
