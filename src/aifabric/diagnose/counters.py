@@ -63,8 +63,8 @@ class Egress:
 
     def held_ratio(self, interval_s: float | None) -> float:
         """Share of the interval this egress could not send: PAUSE from the peer or no IB credits."""
-        if not interval_s:
-            return math.nan
+        if not interval_s or (math.isnan(self.held_us) and math.isnan(self.wait_ticks)):
+            return math.nan  # no duration counter for this egress (e.g. SONiC show pfc counters)
         held = 0.0 if math.isnan(self.held_us) else self.held_us * 1e-6
         if not math.isnan(self.wait_ticks) and self.port.rate_gbps > 0:
             held = max(held, self.wait_ticks * XMIT_WAIT_BYTES_PER_TICK * 8 / (self.port.rate_gbps * 1e9))

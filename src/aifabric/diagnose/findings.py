@@ -15,9 +15,10 @@ Rules (thresholds are this tool's, no public source gives them; each is a named 
   or at the root of a congestion tree.
 * ``pause-storm`` — a switch that PAUSEs ≥ :data:`STORM_PORT_SHARE` of its links while none of its
   own egresses is busy or held: PAUSE not caused by congestion (firmware, a stuck queue).
-* ``pfc-threshold-mismatch`` — switches of one tier where some PAUSE and their peers, carrying
-  comparable traffic, do not, and the pausing ones are neither busy nor held downstream (they
-  pause earlier: a lower xoff); joined with ``audit`` findings when ``--configs`` is given.
+* ``pfc-threshold-mismatch`` — switches of one tier where some (at least :data:`MISMATCH_GROUP`: a
+  batch) PAUSE and their peers, carrying comparable traffic, do not, and the pausing ones are
+  neither busy nor held downstream (they pause earlier: a lower xoff); a single such switch is
+  left to ``--configs`` (the ``audit`` join), which compares the thresholds themselves.
 * ``no-congestion-control`` — PAUSE spreading (RoCE) with no ECN mark and no CNP counted anywhere,
   where those counters were collected.
 * ``ecn-threshold-low`` — a switch egress marking ≥ :data:`ECN_MARK_SHARE` of its packets while not
@@ -48,6 +49,7 @@ INCAST_QUEUE_BYTES = 256 * 1024  # a host port's queue this deep: many-to-one
 ECN_MARK_SHARE = 0.05  # an egress marking this share of its packets while not busy
 IMBALANCE_RATIO = 2.0  # uplink bytes max / mean
 POLARISED_IDLE_SHARE = 0.5  # idle uplinks on a polarised tier
+MISMATCH_GROUP = 2  # switches of a tier pausing unpressed: a batch, not one transient
 
 
 @dataclass
@@ -80,6 +82,11 @@ class Context:
 
     def held(self, e: Egress) -> float:
         return e.held_ratio(self.t)
+
+    def in_tree(self, e: Egress) -> bool:
+        """Held ≥ HELD_SHARE, or (no duration counter) PAUSEd at all."""
+        h = self.held(e)
+        return h >= HELD_SHARE if not math.isnan(h) else e.pause_frames > 0
 
     def busy(self, e: Egress) -> float:
         return e.utilisation(self.t)
@@ -193,9 +200,7 @@ def _pressed(ctx: Context, device: str) -> bool:
     """Whether any of ``device``'s egresses is busy or held (a reason for it to PAUSE)."""
     for p in ctx.fc.fabric.device_ports(device):
         e = ctx.fc.of(p)
-        if ctx.busy(e) >= BUSY_SHARE or ctx.held(e) >= HELD_SHARE:
-            return True
-        if math.isnan(ctx.held(e)) and e.pause_frames > 0:
+        if ctx.busy(e) >= BUSY_SHARE or ctx.in_tree(e):
             return True
     return False
 
@@ -235,9 +240,10 @@ def _pause_sources(ctx: Context) -> None:
             continue
         load = {d: _rx_bytes(ctx, d) for d in members}
         ref = sorted(load[d] for d in quiet)[len(quiet) // 2]
-        for d, v in pausing.items():
-            if not v or _pressed(ctx, d) or ref <= 0 or load[d] > 4 * ref:
-                continue
+        odd = {d: v for d, v in pausing.items() if v and not _pressed(ctx, d) and 0 < load[d] <= 4 * ref}
+        if len(odd) < MISMATCH_GROUP:
+            continue
+        for d, v in odd.items():
             ctx.add("pfc-threshold-mismatch", d, "warning",
                     {"pause_frames": _r(sum(e.pause_frames for e in v)), "ports_paused": len(v),
                      "peers_not_pausing": sorted(quiet)[:8], "rx_bytes_vs_peers": _r(load[d] / ref)},
@@ -292,7 +298,7 @@ def _no_cc(ctx: Context) -> None:
     seen_ecn = any(k in ctx.fc.seen for k in ("ecn_marked_packets", "np_cnp_sent", "rp_cnp_handled"))
     if not seen_ecn:
         return
-    held = [e for e in ctx.fc.egress.values() if ctx.held(e) >= HELD_SHARE]
+    held = [e for e in ctx.fc.egress.values() if ctx.in_tree(e)]
     marks = sum(e.ecn_marks + e.nic.get("np_cnp_sent", 0) + e.nic.get("rp_cnp_handled", 0)
                 for e in ctx.fc.egress.values())
     if len(held) >= 2 and marks == 0:
@@ -304,12 +310,12 @@ def _no_cc(ctx: Context) -> None:
 
 # ---- congestion trees --------------------------------------------------------------------------
 def _trees(ctx: Context) -> None:
-    members = [e for e in ctx.fc.egress.values() if ctx.held(e) >= HELD_SHARE and e.port.peer_tier >= 1]
+    members = [e for e in ctx.fc.egress.values() if ctx.in_tree(e) and e.port.peer_tier >= 1]
     roots: dict[str, dict] = {}
     for e in members:
         for root, cause in _roots(ctx, e):
             r = roots.setdefault(root.port.name, {"egress": root, "cause": cause, "held": []})
-            r["held"].append(ctx.held(e))
+            r["held"].append(ctx.held(e) if not math.isnan(ctx.held(e)) else 0.0)
     for name, r in roots.items():
         if len(r["held"]) < 2:
             continue
@@ -331,7 +337,7 @@ def _roots(ctx: Context, start: Egress) -> list[tuple[Egress, str]]:
             continue
         seen.add(e.port.name)
         nxt = [ctx.fc.of(p) for p in fab.device_ports(e.port.peer) if p.peer != e.port.device]
-        held = [x for x in nxt if ctx.held(x) >= HELD_SHARE]
+        held = [x for x in nxt if ctx.in_tree(x)]
         busy = [x for x in nxt if ctx.busy(x) >= BUSY_SHARE and x not in held]
         if e.port.peer_tier == 0:
             out.append((e, "slow-receiver" if ctx.held(e) >= HOST_HOLD_SHARE else "incast"))

@@ -241,7 +241,10 @@ def _blocks(lines: list[str], default: str):
 
 def _sonic(path, lines: list[str]) -> Scrape:
     sc = Scrape(str(path), "sonic", interval_s=_interval(lines))
-    for dev, _cmd, block in _blocks(lines, Path(path).stem):
+    for dev, cmd, block in _blocks(lines, Path(path).stem):
+        if ETH_HEAD.search(cmd):  # a host's ethtool -S in the same session log
+            sc.samples.extend(_ethtool_block(path, dev, cmd, block))
+            continue
         direction = None
         qcols: list[str] | None = None
         for lineno, raw in block:
@@ -312,16 +315,22 @@ ETH_HEAD = re.compile(r"ethtool\s+-S\s+(\S+)")
 def _ethtool(path, lines: list[str]) -> Scrape:
     sc = Scrape(str(path), "ethtool", interval_s=_interval(lines))
     for dev, cmd, block in _blocks(lines, Path(path).stem):
-        m = ETH_HEAD.search(cmd)
-        nic = m.group(1) if m else ""
-        for lineno, raw in block:
-            f = ETH_FIELD.match(raw)
-            if not f:
-                continue
-            hit = M.ethtool_counter(f.group(1))
-            if hit:
-                c, scale, prio = hit
-                sc.samples.append(Sample(dev, nic, c, _num(path, f.group(2), lineno) * scale, prio))
+        sc.samples.extend(_ethtool_block(path, dev, cmd, block))
     if not sc.samples:
         raise _fail(path, "no ethtool statistics this tool reads", "ethtool -S output (NIC statistics: name: value)")
     return sc
+
+
+def _ethtool_block(path, dev: str, cmd: str, block) -> list[Sample]:
+    m = ETH_HEAD.search(cmd)
+    nic = m.group(1) if m else ""
+    out = []
+    for lineno, raw in block:
+        f = ETH_FIELD.match(raw)
+        if not f:
+            continue
+        hit = M.ethtool_counter(f.group(1))
+        if hit:
+            c, scale, prio = hit
+            out.append(Sample(dev, nic, c, _num(path, f.group(2), lineno) * scale, prio))
+    return out
