@@ -29,6 +29,7 @@ COMMAND_MODULES = [
     "collective",
     "calibrate",
     "audit",
+    "diagnose",
     "validate",
     "catalog",
     "sweep",

@@ -46,8 +46,15 @@ def register(app: typer.Typer) -> None:
             "--pfc",
             help="Print the packet engine's PFC PAUSE / RESUME points against htsim's and ns-3's rules instead.",
         ),
+        diagnose_check: bool = typer.Option(
+            False,
+            "--diagnose",
+            help="Run every risk-library fault on the testbed, export its counters (Prometheus) and score "
+            "`aifabric diagnose` on naming the fault and its location instead; exit 0 when precision and "
+            "recall are both >= 0.9 on both fabrics.",
+        ),
         as_json: bool = typer.Option(
-            False, "--json", help="With --published / --routing / --pfc: one JSON object on stdout."
+            False, "--json", help="With --published / --routing / --pfc / --diagnose: one JSON object on stdout."
         ),
     ) -> None:
         """Check a scenario file: unknown keys, bad units, impossible sizes, flow files. Exit 2 on problems."""
@@ -63,6 +70,8 @@ def register(app: typer.Typer) -> None:
                 return _routing(as_json)
             if pfc_check:
                 return _pfc(as_json)
+            if diagnose_check:
+                return _diagnose(as_json)
             if scenario is None:
                 raise InputError("missing", field="SCENARIO", allowed="a scenario YAML file, or --published")
             if not build:
@@ -163,6 +172,34 @@ def _routing(as_json: bool) -> int:
             f"measure stage within 10 % of each other for {n_agree} of {len(agree)}"
         )
     return 0
+
+
+def _diagnose(as_json: bool) -> int:
+    """The closed loop of :mod:`aifabric.diagnose.closed_loop`."""
+    import json
+
+    from aifabric.diagnose.closed_loop import closed_loop
+
+    r = closed_loop("prometheus")
+    if as_json:
+        typer.echo(json.dumps(r))
+    else:
+        for x in r["runs"]:
+            if x["fault"] is None:
+                what = "baseline"
+            elif not x["signature"]:
+                what = "no counter signature"
+            else:
+                what = "named" if x["named"] else "MISSED"
+            fp = f"; false positives: {', '.join(x['false_positives'])}" if x["false_positives"] else ""
+            typer.echo(f"{x['run']:<40} {what:<22} {', '.join(x['findings'][:4])}{fp}")
+        for tech, f in r["fabrics"].items():
+            typer.echo(
+                f"{tech}: precision {f['precision']:.2f}, recall {f['recall']:.2f} ({f['faults_named']} of "
+                f"{f['faults_with_signature']} faults with a counter signature named; without one: "
+                f"{', '.join(f['no_signature']) or 'none'})"
+            )
+    return 0 if r["pass"] else 1
 
 
 def _pfc(as_json: bool) -> int:
