@@ -14,7 +14,9 @@ def register(app: typer.Typer) -> None:
     @app.command("diagnose")
     def diagnose_cmd(
         topology: Path = typer.Option(
-            ..., "--topology", help="The fabric: an aifabric scenario file, an ibnetdiscover dump or LLDP neighbours JSON."
+            ...,
+            "--topology",
+            help="The fabric: an aifabric scenario file, an ibnetdiscover dump or LLDP neighbours JSON.",
         ),
         counters: list[Path] = typer.Option(
             ...,
@@ -33,10 +35,14 @@ def register(app: typer.Typer) -> None:
             None, "--calibration", help="With --job: the model calibrated by `aifabric calibrate --out`."
         ),
         interval: str | None = typer.Option(
-            None, "--interval", help="How long the counters accumulated (e.g. 30s), when the files do not say."
+            None,
+            "--interval",
+            help="How long the counters accumulated (e.g. 30s), when the files do not say.",
         ),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object (interface.md)."),
-        report: Path | None = typer.Option(None, "--report", help="Write an HTML report with the topology's hot ports."),
+        report: Path | None = typer.Option(
+            None, "--report", help="Write an HTML report with the topology's hot ports."
+        ),
     ) -> None:
         """Find what is wrong with a running fabric from its counters (and how far the job falls short)."""
         from aifabric.cli import parse_unit_flag, run_guarded
@@ -47,8 +53,9 @@ def register(app: typer.Typer) -> None:
             t_s = None
             if interval is not None:
                 t_s = parse_unit_flag("time", interval, "--interval", "30s", positive=True) / 1e12
-            out = diagnose(topology, list(counters), configs=configs, job=job, interval_s=t_s,
-                           calibration=calibration)
+            out = diagnose(
+                topology, list(counters), configs=configs, job=job, interval_s=t_s, calibration=calibration
+            )
             if report is not None:
                 from aifabric.diagnose.report import write_report
 
@@ -82,7 +89,9 @@ def _print(out: dict) -> None:
     for n in out["not_checked"]:
         typer.echo(f"not checked: {n}")
     if out["unmatched_ports"]:
-        typer.echo(f"{len(out['unmatched_ports'])} counter port(s) not in the topology, e.g. {out['unmatched_ports'][0]}")
+        typer.echo(
+            f"{len(out['unmatched_ports'])} counter port(s) not in the topology, e.g. {out['unmatched_ports'][0]}"
+        )
     d = out.get("drift")
     if d:
         typer.echo(

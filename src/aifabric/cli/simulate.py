@@ -66,8 +66,11 @@ def register(app: typer.Typer) -> None:
             prep = prepare(scenario, mode, out, force, json_flows=as_json)
             sc = prep.scenario
             if counters is not None and prep.mode == "flow":
-                raise InputError("the flow model has no per-port PAUSE / ECN counters", field="--counters",
-                                 allowed="packet mode (--mode packet)")
+                raise InputError(
+                    "the flow model has no per-port PAUSE / ECN counters",
+                    field="--counters",
+                    allowed="packet mode (--mode packet)",
+                )
             cal = None
             if calibration is not None:
                 from aifabric.calibrate import load
@@ -129,8 +132,11 @@ def _check_counters(fmt: str | None, out: Path | None) -> None:
     if fmt is not None and fmt not in formats:
         raise InputError("unknown counter format", field="--counters", value=fmt, allowed=", ".join(formats))
     if (fmt is None) != (out is None):
-        raise InputError("--counters and --counters-out go together", field="--counters" if fmt is None else "--counters-out",
-                         allowed="--counters prometheus|sonic|perfquery --counters-out FILE")
+        raise InputError(
+            "--counters and --counters-out go together",
+            field="--counters" if fmt is None else "--counters-out",
+            allowed="--counters prometheus|sonic|perfquery --counters-out FILE",
+        )
     if out is not None and out.parent and not out.parent.exists():
         raise InputError("folder does not exist", field="--counters-out", value=str(out))
 

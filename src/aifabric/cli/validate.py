@@ -54,7 +54,9 @@ def register(app: typer.Typer) -> None:
             "recall are both >= 0.9 on both fabrics.",
         ),
         as_json: bool = typer.Option(
-            False, "--json", help="With --published / --routing / --pfc / --diagnose: one JSON object on stdout."
+            False,
+            "--json",
+            help="With --published / --routing / --pfc / --diagnose: one JSON object on stdout.",
         ),
     ) -> None:
         """Check a scenario file: unknown keys, bad units, impossible sizes, flow files. Exit 2 on problems."""

@@ -41,8 +41,13 @@ def diagnose(
     if configs is not None:
         findings += config_findings(configs, fm)
     out = {
-        "fabric": {"source": fm.source, "kind": fm.kind, "technology": fm.technology,
-                   "devices": len(fm.devices), "links": len({p.link for p in fm.ports.values()})},
+        "fabric": {
+            "source": fm.source,
+            "kind": fm.kind,
+            "technology": fm.technology,
+            "devices": len(fm.devices),
+            "links": len({p.link for p in fm.ports.values()}),
+        },
         "formats": fc.formats,
         "interval_s": fc.interval_s,
         "findings": [f.to_dict() for f in findings],
@@ -73,8 +78,13 @@ def config_findings(folder, fm: FabricMap) -> list[Finding]:
             continue
         dev = fm.device_name(f.device) or f.device
         out.append(
-            Finding(f.rule, dev, sev, {"config": f.object, **{k: str(v) for k, v in (f.evidence or {}).items()}},
-                    f"{f.message} — {f.fix}")
+            Finding(
+                f.rule,
+                dev,
+                sev,
+                {"config": f.object, **{k: str(v) for k, v in (f.evidence or {}).items()}},
+                f"{f.message} — {f.fix}",
+            )
         )
     return out
 

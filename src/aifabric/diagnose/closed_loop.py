@@ -46,7 +46,8 @@ def expected(sid: str, tb) -> tuple[set[str], set[str] | None]:
         "dcqcn-defaults": ({"ecn-threshold-low"}, ANY),
         "pfc-threshold-mismatch": (
             {"pfc-threshold-mismatch"},
-            {f"leaf{i}" for i in range(tb.leaves // 2, tb.leaves)} | {f"spine{i}" for i in range(tb.spines // 2, tb.spines)},
+            {f"leaf{i}" for i in range(tb.leaves // 2, tb.leaves)}
+            | {f"spine{i}" for i in range(tb.spines // 2, tb.spines)},
         ),
         "pfc-storm": ({"pause-storm"}, {"spine0"}),
         "pfc-watchdog-off": ({"stuck-receiver"}, target),
@@ -124,7 +125,7 @@ def _run(tb, sid: str | None, traffic: str, fmt: str, folder: Path, name: str):
         warnings.simplefilter("ignore")  # a stuck receiver leaves flows unfinished on purpose
         res = simulate(sc, flows=flows, topology=topo)
     counters, t_s = port_counters(res, sc, topo)
-    tiers = {n: int(t) for n, t in zip(topo.node_names, topo.node_tier)}
+    tiers = {n: int(t) for n, t in zip(topo.node_names, topo.node_tier, strict=True)}
     path = folder / f"{name}.{fmt}.txt"
     path.write_text(write(fmt, counters, t_s, tiers, sc.fabric.technology))
     fm = from_topology(topo, sc.fabric.technology, str(path), "scenario", sc)
@@ -181,8 +182,14 @@ def closed_loop(fmt: str = "prometheus", keep: str | Path | None = None, progres
             "findings_scored": tp + fp,
         }
     ok = all(f["precision"] >= PASS and f["recall"] >= PASS for f in fabrics.values())
-    return {"format": fmt, "fabrics": fabrics, "runs": rows, "pass": ok, "threshold": PASS,
-            "library": sorted(LIBRARY)}
+    return {
+        "format": fmt,
+        "fabrics": fabrics,
+        "runs": rows,
+        "pass": ok,
+        "threshold": PASS,
+        "library": sorted(LIBRARY),
+    }
 
 
 def _score(run, base) -> dict:

@@ -126,7 +126,9 @@ def build(fabric: FabricMap, scrapes: list[Scrape], interval_s: float | None = N
     for (dev, label, counter, prio), v in values.items():
         _apply(fabric, egress, fabric.ports[(dev, label)], counter, prio, v)
     seen = {k[2] for k in series}
-    return FabricCounters(fabric, egress, interval_s, list(unmatched), sorted({sc.format for sc in scrapes}), seen)
+    return FabricCounters(
+        fabric, egress, interval_s, list(unmatched), sorted({sc.format for sc in scrapes}), seen
+    )
 
 
 def _max(a: float, b: float) -> float:

@@ -44,8 +44,12 @@ def measured(job) -> tuple[object, float, int]:
 
     run = parse_measurement(job)
     if not isinstance(run, NcclTestsRun) or not run.rows:
-        raise InputError("not an nccl-tests output with result rows", file=str(job), field="--job",
-                         allowed="nccl-tests text or -J JSON (all_reduce_perf ...)")
+        raise InputError(
+            "not an nccl-tests output with result rows",
+            file=str(job),
+            field="--job",
+            allowed="nccl-tests text or -J JSON (all_reduce_perf ...)",
+        )
     row = max(run.rows, key=lambda r: r.size_bytes)
     return run, float(row.busbw_gbps), int(row.size_bytes)
 
@@ -60,8 +64,12 @@ def model_busbw(run, size: int, calibration=None) -> tuple[float, dict]:
     from aifabric.workload.collectives import nccl_sweep
 
     if run.ranks is None or run.ranks < 2:
-        raise InputError("the job's rank count is unknown", file=run.source, field="--job",
-                         allowed="nccl-tests output with its '# Rank' lines or NCCL_DEBUG=INFO")
+        raise InputError(
+            "the job's rank count is unknown",
+            file=run.source,
+            field="--job",
+            allowed="nccl-tests output with its '# Rank' lines or NCCL_DEBUG=INFO",
+        )
     tech = "infiniband" if run.transport == "ib" else "roce"
     gpu = run.gpu or "h100"
     cat = load_catalog()
@@ -70,19 +78,47 @@ def model_busbw(run, size: int, calibration=None) -> tuple[float, dict]:
     p = plan_fabric(run.ranks, tech, cat, gpu=gpu, nic_rate_gbps=nic_gbps)
     sw = cat.switches[p.switch_id]
     hop_ns = float(sw.latency_ns) if sw.latency_ns else SWITCH_HOP_NS[tech]
-    topo = rail_optimized(run.ranks, int(p.nic_rate_gbps * 1e9), gpus_per_node=p.design.gpus_per_node,
-                          radix=p.radix, planes=1)
+    topo = rail_optimized(
+        run.ranks, int(p.nic_rate_gbps * 1e9), gpus_per_node=p.design.gpus_per_node, radix=p.radix, planes=1
+    )
     op = run.op or "all-reduce"
-    df = nccl_sweep(op, [size], topo, algorithm="auto", routing=ROUTING[tech], technology=tech, gpu=gpu,
-                    switch_latency_ps=hop_ns * 1000, header_bytes=HEADER_BYTES[tech], mtu_bytes=MTU_BYTES[tech])
+    df = nccl_sweep(
+        op,
+        [size],
+        topo,
+        algorithm="auto",
+        routing=ROUTING[tech],
+        technology=tech,
+        gpu=gpu,
+        switch_latency_ps=hop_ns * 1000,
+        header_bytes=HEADER_BYTES[tech],
+        mtu_bytes=MTU_BYTES[tech],
+    )
     if calibration is not None:
         from aifabric.calibrate import calibrate_sweep, load
 
         cal = load(calibration)
-        df = calibrate_sweep(df, cal, op, run.ranks, p.design.gpus_per_node, gpu, p.nic_rate_gbps * 1e9, tech,
-                             str(df["algorithm"].iloc[0]))
-    assumed = {"op": op, "ranks": run.ranks, "gpu": gpu, "technology": tech, "nic_rate_gbps": p.nic_rate_gbps,
-               "algorithm": str(df["algorithm"].iloc[0]), "size_bytes": size, "switch": p.switch_id}
+        df = calibrate_sweep(
+            df,
+            cal,
+            op,
+            run.ranks,
+            p.design.gpus_per_node,
+            gpu,
+            p.nic_rate_gbps * 1e9,
+            tech,
+            str(df["algorithm"].iloc[0]),
+        )
+    assumed = {
+        "op": op,
+        "ranks": run.ranks,
+        "gpu": gpu,
+        "technology": tech,
+        "nic_rate_gbps": p.nic_rate_gbps,
+        "algorithm": str(df["algorithm"].iloc[0]),
+        "size_bytes": size,
+        "switch": p.switch_id,
+    }
     return float(df["busbw_gbps"].iloc[0]), assumed
 
 
@@ -101,8 +137,14 @@ def explain(kinds: list[str], technology: str) -> list[dict]:
             continue
         m = measure_testbed(tb, jitter_sweep=False, only=(sid,))
         s = m.scenario_slowdown(sid)
-        out.append({"kind": kind, "library_fault": sid, "comm_slowdown": round(s, 4),
-                    "busbw_ratio_alone": round(1 / (1 + s), 4) if s != float("inf") else 0.0})
+        out.append(
+            {
+                "kind": kind,
+                "library_fault": sid,
+                "comm_slowdown": round(s, 4),
+                "busbw_ratio_alone": round(1 / (1 + s), 4) if s != float("inf") else 0.0,
+            }
+        )
     return out
 
 
@@ -116,8 +158,11 @@ def drift(job, findings, fabric, calibration=None) -> dict:
     gap = max(0.0, 1 - ratio)
     for p in parts:
         p["share_of_gap"] = round(min(1.0, (1 - p["busbw_ratio_alone"]) / gap), 3) if gap > 0 else 0.0
-    note = "" if run.transport in ("ib", "roce") else (
-        f"transport {run.transport or 'unknown'}: modelled as the Ethernet (RoCE) fabric")
+    note = (
+        ""
+        if run.transport in ("ib", "roce")
+        else (f"transport {run.transport or 'unknown'}: modelled as the Ethernet (RoCE) fabric")
+    )
     return {
         "measured": round(meas, 3),
         "model": round(model, 3),

@@ -214,9 +214,12 @@ def _prometheus(counters: dict, tiers: dict, technology: str) -> list[str]:
                 lines.append(f"node_infiniband_physical_state_id{{{lab}}} {5 if c['oper_up'] else 3}")
             if technology != "infiniband":
                 elab = f'instance="{dev}",device="{nic}"'
-                for k, stat in (("pfc_tx_frames", "tx_prio3_pause"), ("pfc_rx_frames", "rx_prio3_pause"),
-                                ("pfc_tx_pause_us", "tx_prio3_pause_duration"),
-                                ("pfc_rx_pause_us", "rx_prio3_pause_duration")):
+                for k, stat in (
+                    ("pfc_tx_frames", "tx_prio3_pause"),
+                    ("pfc_rx_frames", "rx_prio3_pause"),
+                    ("pfc_tx_pause_us", "tx_prio3_pause_duration"),
+                    ("pfc_rx_pause_us", "rx_prio3_pause_duration"),
+                ):
                     if k in c:
                         lines.append(f"node_ethtool_{stat}{{{elab}}} {_g(c[k])}")
         elif technology == "infiniband":
@@ -229,14 +232,22 @@ def _prometheus(counters: dict, tiers: dict, technology: str) -> list[str]:
             for k, stat in _SAI.items():
                 if k in c:
                     lines.append(f'sai_port_stat{{{lab},stat="{stat}"}} {_g(c[k])}')
-            for k, what in (("pfc_rx_frames", "RX_PKTS"), ("pfc_tx_frames", "TX_PKTS"),
-                            ("pfc_rx_pause_us", "RX_PAUSE_DURATION_US"), ("pfc_tx_pause_us", "TX_PAUSE_DURATION_US")):
+            for k, what in (
+                ("pfc_rx_frames", "RX_PKTS"),
+                ("pfc_tx_frames", "TX_PKTS"),
+                ("pfc_rx_pause_us", "RX_PAUSE_DURATION_US"),
+                ("pfc_tx_pause_us", "TX_PAUSE_DURATION_US"),
+            ):
                 if k in c:
                     stat = f"SAI_PORT_STAT_PFC_{LOSSLESS_PRIORITY}_{what}"
                     lines.append(f'sai_port_stat{{{lab},stat="{stat}"}} {_g(c[k])}')
             for k, name in _SAI_EXTRA.items():
                 if k in c:
-                    extra = f',priority="{LOSSLESS_PRIORITY}"' if k in ("pfcwd_storms", "ecn_marked_packets") else ""
+                    extra = (
+                        f',priority="{LOSSLESS_PRIORITY}"'
+                        if k in ("pfcwd_storms", "ecn_marked_packets")
+                        else ""
+                    )
                     lines.append(f"{name}{{{lab}{extra}}} {_g(c[k])}")
     return lines
 
@@ -263,11 +274,16 @@ def _sonic(counters: dict, tiers: dict) -> list[str]:
             lines.append(f"admin@{dev}:~$ ethtool -S {nic}")
             lines.append("NIC statistics:")
             c = ports[0][1]
-            for k, stat in (("tx_bytes", "tx_bytes_phy"), ("rx_bytes", "rx_bytes_phy"),
-                            ("tx_packets", "tx_packets_phy"), ("rx_packets", "rx_packets_phy"),
-                            ("pfc_tx_frames", "tx_prio3_pause"), ("pfc_rx_frames", "rx_prio3_pause"),
-                            ("pfc_tx_pause_us", "tx_prio3_pause_duration"),
-                            ("pfc_rx_pause_us", "rx_prio3_pause_duration")):
+            for k, stat in (
+                ("tx_bytes", "tx_bytes_phy"),
+                ("rx_bytes", "rx_bytes_phy"),
+                ("tx_packets", "tx_packets_phy"),
+                ("rx_packets", "rx_packets_phy"),
+                ("pfc_tx_frames", "tx_prio3_pause"),
+                ("pfc_rx_frames", "rx_prio3_pause"),
+                ("pfc_tx_pause_us", "tx_prio3_pause_duration"),
+                ("pfc_rx_pause_us", "rx_prio3_pause_duration"),
+            ):
                 if k in c:
                     lines.append(f"     {stat}: {int(round(c[k]))}")
             continue
@@ -292,17 +308,21 @@ def _sonic(counters: dict, tiers: dict) -> list[str]:
 
 def _perfquery(counters: dict, tiers: dict) -> list[str]:
     lines = []
-    lid = 0
-    for dev, ports in _by_device(counters).items():
-        lid += 1
+    for lid, (dev, ports) in enumerate(_by_device(counters).items(), 1):
         for label, c in ports:
             port = label.split("/")[-1] if tiers.get(dev, 1) == 0 else label
             lines.append(f"# device: {dev}" + (f" {label.split('/')[0]}" if tiers.get(dev, 1) == 0 else ""))
             lines.append(f"# Port counters: Lid {lid} port {port} (CapMask: 0x5A00)")
-            for k, name, scale in (("symbol_errors", "SymbolErrorCounter", 1), ("link_downed", "LinkDownedCounter", 1),
-                                   ("tx_drops", "PortXmitDiscards", 1), ("tx_bytes", "PortXmitData", 4),
-                                   ("rx_bytes", "PortRcvData", 4), ("tx_packets", "PortXmitPkts", 1),
-                                   ("rx_packets", "PortRcvPkts", 1), ("xmit_wait_ticks", "PortXmitWait", 1)):
+            for k, name, scale in (
+                ("symbol_errors", "SymbolErrorCounter", 1),
+                ("link_downed", "LinkDownedCounter", 1),
+                ("tx_drops", "PortXmitDiscards", 1),
+                ("tx_bytes", "PortXmitData", 4),
+                ("rx_bytes", "PortRcvData", 4),
+                ("tx_packets", "PortXmitPkts", 1),
+                ("rx_packets", "PortRcvPkts", 1),
+                ("xmit_wait_ticks", "PortXmitWait", 1),
+            ):
                 v = int(round(c.get(k, 0) / scale))
                 lines.append(f"{name + ':':.<33}{v}")
     return lines
@@ -311,5 +331,5 @@ def _perfquery(counters: dict, tiers: dict) -> list[str]:
 def export_run(res, scenario, topo, fmt: str) -> str:
     """``aifabric simulate --counters FMT``: the run's counters as text."""
     counters, t_s = port_counters(res, scenario, topo)
-    tiers = {n: int(t) for n, t in zip(topo.node_names, np.asarray(topo.node_tier))}
+    tiers = {n: int(t) for n, t in zip(topo.node_names, np.asarray(topo.node_tier), strict=True)}
     return write(fmt, counters, t_s, tiers, scenario.fabric.technology)

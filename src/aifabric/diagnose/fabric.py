@@ -75,7 +75,11 @@ class FabricMap:
         if name in self.tiers:
             return name
         low = {d.lower(): d for d in self.tiers}
-        for cand in (name.lower(), name.lower().split(".")[0], name.lower().split()[0] if name.strip() else ""):
+        for cand in (
+            name.lower(),
+            name.lower().split(".")[0],
+            name.lower().split()[0] if name.strip() else "",
+        ):
             if cand in low:
                 return low[cand]
         return None
@@ -104,7 +108,9 @@ def _alias_numbers(fm: FabricMap, dev: str, label: str, number: int, ethernet_fr
         fm.aliases.setdefault((dev, f"Ethernet{number - 1}"), label)
 
 
-def from_topology(topo, technology: str | None, source: str, kind: str = "scenario", scenario=None) -> FabricMap:
+def from_topology(
+    topo, technology: str | None, source: str, kind: str = "scenario", scenario=None
+) -> FabricMap:
     """A :class:`~aifabric.topology.Topology` (the simulator's) as a port map (see the module doc)."""
     fm = FabricMap(source, kind, technology, scenario=scenario)
     names = topo.node_names
@@ -168,7 +174,9 @@ def _scenario(p: Path) -> FabricMap:
     try:
         topo = from_spec(sc.topology)
     except InputError as exc:
-        raise InputError(exc.problem, file=str(p), field=exc.field, value=exc.value, allowed=exc.allowed) from None
+        raise InputError(
+            exc.problem, file=str(p), field=exc.field, value=exc.value, allowed=exc.allowed
+        ) from None
     return from_topology(topo, sc.fabric.technology, str(p), "scenario", sc)
 
 
@@ -177,7 +185,7 @@ def _ibnetdiscover(p: Path, text: str) -> FabricMap:
 
     topo = read_ibnetdiscover(p)
     nodes, lines = parse_ibnetdiscover(text, str(p))
-    guid_name = dict(zip(topo.meta["guids"], topo.node_names))
+    guid_name = dict(zip(topo.meta["guids"], topo.node_names, strict=True))
     fm = FabricMap(str(p), "ibnetdiscover", "infiniband")
     tiers = {topo.node_names[i]: int(t) for i, t in enumerate(topo.node_tier)}
 
@@ -243,9 +251,17 @@ def _lldp_rows(p: Path, data) -> list[tuple[str, str, str, str, float]]:
     if isinstance(data, list):
         for i, r in enumerate(data):
             if not isinstance(r, dict) or not all(r.get(k) for k in ("device", "port", "peer", "peer_port")):
-                raise InputError("neighbour entry lacks a field", file=str(p), field=f"[{i}]", allowed=allowed)
+                raise InputError(
+                    "neighbour entry lacks a field", file=str(p), field=f"[{i}]", allowed=allowed
+                )
             rows.append(
-                (str(r["device"]), str(r["port"]), str(r["peer"]), str(r["peer_port"]), float(r.get("rate_gbps") or 0))
+                (
+                    str(r["device"]),
+                    str(r["port"]),
+                    str(r["peer"]),
+                    str(r["peer_port"]),
+                    float(r.get("rate_gbps") or 0),
+                )
             )
         return rows
     if isinstance(data, dict):

@@ -66,8 +66,13 @@ class Finding:
         ev = dict(self.evidence)
         if self.peer and "peer" not in ev:
             ev["peer"] = self.peer
-        return {"kind": self.kind, "location": self.location, "severity": self.severity, "evidence": ev,
-                "check": self.check}
+        return {
+            "kind": self.kind,
+            "location": self.location,
+            "severity": self.severity,
+            "evidence": ev,
+            "check": self.check,
+        }
 
 
 @dataclass
@@ -142,26 +147,47 @@ def _links(ctx: Context) -> None:
         idle = (e.tx_bytes or 0) + (back.tx_bytes or 0) == 0
         if e.oper_up == 0 or (max(e.link_downed, back.link_downed) > 0 and idle):
             done.add(p.link)
-            ctx.add("link-down", p.name, "error", {"oper_up": 0, "link_downed": _r(e.link_downed)},
-                    f"the link {p.name} - {p.peer}:{p.peer_label}: optics, cable, port state; routes "
-                    "re-converged around it", peer=p.peer)
+            ctx.add(
+                "link-down",
+                p.name,
+                "error",
+                {"oper_up": 0, "link_downed": _r(e.link_downed)},
+                f"the link {p.name} - {p.peer}:{p.peer_label}: optics, cable, port state; routes "
+                "re-converged around it",
+                peer=p.peer,
+            )
             continue
         if not math.isnan(e.rate_gbps) and p.rate_gbps > 0 and e.rate_gbps < 0.99 * p.rate_gbps:
             done.add(p.link)
-            ctx.add("link-degraded", p.name, "warning",
-                    {"rate_gbps": _r(e.rate_gbps), "expected_gbps": _r(p.rate_gbps)},
-                    "a lane down or the link trained at a lower speed: cable / transceiver, "
-                    "auto-negotiation", peer=p.peer)
+            ctx.add(
+                "link-degraded",
+                p.name,
+                "warning",
+                {"rate_gbps": _r(e.rate_gbps), "expected_gbps": _r(p.rate_gbps)},
+                "a lane down or the link trained at a lower speed: cable / transceiver, auto-negotiation",
+                peer=p.peer,
+            )
         elif e.link_downed > 0:
             done.add(p.link)
-            ctx.add("link-flap", p.name, "warning", {"link_downed": _r(e.link_downed)},
-                    "the link went down and came back: transceiver, cable, FEC", peer=p.peer)
+            ctx.add(
+                "link-flap",
+                p.name,
+                "warning",
+                {"link_downed": _r(e.link_downed)},
+                "the link went down and came back: transceiver, cable, FEC",
+                peer=p.peer,
+            )
         elif e.rx_errors > 0 or e.symbol_errors > 0:
             done.add(p.link)
-            ctx.add("link-errors", p.name, "warning",
-                    {"rx_errors": _r(e.rx_errors), "symbol_errors": _r(e.symbol_errors)},
-                    "bit errors on the link: clean / reseat the connectors, check the transceiver's "
-                    "receive power", peer=p.peer)
+            ctx.add(
+                "link-errors",
+                p.name,
+                "warning",
+                {"rx_errors": _r(e.rx_errors), "symbol_errors": _r(e.symbol_errors)},
+                "bit errors on the link: clean / reseat the connectors, check the transceiver's "
+                "receive power",
+                peer=p.peer,
+            )
 
 
 # ---- receivers ---------------------------------------------------------------------------------
@@ -178,21 +204,45 @@ def _receivers(ctx: Context) -> None:
         ev = {"held_ratio": _r(h), "pause_frames": _r(e.pause_frames)}
         if e.wd_storms > 0:
             ev["pfc_watchdog_storms"] = _r(e.wd_storms)
-            ctx.add("stuck-receiver", host, "error", ev,
-                    f"{host}'s NIC stopped draining and the PFC watchdog on {e.port.name} cut it off: the "
-                    "host's NIC / driver / PCIe (a hung GPU or a firmware fault)", peer=e.port.device)
+            ctx.add(
+                "stuck-receiver",
+                host,
+                "error",
+                ev,
+                f"{host}'s NIC stopped draining and the PFC watchdog on {e.port.name} cut it off: the "
+                "host's NIC / driver / PCIe (a hung GPU or a firmware fault)",
+                peer=e.port.device,
+            )
         elif not math.isnan(h) and h >= STUCK_SHARE:
-            ctx.add("stuck-receiver", host, "error", ev,
-                    f"{host} holds {e.port.name} almost all the time: its NIC is not draining (driver, "
-                    "PCIe, firmware); without the PFC watchdog the pause spreads", peer=e.port.device)
+            ctx.add(
+                "stuck-receiver",
+                host,
+                "error",
+                ev,
+                f"{host} holds {e.port.name} almost all the time: its NIC is not draining (driver, "
+                "PCIe, firmware); without the PFC watchdog the pause spreads",
+                peer=e.port.device,
+            )
         elif not math.isnan(h) and h >= HOST_HOLD_SHARE:
-            ctx.add("slow-receiver", host, "warning", ev,
-                    f"{host} receives slower than its link: NIC receive buffers / PCIe / host memory "
-                    "bandwidth, its NIC firmware", peer=e.port.device)
+            ctx.add(
+                "slow-receiver",
+                host,
+                "warning",
+                ev,
+                f"{host} receives slower than its link: NIC receive buffers / PCIe / host memory "
+                "bandwidth, its NIC firmware",
+                peer=e.port.device,
+            )
         elif math.isnan(h) and e.pause_frames > 0:
-            ctx.add("slow-receiver", host, "warning", ev,
-                    f"{host}'s NIC sends PAUSE: it cannot keep up with what it receives (no pause "
-                    "duration counter in the data to say how long)", peer=e.port.device)
+            ctx.add(
+                "slow-receiver",
+                host,
+                "warning",
+                ev,
+                f"{host}'s NIC sends PAUSE: it cannot keep up with what it receives (no pause "
+                "duration counter in the data to say how long)",
+                peer=e.port.device,
+            )
 
 
 # ---- PAUSE sources (RoCE) --------------------------------------------------------------------------
@@ -224,12 +274,19 @@ def _pause_sources(ctx: Context) -> None:
         paused = _paused_by(ctx, d)
         if len(links) >= 2 and len(paused) >= STORM_PORT_SHARE * len(links) and not _pressed(ctx, d):
             storms.add(d)
-            ctx.add("pause-storm", d, "error",
-                    {"ports_paused": len(paused), "ports": len(links),
-                     "pause_ratio_max": _r(max(ctx.held(e) for e in paused)),
-                     "pause_frames": _r(sum(e.pause_frames for e in paused))},
-                    f"{d} sends PAUSE to its neighbours without being congested: its flow-control "
-                    "firmware, a stuck queue; the PFC watchdog does not see pauses this short")
+            ctx.add(
+                "pause-storm",
+                d,
+                "error",
+                {
+                    "ports_paused": len(paused),
+                    "ports": len(links),
+                    "pause_ratio_max": _r(max(ctx.held(e) for e in paused)),
+                    "pause_frames": _r(sum(e.pause_frames for e in paused)),
+                },
+                f"{d} sends PAUSE to its neighbours without being congested: its flow-control "
+                "firmware, a stuck queue; the PFC watchdog does not see pauses this short",
+            )
     by_tier: dict[int, list[str]] = {}
     for d in switches:
         by_tier.setdefault(fab.tiers[d], []).append(d)
@@ -244,12 +301,20 @@ def _pause_sources(ctx: Context) -> None:
         if len(odd) < MISMATCH_GROUP:
             continue
         for d, v in odd.items():
-            ctx.add("pfc-threshold-mismatch", d, "warning",
-                    {"pause_frames": _r(sum(e.pause_frames for e in v)), "ports_paused": len(v),
-                     "peers_not_pausing": sorted(quiet)[:8], "rx_bytes_vs_peers": _r(load[d] / ref)},
-                    f"{d} PAUSEs while same-tier switches with comparable traffic do not, and nothing "
-                    "downstream of it is congested: a lower PFC xoff (another batch / firmware) — compare "
-                    "its buffer profile with its peers' (aifabric audit --configs)")
+            ctx.add(
+                "pfc-threshold-mismatch",
+                d,
+                "warning",
+                {
+                    "pause_frames": _r(sum(e.pause_frames for e in v)),
+                    "ports_paused": len(v),
+                    "peers_not_pausing": sorted(quiet)[:8],
+                    "rx_bytes_vs_peers": _r(load[d] / ref),
+                },
+                f"{d} PAUSEs while same-tier switches with comparable traffic do not, and nothing "
+                "downstream of it is congested: a lower PFC xoff (another batch / firmware) — compare "
+                "its buffer profile with its peers' (aifabric audit --configs)",
+            )
 
 
 def _rx_bytes(ctx: Context, device: str) -> float:
@@ -269,15 +334,24 @@ def _lossy(ctx: Context) -> None:
     for d, es in sorted(by_dev.items()):
         if any(x.pause_frames > 0 for x in _paused_by(ctx, d)):
             continue  # PFC is acting here: a lossless class that overflowed, reported by the engine
-        ctx.add("lossy-class", d, "error",
-                {"drops": _r(sum(e.drops for e in es)), "ports": len(es), "pause_frames_sent": 0},
-                f"RoCE packets dropped at {d} with no PFC PAUSE sent: the traffic runs in a lossy "
-                "class — DSCP / trust mapping, PFC enabled on the right priority, host and switch "
-                "agreeing on the class (aifabric audit)")
+        ctx.add(
+            "lossy-class",
+            d,
+            "error",
+            {"drops": _r(sum(e.drops for e in es)), "ports": len(es), "pause_frames_sent": 0},
+            f"RoCE packets dropped at {d} with no PFC PAUSE sent: the traffic runs in a lossy "
+            "class — DSCP / trust mapping, PFC enabled on the right priority, host and switch "
+            "agreeing on the class (aifabric audit)",
+        )
     oos = sum(e.nic.get("out_of_sequence", 0.0) for e in ctx.fc.egress.values())
     if oos > 0 and not by_dev:
-        ctx.add("lossy-class", "fabric", "warning", {"out_of_sequence": _r(oos)},
-                "NICs count out-of-sequence arrivals (go-back-N after a loss): find the dropping hop")
+        ctx.add(
+            "lossy-class",
+            "fabric",
+            "warning",
+            {"out_of_sequence": _r(oos)},
+            "NICs count out-of-sequence arrivals (go-back-N after a loss): find the dropping hop",
+        )
 
 
 def _ecn(ctx: Context) -> None:
@@ -287,11 +361,16 @@ def _ecn(ctx: Context) -> None:
         share = e.ecn_marks / e.tx_packets
         busy = ctx.busy(e)
         if share >= ECN_MARK_SHARE and not busy >= BUSY_SHARE:
-            ctx.add("ecn-threshold-low", e.port.name, "warning",
-                    {"marked_share": _r(share), "utilisation": _r(busy), "ecn_marks": _r(e.ecn_marks)},
-                    "ECN marks on a port that is not a congestion point: kmin / kmax / pmax below the "
-                    "queue an ECMP collision builds (compare with the reference profile); DCQCN then "
-                    "cuts flows that were not congested", peer=e.port.peer)
+            ctx.add(
+                "ecn-threshold-low",
+                e.port.name,
+                "warning",
+                {"marked_share": _r(share), "utilisation": _r(busy), "ecn_marks": _r(e.ecn_marks)},
+                "ECN marks on a port that is not a congestion point: kmin / kmax / pmax below the "
+                "queue an ECMP collision builds (compare with the reference profile); DCQCN then "
+                "cuts flows that were not congested",
+                peer=e.port.peer,
+            )
 
 
 def _no_cc(ctx: Context) -> None:
@@ -299,13 +378,19 @@ def _no_cc(ctx: Context) -> None:
     if not seen_ecn:
         return
     held = [e for e in ctx.fc.egress.values() if ctx.in_tree(e)]
-    marks = sum(e.ecn_marks + e.nic.get("np_cnp_sent", 0) + e.nic.get("rp_cnp_handled", 0)
-                for e in ctx.fc.egress.values())
+    marks = sum(
+        e.ecn_marks + e.nic.get("np_cnp_sent", 0) + e.nic.get("rp_cnp_handled", 0)
+        for e in ctx.fc.egress.values()
+    )
     if len(held) >= 2 and marks == 0:
-        ctx.add("no-congestion-control", "fabric", "warning",
-                {"held_ports": len(held), "ecn_marks": 0, "cnps": 0},
-                "PAUSE spreads and nothing marks ECN or sends CNPs: ECN off on the switches or DCQCN "
-                "off on the NICs (PFC alone holds the fabric lossless)")
+        ctx.add(
+            "no-congestion-control",
+            "fabric",
+            "warning",
+            {"held_ports": len(held), "ecn_marks": 0, "cnps": 0},
+            "PAUSE spreads and nothing marks ECN or sends CNPs: ECN off on the switches or DCQCN "
+            "off on the NICs (PFC alone holds the fabric lossless)",
+        )
 
 
 # ---- congestion trees --------------------------------------------------------------------------
@@ -320,11 +405,22 @@ def _trees(ctx: Context) -> None:
         if len(r["held"]) < 2:
             continue
         root = r["egress"]
-        ctx.add("congestion-spreading", name, "warning",
-                {"held_ports": len(r["held"]), "held_ratio_max": _r(max(r["held"])), "cause": r["cause"],
-                 "root_utilisation": _r(ctx.busy(root)), "root_held_ratio": _r(ctx.held(root))},
-                "PAUSE / credit back-pressure spreads upstream from this port: victims share its "
-                f"tree; fix the cause ({r['cause']})", root=root.port.peer, peer=root.port.peer)
+        ctx.add(
+            "congestion-spreading",
+            name,
+            "warning",
+            {
+                "held_ports": len(r["held"]),
+                "held_ratio_max": _r(max(r["held"])),
+                "cause": r["cause"],
+                "root_utilisation": _r(ctx.busy(root)),
+                "root_held_ratio": _r(ctx.held(root)),
+            },
+            "PAUSE / credit back-pressure spreads upstream from this port: victims share its "
+            f"tree; fix the cause ({r['cause']})",
+            root=root.port.peer,
+            peer=root.port.peer,
+        )
 
 
 def _roots(ctx: Context, start: Egress) -> list[tuple[Egress, str]]:
@@ -356,11 +452,15 @@ def _incast(ctx: Context) -> None:
         busy = ctx.busy(e)
         deep = not math.isnan(e.watermark_bytes) and e.watermark_bytes >= INCAST_QUEUE_BYTES
         if busy >= BUSY_SHARE and (deep or e.port.name in rooted) and ctx.held(e) < HOST_HOLD_SHARE:
-            ctx.add("incast", e.port.name, "warning",
-                    {"utilisation": _r(busy), "queue_watermark_bytes": _r(e.watermark_bytes, 0)},
-                    f"many senders converge on {e.port.peer}: storage / checkpoint traffic sharing the "
-                    "fabric, an all-to-all hot spot — separate the traffic class or pace the senders",
-                    peer=e.port.peer)
+            ctx.add(
+                "incast",
+                e.port.name,
+                "warning",
+                {"utilisation": _r(busy), "queue_watermark_bytes": _r(e.watermark_bytes, 0)},
+                f"many senders converge on {e.port.peer}: storage / checkpoint traffic sharing the "
+                "fabric, an all-to-all hot spot — separate the traffic class or pace the senders",
+                peer=e.port.peer,
+            )
 
 
 # ---- load balance --------------------------------------------------------------------------------
@@ -378,15 +478,22 @@ def _balance(ctx: Context, tech: str) -> None:
             continue
         idle = [sum(1 for b in ups if b == 0) / len(ups) for _, ups in rows]
         if len(rows) >= 2 and sum(1 for x in idle if x >= POLARISED_IDLE_SHARE) >= 0.75 * len(rows):
-            for (d, ups), x in zip(rows, idle):
+            for (d, ups), x in zip(rows, idle, strict=True):
                 if x >= POLARISED_IDLE_SHARE:
                     polarised.add(d)
-                    ctx.add("ecmp-polarisation", d, "warning",
-                            {"idle_uplinks": sum(1 for b in ups if b == 0), "uplinks": len(ups),
-                             "switches_polarised": sum(1 for y in idle if y >= POLARISED_IDLE_SHARE),
-                             "tier_switches": len(rows)},
-                            "most uplinks idle on most switches of this tier: the tier below made the "
-                            "same hash choice — give each tier its own ECMP hash seed / function")
+                    ctx.add(
+                        "ecmp-polarisation",
+                        d,
+                        "warning",
+                        {
+                            "idle_uplinks": sum(1 for b in ups if b == 0),
+                            "uplinks": len(ups),
+                            "switches_polarised": sum(1 for y in idle if y >= POLARISED_IDLE_SHARE),
+                            "tier_switches": len(rows),
+                        },
+                        "most uplinks idle on most switches of this tier: the tier below made the "
+                        "same hash choice — give each tier its own ECMP hash seed / function",
+                    )
     for rows in by_tier.values():
         for d, ups in rows:
             if d in polarised:
@@ -395,9 +502,16 @@ def _balance(ctx: Context, tech: str) -> None:
             ratio = max(ups) / mean
             if ratio >= IMBALANCE_RATIO:
                 sev = "warning" if tech == "infiniband" else "info"
-                ctx.add("ecmp-imbalance", d, sev,
-                        {"max_over_mean": _r(ratio), "idle_uplinks": sum(1 for b in ups if b == 0),
-                         "uplinks": len(ups)},
-                        "uplink bytes uneven: InfiniBand — adaptive routing off / the routing engine's "
-                        "LFTs (ibdiagnet); RoCE — ECMP hash collisions of few large flows (expected with "
-                        "ECMP; adaptive routing or more QPs per connection spread them)")
+                ctx.add(
+                    "ecmp-imbalance",
+                    d,
+                    sev,
+                    {
+                        "max_over_mean": _r(ratio),
+                        "idle_uplinks": sum(1 for b in ups if b == 0),
+                        "uplinks": len(ups),
+                    },
+                    "uplink bytes uneven: InfiniBand — adaptive routing off / the routing engine's "
+                    "LFTs (ibdiagnet); RoCE — ECMP hash collisions of few large flows (expected with "
+                    "ECMP; adaptive routing or more QPs per connection spread them)",
+                )

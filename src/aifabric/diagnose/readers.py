@@ -93,9 +93,20 @@ def read_counters(path) -> Scrape:
         return _perfquery(p, lines)
     if any(s.strip() == "NIC statistics:" for s in lines):
         return _ethtool(p, lines)
-    if any(PROM_LINE.match(s) for s in lines if s and not s.startswith("#")):
+    if any(_is_sample(s) for s in lines[:200] if s and not s.startswith("#")):
         return _prometheus(p, lines)
     raise _fail(p, "not a counter snapshot this tool reads", FORMATS_ALLOWED)
+
+
+def _is_sample(line: str) -> bool:
+    m = PROM_LINE.match(line.strip())
+    if not m:
+        return False
+    try:
+        float(m.group(3))
+    except ValueError:
+        return False
+    return True
 
 
 def _interval(lines: list[str]) -> float | None:
@@ -149,7 +160,9 @@ def prom_sample(name: str, labels: dict[str, str], value: float, default_device:
         peer = None
         if labels.get("remote_name"):
             peer = (labels["remote_name"], labels.get("remote_port", ""))
-        return Sample(labels.get("local_name", dev), labels.get("local_port", port), c, value * s, None, t, peer)
+        return Sample(
+            labels.get("local_name", dev), labels.get("local_port", port), c, value * s, None, t, peer
+        )
     if name in ("rdma_port_stat_total", "rdma_port_hw_stat_total") and labels.get("counter") in M.SYSFS:
         c, s = M.SYSFS[labels["counter"]]
         return Sample(dev, _nic_port(nic, port), c, value * s, None, t)
@@ -208,7 +221,9 @@ def _promql(path, text: str) -> Scrape:
         raise _fail(path, f"not JSON ({exc.msg})", "a PromQL query_range result", exc.lineno) from None
     res = data.get("data", {}) if isinstance(data, dict) else {}
     if not isinstance(res, dict) or res.get("resultType") != "matrix":
-        raise _fail(path, "not a PromQL range result", 'a query_range answer: {"data": {"resultType": "matrix"}}')
+        raise _fail(
+            path, "not a PromQL range result", 'a query_range answer: {"data": {"resultType": "matrix"}}'
+        )
     sc = Scrape(str(path), "promql")
     default = Path(path).stem
     for series in res.get("result", []):
@@ -263,9 +278,13 @@ def _sonic(path, lines: list[str]) -> Scrape:
                         v = _num(path, tok, lineno)
                         sc.samples.append(Sample(dev, toks[0], f"pfc_{direction}_frames", v, prio))
             elif qcols and len(toks) == len(qcols) and toks[0] != "Port":
-                sc.samples.extend(_queue_row(path, dev, dict(zip(qcols, toks)), lineno))
+                sc.samples.extend(_queue_row(path, dev, dict(zip(qcols, toks, strict=True)), lineno))
     if not sc.samples:
-        raise _fail(path, "no port rows under the SONiC table headers", "show pfc counters / show queue counters output")
+        raise _fail(
+            path,
+            "no port rows under the SONiC table headers",
+            "show pfc counters / show queue counters output",
+        )
     return sc
 
 
@@ -304,7 +323,9 @@ def _perfquery(path, lines: list[str]) -> Scrape:
             c, scale = M.PERFQUERY[f.group(1)]
             sc.samples.append(Sample(dev, port, c, _num(path, f.group(2), lineno) * scale))
     if not sc.samples:
-        raise _fail(path, "no perfquery counter blocks", "'# Port counters: Lid L port P' followed by Name:....value")
+        raise _fail(
+            path, "no perfquery counter blocks", "'# Port counters: Lid L port P' followed by Name:....value"
+        )
     return sc
 
 
@@ -317,7 +338,9 @@ def _ethtool(path, lines: list[str]) -> Scrape:
     for dev, cmd, block in _blocks(lines, Path(path).stem):
         sc.samples.extend(_ethtool_block(path, dev, cmd, block))
     if not sc.samples:
-        raise _fail(path, "no ethtool statistics this tool reads", "ethtool -S output (NIC statistics: name: value)")
+        raise _fail(
+            path, "no ethtool statistics this tool reads", "ethtool -S output (NIC statistics: name: value)"
+        )
     return sc
 
 

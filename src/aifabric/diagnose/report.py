@@ -32,12 +32,18 @@ def _svg(fm, hot: dict[str, str]) -> str:
         (x1, y1), (x2, y2) = pos[p.device], pos[p.peer]
         sev = hot.get(p.name) or hot.get(f"{p.peer}:{p.peer_label}")
         colour, w = (COLOUR[sev], 3) if sev else ("#bbb", 1)
-        parts.append(f'<line x1="{x1:.0f}" y1="{y1:.0f}" x2="{x2:.0f}" y2="{y2:.0f}" stroke="{colour}" stroke-width="{w}"/>')
+        parts.append(
+            f'<line x1="{x1:.0f}" y1="{y1:.0f}" x2="{x2:.0f}" y2="{y2:.0f}" stroke="{colour}" stroke-width="{w}"/>'
+        )
     for d, (x, y) in pos.items():
         colour = COLOUR.get(hot.get(d, ""), "#455a64")
-        parts.append(f'<circle cx="{x:.0f}" cy="{y:.0f}" r="6" fill="{colour}"><title>{html.escape(d)}</title></circle>')
+        parts.append(
+            f'<circle cx="{x:.0f}" cy="{y:.0f}" r="6" fill="{colour}"><title>{html.escape(d)}</title></circle>'
+        )
         if fm.tiers.get(d, 1) > 0 or len(pos) <= 64:
-            parts.append(f'<text x="{x:.0f}" y="{y - 9:.0f}" font-size="9" text-anchor="middle">{html.escape(d)}</text>')
+            parts.append(
+                f'<text x="{x:.0f}" y="{y - 9:.0f}" font-size="9" text-anchor="middle">{html.escape(d)}</text>'
+            )
     parts.append("</svg>")
     return "".join(parts)
 
