@@ -230,3 +230,23 @@ def test_closed_loop_names_library_faults():
         assert f["faults_with_signature"] >= 5
     assert r["pass"]
     assert not math.isnan(r["fabrics"]["roce"]["precision"])
+
+
+@pytest.mark.slow
+def test_explained_by_resimulates_the_library_fault():
+    """A pause-storm finding is costed by re-simulating the library's pfc-storm on the RoCE testbed:
+    a positive communication slowdown and the busbw it alone would leave (below 1)."""
+    from aifabric.diagnose.drift import explain
+
+    (part,) = explain(["pause-storm", "pause-storm"], "roce")
+    assert part["library_fault"] == "pfc-storm"
+    assert part["comm_slowdown"] > 0 and 0 < part["busbw_ratio_alone"] < 1
+
+
+def test_drift_only_without_counters():
+    """--job alone: the drift object, no findings, exit 0 when inside the band."""
+    job = REAL / "aws-awsome-distributed-training" / "all_reduce_perf.2x-p5.48xlarge.srun-labelled.txt"
+    r = CliRunner().invoke(app, ["diagnose", "--job", str(job), "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["findings"] == [] and set(out["drift"]) >= {"measured", "model", "ratio", "explained_by"}

@@ -13,17 +13,18 @@ import typer
 def register(app: typer.Typer) -> None:
     @app.command("diagnose")
     def diagnose_cmd(
-        topology: Path = typer.Option(
-            ...,
+        topology: Path | None = typer.Option(
+            None,
             "--topology",
             help="The fabric: an aifabric scenario file, an ibnetdiscover dump or LLDP neighbours JSON.",
         ),
         counters: list[Path] = typer.Option(
-            ...,
+            [],
             "--counters",
             help="Counter snapshot(s), repeatable: Prometheus text or PromQL range JSON (node_exporter "
             "infiniband / ethtool, infiniband-exporter, rdma_exporter), SONiC show pfc / queue counters, "
-            "perfquery, ethtool -S. Two scrapes of a counter: its increase between them.",
+            "perfquery, ethtool -S. Two scrapes of a counter: its increase between them. Left out with "
+            "--job: drift only.",
         ),
         configs: Path | None = typer.Option(
             None, "--configs", help="Folder of switch configs: their aifabric audit findings are joined."
@@ -58,13 +59,21 @@ def register(app: typer.Typer) -> None:
             )
             if report is not None:
                 from aifabric.diagnose.report import write_report
+                from aifabric.errors import InputError
+
+                if out["fabric"] is None:
+                    raise InputError(
+                        "needs the fabric", field="--report", allowed="--topology and --counters"
+                    )
 
                 write_report(report, out, topology)
             if as_json:
                 typer.echo(json.dumps(out))
             else:
                 _print(out)
-            return 1 if any(f["severity"] in ("error", "warning") for f in out["findings"]) else 0
+            bad = any(f["severity"] in ("error", "warning") for f in out["findings"])
+            drifted = out.get("drift") is not None and not out["drift"]["within_band"]
+            return 1 if bad or drifted else 0
 
         run_guarded(body)
 
@@ -72,6 +81,9 @@ def register(app: typer.Typer) -> None:
 def _print(out: dict) -> None:
     fab = out["fabric"]
     t = out["interval_s"]
+    if fab is None:
+        _print_drift(out.get("drift"))
+        return
     typer.echo(
         f"{fab['source']}: {fab['devices']} devices, {fab['links']} links ({fab['technology'] or 'technology from the counters'}); "
         f"counters: {', '.join(out['formats'])}, interval {f'{t:g} s' if t else 'unknown'}"
@@ -92,7 +104,10 @@ def _print(out: dict) -> None:
         typer.echo(
             f"{len(out['unmatched_ports'])} counter port(s) not in the topology, e.g. {out['unmatched_ports'][0]}"
         )
-    d = out.get("drift")
+    _print_drift(out.get("drift"))
+
+
+def _print_drift(d: dict | None) -> None:
     if d:
         typer.echo(
             f"drift: measured {d['measured']:.1f} {d['unit']}, model {d['model']:.1f} → {d['ratio']:.0%} "

@@ -33,31 +33,43 @@ def diagnose(
 ) -> dict:
     """The ``aifabric diagnose --json`` object (interface.md): ``findings``, ``drift`` (with
     ``job``), plus ``fabric``, ``interval_s``, ``unmatched_ports`` and ``not_checked``."""
-    if not counters:
-        raise InputError("missing", field="--counters", allowed="one or more counter files")
-    fm = load_fabric(topology)
-    fc = build(fm, [read_counters(c) for c in counters], interval_s)
-    findings, notes = diagnose_counters(fc)
-    if configs is not None:
-        findings += config_findings(configs, fm)
-    out = {
-        "fabric": {
+    if not counters and job is None:
+        raise InputError("missing", field="--counters", allowed="one or more counter files (or --job alone)")
+    if counters and topology is None:
+        raise InputError("missing", field="--topology", allowed="the fabric the counters come from")
+    findings: list[Finding] = []
+    out: dict = {
+        "fabric": None,
+        "formats": [],
+        "interval_s": None,
+        "findings": [],
+        "unmatched_ports": [],
+        "not_checked": [] if counters else ["no counters given: drift only"],
+    }
+    if counters:
+        fm = load_fabric(topology)
+        fc = build(fm, [read_counters(c) for c in counters], interval_s)
+        findings, notes = diagnose_counters(fc)
+        if configs is not None:
+            findings += config_findings(configs, fm)
+        out["fabric"] = {
             "source": fm.source,
             "kind": fm.kind,
             "technology": fm.technology,
             "devices": len(fm.devices),
             "links": len({p.link for p in fm.ports.values()}),
-        },
-        "formats": fc.formats,
-        "interval_s": fc.interval_s,
-        "findings": [f.to_dict() for f in findings],
-        "unmatched_ports": fc.unmatched[:50],
-        "not_checked": notes,
-    }
+        }
+        out.update(
+            formats=fc.formats,
+            interval_s=fc.interval_s,
+            findings=[f.to_dict() for f in findings],
+            unmatched_ports=fc.unmatched[:50],
+            not_checked=notes,
+        )
     if job is not None:
         from aifabric.diagnose.drift import drift
 
-        out["drift"] = drift(job, findings, fm, calibration=calibration)
+        out["drift"] = drift(job, findings, calibration=calibration)
     return out
 
 

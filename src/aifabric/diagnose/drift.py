@@ -148,7 +148,7 @@ def explain(kinds: list[str], technology: str) -> list[dict]:
     return out
 
 
-def drift(job, findings, fabric, calibration=None) -> dict:
+def drift(job, findings, calibration=None) -> dict:
     """The ``drift`` object of ``diagnose --json`` (interface.md: measured, model, ratio, explained_by)."""
     run, meas, size = measured(job)
     model, assumed = model_busbw(run, size, calibration)
