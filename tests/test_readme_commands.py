@@ -49,6 +49,10 @@ ILLUSTRATIVE = {
 }
 # Commands run elsewhere (slow, or with their outputs compared there).
 RUN_ELSEWHERE = (
+    (
+        "aifabric diagnose --topology scenarios/pause-storm.yaml",
+        "exits 1 by design (findings); tests/test_diagnose.py",
+    ),
     ("aifabric sweep scenarios/studies/size-vs-gpu.yaml", "tests/test_sweep_example.py (slow)"),
     ("aifabric results runs/size-vs-gpu", "needs the sweep above; tests/test_sweep_example.py"),
 )

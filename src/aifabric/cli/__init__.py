@@ -30,6 +30,7 @@ COMMAND_MODULES = [
     "calibrate",
     "audit",
     "verify_build",
+    "diagnose",
     "validate",
     "catalog",
     "sweep",

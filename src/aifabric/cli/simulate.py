@@ -45,6 +45,13 @@ def register(app: typer.Typer) -> None:
             "(fabric.nic_efficiency) and perftest latency (fabric.nic_latency) for the scenario's transport, "
             "warning when the file measured another one.",
         ),
+        counters: str | None = typer.Option(
+            None,
+            "--counters",
+            help="prometheus | sonic | perfquery: write the run's port counters in that format to "
+            "--counters-out (what `aifabric diagnose --counters` reads; packet mode).",
+        ),
+        counters_out: Path | None = typer.Option(None, "--counters-out", help="File for --counters."),
     ) -> None:
         """Packet-level simulation of a scenario: FCTs, PFC pauses, ECN marks, queues."""
         from aifabric.cli import run_guarded
@@ -55,8 +62,15 @@ def register(app: typer.Typer) -> None:
 
             # every check first (scenario, topology, fabric, flows, memory, --out): nothing runs
             # until all pass, and `aifabric validate` runs these same checks
+            _check_counters(counters, counters_out)
             prep = prepare(scenario, mode, out, force, json_flows=as_json)
             sc = prep.scenario
+            if counters is not None and prep.mode == "flow":
+                raise InputError(
+                    "the flow model has no per-port PAUSE / ECN counters",
+                    field="--counters",
+                    allowed="packet mode (--mode packet)",
+                )
             cal = None
             if calibration is not None:
                 from aifabric.calibrate import load
@@ -97,6 +111,10 @@ def register(app: typer.Typer) -> None:
                     typer.echo(f"warning: {scenario}: {' '.join(str(w.message).split())}", err=True)
             if out is not None:
                 res.save(out)
+            if counters is not None:
+                from aifabric.diagnose.export import export_run
+
+                counters_out.write_text(export_run(res, sc, prep.topology, counters))
             if as_json:
                 sys.stdout.write(json.dumps(res.to_dict()) + "\n")
             else:
@@ -104,6 +122,23 @@ def register(app: typer.Typer) -> None:
             return _outcome(res.summary, res.engine, str(scenario))
 
         run_guarded(body)
+
+
+def _check_counters(fmt: str | None, out: Path | None) -> None:
+    """``--counters`` and ``--counters-out`` come together; the format is one we write."""
+    from aifabric.errors import InputError
+
+    formats = ("prometheus", "sonic", "perfquery")
+    if fmt is not None and fmt not in formats:
+        raise InputError("unknown counter format", field="--counters", value=fmt, allowed=", ".join(formats))
+    if (fmt is None) != (out is None):
+        raise InputError(
+            "--counters and --counters-out go together",
+            field="--counters" if fmt is None else "--counters-out",
+            allowed="--counters prometheus|sonic|perfquery --counters-out FILE",
+        )
+    if out is not None and out.parent and not out.parent.exists():
+        raise InputError("folder does not exist", field="--counters-out", value=str(out))
 
 
 def _outcome(summary: dict, engine: dict, file: str) -> int:

@@ -63,10 +63,17 @@ def register(app: typer.Typer) -> None:
             help="Print the modelled network-caused job interruptions at 16,384 H100 over 54 days against "
             "the Llama 3 paper's Table 5 instead (exit 1 when RoCE is outside ±30 %).",
         ),
+        diagnose_check: bool = typer.Option(
+            False,
+            "--diagnose",
+            help="Run every risk-library fault on the testbed, export its counters (Prometheus) and score "
+            "`aifabric diagnose` on naming the fault and its location instead; exit 0 when precision and "
+            "recall are both >= 0.9 on both fabrics.",
+        ),
         as_json: bool = typer.Option(
             False,
             "--json",
-            help="With --published / --routing / --pfc / --symmetry / --interruptions: one JSON object on stdout.",
+            help="With --published / --routing / --pfc / --symmetry / --interruptions / --diagnose: one JSON object on stdout.",
         ),
     ) -> None:
         """Check a scenario file: unknown keys, bad units, impossible sizes, flow files. Exit 2 on problems."""
@@ -86,6 +93,8 @@ def register(app: typer.Typer) -> None:
                 return _symmetry(as_json, not quick)
             if interruptions:
                 return _interruptions(as_json)
+            if diagnose_check:
+                return _diagnose(as_json)
             if scenario is None:
                 raise InputError("missing", field="SCENARIO", allowed="a scenario YAML file, or --published")
             if not build:
@@ -236,6 +245,34 @@ def _interruptions(as_json: bool) -> int:
     t = interruption_table()
     typer.echo(json.dumps(t) if as_json else format_table(t))
     return 0 if t["holds"] else 1
+
+
+def _diagnose(as_json: bool) -> int:
+    """The closed loop of :mod:`aifabric.diagnose.closed_loop`."""
+    import json
+
+    from aifabric.diagnose.closed_loop import closed_loop
+
+    r = closed_loop("prometheus")
+    if as_json:
+        typer.echo(json.dumps(r))
+    else:
+        for x in r["runs"]:
+            if x["fault"] is None:
+                what = "baseline"
+            elif not x["signature"]:
+                what = "no counter signature"
+            else:
+                what = "named" if x["named"] else "MISSED"
+            fp = f"; false positives: {', '.join(x['false_positives'])}" if x["false_positives"] else ""
+            typer.echo(f"{x['run']:<40} {what:<22} {', '.join(x['findings'][:4])}{fp}")
+        for tech, f in r["fabrics"].items():
+            typer.echo(
+                f"{tech}: precision {f['precision']:.2f}, recall {f['recall']:.2f} ({f['faults_named']} of "
+                f"{f['faults_with_signature']} faults with a counter signature named; without one: "
+                f"{', '.join(f['no_signature']) or 'none'})"
+            )
+    return 0 if r["pass"] else 1
 
 
 def _pfc(as_json: bool) -> int:
