@@ -229,3 +229,37 @@ def test_inference_inside_nvlink_domains_needs_no_backend_fabric():
     rec = r["recommendation"]
     assert rec["fabric"] == "none"
     assert "NVLink domain" in rec["summary"] and "front end" in rec["reasons"][0]["text"]
+
+
+# ---- validate --symmetry ---------------------------------------------------------------------------
+@pytest.mark.validation
+def test_every_stage_treats_a_design_and_its_twin_alike():
+    """``validate --symmetry`` (five jobs here; the 16,384-GPU one in the slow group): each design against
+    its own twin has iteration times within 0.5 %, expected losses within 0.5 points and the verdict
+    'no material difference' — any asymmetry is a bug."""
+    from aifabric.symmetry import symmetry
+
+    checks = symmetry(include_slow=False)
+    assert len(checks) == 10
+    assert [c.to_dict() for c in checks if not c.holds] == []
+
+
+@pytest.mark.slow
+def test_the_16384_gpu_mirror_holds():
+    """The 16,384-GPU job's mirrors hold too (slow: the three-tier fabric's flow model)."""
+    from aifabric.symmetry import JOBS, mirror_check
+
+    name, adv, _ = JOBS[-1]
+    for fam in ("infiniband", "roce"):
+        c = mirror_check(name, adv, fam)
+        assert c.holds, c.to_dict()
+
+
+def test_a_mirror_that_differs_fails():
+    """The check can fail: a twin whose expected loss differs by a point is reported as not holding."""
+    from aifabric.symmetry import MirrorCheck
+
+    c = MirrorCheck("j", "roce", ("a", "b"), (1.0, 1.0), (0.0, 0.01), "no material difference", {}, 0.0)
+    assert not c.holds
+    c = MirrorCheck("j", "roce", ("a", "b"), (1.0, 1.0), (0.0, 0.0), "clear", {}, 0.0)
+    assert not c.holds
