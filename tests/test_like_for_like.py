@@ -263,3 +263,27 @@ def test_a_mirror_that_differs_fails():
     assert not c.holds
     c = MirrorCheck("j", "roce", ("a", "b"), (1.0, 1.0), (0.0, 0.0), "clear", {}, 0.0)
     assert not c.holds
+
+
+def test_default_host_links_get_the_same_media_on_both_fabrics():
+    """At the default 5 m both fabrics' host links are the same optics: a straight multi-link copper
+    cable (the AEC one protocol has) would put two rails' NICs on one leaf, so it is not offered."""
+    from aifabric.design.cost import cable_fits, server_cage
+    from aifabric.design.plan import plan_fabric
+
+    ib = plan_fabric(1024, "infiniband", CAT).media["host-leaf"]
+    roce = plan_fabric(1024, "roce", CAT).media["host-leaf"]
+    assert (ib.kind, ib.cable_id, ib.switch_optic, ib.nic_optic) == (
+        roce.kind,
+        roce.cable_id,
+        roce.switch_optic,
+        roce.nic_optic,
+    )
+    aec = CAT.cables["aec-800g"]
+    assert aec.technology == "ethernet"
+    from aifabric.design.cost import switch_cage
+
+    server = server_cage(CAT.get("nic", "cx7-eth"), "twin-port")
+    switch = switch_cage(CAT.get("switch", "sn5600"), 400)
+    why = cable_fits(aec, (switch, server), 400)
+    assert any("one switch cage" in w for w in why)

@@ -126,7 +126,10 @@ def test_dual_protocol_copper_is_offered_to_both(pid):
     candidate for InfiniBand and for RoCE: imposing its kind picks it on both, at its own reach."""
     rec = CAT.cables[pid]
     assert set(rec.parts) == {"infiniband", "ethernet"} and rec.technology == "any"
-    case = "400G switch-switch" if rec.links == "switch-switch" else "400G host, DGX twin-port"
+    # a straight twin-port cable (two links, one plug each end) is not a rail-optimised host link (both
+    # NICs of the server cage would land on one leaf): it is offered switch to switch
+    straight = (rec.ports or 1) == 1 and float(rec.rate_gbps or 400) > 400
+    case = "400G switch-switch" if rec.links == "switch-switch" or straight else "400G host, DGX twin-port"
     rate, near, far, host = CAGES[case]
     only = dataclasses.replace(CAT, cables=MappingProxyType({pid: rec}))  # the part on its own
     for tech in ("infiniband", "roce"):
