@@ -70,7 +70,7 @@ def test_fanout_completes_with_its_last_reply():
         0.0,
     )
     got = _by_kind(r, r.rtt_us, kinds()[-1])
-    assert got[kinds()[-1]].tolist() == [9.0, 3.0]
+    assert sorted(got[kinds()[-1]].tolist()) == [3.0, 9.0]
     assert got["rr_64B"].tolist() == [5.0] and got["rr_512B"].tolist() == [6.0]
 
 
@@ -121,3 +121,33 @@ def test_judge_rules_out_the_design_furthest_above_the_best():
     tails = {"a": base, "b": {**base, "rr_64B": 12.0, "rr_512B": 14.0}, "c": {**base, "rr_64B": 12.4}}
     assert judge(tails, 0.25) == {"b": ("rr_512B", 14.0, 10.0)}
     assert judge(tails, 0.5) == {}
+
+
+@pytest.mark.slow
+def test_tail_constraint_reads_the_storage_setting():
+    """The same two pods (adaptive IB without congestion control, ECMP RoCE with HPCC) under trading:
+    with storage off the compute fabric ECMP RoCE is out (hash collisions behind the ring step); with
+    storage on it, IB is out (its congestion tree behind the storage incast), and the reason says so."""
+    from types import SimpleNamespace as NS
+
+    from aifabric.hardware.catalog import load_catalog
+    from aifabric.stages.decide import FabricEvidence, _tail_latency
+
+    beds = {"infiniband": shipped_testbed("infiniband"), "roce-400g": shipped_testbed("roce")}
+    tech = {"infiniband": ("infiniband", "qm9700"), "roce-400g": ("roce", "sn5600")}
+    fds = [
+        NS(key=k, technology=t, switch_id=s, lengths_m={"host-leaf": 5.0}, front_end=None)
+        for k, (t, s) in tech.items()
+    ]
+    risk = NS(congestion_share=0.25, fabric=lambda k: NS(testbed=NS(testbed=beds[k])))
+    adv = NS(workload="trading", jitter_sensitivity="low", p99_budget=None)
+
+    def out(storage: bool) -> tuple[set, list]:
+        ev = {k: FabricEvidence(k, t, 400, 1.0, 1.0, 256) for k, (t, _) in tech.items()}
+        reasons = _tail_latency(adv, ev, risk, NS(fabrics=fds), load_catalog(), storage)
+        return {k for k, e in ev.items() if not e.feasible}, reasons
+
+    off, _ = out(False)
+    on, reasons = out(True)
+    assert off == {"roce-400g"} and on == {"infiniband"}
+    assert "storage incast on the fabric" in reasons[0].text
