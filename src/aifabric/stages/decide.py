@@ -258,7 +258,12 @@ def _tail_latency(
         out.append(
             Reason(
                 f"{k} is out: {ev.infeasible_because}",
-                {f"{q}_{kind}": f"{v:,.2f} us", "best": f"{b:,.2f} us", "p99_budget": f"{budget:.0%}"},
+                {
+                    f"{q}_{kind}": f"{v:,.2f} us",
+                    "best": f"{b:,.2f} us",
+                    "p99_budget": f"{budget:.0%}",
+                    **_idle_words(ev),
+                },
                 "4",
             )
         )
@@ -272,6 +277,19 @@ def _tail_latency(
             )
         )
     return out
+
+
+def _idle_words(ev: FabricEvidence) -> dict[str, str]:
+    """The idle fabric's 64 B round trip and the per-hop figures behind it, with their grades."""
+    sm = ev.small_message
+    if not sm:
+        return {}
+    p = sm["path"]
+    return {
+        "idle_rr_64B": f"{sm['idle_round_trip_us']['rr_64B']:,.2f} us",
+        "switch_hop": f"{p['switch_hop_ns']:g} ns x {p['switch_hops']} ({p['switch_hop']['source']}, {p['switch_hop']['grade']})",
+        "nic": f"{p['nic_ns']:g} ns per host link ({p['nic']['source']}, {p['nic']['grade']})",
+    }
 
 
 def _constraints(
