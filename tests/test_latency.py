@@ -151,3 +151,15 @@ def test_tail_constraint_reads_the_storage_setting():
     on, reasons = out(True)
     assert off == {"roce-400g"} and on == {"infiniband"}
     assert "storage incast on the fabric" in reasons[0].text
+
+
+def test_fanout_beyond_the_pod_is_one_clear_error():
+    """A fan-out to no host, or to more hosts than sit off the sender's leaf, is an InputError naming
+    fanout_hosts and the allowed range (no measurement starts)."""
+    from aifabric.errors import InputError
+
+    tb = shipped_testbed("roce")
+    for bad in (0, 24):
+        with pytest.raises(InputError) as e:
+            small_message_latency(tb, fanout_hosts=bad)
+        assert "fanout_hosts" in str(e.value) and "1..23" in str(e.value)

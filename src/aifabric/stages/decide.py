@@ -219,7 +219,7 @@ def _tail_latency(
     over 16 seeds; a design more than the budget above the best design at some message kind, at p99.9
     for trading and p99 otherwise, is infeasible. The flow model's rail-permutation p99 FCT is the
     fallback where a design has no testbed."""
-    from aifabric.stages.latency import design_tails, judge
+    from aifabric.stages.latency import design_tails, idle_evidence, judge
 
     budget = getattr(adv, "p99_budget", None)
     basis = "the user's --p99-budget" if budget is not None else "an assumption, no public source"
@@ -262,7 +262,7 @@ def _tail_latency(
                     f"{q}_{kind}": f"{v:,.2f} us",
                     "best": f"{b:,.2f} us",
                     "p99_budget": f"{budget:.0%}",
-                    **_idle_words(ev),
+                    **idle_evidence(ev.small_message),
                 },
                 "4",
             )
@@ -277,19 +277,6 @@ def _tail_latency(
             )
         )
     return out
-
-
-def _idle_words(ev: FabricEvidence) -> dict[str, str]:
-    """The idle fabric's 64 B round trip and the per-hop figures behind it, with their grades."""
-    sm = ev.small_message
-    if not sm:
-        return {}
-    p = sm["path"]
-    return {
-        "idle_rr_64B": f"{sm['idle_round_trip_us']['rr_64B']:,.2f} us",
-        "switch_hop": f"{p['switch_hop_ns']:g} ns x {p['switch_hops']} ({p['switch_hop']['source']}, {p['switch_hop']['grade']})",
-        "nic": f"{p['nic_ns']:g} ns per host link ({p['nic']['source']}, {p['nic']['grade']})",
-    }
 
 
 def _constraints(

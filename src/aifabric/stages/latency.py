@@ -258,9 +258,9 @@ def run_latency(run: LatencyRun) -> RunSamples:
     return RunSamples(rtt, one_way, pr.group, float(max(0, late.max(initial=0)) / 1e3))
 
 
-def kinds() -> tuple[str, ...]:
+def kinds(fanout_hosts: int = FANOUT_HOSTS) -> tuple[str, ...]:
     """The sample kinds: one request/response per size, then the fan-out."""
-    return (*(f"rr_{s}B" for s in SIZES_BYTES), f"fanout_{FANOUT_BYTES}B_x{FANOUT_HOSTS}")
+    return (*(f"rr_{s}B" for s in SIZES_BYTES), f"fanout_{FANOUT_BYTES}B_x{fanout_hosts}")
 
 
 def _by_kind(r: RunSamples, values: np.ndarray, fanout_kind: str) -> dict[str, np.ndarray]:
@@ -294,6 +294,10 @@ class SmallMessageLatency:
     runs: int
     wall_s: float
 
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return kinds(self.bed.fanout_hosts)
+
     def share(self, congestion_share: float) -> float:
         """The share of samples from the storage mix: the congestion share with storage on the
         fabric, 0 without (the incast never enters)."""
@@ -322,10 +326,11 @@ class SmallMessageLatency:
         the idle fabric, the sample counts (an unanswered request is counted, its time as null)."""
         bed = self.bed
         return {
-            "round_trip_us": {k: self.percentiles(k, congestion_share) for k in kinds()},
-            "by_mix": {m: {k: self.percentiles(k, mix=m) for k in kinds()} for m in bed.mixes},
+            "round_trip_us": {k: self.percentiles(k, congestion_share) for k in self.kinds},
+            "by_mix": {m: {k: self.percentiles(k, mix=m) for k in self.kinds} for m in bed.mixes},
             "one_way_p50_us": {
-                k: _finite(float(np.median(self.one_way_us["job"][k]))) for k in kinds()[: len(SIZES_BYTES)]
+                k: _finite(float(np.median(self.one_way_us["job"][k])))
+                for k in self.kinds[: len(SIZES_BYTES)]
             },
             "idle_round_trip_us": {f"rr_{s}B": 2 * idle_one_way_ns(bed, s) / 1e3 for s in SIZES_BYTES},
             "samples": {m: {k: len(v) for k, v in per.items()} for m, per in self.rtt_us.items()},
@@ -381,7 +386,7 @@ def idle_one_way_ns(bed: LatencyBed, size_bytes: int) -> float:
 def _assemble(
     bed: LatencyBed, got: dict[LatencyRun, RunSamples], wall_s: float, base: SmallMessageLatency | None
 ) -> SmallMessageLatency:
-    fk = kinds()[-1]
+    fk = kinds(bed.fanout_hosts)[-1]
     rtt = dict(base.rtt_us) if base else {}
     one = dict(base.one_way_us) if base else {}
     worst = base.causality_max_ns if base else 0.0
@@ -389,7 +394,7 @@ def _assemble(
         per = [got[LatencyRun(bed, mix, s)] for s in bed.seeds]
         for out, field in ((rtt, "rtt_us"), (one, "one_way_us")):
             split = [_by_kind(r, getattr(r, field), fk) for r in per]
-            out[mix] = {k: np.concatenate([d[k] for d in split]) for k in kinds()}
+            out[mix] = {k: np.concatenate([d[k] for d in split]) for k in kinds(bed.fanout_hosts)}
         worst = max([worst] + [r.causality_max_ns for r in per])
     runs = len(got) + (base.runs if base else 0)
     return SmallMessageLatency(bed, rtt, one, worst, runs, wall_s + (base.wall_s if base else 0.0))
@@ -401,24 +406,33 @@ def small_message_latency(
     host_link_m: float | None = None,
     storage_on_fabric: bool = False,
     seeds: tuple[int, ...] = LATENCY_SEEDS,
+    fanout_hosts: int = FANOUT_HOSTS,
     progress=None,
 ) -> SmallMessageLatency:
     """The small-message measurement on ``tb`` (see the module docstring): NIC latency ``nic_ns``
     (default: the mean of defaults.yaml ``latency.nic_tx`` and ``latency.nic_rx``), host links of
     ``host_link_m`` metres (default: the plan's host-leaf length), the storage incast only with
-    ``storage_on_fabric``. Cached in the process and on disk (:mod:`aifabric.stages.cache`)."""
+    ``storage_on_fabric``, a fan-out to ``fanout_hosts`` hosts (1 to the hosts off the sender's leaf). Cached in the process and on disk (:mod:`aifabric.stages.cache`)."""
     if nic_ns is None:
         nic_ns = nic_latency_ns()
     if host_link_m is None:
         from aifabric.design.plan import DEFAULT_LENGTHS_M
 
         host_link_m = DEFAULT_LENGTHS_M["host-leaf"]
+    most = len(fanout_targets(tb, pairs_of(tb)[1], tb.leaves * tb.hosts_per_leaf))
+    if not 1 <= int(fanout_hosts) <= most:
+        from aifabric.errors import InputError
+
+        raise InputError(
+            "fan-out out of range", field="fanout_hosts", value=fanout_hosts, allowed=f"1..{most}"
+        )
     bed = LatencyBed(
         tb,
         float(nic_ns),
         round(FIBRE_NS_PER_M * float(host_link_m), 3),
         bool(storage_on_fabric),
         tuple(seeds),
+        int(fanout_hosts),
     )
     return _measure(bed, progress)
 
@@ -528,7 +542,7 @@ def design_tails(
             host_link_m=fd.lengths_m.get("host-leaf"),
             storage_on_fabric=storage_on_fabric and not own_storage,
         )
-        out[k] = {kind: m.quantile(kind, QUANTILES[qkey], congestion_share) for kind in kinds()}
+        out[k] = {kind: m.quantile(kind, QUANTILES[qkey], congestion_share) for kind in m.kinds}
         ev.small_message = {
             **m.to_dict(congestion_share),
             "path": path_sources(fd, catalog, m.bed),
@@ -545,14 +559,29 @@ def judge(tails: dict[str, dict[str, float]], budget: float) -> dict[str, tuple[
     """The designs the constraint rules out: ``{design: (kind, its value, the best design's)}`` for
     each design more than ``budget`` above the best design at some message kind (the kind where it is
     furthest above)."""
-    best = {kind: min(t[kind] for t in tails.values()) for kind in kinds()}
+    names = list(next(iter(tails.values()))) if tails else []
+    best = {kind: min(t[kind] for t in tails.values()) for kind in names}
 
     def ratio(t: dict, kind: str) -> float:  # an unanswered request (inf) against a finite best is inf
         return 1.0 if t[kind] == best[kind] else t[kind] / best[kind]
 
     out = {}
     for k, t in tails.items():
-        kind = max(kinds(), key=lambda x: ratio(t, x))
+        kind = max(names, key=lambda x: ratio(t, x))
         if t[kind] > best[kind] * (1 + budget):
             out[k] = (kind, t[kind], best[kind])
     return out
+
+
+def idle_evidence(small_message: dict | None) -> dict[str, str]:
+    """A reason's evidence: the idle fabric's 64 B round trip and the per-hop figures behind it,
+    with their sources and grades."""
+    if not small_message:
+        return {}
+    p = small_message["path"]
+    hop, nic = p["switch_hop"], p["nic"]
+    return {
+        "idle_rr_64B": f"{small_message['idle_round_trip_us']['rr_64B']:,.2f} us",
+        "switch_hop": f"{p['switch_hop_ns']:g} ns x {p['switch_hops']} ({hop['source']}, {hop['grade']})",
+        "nic": f"{p['nic_ns']:g} ns per host link ({nic['source']}, {nic['grade']})",
+    }
