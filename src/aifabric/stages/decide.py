@@ -14,10 +14,12 @@ traffic is not modelled yet) network capex per unit of useful network throughput
   (nothing is reused);
 * a network budget ceiling (``advisor.network_budget_usd``) makes designs above it infeasible;
 * jitter sensitivity is a constraint on tail latency: with ``high`` (and for ``trading``) each
-  design's collective step runs on the packet engine over 16 seeds, quiet and congested (the risk
-  testbed of that design, :func:`aifabric.stages.testbed_tail.step_distribution`); a design whose p99 step
-  time is more than the user's ``--p99-budget`` (default :data:`JITTER_P99_TOLERANCE`, an ASSUMPTION
-  with no public source) above the best design's is infeasible.
+  design's small messages (64 B / 512 B / 4 KiB request/response round trips and a 64 B fan-out)
+  run on the packet engine over 16 seeds on that design's risk testbed under its job's ring step,
+  and the storage incast only where storage is on the compute fabric
+  (:mod:`aifabric.stages.latency`); a design whose p99 (p99.9 for trading) is more than the user's
+  ``--p99-budget`` (default :data:`JITTER_P99_TOLERANCE`, an ASSUMPTION with no public source) above
+  the best design's at some message kind is infeasible.
 
 **Sensitivity**: every uncertain input's break-even value (where the recommendation flips), a tornado
 of the runner-up's relative cost across each input's range, and a Monte-Carlo over all ranges giving
@@ -96,6 +98,8 @@ class FabricEvidence:
     step_p50_us: float | None = None
     step_p99_us: float | None = None
     step_distribution: dict | None = None
+    # trading / high jitter sensitivity: small-message latency on the packet engine (stages.latency)
+    small_message: dict | None = None
     # what a job sees of latency: NCCL's smallest all-reduce over every GPU (the busbw sweep's first size)
     nccl_small_msg_us: float | None = None
     nccl_small_msg_bytes: int | None = None
@@ -115,7 +119,7 @@ class FabricEvidence:
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        for k in ("step_p50_us", "step_p99_us", "step_distribution"):
+        for k in ("step_p50_us", "step_p99_us", "step_distribution", "small_message"):
             if d[k] is None:
                 del d[k]  # only measured where tail latency is a constraint
         d["expected_loss"] = self.expected_loss
@@ -212,67 +216,78 @@ def _expansion(adv, design, catalog, options) -> dict[str, tuple[float, bool, in
     return out
 
 
-def _tail_latency(adv, evidence: dict[str, FabricEvidence], risk) -> list[Reason]:
-    """The tail-latency constraint: each design's collective step (the risk testbed's ring step, its
-    pod derived from the design: routing, congestion control, buffer, hop latency) run on the packet
-    engine over :data:`~aifabric.stages.testbed_tail.STEP_SEEDS` seeds on a quiet and a congested fabric,
-    mixed by the congestion share; a design whose p99 is more than the budget above the best design's
-    p99 is infeasible. The flow model's rail-permutation p99 FCT is the fallback where a design has no
-    testbed."""
-    from aifabric.stages.testbed_tail import step_distribution
+def _tail_latency(
+    adv, evidence: dict[str, FabricEvidence], risk, design=None, catalog=None, storage_on_fabric: bool = False
+) -> list[Reason]:
+    """The tail-latency constraint on small messages (:mod:`aifabric.stages.latency`): each design's
+    64 B / 512 B / 4 KiB request/response round trips and 64 B fan-out on its risk testbed, under its
+    job's ring step (and the storage incast for the congestion share only with ``storage_on_fabric``),
+    over 16 seeds; a design more than the budget above the best design at some message kind, at p99.9
+    for trading and p99 otherwise, is infeasible. The flow model's rail-permutation p99 FCT is the
+    fallback where a design has no testbed."""
+    from aifabric.stages.latency import design_tails, idle_evidence, judge
 
     budget = getattr(adv, "p99_budget", None)
     basis = "the user's --p99-budget" if budget is not None else "an assumption, no public source"
     budget = JITTER_P99_TOLERANCE if budget is None else float(budget)
     share = risk.congestion_share if risk is not None else 0.25
-    p99, what = {}, "collective step p99 on the packet engine"
-    for k, ev in evidence.items():
-        fr = risk.fabric(k) if risk is not None else None
-        if fr is None or fr.testbed is None:
-            continue
-        dist = step_distribution(fr.testbed.testbed)
-        ev.step_p50_us = dist.quantile(0.5, share)
-        ev.step_p99_us = p99[k] = dist.quantile(0.99, share)
-        ev.step_distribution = dist.to_dict(share)
-    if len(p99) < len(evidence):  # no packet testbed: the flow model's permutation tail
-        p99 = {k: ev.permutation_fct_p99_us for k, ev in evidence.items() if ev.permutation_fct_p99_us}
+    tails = design_tails(evidence, risk, design, catalog, storage_on_fabric, share, adv.workload)
+    q = "p99.9" if adv.workload == "trading" else "p99"
+    what = f"small-message round trip {q} on the packet engine"
+    if len(tails) < len(evidence):  # no packet testbed: the flow model's permutation tail
+        tails = {
+            k: {"fct": ev.permutation_fct_p99_us} for k, ev in evidence.items() if ev.permutation_fct_p99_us
+        }
         what = "rail-permutation p99 FCT (flow model)"
+    if not tails:
+        return []
+    kinds = list(next(iter(tails.values())))
+    best = {x: min(t[x] for t in tails.values()) for x in kinds}
+    ruled = (
+        judge(tails, budget)
+        if "fct" not in kinds
+        else {
+            k: ("fct", t["fct"], best["fct"])
+            for k, t in tails.items()
+            if t["fct"] > best["fct"] * (1 + budget)
+        }
+    )
+    storage = "storage incast on the fabric" if storage_on_fabric else "storage off the compute fabric"
     out = []
-    if not p99:
-        return out
-    best = min(p99.values())
-    for k, v in p99.items():
-        if v > best * (1 + budget):
-            ev = evidence[k]
-            ev.feasible = False
-            ev.infeasible_because = (
-                f"{what} {v:,.0f} us is {v / best - 1:+.0%} above the best design's {best:,.0f} us "
-                f"(budget {budget:.0%}, {basis}; congestion share {share:.0%})"
+    for k, (kind, v, b) in ruled.items():
+        ev = evidence[k]
+        ev.feasible = False
+        ev.infeasible_because = (
+            f"{what} ({kind}) {v:,.2f} us is {v / b - 1:+.0%} above the best design's {b:,.2f} us "
+            f"(budget {budget:.0%}, {basis}; {storage})"
+        )
+        out.append(
+            Reason(
+                f"{k} is out: {ev.infeasible_because}",
+                {
+                    f"{q}_{kind}": f"{v:,.2f} us",
+                    "best": f"{b:,.2f} us",
+                    "p99_budget": f"{budget:.0%}",
+                    **idle_evidence(ev.small_message),
+                },
+                "4",
             )
-            out.append(
-                Reason(
-                    f"{k} is out: {ev.infeasible_because}",
-                    {
-                        "p99_step" if ev.step_p99_us is not None else "p99_fct": f"{v:,.1f} us",
-                        "best_p99": f"{best:,.1f} us",
-                        "p99_budget": f"{budget:.0%}",
-                    },
-                    "4",
-                )
-            )
+        )
     if not out:
         out.append(
             Reason(
-                f"every design's {what} is within {budget:.0%} of the best ({best:,.0f} us): tail latency "
-                "rules none out, cost decides",
-                {f"{k}_p99": f"{v:,.1f} us" for k, v in p99.items()},
+                f"every design's {what} is within {budget:.0%} of the best at every message kind "
+                f"({storage}): tail latency rules none out, cost decides",
+                {f"{k}_{x}": f"{v:,.2f} us" for k, t in tails.items() for x, v in t.items()},
                 "4",
             )
         )
     return out
 
 
-def _constraints(adv, evidence: dict[str, FabricEvidence], risk=None) -> list[Reason]:
+def _constraints(
+    adv, evidence: dict[str, FabricEvidence], risk=None, design=None, catalog=None, storage_on_fabric=False
+) -> list[Reason]:
     """Mark designs that break the user's constraints infeasible; the reasons say which and why."""
     out = []
     budget = getattr(adv, "network_budget_usd", None)
@@ -291,7 +306,7 @@ def _constraints(adv, evidence: dict[str, FabricEvidence], risk=None) -> list[Re
                     )
                 )
     if adv.jitter_sensitivity == "high" or adv.workload == "trading":
-        out.extend(_tail_latency(adv, evidence, risk))
+        out.extend(_tail_latency(adv, evidence, risk, design, catalog, storage_on_fabric))
     return out
 
 
@@ -445,7 +460,7 @@ def decide(
         ),
         rate_reason(design),
     ]
-    constraint_reasons = _constraints(adv, evidence, risk)
+    constraint_reasons = _constraints(adv, evidence, risk, design, catalog)
     notes, out_of_budget = workload_notes(perf)  # inference / storage: what goes on each fabric
     reasons += [Reason(t, e, "workload") for t, e in notes]
     for k, why in out_of_budget.items():
