@@ -460,7 +460,9 @@ def decide(
         ),
         rate_reason(design),
     ]
-    constraint_reasons = _constraints(adv, evidence, risk, design, catalog)
+    # the tail check reads the one storage setting the risk stage used (aifabric.stages.assumptions)
+    on_fabric = bool(getattr(risk, "storage_on_fabric", False))
+    constraint_reasons = _constraints(adv, evidence, risk, design, catalog, on_fabric)
     notes, out_of_budget = workload_notes(perf)  # inference / storage: what goes on each fabric
     reasons += [Reason(t, e, "workload") for t, e in notes]
     for k, why in out_of_budget.items():
