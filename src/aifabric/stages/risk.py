@@ -215,6 +215,7 @@ class RiskEvidence:
     # the congested traffic mix is the storage incast: its share of time moves with the storage share
     # (one setting); False when the user set --congestion-share apart from it
     congestion_is_storage: bool = True
+    storage_on_fabric: bool = False  # the deployment's storage placement (the tail check reads it)
 
     def fabric(self, key: str) -> FabricRisk | None:
         return next((f for f in self.fabrics if f.key == key), None)
@@ -611,6 +612,7 @@ def assess(
         tuple(out),
         jitter,
         congestion_is_storage,
+        dep.storage_on_fabric,
     )
 
 
