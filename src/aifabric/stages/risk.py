@@ -39,6 +39,12 @@ from aifabric.scenario import RiskSpec
 from aifabric.stages import testbed as T
 from aifabric.stages.design import is_adaptive
 from aifabric.stages.performance import iteration_slowdown
+from aifabric.stages.risk_interruptions import (  # noqa: F401  (re-exported)
+    _components,
+    _routing_kind,
+    interruption_events,
+    interruptions,
+)
 from aifabric.stages.risk_library import LOSSY_P_D, DesignView
 from aifabric.stages.risk_rates import (  # noqa: F401  (re-exported: the stage's public names)
     DAYS_TO_FIND,
@@ -63,7 +69,7 @@ from aifabric.stages.risk_rates import (  # noqa: F401  (re-exported: the stage'
     Rate,
     failure_assumptions,
 )
-from aifabric.stages.risk_redundancy import SWITCH_REPAIR_HOURS, switch_counts, switch_failures
+from aifabric.stages.risk_redundancy import SWITCH_REPAIR_HOURS, switch_failures
 from aifabric.stages.testbed import (
     CONGESTION_SHARE,
     LIBRARY,
@@ -250,13 +256,6 @@ def _slowdown(workload, perf, network, comm_slowdown: float, extra: bool = False
     return iteration_slowdown(workload, perf, net)
 
 
-def _components(plan: dict, which: str) -> int:
-    links = plan.get("links") or {}
-    host = int(links.get("host-leaf", plan.get("nics", 0)))
-    fabric = int(sum(v for k, v in links.items() if k != "host-leaf"))
-    return {"nics": int(plan.get("nics", host)), "fabric-links": fabric, "host-links": host}[which]
-
-
 def _p_d(
     sid: str, kind: str, plan: dict, expertise: str, spec: RiskSpec
 ) -> tuple[float, float, float, float, float, float, str]:
@@ -287,73 +286,6 @@ def _p_d(
     if sid == "pfc-watchdog-off":  # the fault happens and the watchdog is off (a mistake)
         return pm, pl, ph, d, dl, dh, basis
     return 1.0, 1.0, 1.0, d, dl, dh, basis
-
-
-def _routing_kind(fd) -> str:
-    """adaptive | static (IB) | ecmp (RoCE): the key of :data:`REROUTE_S`."""
-    if is_adaptive(fd.routing):
-        return "adaptive"
-    return "static" if fd.technology == "infiniband" else "ecmp"
-
-
-def interruption_events(plan: dict, technology: str, routing: str, spec: RiskSpec | None = None) -> dict:
-    """Job-stopping failures a year per component (mid / low / high), counted from the plan's bill of
-    materials; the same rule on both fabrics: every NIC fault; a host-link or leaf fault where the NIC
-    is single-homed; a fabric-link or spine / core fault only where detection + re-route
-    (:data:`REROUTE_S`) outlasts NCCL's retry budget. ``risk.probability.link-failure`` (faults per
-    1,000 links a year) replaces the link rate here too."""
-    spec = spec or RiskSpec()
-    nics, host = _components(plan, "nics"), _components(plan, "host-links")
-    fabric = _components(plan, "fabric-links")
-    leaves, uppers = switch_counts(plan)
-    reroute = REROUTE_S[(technology, routing)]
-    stops = [r > NCCL_RETRY_BUDGET_S for r in reroute]
-    link = (spec.probability["link-failure"],) * 3 if "link-failure" in spec.probability else LINK_FAULTS
-    dual = bool(plan.get("dual_tor"))  # dual-ToR: host-link and leaf faults slow (risk_redundancy)
-
-    def at(i: int) -> dict[str, float]:
-        sw = SWITCH_FAULTS_PER_1000_YEAR[i] / 1000
-        return {
-            "nic": nics * NIC_FAULTS[i] / 1000,
-            "host_link": 0.0 if dual else host * link[i] / 1000,
-            "fabric_link": fabric * link[i] / 1000 if stops[i] else 0.0,
-            "leaf": 0.0 if dual else leaves * sw,
-            "spine_core": uppers * sw if stops[i] else 0.0,
-        }
-
-    return {
-        "by_component": [at(0), at(1), at(2)],
-        "counts": {
-            "nics": nics,
-            "host_links": host,
-            "fabric_links": fabric,
-            "leaves": leaves,
-            "spines": uppers,
-        },
-        "reroute_s": reroute,
-        "stops": stops,
-    }
-
-
-def interruptions(fd, spec: RiskSpec) -> tuple[float, float, float, dict]:
-    """Goodput lost to job interruptions (share of GPU-hours, mid / low / high) and its numbers."""
-    ev = interruption_events(fd.plan.to_dict(), fd.technology, _routing_kind(fd), spec)
-    hours = (spec.interrupt_hours,) * 3 if spec.interrupt_hours else INTERRUPT_HOURS
-    per_year = [sum(c.values()) for c in ev["by_component"]]
-    loss = [min(1.0, n * h / HOURS_PER_YEAR) for n, h in zip(per_year, hours, strict=True)]
-    detail = {
-        "interruptions_per_year": per_year[0],
-        "interruptions_per_year_range": [per_year[1], per_year[2]],
-        "interruptions_per_year_by_component": ev["by_component"][0],
-        "hours_per_interruption": hours[0],
-        **ev["counts"],
-        "reroute_s": ev["reroute_s"][0],
-        "reconvergence_s": ev["reroute_s"][0],  # the name before issue 25
-        "nccl_retry_budget_s": NCCL_RETRY_BUDGET_S,
-        "fabric_link_failure_stops_the_job": ev["stops"][0],
-        "basis": INTERRUPT_BASIS,
-    }
-    return loss[0], loss[1], loss[2], detail
 
 
 def _jitter(rm: RiskMeasurement, workload, perf, network) -> dict:

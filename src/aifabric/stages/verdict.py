@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from aifabric.stages.decide import Decision, Reason
+from aifabric.stages.decision import Decision, Reason
 
 WORDS = {
     "storage.placement": "storage traffic placement",
