@@ -416,8 +416,10 @@ def register(app: typer.Typer) -> None:
         from aifabric.cli import run_guarded
 
         def body() -> int:
+            from aifabric.cli._outpaths import check_out_file, write_guarded
             from aifabric.hardware.catalog import load_catalog
 
+            check_out_file(report, "--report")  # before any work (issue 32)
             adv, name, training, risk, inference, storage = build_advisor(
                 scenario,
                 {
@@ -470,8 +472,6 @@ def register(app: typer.Typer) -> None:
                 from aifabric.scenario import RiskSpec
 
                 risk = (risk or RiskSpec()).model_copy(update={"switch_failures": True})
-            if report is not None and not report.parent.exists():
-                raise InputError("folder does not exist", field="--report", value=str(report))
             cat = load_catalog(catalog_file)
             cal = load_calibration(calibration)
             result = _run(
@@ -496,7 +496,7 @@ def register(app: typer.Typer) -> None:
             if report is not None:
                 from aifabric.report.html import write_report
 
-                write_report(result, report)
+                write_guarded(lambda: write_report(result, report), "--report", report)
                 result["report"] = str(report)
             if as_json:
                 slim = {

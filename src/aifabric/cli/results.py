@@ -36,13 +36,15 @@ def register(app: typer.Typer) -> None:
         from aifabric.cli import run_guarded
 
         def body() -> int:
+            from aifabric.cli._outpaths import check_out_file, write_guarded
             from aifabric.sweep.query import query
 
+            check_out_file(csv, "--csv")
             df = query(folder, sql=sql, where=where, table=table, columns=columns, ci=ci, limit=limit)
             if csv is not None:
                 from aifabric.sweep.query import write_csv
 
-                write_csv(df, csv)
+                write_guarded(lambda: write_csv(df, csv), "--csv", csv)
             if as_json:
                 typer.echo(json.dumps({"rows": _records(df)}, indent=2, default=str))
             else:

@@ -72,6 +72,9 @@ def register(app: typer.Typer) -> None:
             from aifabric.sweep.runner import run_study
             from aifabric.sweep.study import load_study
 
+            from aifabric.cli._outpaths import check_out_folder
+
+            check_out_folder(out, "--out")
             st = load_study(study, validate_point=validator(available_commands()))
             addr = address or os.environ.get("RAY_ADDRESS") or None
             res = run_study(
