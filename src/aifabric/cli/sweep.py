@@ -68,11 +68,10 @@ def register(app: typer.Typer) -> None:
         from aifabric.cli import run_guarded
 
         def body() -> int:
+            from aifabric.cli._outpaths import check_out_folder
             from aifabric.sweep.commands import validator
             from aifabric.sweep.runner import run_study
             from aifabric.sweep.study import load_study
-
-            from aifabric.cli._outpaths import check_out_folder
 
             check_out_folder(out, "--out")
             st = load_study(study, validate_point=validator(available_commands()))
