@@ -887,6 +887,41 @@ def _errors_from_validation(
     return out
 
 
+_SHOWN_KEYS = 3  # unknown keys named in one line before "and N more"
+
+
+def _collapse_unknown(errors: list[InputError]) -> list[InputError]:
+    """Unknown keys of one mapping as one line once there are more than a few: the first
+    :data:`_SHOWN_KEYS` names and a count (a file with thousands of stray keys is one line)."""
+
+    def parent(e: InputError) -> tuple:
+        return (e.file, (e.field or "").rpartition(".")[0])
+
+    groups: dict[tuple, list[InputError]] = {}
+    for e in errors:
+        if e.problem == "unknown key":
+            groups.setdefault(parent(e), []).append(e)
+    out, done = [], set()
+    for e in errors:
+        group = groups.get(parent(e)) if e.problem == "unknown key" else None
+        if not group or len(group) <= _SHOWN_KEYS:
+            out.append(e)
+            continue
+        if parent(e) in done:
+            continue
+        done.add(parent(e))
+        names = [(g.field or "").rpartition(".")[2] for g in group]
+        out.append(
+            InputError(
+                f"unknown keys {', '.join(names[:_SHOWN_KEYS])} (and {len(names) - _SHOWN_KEYS:,} more)",
+                file=e.file,
+                field=parent(e)[1] or "(top level)",
+                allowed=e.allowed,
+            )
+        )
+    return out
+
+
 def validation_errors(
     exc: ValidationError, file: str | None, model: type[BaseModel], prefix: str = ""
 ) -> InputErrors:
@@ -910,7 +945,7 @@ def validation_errors(
             f"{prefix}.{e.field}" if prefix and e.field and e.field != "(top level)" else (prefix or e.field)
         )
         out.append(InputError(e.problem, file=e.file, field=field, value=e.value, allowed=e.allowed))
-    return InputErrors(out)
+    return InputErrors(_collapse_unknown(out))
 
 
 def scenario_from_dict(data: Any, file: str | None = None) -> Scenario:
@@ -929,7 +964,7 @@ def scenario_from_dict(data: Any, file: str | None = None) -> Scenario:
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:
-        raise InputErrors(_errors_from_validation(exc, file, Scenario)) from None
+        raise InputErrors(_collapse_unknown(_errors_from_validation(exc, file, Scenario))) from None
 
 
 class DuplicateKeyError(yaml.YAMLError):
@@ -961,9 +996,12 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def load_yaml(text: str) -> Any:
-    """``yaml.safe_load`` that raises :class:`DuplicateKeyError` for a key given twice."""
-    return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+def load_yaml(text: str, file: str | None = None) -> Any:
+    """``yaml.safe_load`` that raises :class:`DuplicateKeyError` for a key given twice, within
+    :mod:`aifabric.yamlsafe`'s depth, key and size caps (an InputError naming ``file``)."""
+    from aifabric import yamlsafe
+
+    return yamlsafe.load(text, file, _StrictLoader)
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -977,7 +1015,9 @@ def load_scenario(path: str | Path) -> Scenario:
     except InputError as exc:
         raise InputErrors([exc]) from None
     try:
-        data = load_yaml(text)
+        data = load_yaml(text, str(path))
+    except InputError as exc:
+        raise InputErrors([exc]) from None
     except DuplicateKeyError as exc:
         raise InputErrors(
             [

@@ -813,15 +813,13 @@ def load_catalog(override: str | Path | None = None) -> Catalog:
     if override is None:
         return base
     file = str(override)
-    try:
-        text = Path(override).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    from aifabric.memory import read_text
+
+    try:  # a regular file (not /dev/zero, not a folder), of a size memory can hold, UTF-8
+        text = read_text(Path(override), "catalog file", bytes_per_byte=100)
+    except InputError as exc:
         raise InputError(
-            f"cannot read catalog file: {reason}",
-            file=file,
-            field="catalog",
-            allowed="a readable UTF-8 YAML file",
+            exc.problem, file=file, field="catalog", allowed="a readable UTF-8 YAML file"
         ) from None
     data = _parse_yaml(text, file)
     if data is None:
@@ -912,8 +910,10 @@ def _merge(record: _Record, entry: dict[str, Any], file: str) -> dict[str, Any]:
 # Parsing helpers and error messages
 # --------------------------------------------------------------------------------------------
 def _parse_yaml(text: str, file: str) -> Any:
+    from aifabric import yamlsafe
+
     try:
-        return yaml.safe_load(text)
+        return yamlsafe.load(text, file)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "YAML"
