@@ -159,6 +159,10 @@ def register(app: typer.Typer) -> None:
                 raise InputError(
                     "planes out of range", field="--planes", value=planes, allowed=f"1..{MAX_PLANES}"
                 )
+            from aifabric.scenario import MAX_COUNT
+
+            if not 1 <= gpus <= MAX_COUNT:
+                raise InputError("out of range", field="--gpus", value=gpus, allowed=f"1..{MAX_COUNT:,}")
             cat = load_catalog()
             p = plan_fabric(
                 gpus, tech, cat, gpu=gpu.lower(), nic_rate_gbps=_parse_rate_gbps(nic_rate), planes=planes

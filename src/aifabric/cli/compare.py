@@ -63,7 +63,7 @@ def build_advisor(scenario_path: Path | None, flags: dict, section_flags: dict |
     """Advisor inputs: built-in defaults < the scenario file's ``advisor:`` < command-line flags;
     ``section_flags`` (``--ttft-ms``, ``--itl-ms``, ``--checkpoint-period``) set keys of the
     ``inference:`` / ``storage:`` sections over the file's."""
-    from aifabric.scenario import AdvisorSpec, load_scenario
+    from aifabric.scenario import load_scenario
 
     base = {}
     name = "built-in default (1,024 H100, Llama-3 70B training)"
@@ -80,6 +80,8 @@ def build_advisor(scenario_path: Path | None, flags: dict, section_flags: dict |
     for key, value in flags.items():
         if value is None:
             continue
+        if isinstance(value, str) and not value.strip():
+            raise InputError("empty value", field=f"--{key.replace('_', '-')}", value=value)
         if key in CHOICES and value not in CHOICES[key]:
             raise InputError(
                 "not an allowed value",
@@ -124,7 +126,35 @@ def build_advisor(scenario_path: Path | None, flags: dict, section_flags: dict |
         if not 0 < value < float("inf"):
             raise InputError("must be a positive number", field=flag, value=value)
         sections[section] = {**(sections[section] or {}), skey: value}
-    return Asked(AdvisorSpec(**base), name, training, risk, sections["inference"], sections["storage"])
+    return Asked(
+        _advisor(base, flags, scenario_path), name, training, risk, sections["inference"], sections["storage"]
+    )
+
+
+def _advisor(base: dict, flags: dict, scenario_path: Path | None):
+    """``AdvisorSpec(**base)``; a value out of its range is one line naming the flag that gave it
+    (or the scenario file's ``advisor.KEY``), never an internal ValidationError."""
+    from pydantic import ValidationError
+
+    from aifabric.scenario import AdvisorSpec, validation_errors
+
+    try:
+        return AdvisorSpec(**base)
+    except ValidationError as exc:
+        errs = validation_errors(exc, None, AdvisorSpec).errors
+        e = errs[0]
+        key = (e.field or "").split(".")[0]
+        if flags.get(key) is not None:
+            raise InputError(
+                e.problem, field=f"--{key.replace('_', '-')}", value=e.value, allowed=e.allowed
+            ) from None
+        raise InputError(
+            e.problem,
+            file=str(scenario_path) if scenario_path else None,
+            field=f"advisor.{e.field}",
+            value=e.value,
+            allowed=e.allowed,
+        ) from None
 
 
 def check_compute_efficiency(value: float | None) -> None:
@@ -424,7 +454,7 @@ def register(app: typer.Typer) -> None:
                 scenario,
                 {
                     "gpus": gpus,
-                    "gpu": gpu.lower() if gpu else None,
+                    "gpu": gpu.lower() if gpu is not None else None,
                     "workload": workload,
                     "model": model,
                     "jitter_sensitivity": jitter,

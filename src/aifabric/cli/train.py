@@ -57,7 +57,7 @@ def register(app: typer.Typer) -> None:
                 scenario,
                 {
                     "gpus": gpus,
-                    "gpu": gpu.lower() if gpu else None,
+                    "gpu": gpu.lower() if gpu is not None else None,
                     "model": model,
                     "roce_routing": roce_routing,
                     "ib_routing": ib_routing,
