@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 
+from aifabric.cli._json import dumps
 from aifabric.errors import InputError
 
 TRANSPORT_WORDS = ("ib", "roce", "efa", "socket", "unknown")
@@ -117,7 +117,7 @@ def register(app: typer.Typer) -> None:
                     "out": str(out),
                     "report": str(report) if report else None,
                 }
-                typer.echo(json.dumps(calibration._plain(body), indent=2))
+                typer.echo(dumps(calibration._plain(body), indent=2))
             else:
                 _print(fits, doc, out, report)
             return 0

@@ -6,6 +6,7 @@ import json
 
 import typer
 
+from aifabric.cli._json import dumps
 from aifabric.errors import InputError
 
 OPS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast")
@@ -224,7 +225,7 @@ def register(app: typer.Typer) -> None:
                     typer.echo(f"warning: {w}", err=True)
             if as_json:
                 typer.echo(
-                    json.dumps(
+                    dumps(
                         {
                             "op": op,
                             "gpus": gpus,

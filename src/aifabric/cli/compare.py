@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import typer
 
+from aifabric.cli._json import dumps
 from aifabric.errors import InputError
 
 CHOICES = {
@@ -536,7 +536,7 @@ def register(app: typer.Typer) -> None:
                         for f in result["fabrics"]
                     ],
                 }
-                typer.echo(json.dumps(slim, indent=2, default=float))
+                typer.echo(dumps(slim, indent=2, default=float))
             else:
                 from aifabric.report.terminal import print_comparison
 

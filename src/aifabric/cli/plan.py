@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 
+from aifabric.cli._json import dumps
 from aifabric.errors import InputError
 
 
@@ -289,7 +289,7 @@ def register(app: typer.Typer) -> None:
                     "fabric's capex_input_usd and the BOM's price_input lines): the ratio is conditional on them",
                 }
             if as_json:
-                typer.echo(json.dumps(out, indent=2))
+                typer.echo(dumps(out, indent=2))
             elif as_csv:
                 _print_csv(out)
             elif as_md:

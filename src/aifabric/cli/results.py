@@ -3,10 +3,11 @@ study's results database (DuckDB over the study's Parquet files)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
+
+from aifabric.cli._json import dumps
 
 
 def register(app: typer.Typer) -> None:
@@ -46,7 +47,7 @@ def register(app: typer.Typer) -> None:
 
                 write_guarded(lambda: write_csv(df, csv), "--csv", csv)
             if as_json:
-                typer.echo(json.dumps({"rows": _records(df)}, indent=2, default=str))
+                typer.echo(dumps({"rows": _records(df)}, indent=2, default=str))
             else:
                 _print(df, csv)
             return 0

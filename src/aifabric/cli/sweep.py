@@ -4,11 +4,12 @@ finish, a study report at DIR/report.html. Starting it again on the same DIR res
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import typer
+
+from aifabric.cli._json import dumps
 
 
 def invoke(argv: list[str]) -> tuple[int, str, str]:
@@ -93,7 +94,7 @@ def register(app: typer.Typer) -> None:
             )
             if as_json:
                 typer.echo(line, err=True)
-                typer.echo(json.dumps(res.to_dict(), indent=2))
+                typer.echo(dumps(res.to_dict(), indent=2))
             else:
                 typer.echo(line)
             return 1 if res.failed else 0

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import typer
 
+from aifabric.cli._json import dumps
+
 
 def register(app: typer.Typer) -> None:
     @app.command("validate")
@@ -134,7 +136,6 @@ def _check_sections(sc, file: str) -> None:
 
 def _routing(as_json: bool) -> int:
     """The routing-mode table of :mod:`aifabric.stages.routing_validation`."""
-    import json
 
     from aifabric.stages.routing_validation import METRIC, format_table, routing_table
 
@@ -145,7 +146,7 @@ def _routing(as_json: bool) -> int:
     n_agree = sum(1 for r in agree if r["engines_agree"])
     if as_json:
         typer.echo(
-            json.dumps(
+            dumps(
                 {
                     "metric": METRIC,
                     "modes": rows,
@@ -167,13 +168,12 @@ def _routing(as_json: bool) -> int:
 
 def _pfc(as_json: bool) -> int:
     """The PFC trigger table of :mod:`aifabric.sim.pfc_validation`."""
-    import json
 
     from aifabric.sim.pfc_validation import format_table, pfc_trigger_table
 
     rows = pfc_trigger_table()
     if as_json:
-        typer.echo(json.dumps({"cases": rows}))
+        typer.echo(dumps({"cases": rows}))
     else:
         typer.echo(format_table(rows))
     return 0
@@ -181,7 +181,6 @@ def _pfc(as_json: bool) -> int:
 
 def _published(as_json: bool) -> int:
     """The validation table of :mod:`aifabric.workload.llm.validation` (sources, tolerance ±10 %)."""
-    import json
 
     from aifabric.workload.collective_validation import collective_validation_table, format_collective_table
     from aifabric.workload.llm.attention_check import ATTENTION_TOLERANCE, attention_validation_table
@@ -208,7 +207,7 @@ def _published(as_json: bool) -> int:
     attn_ok = sum(1 for r in attn_checked if r["within_tolerance"])
     if as_json:
         typer.echo(
-            json.dumps(
+            dumps(
                 {
                     "cases": rows,
                     "within_tolerance": ok,
