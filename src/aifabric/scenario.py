@@ -128,10 +128,16 @@ PosTime = Annotated[int, _unit(parse_time), Field(gt=0, le=MAX_PS)]
 Mtu = Annotated[int, _unit(parse_size, bare_ok=True), Field(ge=64, le=65536)]
 
 
+def _not_bool(v):
+    if isinstance(v, bool):  # pydantic's int would read true as 1 (seed: true)
+        raise ValueError("a boolean is not a number; allowed: an integer")
+    return v
+
+
 def _count(lo: int, hi: int = MAX_COUNT):
-    """An integer count in [lo, hi] (YAML booleans and floats such as 2.5 are rejected by strict
-    int parsing; 4.0 is accepted as 4 by pydantic)."""
-    return Annotated[int, Field(ge=lo, le=hi)]
+    """An integer count in [lo, hi]: YAML booleans are refused, floats such as 2.5 are rejected
+    by int parsing (4.0 is accepted as 4 by pydantic)."""
+    return Annotated[int, BeforeValidator(_not_bool), Field(ge=lo, le=hi)]
 
 
 class _Model(BaseModel):
@@ -194,6 +200,16 @@ class TopologySpec(_Model):
                 f"{', '.join(extra)} not used by kind {self.kind}; "
                 f"allowed: {', '.join(sorted(required | optional | common))}"
             )
+        if self.kind == "rail-optimized":
+            # the rail builder's rule (topology.builders.rail_sizing): a rail leaf holds at least
+            # one scalable unit, so a node has at most radix / 2 rails (GPUs with their own NIC)
+            g, radix = self.gpus_per_node or 8, self.radix or 64
+            if g > radix // 2:
+                raise _at(
+                    "gpus_per_node",
+                    f"{g} GPUs per node need {g} rail leaves of radix {radix}: a rail leaf must hold "
+                    f"at least one scalable unit (allowed: at most {radix // 2} for radix {radix})",
+                )
         return self
 
     @field_validator("k")
@@ -570,6 +586,12 @@ class FabricSpec(_Model):
                         f"xon ({o.xon} B) must not exceed xoff ({xoff} B, the "
                         f"fabric's, as the override gives none)",
                     )
+        if self.header_bytes >= self.mtu_bytes:
+            raise _at(
+                "header",
+                f"a header of {self.header_bytes} B is not smaller than the MTU ({self.mtu_bytes} B "
+                f"payload): no packet carries data (allowed: header < mtu; RoCEv2 62 B, IB 26 B)",
+            )
         if self.congestion_control == "dcqcn" and not self.ecn.enabled:
             raise ValueError("congestion_control dcqcn needs ecn.enabled: true (DCQCN reacts to ECN marks)")
         if (
