@@ -116,7 +116,6 @@ def _prepare(sc, file: str, mode, out, force, json_flows) -> Prepared:
     if sc.workload is None:
         raise InputError("a simulation needs a workload", field="workload", allowed="a workload: section")
     topo = checked_topology(sc, m)
-    check_progress(sc, topo, m)
     w = sc.workload
     maxhop = 2 * int(topo.node_tier.max(initial=0)) + 2
     if w.kind == "collective":
@@ -125,6 +124,7 @@ def _prepare(sc, file: str, mode, out, force, json_flows) -> Prepared:
 
     nf = estimate_flow_count(sc, topo)
     _check_flows_memory(m, nf, topo, maxhop, sc.fabric, json_flows, "the workload")
+    check_progress(sc, topo, m)
     flows = flow_columns(sc, topo)
     if not len(flows):
         raise InputError(
@@ -295,6 +295,7 @@ def _prepare_collective(sc, file, mode, topo, maxhop, json_flows) -> Prepared:
     # the largest network step: all-to-all sends between every pair, the others ~2 flows per rank
     nf = ranks * (ranks - 1) if w.op == "all-to-all" else 4 * ranks
     _check_flows_memory(mode, nf, topo, maxhop, sc.fabric, json_flows, "the collective's largest step")
+    check_progress(sc, topo, mode)
     if mode == "packet":
         from aifabric.sim.collective import _check_fabric
 
