@@ -108,7 +108,7 @@ def check_out_folder(path: str | Path | None, flag: str) -> None:
         raise _err("empty path", flag, path, allowed)
     p = Path(text)
     if p.exists() and not p.is_dir():
-        raise _err("exists and is not a folder", flag, path, allowed)
+        raise _err("not a folder (a file exists there)", flag, path, allowed)
     # the nearest existing ancestor must be a writable folder (the rest is created)
     anc = p
     while not anc.exists() and anc != anc.parent:
