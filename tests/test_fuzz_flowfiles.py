@@ -169,3 +169,33 @@ def test_fuzz_flow_size_cdf(tmp_path_factory, rows):
         return
     assert cdf.shape[1] == 2 and cdf[-1, 1] == 1.0 and cdf_mean(cdf) >= 1
     assert np.all(np.diff(cdf[:, 0]) >= 0) and np.all(np.diff(cdf[:, 1]) >= 0)
+
+
+@st.composite
+def endpoint_rows(draw):
+    """Well-formed htsim rows (0..3 flows) whose endpoints may lie outside the topology."""
+    rows = []
+    for i in range(draw(st.integers(0, 3))):
+        s, d = draw(st.integers(0, HOSTS + 3)), draw(st.integers(0, HOSTS + 3))
+        rows.append(f"{s}->{d} id {i + 1} start 0 size {draw(st.integers(1, 20_000))}")
+    return "\n".join([f"Nodes {HOSTS}", f"Connections {len(rows)}", *rows]) + "\n"
+
+
+@FUZZ
+@given(text=endpoint_rows())
+def test_fuzz_flow_file_runs_something(tmp_path_factory, text):
+    """A flow file with no flows, or with an endpoint outside the topology, is refused (exit 2,
+    by validate and simulate alike); a run that starts has at least one flow (issue 32: such
+    files ran and reported nothing)."""
+    import json
+
+    tmp = tmp_path_factory.mktemp("ff")
+    p = _scenario(tmp, "flows.cm", text)
+    s = cli(["simulate", str(p), "--json", "--no-progress"], bound_s=30)
+    assert_clean(s, ["simulate", str(p)])
+    v = cli(["validate", str(p)], bound_s=30)
+    assert (v.code == 2) == (s.code == 2), (text, v.stderr, s.stderr)
+    if s.code != 2:
+        assert json.loads(s.stdout)["summary"]["flows"] >= 1, text
+    if "Connections 0" in text:
+        assert s.code == 2 and "no flows" in s.stderr, s.stderr

@@ -128,10 +128,16 @@ PosTime = Annotated[int, _unit(parse_time), Field(gt=0, le=MAX_PS)]
 Mtu = Annotated[int, _unit(parse_size, bare_ok=True), Field(ge=64, le=65536)]
 
 
+def _not_bool(v):
+    if isinstance(v, bool):  # pydantic's int would read true as 1 (seed: true)
+        raise ValueError("a boolean is not a number; allowed: an integer")
+    return v
+
+
 def _count(lo: int, hi: int = MAX_COUNT):
-    """An integer count in [lo, hi] (YAML booleans and floats such as 2.5 are rejected by strict
-    int parsing; 4.0 is accepted as 4 by pydantic)."""
-    return Annotated[int, Field(ge=lo, le=hi)]
+    """An integer count in [lo, hi]: YAML booleans are refused, floats such as 2.5 are rejected
+    by int parsing (4.0 is accepted as 4 by pydantic)."""
+    return Annotated[int, BeforeValidator(_not_bool), Field(ge=lo, le=hi)]
 
 
 class _Model(BaseModel):
@@ -194,6 +200,16 @@ class TopologySpec(_Model):
                 f"{', '.join(extra)} not used by kind {self.kind}; "
                 f"allowed: {', '.join(sorted(required | optional | common))}"
             )
+        if self.kind == "rail-optimized":
+            # the rail builder's rule (topology.builders.rail_sizing): a rail leaf holds at least
+            # one scalable unit, so a node has at most radix / 2 rails (GPUs with their own NIC)
+            g, radix = self.gpus_per_node or 8, self.radix or 64
+            if g > radix // 2:
+                raise _at(
+                    "gpus_per_node",
+                    f"{g} GPUs per node need {g} rail leaves of radix {radix}: a rail leaf must hold "
+                    f"at least one scalable unit (allowed: at most {radix // 2} for radix {radix})",
+                )
         return self
 
     @field_validator("k")
@@ -570,6 +586,12 @@ class FabricSpec(_Model):
                         f"xon ({o.xon} B) must not exceed xoff ({xoff} B, the "
                         f"fabric's, as the override gives none)",
                     )
+        if self.header_bytes >= self.mtu_bytes:
+            raise _at(
+                "header",
+                f"a header of {self.header_bytes} B is not smaller than the MTU ({self.mtu_bytes} B "
+                f"payload): no packet carries data (allowed: header < mtu; RoCEv2 62 B, IB 26 B)",
+            )
         if self.congestion_control == "dcqcn" and not self.ecn.enabled:
             raise ValueError("congestion_control dcqcn needs ecn.enabled: true (DCQCN reacts to ECN marks)")
         if (
@@ -898,6 +920,41 @@ def _errors_from_validation(
     return out
 
 
+_SHOWN_KEYS = 3  # unknown keys named in one line before "and N more"
+
+
+def _collapse_unknown(errors: list[InputError]) -> list[InputError]:
+    """Unknown keys of one mapping as one line once there are more than a few: the first
+    :data:`_SHOWN_KEYS` names and a count (a file with thousands of stray keys is one line)."""
+
+    def parent(e: InputError) -> tuple:
+        return (e.file, (e.field or "").rpartition(".")[0])
+
+    groups: dict[tuple, list[InputError]] = {}
+    for e in errors:
+        if e.problem == "unknown key":
+            groups.setdefault(parent(e), []).append(e)
+    out, done = [], set()
+    for e in errors:
+        group = groups.get(parent(e)) if e.problem == "unknown key" else None
+        if not group or len(group) <= _SHOWN_KEYS:
+            out.append(e)
+            continue
+        if parent(e) in done:
+            continue
+        done.add(parent(e))
+        names = [(g.field or "").rpartition(".")[2] for g in group]
+        out.append(
+            InputError(
+                f"unknown keys {', '.join(names[:_SHOWN_KEYS])} (and {len(names) - _SHOWN_KEYS:,} more)",
+                file=e.file,
+                field=parent(e)[1] or "(top level)",
+                allowed=e.allowed,
+            )
+        )
+    return out
+
+
 def validation_errors(
     exc: ValidationError, file: str | None, model: type[BaseModel], prefix: str = ""
 ) -> InputErrors:
@@ -921,7 +978,7 @@ def validation_errors(
             f"{prefix}.{e.field}" if prefix and e.field and e.field != "(top level)" else (prefix or e.field)
         )
         out.append(InputError(e.problem, file=e.file, field=field, value=e.value, allowed=e.allowed))
-    return InputErrors(out)
+    return InputErrors(_collapse_unknown(out))
 
 
 def scenario_from_dict(data: Any, file: str | None = None) -> Scenario:
@@ -940,7 +997,7 @@ def scenario_from_dict(data: Any, file: str | None = None) -> Scenario:
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:
-        raise InputErrors(_errors_from_validation(exc, file, Scenario)) from None
+        raise InputErrors(_collapse_unknown(_errors_from_validation(exc, file, Scenario))) from None
 
 
 class DuplicateKeyError(yaml.YAMLError):
@@ -972,9 +1029,12 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def load_yaml(text: str) -> Any:
-    """``yaml.safe_load`` that raises :class:`DuplicateKeyError` for a key given twice."""
-    return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+def load_yaml(text: str, file: str | None = None) -> Any:
+    """``yaml.safe_load`` that raises :class:`DuplicateKeyError` for a key given twice, within
+    :mod:`aifabric.yamlsafe`'s depth, key and size caps (an InputError naming ``file``)."""
+    from aifabric import yamlsafe
+
+    return yamlsafe.load(text, file, _StrictLoader)
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -988,7 +1048,9 @@ def load_scenario(path: str | Path) -> Scenario:
     except InputError as exc:
         raise InputErrors([exc]) from None
     try:
-        data = load_yaml(text)
+        data = load_yaml(text, str(path))
+    except InputError as exc:
+        raise InputErrors([exc]) from None
     except DuplicateKeyError as exc:
         raise InputErrors(
             [

@@ -139,12 +139,17 @@ def _is_ini(p: Path) -> bool:
 
 
 def _read(p: Path) -> str:
+    import stat
+
     try:
-        size = p.stat().st_size
+        st = p.stat()
     except FileNotFoundError:
         raise InputError("no such file", file=str(p)) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.__class__.__name__}", file=str(p)) from None
+    if not stat.S_ISREG(st.st_mode):  # /dev/zero, a FIFO: reading would never end
+        raise InputError("not a regular file", file=str(p), allowed="a config file")
+    size = st.st_size
     if size > MAX_TEXT_BYTES:
         raise InputError(
             f"file too large ({size} bytes)", file=str(p), allowed=f"at most {MAX_TEXT_BYTES} bytes"

@@ -33,6 +33,48 @@ PLATFORMS = {
 }
 ECN_PRESETS = {"nvidia": (150_000, 1_500_000, 100), "sonic": (1_048_576, 2_097_152, 5)}
 PFCWD_MS = 200  # hardware-facts §E.2 defaults (detection, restoration, poll)
+# Ethernet port speeds in Mb/s (IEEE 802.3 rates SONiC's PORT.speed takes, formats.md §1.1 and
+# pg_profile_lookup.ini rows): a speed between them (400.5G) is no port speed.
+PORT_SPEEDS_MBPS = (1000, 10000, 25000, 40000, 50000, 100000, 200000, 400000, 800000, 1600000)
+# Port MTU per dialect: at least 1280 (IPv6's minimum link MTU, RFC 8200 §5; RoCEv2 runs over
+# IP), at most SONiC PORT.mtu's YANG range top 9216 (formats.md §1.1), NVUE 9216, EOS 9214.
+MTU_RANGE = {"sonic": (1280, 9216), "nvue": (1280, 9216), "eos": (1280, 9214)}
+# ASSUMPTION (no public source): a shared buffer above 1 GiB is a typing mistake — on-chip switch
+# buffers are tens to hundreds of MB (the largest in the packaged catalog: 165 MB).
+MAX_BUFFER_BYTES = 2**30
+_HOSTNAME = re.compile(
+    r"(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*"
+)
+
+
+def _check_switch(switch: str) -> None:
+    """A hostname as RFC 1123 allows it: labels of letters, digits and hyphens, ≤ 63 characters."""
+    if not isinstance(switch, str) or not _HOSTNAME.fullmatch(switch):
+        raise InputError(
+            "bad switch name",
+            field="--switch",
+            value=switch,
+            allowed="a hostname (RFC 1123: letters, digits, hyphens, dots; labels ≤ 63 characters)",
+        )
+
+
+def _check_mtu(mtu: int, os: str) -> None:
+    lo, hi = MTU_RANGE[os]
+    if isinstance(mtu, bool) or not lo <= mtu <= hi:
+        raise InputError(f"MTU out of range for {os}", field="--mtu", value=mtu, allowed=f"{lo}..{hi}")
+
+
+def _check_speed(speed: str, rate_bps: int) -> int:
+    """The port speed in Mb/s, one of :data:`PORT_SPEEDS_MBPS`."""
+    mbps = rate_bps / 10**6
+    if mbps not in PORT_SPEEDS_MBPS:
+        raise InputError(
+            "not an Ethernet port speed",
+            field="--speed",
+            value=speed,
+            allowed=", ".join(f"{m // 1000}G" for m in PORT_SPEEDS_MBPS),
+        )
+    return int(mbps)
 
 
 def _ports(spec: str | int, speed_mbps: int) -> list[str]:
@@ -47,6 +89,13 @@ def _ports(spec: str | int, speed_mbps: int) -> list[str]:
         raise InputError(
             "bad port list", field="--ports", value=spec, allowed="a count or Ethernet0,Ethernet8,..."
         )
+    dup = sorted({p for p in names if names.count(p) > 1})
+    if dup:
+        raise InputError(
+            f"port {dup[0]} given more than once", field="--ports", value=spec, allowed="each port once"
+        )
+    if len(names) > 512:
+        raise InputError("too many ports", field="--ports", value=len(names), allowed="1..512")
     return names
 
 
@@ -73,6 +122,8 @@ def roce_config(
         raise InputError("unknown ASIC", field="--asic", value=asic, allowed=", ".join(ASICS))
     if ecn not in ECN_PRESETS:
         raise InputError("unknown ECN preset", field="--ecn", value=ecn, allowed=", ".join(ECN_PRESETS))
+    _check_switch(switch)
+    _check_mtu(mtu, "sonic")
     try:
         s = speed.strip()
         rate = parse_rate(s + "bps" if s[-1:].upper() in "GMK" else s)
@@ -82,9 +133,11 @@ def roce_config(
         raise InputError(
             "cannot read the value", field="--speed/--cable/--buffer", value=exc.value, allowed=exc.allowed
         ) from None
-    speed_mbps = rate // 10**6
-    if rate % 10**6 or speed_mbps <= 0 or speed_mbps > 1600000:
-        raise InputError("speed out of range", field="--speed", value=speed, allowed="10G..1600G")
+    speed_mbps = _check_speed(speed, rate)
+    if not 0 < buffer_bytes <= MAX_BUFFER_BYTES:
+        raise InputError(
+            "shared buffer out of range", field="--buffer", value=buffer, allowed="above 0 up to 1GiB"
+        )
     if cable_m <= 0 or cable_m != int(cable_m):
         raise InputError(
             "cable length must be a whole number of metres above 0", field="--cable", value=cable
@@ -233,8 +286,6 @@ def _checked(
             raise InputError("out of range", field=name, value=v, allowed=f"0..{hi}")
     if nic_dscp == cnp_dscp:
         raise InputError("RoCE and CNP DSCP must differ", field="--cnp-dscp", value=cnp_dscp)
-    if not 1280 <= mtu <= 9216:
-        raise InputError("MTU out of range", field="--mtu", value=mtu, allowed="1280..9216")
     try:
         sp = speed.strip()
         rate = parse_rate(sp + "bps" if sp[-1:].upper() in "GMK" else sp)
@@ -247,12 +298,10 @@ def _checked(
         raise InputError(
             "cable length must be a whole number of metres above 0", field="--cable", value=cable
         )
-    n = len(_ports(ports, rate // 10**6))
-    if not switch or any(c.isspace() for c in switch):
-        raise InputError(
-            "bad switch name", field="--switch", value=switch, allowed="a hostname without spaces"
-        )
-    return n, int(cable_m), 6 if lossless_priority != 6 else 7, rate // 10**6
+    mbps = _check_speed(speed, rate)
+    n = len(_ports(ports, mbps))
+    _check_switch(switch)
+    return n, int(cable_m), 6 if lossless_priority != 6 else 7, mbps
 
 
 def nvue_commands(
@@ -268,6 +317,7 @@ def nvue_commands(
     ecn: str = "nvidia",
 ) -> str:
     """The design as ``nv set`` lines (Cumulus Linux 5.x NVUE, formats.md §3.2)."""
+    _check_mtu(mtu, "nvue")
     n, cable_m, cnp_tc, _ = _checked(
         switch, speed, cable, ports, nic_dscp, cnp_dscp, lossless_priority, mtu, ecn
     )
@@ -276,9 +326,7 @@ def nvue_commands(
     lines = [
         f"nv set system hostname {switch}",
         f"nv set interface swp1-{n} type swp" if n > 1 else "nv set interface swp1 type swp",
-        f"nv set interface swp1-{n} link mtu {min(mtu, 9216)}"
-        if n > 1
-        else f"nv set interface swp1 link mtu {min(mtu, 9216)}",
+        f"nv set interface swp1-{n} link mtu {mtu}" if n > 1 else f"nv set interface swp1 link mtu {mtu}",
         "nv set qos roce mode lossless",
         f"nv set qos pfc default-global switch-priority {p}",
         f"nv set qos pfc default-global cable-length {cable_m}",
@@ -321,6 +369,7 @@ def eos_config(
     ecn: str = "nvidia",
 ) -> str:
     """The design as an Arista EOS running-config fragment."""
+    _check_mtu(mtu, "eos")
     n, _cable_m, cnp_tc, _ = _checked(
         switch, speed, cable, ports, nic_dscp, cnp_dscp, lossless_priority, mtu, ecn
     )
@@ -338,7 +387,7 @@ def eos_config(
     for i in range(1, n + 1):
         out += [
             f"interface Ethernet{i}/1",
-            f"   mtu {min(mtu, 9214)}",
+            f"   mtu {mtu}",
             "   qos trust dscp",
             "   priority-flow-control on",
             f"   priority-flow-control priority {p} no-drop",

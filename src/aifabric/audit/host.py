@@ -305,7 +305,11 @@ def _read_mlnx_qos_cmd(h: Host, args: str, f: str, lineno: int) -> None:
 
 def load_host(paths: list[Path], name: str) -> Host:
     h = Host(name=name, files=[str(p) for p in paths])
+    from aifabric.memory import read_text
+
     for p in paths:
+        if Path(p).exists():
+            read_text(Path(p), "host file", bytes_per_byte=40)  # a regular file (not /dev/zero)
         try:
             text = Path(p).read_text(encoding="utf-8")
         except FileNotFoundError:

@@ -158,8 +158,10 @@ def load_tree(path: str | Path, text: str) -> dict:
     f = str(path)
     if re.search(r"^\s*(\S*\$\s+)?nv set ", text, re.M):
         return parse_commands(text, f)
+    from aifabric import yamlsafe
+
     try:
-        doc = yaml.safe_load(text)
+        doc = yamlsafe.load(text, f)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

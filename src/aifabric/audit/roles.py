@@ -27,7 +27,14 @@ def hostname_pattern(name: str) -> str:
 
 def read_roles(path: str | Path) -> list[tuple[str, str]]:
     """Parse a roles file → [(glob, role)]. Raises :class:`InputError` naming file and line."""
+    from aifabric.memory import read_text
+
     f = str(path)
+    if Path(path).exists():
+        try:  # a regular file (not /dev/zero) that fits in memory
+            read_text(Path(path), "roles file", bytes_per_byte=40)
+        except InputError as exc:
+            raise InputError(exc.problem, file=f, field="--roles", allowed=exc.allowed) from None
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -45,6 +45,29 @@ _INT_FIELDS: dict[str, tuple[str, ...]] = {
     "PFC_WD": ("detection_time", "restoration_time", "POLL_INTERVAL"),
     "SCHEDULER": ("weight", "priority"),
 }
+# Value ranges of integer fields (SONiC YANG, formats.md §1.1, §1.4, §1.5): a value outside is an
+# invalid file (exit 2), not a finding. Byte counts are uint64 (≥ 0); dynamic_th is the exponent
+# of alpha = 2^n, YANG range -8..7; a port's speed is 1..1600000 Mb/s and its MTU 68..9216 B.
+_RANGES: dict[tuple[str, str], tuple[int, int | None]] = {
+    ("PORT", "speed"): (1, 1_600_000),
+    ("PORT", "mtu"): (68, 9216),
+    ("BUFFER_POOL", "size"): (0, None),
+    ("BUFFER_POOL", "xoff"): (0, None),
+    **{("BUFFER_PROFILE", f): (0, None) for f in ("size", "xon", "xoff", "xon_offset", "static_th")},
+    ("BUFFER_PROFILE", "dynamic_th"): (-8, 7),
+    **{
+        ("WRED_PROFILE", f"{c}_{k}"): (
+            0,
+            None,
+        )  # a probability above 100 % is the wred-probability-range finding
+        for c in ("green", "yellow", "red")
+        for k in ("min_threshold", "max_threshold", "drop_probability")
+    },
+    **{("PFC_WD", f): (0, None) for f in ("detection_time", "restoration_time", "POLL_INTERVAL")},
+}
+# Tables keyed PORT[,PORT...]|INDEX[-INDEX]: the index (priority group, queue) is 0..15
+_INDEXED = ("BUFFER_PG", "BUFFER_QUEUE", "QUEUE")
+_WRAPPER_KEYS = {"type", "value", "ttl", "expireat"}
 _MAP_TABLES = (
     "DSCP_TO_TC_MAP",
     "TC_TO_PRIORITY_GROUP_MAP",
@@ -142,10 +165,9 @@ def read_pg_lookup(path: str | Path, text: str | None = None) -> PgLookup:
     whitespace columns ``speed cable size xon xoff threshold [xon_offset]``. Raises InputError."""
     f = str(path)
     if text is None:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"cannot read: {exc.__class__.__name__}", file=f) from None
+        from aifabric.memory import read_text
+
+        text = read_text(Path(path), "pg_profile_lookup.ini")  # a regular file (not /dev/zero)
     rows: dict[tuple[str, str], LookupRow] = {}
     for lineno, raw in enumerate(text.splitlines(), 1):
         s = raw.strip()
@@ -211,7 +233,31 @@ def parse_config_text(text: str, file: str) -> tuple[Tables, list[InputError]]:
             )
         ]
     tables: Tables = {}
+    if not data:
+        return {}, [
+            InputError(
+                "an empty CONFIG_DB object: no tables",
+                file=file,
+                allowed='{"TABLE": {"key": {...}}} or {"TABLE|key": {...}}',
+            )
+        ]
     for top, body in data.items():
+        if (
+            isinstance(body, dict)
+            and body
+            and set(body) <= _WRAPPER_KEYS
+            and "type" in body
+            and not isinstance(body.get("value"), dict)
+        ):
+            problems.append(
+                InputError(
+                    "malformed redis-dump wrapper: 'value' must be an object of fields",
+                    file=file,
+                    field=top,
+                    allowed='{"type": "hash", "value": {"field": "value", ...}}',
+                )
+            )
+            continue
         body = _unwrap(body)
         if "|" in top:  # flat redis-dump form
             table, key = top.split("|", 1)
@@ -284,6 +330,43 @@ def parse_config_text(text: str, file: str) -> tuple[Tables, list[InputError]]:
     return out, problems
 
 
+def _check_ranges(t: Tables, file: str) -> list[InputError]:
+    """Integer fields within their YANG range, and index keys (``Ethernet0|3-4``) well formed."""
+    probs: list[InputError] = []
+    for (table, name), (lo, hi) in _RANGES.items():
+        for key, fields in t.get(table, {}).items():
+            v = fields.get(name)
+            if v is None or not _INT.match(v.strip()):
+                continue
+            n = int(v)
+            if n < lo or (hi is not None and n > hi):
+                probs.append(
+                    InputError(
+                        "out of range",
+                        file=file,
+                        field=f"{table}|{key}|{name}",
+                        value=v,
+                        allowed=f"{lo}..{hi}" if hi is not None else f"≥ {lo}",
+                    )
+                )
+    for table in _INDEXED:
+        for key in t.get(table, {}):
+            ports, _, idx = key.rpartition("|")
+            m = re.fullmatch(r"([0-9]+)(?:-([0-9]+))?", idx.strip())
+            lo_i = int(m.group(1)) if m else -1
+            hi_i = int(m.group(2)) if m and m.group(2) else lo_i
+            if not ports or not m or hi_i < lo_i or hi_i > 15:
+                probs.append(
+                    InputError(
+                        "bad key: expected PORT[,PORT...]|INDEX or |LOW-HIGH",
+                        file=file,
+                        field=f"{table}|{key}",
+                        allowed="indices 0..15, LOW ≤ HIGH, e.g. Ethernet0|3-4",
+                    )
+                )
+    return probs
+
+
 def _check_types(t: Tables, file: str) -> list[InputError]:
     probs: list[InputError] = []
     for table, names in _INT_FIELDS.items():
@@ -300,6 +383,7 @@ def _check_types(t: Tables, file: str) -> list[InputError]:
                             allowed="a decimal integer string (bytes, Mb/s, ms or percent)",
                         )
                     )
+    probs.extend(_check_ranges(t, file))
     for key, fields in t.get("CABLE_LENGTH", {}).items():
         for port, v in fields.items():
             if not _CABLE.match(v.strip()):
@@ -344,13 +428,15 @@ def _check_types(t: Tables, file: str) -> list[InputError]:
 
 def load_config(path: str | Path) -> tuple[Tables, list[InputError]]:
     """Read one CONFIG_DB JSON file → (tables, problems); never raises for bad content."""
+    from aifabric.memory import read_text
+
     f = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not Path(path).exists():
         return {}, [InputError("no such file", file=f)]
-    except (OSError, UnicodeDecodeError) as exc:
-        return {}, [InputError(f"cannot read: {exc.__class__.__name__}", file=f)]
+    try:  # a regular file (not /dev/zero) that fits in memory, UTF-8
+        text = read_text(Path(path), "switch config", bytes_per_byte=40)
+    except InputError as exc:
+        return {}, [exc.with_file(f)]
     return parse_config_text(text, f)
 
 
@@ -578,6 +664,31 @@ def _check_refs(dev: Device) -> list[InputError]:
             need("QUEUE", key, "wred_profile", "WRED_PROFILE", f["wred_profile"])
         if "scheduler" in f:
             need("QUEUE", key, "scheduler", "SCHEDULER", f["scheduler"])
+    probs.extend(_check_ports(dev))
+    return probs
+
+
+def _check_ports(dev: Device) -> list[InputError]:
+    """Keys naming a port the PORT table does not have (when the device has a PORT table)."""
+    known = dev.table("PORT")
+    if not known:
+        return []
+    probs: list[InputError] = []
+    for table in (*_INDEXED, "PORT_QOS_MAP"):
+        for key in dev.table(table):
+            ports = key.rpartition("|")[0] if table in _INDEXED else key
+            if table == "PORT_QOS_MAP" and key == "global":
+                continue
+            missing = [p.strip() for p in ports.split(",") if p.strip() and p.strip() not in known]
+            if missing:
+                probs.append(
+                    InputError(
+                        f"port {missing[0]} is not in the PORT table",
+                        file=dev.file_of(table, key),
+                        field=f"{table}|{key}",
+                        allowed="ports of the PORT table, e.g. " + ", ".join(sorted(known)[:3]),
+                    )
+                )
     return probs
 
 

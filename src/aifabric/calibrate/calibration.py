@@ -129,11 +129,14 @@ class Calibration:
 
 def load(path) -> Calibration:
     """Read a calibration file, or a one-line InputError."""
+    from aifabric import yamlsafe
+    from aifabric.memory import read_text
+
     p = Path(path)
     try:
-        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"cannot read ({exc.strerror})", file=str(p), field="--calibration") from None
+        doc = yamlsafe.load(read_text(p, "calibration file", bytes_per_byte=100), str(p))
+    except InputError as exc:
+        raise InputError(exc.problem, file=str(p), field="--calibration", allowed=exc.allowed) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise InputError(

@@ -53,6 +53,7 @@ def _version(value: bool) -> None:
 
 
 _DEBUG = {"on": False}
+MAX_PROBLEM_LINES = 50  # aifabric validate: problem lines printed before "and N more"
 REPORT_HINT = (
     "this is a bug in aifabric; please report it with the command line (rerun with --debug for the traceback)"
 )
@@ -91,6 +92,9 @@ def run_guarded(fn: Callable[[], int | None], every_problem: bool = False) -> No
         code = fn()
     except InputErrors as exc:
         lines = exc.lines() or [str(exc)]
+        if every_problem and len(lines) > MAX_PROBLEM_LINES:
+            more = len(lines) - MAX_PROBLEM_LINES
+            fail([*lines[:MAX_PROBLEM_LINES], f"(and {more:,} more problems not shown)"])
         if every_problem or len(lines) == 1:
             fail(lines)
         fail(f"{lines[0]} (and {len(lines) - 1} more: 'aifabric validate' lists every problem)")

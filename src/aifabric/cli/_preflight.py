@@ -124,9 +124,61 @@ def _prepare(sc, file: str, mode, out, force, json_flows) -> Prepared:
 
     nf = estimate_flow_count(sc, topo)
     _check_flows_memory(m, nf, topo, maxhop, sc.fabric, json_flows, "the workload")
+    check_progress(sc, topo, m)
     flows = flow_columns(sc, topo)
+    if not len(flows):
+        raise InputError(
+            "the workload makes no flows: the run would have nothing to simulate",
+            field="workload",
+            allowed="a flow file with at least one flow, or a workload that sends",
+        )
     check_routes(topo, flows["src"], flows["dst"])
     return Prepared(sc, file, m, topo, flows, len(flows))
+
+
+def check_progress(sc, topo, mode: str) -> None:
+    """What a run needs to make progress (issue 32), so no run that can only stall starts: the
+    flow model supports the routing mode; every switch's shared buffer holds one packet per port
+    (RoCE: ``switch_buffer`` ≥ ports × (MTU + header) of the switch with the most ports — less and
+    a store-and-forward switch cannot accept a packet on every port at once); an InfiniBand VL
+    buffer holds one packet (credits are granted per packet: a smaller buffer never grants one)."""
+    import numpy as np
+
+    fab = sc.fabric
+    if mode == "flow":
+        from aifabric.flow.paths import flow_routing
+
+        flow_routing(fab.routing)
+        return
+    packet = fab.mtu_bytes + fab.header_bytes
+    if fab.technology == "infiniband":
+        vl = fab.ib.vl_buffer
+        if vl is not None and vl < packet:
+            raise InputError(
+                f"a VL buffer smaller than one packet ({fab.mtu_bytes} B MTU + {fab.header_bytes} B "
+                f"header = {packet} B) never grants a credit: no flow could finish",
+                field="fabric.ib.vl_buffer",
+                value=vl,
+                allowed=f"≥ {packet} B",
+            )
+        return
+    ends = np.concatenate([topo.link_a, topo.link_b])
+    ports = np.bincount(ends, minlength=topo.num_nodes)
+    sw = np.flatnonzero(topo.node_tier > 0)
+    if not len(sw):
+        return
+    most = int(ports[sw].max())
+    need = most * packet
+    buf = fab.switch_buffer_bytes
+    if buf < need:
+        raise InputError(
+            f"a shared buffer smaller than one packet per port ({most} ports × {packet} B: MTU "
+            f"{fab.mtu_bytes} B + header {fab.header_bytes} B) cannot accept a packet on every port: "
+            "the run would stall",
+            field="fabric.switch_buffer",
+            value=buf,
+            allowed=f"≥ {need} B for this topology",
+        )
 
 
 def path_model(topo):
@@ -243,6 +295,7 @@ def _prepare_collective(sc, file, mode, topo, maxhop, json_flows) -> Prepared:
     # the largest network step: all-to-all sends between every pair, the others ~2 flows per rank
     nf = ranks * (ranks - 1) if w.op == "all-to-all" else 4 * ranks
     _check_flows_memory(mode, nf, topo, maxhop, sc.fabric, json_flows, "the collective's largest step")
+    check_progress(sc, topo, mode)
     if mode == "packet":
         from aifabric.sim.collective import _check_fabric
 

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 
+from aifabric.cli._json import dumps
 from aifabric.errors import InputError
 
 TRANSPORT_WORDS = ("ib", "roce", "efa", "socket", "unknown")
@@ -61,6 +61,7 @@ def register(app: typer.Typer) -> None:
         def body() -> int:
             from aifabric import __version__
             from aifabric.calibrate import calibration, fit, parsers
+            from aifabric.cli._outpaths import check_out_file, write_guarded
 
             fmax = int(parse_unit_flag("size", fit_max_bytes, "--fit-max-bytes", "256MiB", positive=True))
             rate = (
@@ -88,10 +89,8 @@ def register(app: typer.Typer) -> None:
                     value=algorithm,
                     allowed="ring, tree, nvls, nvls-tree, auto",
                 )
-            if not out.parent.exists():
-                raise InputError("folder does not exist", field="--out", value=str(out))
-            if report is not None and not report.parent.exists():
-                raise InputError("folder does not exist", field="--report", value=str(report))
+            check_out_file(out, "--out")
+            check_out_file(report, "--report")
             fits = []
             for f in files:
                 run = parsers.parse_measurement(f)
@@ -100,11 +99,11 @@ def register(app: typer.Typer) -> None:
                 else:
                     fits.append(fit.fit_perftest(run, fmax, rate, tr))
             doc = calibration.build(fits, fmax, __version__)
-            calibration.write(doc, out)
+            write_guarded(lambda: calibration.write(doc, out), "--out", out)
             if report is not None:
                 from aifabric.calibrate.report import write_report
 
-                write_report(fits, doc, report)
+                write_guarded(lambda: write_report(fits, doc, report), "--report", report)
             for f in fits:
                 for n in f.notes:
                     typer.echo(f"note: {n}", err=True)
@@ -118,7 +117,7 @@ def register(app: typer.Typer) -> None:
                     "out": str(out),
                     "report": str(report) if report else None,
                 }
-                typer.echo(json.dumps(calibration._plain(body), indent=2))
+                typer.echo(dumps(calibration._plain(body), indent=2))
             else:
                 _print(fits, doc, out, report)
             return 0

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from aifabric.cli._json import dumps
 from aifabric.errors import InputError
 
 KINDS = ("switch", "nic", "optic", "cable", "gpu")
@@ -56,7 +57,7 @@ def register(app: typer.Typer) -> None:
                 if show_tco:
                     out["tco"] = {key: item.model_dump() for key, item in cat.tco.items()}
                     out["price_summary"] = cat.price_summary()
-                typer.echo(json.dumps(out, indent=2))
+                typer.echo(dumps(out, indent=2))
                 return 0
             from rich.console import Console
             from rich.table import Table

@@ -6,6 +6,7 @@ import json
 
 import typer
 
+from aifabric.cli._json import dumps
 from aifabric.errors import InputError
 
 OPS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast")
@@ -159,6 +160,10 @@ def register(app: typer.Typer) -> None:
                 raise InputError(
                     "planes out of range", field="--planes", value=planes, allowed=f"1..{MAX_PLANES}"
                 )
+            from aifabric.scenario import MAX_COUNT
+
+            if not 1 <= gpus <= MAX_COUNT:
+                raise InputError("out of range", field="--gpus", value=gpus, allowed=f"1..{MAX_COUNT:,}")
             cat = load_catalog()
             p = plan_fabric(
                 gpus, tech, cat, gpu=gpu.lower(), nic_rate_gbps=_parse_rate_gbps(nic_rate), planes=planes
@@ -220,7 +225,7 @@ def register(app: typer.Typer) -> None:
                     typer.echo(f"warning: {w}", err=True)
             if as_json:
                 typer.echo(
-                    json.dumps(
+                    dumps(
                         {
                             "op": op,
                             "gpus": gpus,

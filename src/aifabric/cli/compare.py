@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import typer
 
+from aifabric.cli._json import dumps
 from aifabric.errors import InputError
 
 CHOICES = {
@@ -65,7 +65,7 @@ def build_advisor(scenario_path: Path | None, flags: dict, section_flags: dict |
     """Advisor inputs: built-in defaults < the scenario file's ``advisor:`` < command-line flags;
     ``section_flags`` (``--ttft-ms``, ``--itl-ms``, ``--checkpoint-period``) set keys of the
     ``inference:`` / ``storage:`` sections over the file's."""
-    from aifabric.scenario import AdvisorSpec, load_scenario
+    from aifabric.scenario import load_scenario
 
     base = {}
     name = "built-in default (1,024 H100, Llama-3 70B training)"
@@ -86,6 +86,8 @@ def build_advisor(scenario_path: Path | None, flags: dict, section_flags: dict |
     for key, value in flags.items():
         if value is None:
             continue
+        if isinstance(value, str) and not value.strip():
+            raise InputError("empty value", field=f"--{key.replace('_', '-')}", value=value)
         if key in CHOICES and value not in CHOICES[key]:
             raise InputError(
                 "not an allowed value",
@@ -131,8 +133,40 @@ def build_advisor(scenario_path: Path | None, flags: dict, section_flags: dict |
             raise InputError("must be a positive number", field=flag, value=value)
         sections[section] = {**(sections[section] or {}), skey: value}
     return Asked(
-        AdvisorSpec(**base), name, training, risk, sections["inference"], sections["storage"], assumptions
+        _advisor(base, flags, scenario_path),
+        name,
+        training,
+        risk,
+        sections["inference"],
+        sections["storage"],
+        assumptions,
     )
+
+
+def _advisor(base: dict, flags: dict, scenario_path: Path | None):
+    """``AdvisorSpec(**base)``; a value out of its range is one line naming the flag that gave it
+    (or the scenario file's ``advisor.KEY``), never an internal ValidationError."""
+    from pydantic import ValidationError
+
+    from aifabric.scenario import AdvisorSpec, validation_errors
+
+    try:
+        return AdvisorSpec(**base)
+    except ValidationError as exc:
+        errs = validation_errors(exc, None, AdvisorSpec).errors
+        e = errs[0]
+        key = (e.field or "").split(".")[0]
+        if flags.get(key) is not None:
+            raise InputError(
+                e.problem, field=f"--{key.replace('_', '-')}", value=e.value, allowed=e.allowed
+            ) from None
+        raise InputError(
+            e.problem,
+            file=str(scenario_path) if scenario_path else None,
+            field=f"advisor.{e.field}",
+            value=e.value,
+            allowed=e.allowed,
+        ) from None
 
 
 def check_compute_efficiency(value: float | None) -> None:
@@ -450,13 +484,15 @@ def register(app: typer.Typer) -> None:
         from aifabric.cli import run_guarded
 
         def body() -> int:
+            from aifabric.cli._outpaths import check_out_file, write_guarded
             from aifabric.hardware.catalog import load_catalog
 
+            check_out_file(report, "--report")  # before any work (issue 32)
             adv, name, training, risk, inference, storage, assumptions = build_advisor(
                 scenario,
                 {
                     "gpus": gpus,
-                    "gpu": gpu.lower() if gpu else None,
+                    "gpu": gpu.lower() if gpu is not None else None,
                     "workload": workload,
                     "model": model,
                     "jitter_sensitivity": jitter,
@@ -507,8 +543,6 @@ def register(app: typer.Typer) -> None:
                 from aifabric.scenario import RiskSpec
 
                 risk = (risk or RiskSpec()).model_copy(update={"switch_failures": True})
-            if report is not None and not report.parent.exists():
-                raise InputError("folder does not exist", field="--report", value=str(report))
             cat = load_catalog(catalog_file)
             cal = load_calibration(calibration)
             result = _run(
@@ -534,7 +568,7 @@ def register(app: typer.Typer) -> None:
             if report is not None:
                 from aifabric.report.html import write_report
 
-                write_report(result, report)
+                write_guarded(lambda: write_report(result, report), "--report", report)
                 result["report"] = str(report)
             if build_dir is not None:
                 result["build"] = _build_chosen(result, cat, build_dir)
@@ -546,7 +580,7 @@ def register(app: typer.Typer) -> None:
                         for f in result["fabrics"]
                     ],
                 }
-                typer.echo(json.dumps(slim, indent=2, default=float))
+                typer.echo(dumps(slim, indent=2, default=float))
             else:
                 from aifabric.report.terminal import print_comparison
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 
+from aifabric.cli._json import dumps
 from aifabric.errors import InputError
 
 
@@ -186,8 +186,11 @@ def register(app: typer.Typer) -> None:
         from aifabric.cli import run_guarded
 
         def body() -> int:
+            import math
+
             from aifabric.design.plan import plan
             from aifabric.hardware.catalog import load_catalog
+            from aifabric.scenario import MAX_COUNT
 
             if sum([as_json, as_csv, as_md]) > 1:
                 raise InputError(
@@ -198,14 +201,22 @@ def register(app: typer.Typer) -> None:
                 raise InputError(
                     "unknown technology", field="--technology", value=technology, allowed="ib, roce, both"
                 )
-            if gpus < 1:
-                raise InputError("must be ≥ 1", field="--gpus", value=gpus, allowed="a positive integer")
-            if oversubscription < 1:
+            if not 1 <= gpus <= MAX_COUNT:
+                raise InputError("out of range", field="--gpus", value=gpus, allowed=f"1..{MAX_COUNT:,}")
+            if not (math.isfinite(oversubscription) and 1 <= oversubscription <= 64):
                 raise InputError(
-                    "must be ≥ 1",
+                    "out of range",
                     field="--oversubscription",
                     value=oversubscription,
-                    allowed="1 (non-blocking), 2 (2:1), ...",
+                    allowed="1 (non-blocking), 2 (2:1), ... up to 64 (as compare's)",
+                )
+            if checkpoint is not None and not (math.isfinite(checkpoint) and checkpoint >= 0):
+                raise InputError(
+                    "must be a finite number ≥ 0", field="--checkpoint-gbytes-per-s", value=checkpoint
+                )
+            if storage_nodes is not None and not 0 <= storage_nodes <= MAX_COUNT:
+                raise InputError(
+                    "out of range", field="--storage-nodes", value=storage_nodes, allowed=f"0..{MAX_COUNT:,}"
                 )
             overrides = {}
             for key, value, flag in (
@@ -214,7 +225,7 @@ def register(app: typer.Typer) -> None:
                 ("electricity_usd_per_kwh", electricity, "--electricity-usd-per-kwh"),
             ):
                 if value is not None:
-                    if value <= 0 or (key == "pue" and value < 1):
+                    if not math.isfinite(value) or value <= 0 or (key == "pue" and value < 1):
                         raise InputError(
                             "out of range", field=flag, value=value, allowed="PUE ≥ 1; other values > 0"
                         )
@@ -306,7 +317,7 @@ def register(app: typer.Typer) -> None:
                     "fabric's capex_input_usd and the BOM's price_input lines): the ratio is conditional on them",
                 }
             if as_json:
-                typer.echo(json.dumps(out, indent=2))
+                typer.echo(dumps(out, indent=2))
             elif built is not None and not (as_csv or as_md):
                 _print_rich(out)
                 from aifabric.cli.build import print_build

@@ -3,10 +3,11 @@ study's results database (DuckDB over the study's Parquet files)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
+
+from aifabric.cli._json import dumps
 
 
 def register(app: typer.Typer) -> None:
@@ -36,15 +37,17 @@ def register(app: typer.Typer) -> None:
         from aifabric.cli import run_guarded
 
         def body() -> int:
+            from aifabric.cli._outpaths import check_out_file, write_guarded
             from aifabric.sweep.query import query
 
+            check_out_file(csv, "--csv")
             df = query(folder, sql=sql, where=where, table=table, columns=columns, ci=ci, limit=limit)
             if csv is not None:
                 from aifabric.sweep.query import write_csv
 
-                write_csv(df, csv)
+                write_guarded(lambda: write_csv(df, csv), "--csv", csv)
             if as_json:
-                typer.echo(json.dumps({"rows": _records(df)}, indent=2, default=str))
+                typer.echo(dumps({"rows": _records(df)}, indent=2, default=str))
             else:
                 _print(df, csv)
             return 0

@@ -3,10 +3,9 @@ exposed; ``--list`` prints the scenario library."""
 
 from __future__ import annotations
 
-import json
-
 import typer
 
+from aifabric.cli._json import dumps
 from aifabric.errors import InputError
 
 # what the testbed can mean and run in reasonable time (base units: bit/s, bytes, ps)
@@ -165,7 +164,7 @@ def register(app: typer.Typer) -> None:
                 ) from None
             out = rm.to_dict()
             if as_json:
-                typer.echo(json.dumps(out, indent=2, default=float))
+                typer.echo(dumps(out, indent=2, default=float))
             else:
                 _print(out)
             return 0
@@ -196,7 +195,7 @@ def library_rows() -> list[dict]:
 def _list(as_json: bool) -> int:
     rows = library_rows()
     if as_json:
-        typer.echo(json.dumps({"scenarios": rows}, indent=2))
+        typer.echo(dumps({"scenarios": rows}, indent=2))
         return 0
     from rich.console import Console
     from rich.table import Table

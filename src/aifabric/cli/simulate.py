@@ -12,13 +12,14 @@ notice and warnings go to stderr. Exit 1 when a deadlock was detected or a limit
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 import warnings
 from pathlib import Path
 
 import typer
+
+from aifabric.cli._json import dumps
 
 
 def register(app: typer.Typer) -> None:
@@ -116,7 +117,7 @@ def register(app: typer.Typer) -> None:
 
                 counters_out.write_text(export_run(res, sc, prep.topology, counters))
             if as_json:
-                sys.stdout.write(json.dumps(res.to_dict()) + "\n")
+                sys.stdout.write(dumps(res.to_dict()) + "\n")
             else:
                 _print(res, out)
             return _outcome(res.summary, res.engine, str(scenario))

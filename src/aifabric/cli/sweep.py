@@ -4,11 +4,12 @@ finish, a study report at DIR/report.html. Starting it again on the same DIR res
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import typer
+
+from aifabric.cli._json import dumps
 
 
 def invoke(argv: list[str]) -> tuple[int, str, str]:
@@ -68,10 +69,12 @@ def register(app: typer.Typer) -> None:
         from aifabric.cli import run_guarded
 
         def body() -> int:
+            from aifabric.cli._outpaths import check_out_folder
             from aifabric.sweep.commands import validator
             from aifabric.sweep.runner import run_study
             from aifabric.sweep.study import load_study
 
+            check_out_folder(out, "--out")
             st = load_study(study, validate_point=validator(available_commands()))
             addr = address or os.environ.get("RAY_ADDRESS") or None
             res = run_study(
@@ -91,7 +94,7 @@ def register(app: typer.Typer) -> None:
             )
             if as_json:
                 typer.echo(line, err=True)
-                typer.echo(json.dumps(res.to_dict(), indent=2))
+                typer.echo(dumps(res.to_dict(), indent=2))
             else:
                 typer.echo(line)
             return 1 if res.failed else 0

@@ -4,10 +4,11 @@ its step time, MFU and where the time goes."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
+
+from aifabric.cli._json import dumps
 
 
 def register(app: typer.Typer) -> None:
@@ -57,7 +58,7 @@ def register(app: typer.Typer) -> None:
                 scenario,
                 {
                     "gpus": gpus,
-                    "gpu": gpu.lower() if gpu else None,
+                    "gpu": gpu.lower() if gpu is not None else None,
                     "model": model,
                     "roce_routing": roce_routing,
                     "ib_routing": ib_routing,
@@ -85,7 +86,7 @@ def register(app: typer.Typer) -> None:
             if as_json:
                 from aifabric.report.result import json_safe
 
-                typer.echo(json.dumps(json_safe(out), indent=2, default=float))
+                typer.echo(dumps(json_safe(out), indent=2, default=float))
             else:
                 _print(out)
             return 0

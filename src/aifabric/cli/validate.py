@@ -25,6 +25,8 @@ from pathlib import Path
 
 import typer
 
+from aifabric.cli._json import dumps
+
 
 def register(app: typer.Typer) -> None:
     @app.command("validate")
@@ -205,7 +207,6 @@ def _check_sections(sc, file: str) -> None:
 
 def _routing(as_json: bool) -> int:
     """The routing-mode table of :mod:`aifabric.stages.routing_validation`."""
-    import json
 
     from aifabric.stages.routing_validation import METRIC, format_table, routing_table
 
@@ -216,7 +217,7 @@ def _routing(as_json: bool) -> int:
     n_agree = sum(1 for r in agree if r["engines_agree"])
     if as_json:
         typer.echo(
-            json.dumps(
+            dumps(
                 {
                     "metric": METRIC,
                     "modes": rows,
@@ -277,13 +278,12 @@ def _diagnose(as_json: bool) -> int:
 
 def _pfc(as_json: bool) -> int:
     """The PFC trigger table of :mod:`aifabric.sim.pfc_validation`."""
-    import json
 
     from aifabric.sim.pfc_validation import format_table, pfc_trigger_table
 
     rows = pfc_trigger_table()
     if as_json:
-        typer.echo(json.dumps({"cases": rows}))
+        typer.echo(dumps({"cases": rows}))
     else:
         typer.echo(format_table(rows))
     return 0
@@ -291,7 +291,6 @@ def _pfc(as_json: bool) -> int:
 
 def _published(as_json: bool) -> int:
     """The validation table of :mod:`aifabric.workload.llm.validation` (sources, tolerance ±10 %)."""
-    import json
 
     from aifabric.workload.collective_validation import collective_validation_table, format_collective_table
     from aifabric.workload.llm.attention_check import ATTENTION_TOLERANCE, attention_validation_table
@@ -318,7 +317,7 @@ def _published(as_json: bool) -> int:
     attn_ok = sum(1 for r in attn_checked if r["within_tolerance"])
     if as_json:
         typer.echo(
-            json.dumps(
+            dumps(
                 {
                     "cases": rows,
                     "within_tolerance": ok,

@@ -90,10 +90,24 @@ _ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 # --------------------------------------------------------------------------------------------
 # Records
 # --------------------------------------------------------------------------------------------
+def _types_of(annotation) -> set:
+    """The plain types an annotation admits (``int | None`` → {int, NoneType}; Literals → {str})."""
+    args = get_args(annotation)
+    if get_origin(annotation) is Literal:
+        return {type(a) for a in args}
+    if not args:
+        return {annotation}
+    out: set = set()
+    for a in args:
+        out |= _types_of(a)
+    return out
+
+
 class _Record(BaseModel):
     """Fields every catalog record has."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # allow_inf_nan=False: .inf / .nan in a catalog file are errors, not prices (issue 32)
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     #: provenance prefixes this kind accepts (``price`` → ``price_source`` / ``_confidence`` / ``_basis``)
     PROVENANCE: ClassVar[tuple[str, ...]] = ()
@@ -104,6 +118,17 @@ class _Record(BaseModel):
     confidence: Confidence
     basis: str | None = None
     notes: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, data: Any) -> Any:
+        """``true`` / ``false`` are not numbers (pydantic would read ``ports: true`` as 1)."""
+        if isinstance(data, dict):
+            for key, v in data.items():
+                field = cls.model_fields.get(key) if isinstance(key, str) else None
+                if isinstance(v, bool) and field is not None and bool not in _types_of(field.annotation):
+                    raise ValueError(f"{key}: a boolean is not a number (got {v!r})")
+        return data
 
     @model_validator(mode="before")
     @classmethod
@@ -419,7 +444,7 @@ _TOP_LEVEL = ("schema_version", "sources", *(_SECTION_KIND), "tco")
 class TcoInput(BaseModel):
     """One TCO parameter: a point ``value`` (or the midpoint of ``range``), unit and provenance."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     value: float | None = None
     range: tuple[float, float] | None = None
@@ -843,15 +868,13 @@ def load_catalog(override: str | Path | None = None) -> Catalog:
     if override is None:
         return base
     file = str(override)
-    try:
-        text = Path(override).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    from aifabric.memory import read_text
+
+    try:  # a regular file (not /dev/zero, not a folder), of a size memory can hold, UTF-8
+        text = read_text(Path(override), "catalog file", bytes_per_byte=100)
+    except InputError as exc:
         raise InputError(
-            f"cannot read catalog file: {reason}",
-            file=file,
-            field="catalog",
-            allowed="a readable UTF-8 YAML file",
+            exc.problem, file=file, field="catalog", allowed="a readable UTF-8 YAML file"
         ) from None
     data = _parse_yaml(text, file)
     if data is None:
@@ -890,8 +913,76 @@ def load_catalog(override: str | Path | None = None) -> Catalog:
                 current[rid] = record
         sections[section] = current
     tco = _tco_section(data.get("tco"), file, base.tco, errors)
+    if not errors:
+        _check_ceilings(sections, tco, base, file, errors)
     _raise(errors)
     return _freeze(sections, sources, (*base.files, file), tco)
+
+
+#: A user catalog's number may be at most this many times the largest value the packaged (sourced)
+#: catalog has for the same field of the same section (TCO: the same parameter). ASSUMPTION (no
+#: public source): a plausibility ceiling — prices and powers 100 × the dearest or hungriest
+#: sourced record are typing mistakes, and sums of them overflow to Infinity in the totals.
+CEILING_FACTOR = 100
+
+
+def _numbers(record: BaseModel) -> dict[str, float]:
+    """A record's numeric fields (tuples: their largest element), booleans left out."""
+    out = {}
+    for name, v in record:
+        if isinstance(v, tuple) and v and all(isinstance(x, int | float) for x in v):
+            v = max(v)
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            out[name] = float(v)
+    return out
+
+
+@functools.cache
+def _ceilings() -> dict[tuple[str, str], float]:
+    base = _packaged_catalog()
+    out: dict[tuple[str, str], float] = {}
+    for section in _SECTION_KIND:
+        for rec in getattr(base, section).values():
+            for name, v in _numbers(rec).items():
+                out[(section, name)] = max(out.get((section, name), 0.0), abs(v))
+    for key, item in base.tco.items():
+        out[("tco", key)] = max(abs(item.value or 0.0), item.high)
+    return out
+
+
+def _check_ceilings(sections, tco, base: Catalog, file: str, errors: list[InputError]) -> None:
+    """Every number a user catalog changes or adds within :data:`CEILING_FACTOR` × the packaged
+    catalog's largest value for that field."""
+    caps = _ceilings()
+
+    def check(section: str, rid: str, name: str, v: float) -> None:
+        top = caps.get((section, name if section != "tco" else rid))
+        if top is not None and top > 0 and abs(v) > CEILING_FACTOR * top:
+            where = f"{section}[{rid}].{name}" if section != "tco" else f"tco.{rid}.{name}"
+            errors.append(
+                InputError(
+                    "implausibly large",
+                    file=file,
+                    field=where,
+                    value=v,
+                    allowed=f"at most {CEILING_FACTOR * top:g} ({CEILING_FACTOR} × the largest "
+                    f"{name} in the packaged catalog, {top:g})",
+                )
+            )
+
+    for section, records in sections.items():
+        old = getattr(base, section)
+        for rid, rec in records.items():
+            if old.get(rid) is rec:
+                continue
+            for name, v in _numbers(rec).items():
+                check(section, rid, name, v)
+    for key, item in tco.items():
+        if base.tco.get(key) is not item:
+            for name in ("value", "range"):
+                v = getattr(item, name)
+                if v is not None:
+                    check("tco", key, name, max(v) if isinstance(v, tuple) else v)
 
 
 def _freeze(
@@ -942,8 +1033,10 @@ def _merge(record: _Record, entry: dict[str, Any], file: str) -> dict[str, Any]:
 # Parsing helpers and error messages
 # --------------------------------------------------------------------------------------------
 def _parse_yaml(text: str, file: str) -> Any:
+    from aifabric import yamlsafe
+
     try:
-        return yaml.safe_load(text)
+        return yamlsafe.load(text, file)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "YAML"

@@ -198,12 +198,12 @@ def _sample(spec: SampleSpec) -> list[dict[str, Any]]:
 
 
 def _read_yaml(path: Path, what: str) -> Any:
+    from aifabric import yamlsafe
+    from aifabric.memory import read_text
+
+    text = read_text(path, what, bytes_per_byte=100)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read {what}: {exc.strerror or exc}", file=str(path)) from None
-    try:
-        return yaml.safe_load(text)
+        return yamlsafe.load(text, str(path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise InputError(
