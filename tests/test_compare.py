@@ -174,7 +174,7 @@ def test_roce_adaptive_routing_option():
     ar = compare(AdvisorSpec(gpus=1024, roce_routing="adaptive"), load_catalog())
     assert ecmp["fabrics"][1]["routing"] == "ecmp" and ar["fabrics"][1]["routing"] == "adaptive-packet"
     assert ar["fabrics"][1]["permutation_fct_p99_us"] < ecmp["fabrics"][1]["permutation_fct_p99_us"]
-    assert any("routes adaptively (Spectrum-X" in a for a in ar["assumptions"])
+    assert any("routes adaptively (Spectrum-X" in a for a in ar["assumption_notes"])
 
 
 def test_adaptive_routing_off_is_a_computed_risk():

@@ -181,8 +181,8 @@ def test_risk_items_carry_their_kind():
 def test_405b_on_tuned_roce_is_decided_by_cost_and_risk():
     """scenarios/advisor/regression-405b-tuned-roce.yaml (1,024 H100, Llama-3 405B, ECMP RoCE with PFC
     only vs InfiniBand with adaptive routing): the iteration times lie within 10 % (the brochure claim
-    holds), and the objective's winner is the design that cost and risk alone pick — the objective's
-    ratio splits exactly into step time x (servers + network capex) x 1/(1 - expected loss)."""
+    holds), the objective's ratio splits exactly into step time x (servers + network capex) x
+    1/(1 - expected loss), and the winner is that product's."""
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[1] / "scenarios" / "advisor" / "regression-405b-tuned-roce.yaml"
@@ -199,8 +199,10 @@ def test_405b_on_tuned_roce_is_decided_by_cost_and_risk():
     cost = (server + roce["capex_usd"]) / (server + ib["capex_usd"])
     risk = (1 - ib["expected_loss"]) / (1 - roce["expected_loss"])
     assert roce["objective"] / ib["objective"] == pytest.approx(perf * cost * risk, rel=1e-6)
-    by_cost_and_risk = "roce-400g" if cost * risk < 1 else "infiniband"
-    assert r["recommendation"]["fabric"] == by_cost_and_risk == objective_winner(r)
+    # with the same host-link media on both (issue 25) the capex gap is ~8 %, so the step-time ratio
+    # takes part: the winner is the product's, not cost and risk alone
+    by_product = "roce-400g" if perf * cost * risk < 1 else "infiniband"
+    assert r["recommendation"]["fabric"] == by_product == objective_winner(r)
 
 
 # ---- claims judged on what the workload sees --------------------------------------------------------
@@ -248,20 +250,23 @@ def test_rule7_nic_rate_follows_the_catalog_not_the_nvlink_generation():
 
 
 def test_rule1_few_nodes_is_an_explanation_while_an_ordinary_network_is_unpriced():
-    """32 GPUs of inference: rule 1 applies, but with no plain-Ethernet design priced its agreement is
-    not claimed (None) and the why says so; the objective picks among the lossless designs."""
+    """32 GPUs of inference whose instances fit one NVLink domain (issue 25): no back-end fabric is
+    needed — the answer is ``none`` with the reason — and rule 1 applies as an explanation."""
     r = compare_advisor(AdvisorSpec(gpus=32, workload="inference"), CAT)
     r1 = rule(r, "1")
-    assert r1["applies"] is True and r1["agrees"] is None and "--lossy-roce" in r1["why"]
-    assert r["recommendation"]["fabric"] == objective_winner(r)
+    assert r1["applies"] is True
+    assert r["recommendation"]["fabric"] == "none"
+    assert "NVLink domain" in r["recommendation"]["summary"]
 
 
 def test_storage_without_rdma_expertise_weighs_the_mistakes():
     """128 GPUs of storage, no RDMA expertise (regression case): the expertise is an input — RoCE's
     expected loss is larger than with expert hands — and the recommendation is the objective's
     minimum, whatever rule 5 says; rule 5's explanation names the probability it used."""
-    none = compare_advisor(AdvisorSpec(gpus=128, workload="storage", team_expertise="none"), CAT)
-    expert = compare_advisor(AdvisorSpec(gpus=128, workload="storage", team_expertise="expert"), CAT)
+    # storage on the compute fabric (off it, the default, no back-end fabric is needed: issue 25)
+    on = {"gpus": 128, "workload": "storage", "storage_placement": "on-fabric"}
+    none = compare_advisor(AdvisorSpec(**on, team_expertise="none"), CAT)
+    expert = compare_advisor(AdvisorSpec(**on, team_expertise="expert"), CAT)
     loss = {k: fabrics(x)["roce-400g"]["expected_loss"] for k, x in (("none", none), ("expert", expert))}
     assert loss["none"] > loss["expert"]
     assert none["recommendation"]["fabric"] == objective_winner(none)

@@ -415,6 +415,11 @@ def assess(
                     d = dep.storage_share or 0.0
                     dl, dh = prange = dep.storage_share_range or (d, d)
                     basis = dep.storage_basis or basis
+                    own = fp.storage["backend_busy_share"] if fp.storage and dep.storage_on_fabric else None
+                    if own is not None and (dep.source or {}).get("storage.share") is None:
+                        # the storage workload: this fabric's own write burst / period
+                        d, (dl, dh) = own, (own * 0.5, min(1.0, own * 2.0))
+                        prange = (dl, dh)
                 elif sid == "storage-incast":
                     prange = (d, d)  # the user's risk: section fixed it
                 elif sid == "slow-receiver" and sid not in spec.probability:
