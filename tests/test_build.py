@@ -3,6 +3,7 @@ Slurm topology and Kubernetes labels (issue 29)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -86,11 +87,27 @@ def test_layout_assumptions_are_sourced(builds):
 
 
 def test_straight_multilink_cable_conflict(cat):
-    """The default RoCE BOM at 5 m host links (a straight 800G AEC for two 400G NICs) cannot be
-    cabled rail-optimised: the two links of one cable land on two servers; the build says so."""
+    """A BOM with a straight 800G AEC for two 400G NICs cannot be cabled rail-optimised and the build
+    says so; the planner no longer picks one for a host link (issue 25), so the default RoCE BOM at
+    5 m builds without conflicts."""
     fp = plan(1024, ("roce",), cat)[0]
-    assert fp.media["host-leaf"].links_per_cable == 2
-    built = build_cable_plan(fp, cat)
+    assert fp.media["host-leaf"].links_per_cable == 1
+    assert not [c for c in build_cable_plan(fp, cat).conflicts if "straight" in c]
+    forced = dataclasses.replace(
+        fp,
+        media={
+            **fp.media,
+            "host-leaf": dataclasses.replace(
+                fp.media["host-leaf"],
+                kind="aec",
+                cable_id="aec-800g",
+                switch_optic=None,
+                nic_optic=None,
+                links_per_cable=2,
+            ),
+        },
+    )
+    built = build_cable_plan(forced, cat)
     assert any("straight" in c and "splitter" in c for c in built.conflicts)
 
 

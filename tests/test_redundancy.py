@@ -35,9 +35,11 @@ def test_dual_tor_bom_hand_checked():
     assert two.capex_usd > one.capex_usd
     assert bom_cage_violations(CAT, two) == []
     assert "dual_tor" not in one.to_dict()  # the default plan's JSON keeps its keys
-    # the DGX twin-port cage holds 2 NIC ports = 4 legs: one 800G breakout cable per cage either way
-    # (128 for 32 servers), not twice as many (the cages are not there)
-    assert one.count_of("aec-800g") == two.count_of("aec-800g") == 128
+    # the DGX twin-port cage holds 2 NIC ports = 4 legs: one server module per cage either way (128
+    # for 32 servers), not twice as many (the cages are not there); no straight copper cable, which would
+    # land every leg of a cage on one leaf (issue 25: the build's cable plan found it)
+    assert one.count_of("tp-osfp-800g-2xsr4-flt") == two.count_of("tp-osfp-800g-2xsr4-flt") == 128
+    assert one.count_of("aec-800g") == two.count_of("aec-800g") == 0
 
 
 def test_spine_spares_bom_hand_checked():

@@ -158,7 +158,18 @@ def test_stage_modules_stay_small_and_the_pipeline_only_chains():
     # run_performance (shared with `aifabric train`) chains the first four, run() the rest
     body = src[src.index("def run_performance(") :]
     calls = re.findall(r"= (run_performance|workload|design|measure|performance|assess|decide)\(", body)
-    assert calls == ["design", "workload", "measure", "performance", "run_performance", "assess", "decide"]
+    # run() chains the first four (and again for a host-link media alternative, issue 25); _weigh
+    # chains risk and decide, for the base deployment and each categorical alternative
+    assert calls == [
+        "design",
+        "workload",
+        "measure",
+        "performance",
+        "run_performance",
+        "run_performance",
+        "assess",
+        "decide",
+    ]
 
 
 def test_one_node_compare_prints_its_table():

@@ -143,7 +143,9 @@ def hinge(dec: Decision, alternatives: list[Alternative]) -> Decision:
             + ("; what would decide it: " + ", ".join(parts) if parts else "")
         )
     reasons = list(rec.reasons)
-    first = Reason(summary, {h["assumption"]: _fmt(h["flips_at"]) for h in hinges}, "verdict")
+    ev = {"verdict": verdict, f"p_best_{rec.design}": f"{p:.2f}"}
+    ev.update({h["assumption"]: _fmt(h["flips_at"]) for h in hinges})
+    first = Reason(summary, ev, "verdict")
     new = replace(rec, verdict=verdict, hinges_on=hinges, summary=summary, reasons=[first, *reasons])
     return replace(dec, recommendation=new, sensitivity=(*rows, *dec.sensitivity))
 
