@@ -165,10 +165,11 @@ def test_verdict_names_what_it_hinges_on(default_json):
 
 
 def test_sensitivity_covers_the_categorical_assumptions(default_json):
-    """Sensitivity rows for storage placement and tuning state (and host-link media where a
-    single-protocol part was picked) report the design and verdict under the alternative."""
+    """Sensitivity rows for storage placement, tuning state and host-link media report the design and
+    verdict under the alternative (media: run again where auto picked a part one protocol lacks, else a
+    row saying every fabric got the same media)."""
     rows = {r["input"]: r for r in default_json["sensitivity"] if r.get("kind") == "categorical"}
-    assert {"storage.placement", "tuning"} <= set(rows)
+    assert {"storage.placement", "tuning", "media.host_link"} <= set(rows)
     for r in rows.values():
         assert r["verdict_then"] in ("clear", "depends", "no material difference")
         assert r["flips"] == (r["design_then"] != default_json["recommendation"]["design"])

@@ -227,7 +227,13 @@ def run(inputs: CompareInputs, progress=None) -> Comparison:
                 alternatives.append(
                     Alternative(name, now, v, _weigh(inputs, alt_front, alt_dep, share, overrides)[1])
                 )
-    dec = hinge(dec, alternatives)
+    media = {_host_media(fd) for fd in front.design.fabrics} if front.design.has_network else set()
+    same = (
+        next(iter(media))
+        if len(media) == 1 and not any(a.assumption == "media.host_link" for a in alternatives)
+        else None
+    )
+    dec = hinge(dec, alternatives, same)
     f = front
     return Comparison(
         inputs, f.design, f.workload, f.network, f.performance, rsk, dec, time.perf_counter() - t0, dep
@@ -256,6 +262,11 @@ def _weigh(inputs: CompareInputs, front: Performance, dep: Deployment, share, ov
         adv, des, wl, net, perf, rsk, front.gpu, inputs.catalog, front.options, inputs.seed, overrides
     )
     return rsk, dec
+
+
+def _host_media(fd) -> str | None:
+    m = fd.plan.media.get("host-leaf") if hasattr(fd.plan, "media") else None
+    return getattr(m, "kind", None)
 
 
 def _single_protocol(design, catalog) -> bool:

@@ -112,8 +112,9 @@ def _nearest(sensitivity, n: int = 2) -> list[dict]:
     return [{**h, "outside_range": True} for h in _range_hinges([{**s, "flips": True} for s in near[:n]])]
 
 
-def hinge(dec: Decision, alternatives: list[Alternative]) -> Decision:
-    """``dec`` with its verdict decided across the register and ``hinges_on`` filled (module docstring)."""
+def hinge(dec: Decision, alternatives: list[Alternative], same_media: str | None = None) -> Decision:
+    """``dec`` with its verdict decided across the register and ``hinges_on`` filled (module docstring);
+    ``same_media``: the host-link media every fabric got (no media alternative to run), shown as a row."""
     rec = dec.recommendation
     if rec.fabric == "none":  # nothing to buy: the reason stands alone
         summary = rec.summary or rec.reasons[0].text
@@ -147,6 +148,25 @@ def hinge(dec: Decision, alternatives: list[Alternative]) -> Decision:
     ev.update({h["assumption"]: _fmt(h["flips_at"]) for h in hinges})
     first = Reason(summary, ev, "verdict")
     new = replace(rec, verdict=verdict, hinges_on=hinges, summary=summary, reasons=[first, *reasons])
+    if same_media is not None:
+        rows.append(
+            {
+                "input": "media.host_link",
+                "label": WORDS["media.host_link"],
+                "base": f"auto ({same_media} on every fabric)",
+                "break_even": None,
+                "range": [f"auto ({same_media} on every fabric)"],
+                "flips": False,
+                "kind": "categorical",
+                "recommendation_then": rec.fabric,
+                "design_then": rec.design,
+                "verdict_then": verdict,
+                "p_best_then": p,
+                "verdict_changes": False,
+                "basis": "every fabric's host links got the same media from the one table: no alternative changes "
+                "the comparison (--host-link-media to impose one)",
+            }
+        )
     return replace(dec, recommendation=new, sensitivity=(*rows, *dec.sensitivity))
 
 
