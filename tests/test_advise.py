@@ -177,11 +177,16 @@ def test_sensitivity_and_probability_best_contract():
     assert out["sensitivity"]
     for s in out["sensitivity"]:
         assert {"input", "base", "break_even", "range", "flips"} <= set(s)
+        if s["kind"] == "categorical":
+            # range = the alternatives, the current one first; a flip = another fabric then
+            assert s["range"][0] == s["base"] and s["break_even"] is None
+            assert s["flips"] == (s["recommendation_then"] != out["recommendation"]["fabric"])
+            continue
         lo, hi = s["range"]
         assert s["flips"] == (s["break_even"] is not None and lo <= s["break_even"] <= hi)
     assert sum(out["probability_best"].values()) == pytest.approx(1.0)
     assert out["recommendation"]["design"] in out["probability_best"]
-    assert out["recommendation"]["verdict"] in ("clear", "no material difference")
+    assert out["recommendation"]["verdict"] in ("clear", "depends", "no material difference")
 
 
 def test_break_even_flips_the_recommendation():
