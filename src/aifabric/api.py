@@ -5,7 +5,7 @@ are pandas DataFrames; ``aifabric.simulate(scenario)`` runs the packet engine.
 import aifabric
 
 res = aifabric.compare(gpus=1024, model="llama3-70b")
-res.fabrics          # DataFrame: one row per fabric (capex_usd, iteration_time_s, busbw_gbps, …)
+res.fabrics          # DataFrame: one row per fabric (capex_usd, iteration_time_s, busbw_gbytes_per_s, …)
 res.recommendation   # {"fabric": ..., "reasons": [...]}
 res.evidence.network # the measure stage's evidence (every stage: res.evidence.<stage>)
 
@@ -39,7 +39,7 @@ FABRIC_COLUMNS = (
     "power_w",
     "iteration_time_s",
     "tokens_per_s",
-    "busbw_gbps",
+    "busbw_gbytes_per_s",
     "ring_step_efficiency",
     "permutation_efficiency",
     "small_message_latency_us",
@@ -109,12 +109,12 @@ class CompareResult:
 
     @property
     def busbw(self):
-        """The all-reduce busbw sweep per fabric (size_bytes, time_us, busbw_gbps, algorithm)."""
+        """The all-reduce busbw sweep per fabric (size_bytes, time_us, busbw_gbytes_per_s in GB/s, algorithm)."""
         import pandas as pd
 
         rows = [{"fabric": f["fabric"], **r} for f in self.result["fabrics"] for r in f["busbw_sweep"]]
         return pd.DataFrame(
-            rows, columns=["fabric", "size_bytes", "time_us", "busbw_gbps", "algorithm", "protocol"]
+            rows, columns=["fabric", "size_bytes", "time_us", "busbw_gbytes_per_s", "algorithm", "protocol"]
         )
 
     @property

@@ -379,6 +379,9 @@ def register(app: typer.Typer) -> None:
             None, "--catalog", help="YAML file overriding catalog records."
         ),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+        details: bool = typer.Option(
+            False, "--details", help="Also print the risk and sensitivity tables and the reasons' evidence."
+        ),
         report: Path | None = typer.Option(None, "--report", help="Write a self-contained HTML report here."),
         build_dir: Path | None = typer.Option(
             None,
@@ -584,7 +587,7 @@ def register(app: typer.Typer) -> None:
             else:
                 from aifabric.report.terminal import print_comparison
 
-                print_comparison(result)
+                print_comparison(result, details=details)
             return 0
 
         run_guarded(body)
