@@ -548,11 +548,7 @@ def render_report(result: dict) -> str:
         ("tokens / s", lambda f: f"{f['tokens_per_s']:,.0f}" if f.get("tokens_per_s") else "—"),
         (
             "all-reduce busbw, 8 GiB",
-            lambda f: (
-                f"{f['busbw_gbps'] / 8:.0f} GB/s"
-                if f.get("busbw_gbps")
-                else "—"
-            ),
+            lambda f: f"{f['busbw_gbps'] / 8:.0f} GB/s" if f.get("busbw_gbps") else "—",
         ),
         (
             "expected loss from failures and misconfigurations",

@@ -11,7 +11,6 @@ from aifabric.stages.performance import server_usd_per_gpu
 from aifabric.stages.pipeline import Comparison
 from aifabric.stages.risk import MISCONFIG_PROBABILITY_BASIS
 from aifabric.stages.testbed import SMALL_JITTER_DUTY
-
 from aifabric.units import gbytes_per_s as gbytes
 
 FCT_POINTS = 20_000  # FCT samples kept per chart (the report's CDFs)
