@@ -85,9 +85,9 @@ def test_report_written(tmp_path):
 
 
 def test_report_lists_estimates_and_sources(default_result):
-    """The report names every estimated catalog value and the source list."""
+    """The report names the estimated catalog values of the designs shown and their sources."""
     html = render_report(default_result)
-    assert "Estimated catalog values used" in html and "S60" in html
+    assert "Estimated values in these designs" in html and "S60" in html
 
 
 def test_scenario_advisor_section(tmp_path):
