@@ -177,11 +177,12 @@ def compare(
     ``oversubscription``, ``lengths_m``, ``hall_size_m``, ``lossy_roce``, ``storage_nodes``,
     ``checkpoint_gbytes_per_s``). Bad input raises :class:`aifabric.errors.InputError` (or
     ``InputErrors``) naming the field."""
+    kw = {k: v for k, v in locals().items() if k != "buyer_options"}  # the keywords, before any import
     from aifabric.notebook import renamed
 
-    _check_compare_types(locals())
+    _check_compare_types(kw)
     try:
-        return _compare(**{k: v for k, v in locals().items() if k != "buyer_options"}, **buyer_options)
+        return _compare(**kw, **buyer_options)
     except InputError as exc:
         raise renamed(exc, {"gpus", "gpu", "workload", "model", *buyer_options}) from None
 
