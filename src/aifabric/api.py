@@ -178,7 +178,7 @@ def compare(
     ``checkpoint_gbytes_per_s``). Bad input raises :class:`aifabric.errors.InputError` (or
     ``InputErrors``) naming the field."""
     kw = {k: v for k, v in locals().items() if k != "buyer_options"}  # the keywords, before any import
-    from aifabric.notebook import renamed
+    from aifabric.keywords import renamed
 
     _check_compare_types(kw)
     try:
@@ -190,7 +190,7 @@ def compare(
 def _check_compare_types(kw: dict) -> None:
     """Strict keyword types: ``gpus="64"`` is an error naming ``gpus``, never 64; rates may be
     ``"400G"`` / ``"400Gbps"`` (``nic_rate_gbps`` or ``nic_rate``)."""
-    from aifabric.notebook import check_type
+    from aifabric.keywords import check_type
 
     words = (
         "gpu",
@@ -233,7 +233,7 @@ def _compare(
     **buyer_options,
 ) -> CompareResult:
     from aifabric.hardware.catalog import load_catalog
-    from aifabric.notebook import rate_gbps
+    from aifabric.keywords import rate_gbps
     from aifabric.scenario import scenario_from_dict
 
     if "nic_rate" in buyer_options or isinstance(buyer_options.get("nic_rate_gbps"), str):
@@ -356,7 +356,7 @@ def plan(
         )
     if not isinstance(gpus, int) or isinstance(gpus, bool) or gpus < 1:
         raise InputError("must be a positive integer", field="gpus", value=gpus)
-    from aifabric.notebook import rate_gbps
+    from aifabric.keywords import rate_gbps
 
     nic_rate_gbps = rate_gbps("nic_rate_gbps", nic_rate_gbps)
     cat = catalog if catalog is not None else load_catalog(None)
