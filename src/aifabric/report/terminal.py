@@ -3,6 +3,8 @@ recommendation with its reasons and the brochure claims (rich)."""
 
 from __future__ import annotations
 
+from aifabric.report.result import step_with_band
+
 
 def _pct_or(x, fmt="{:+.1%}", none="hang") -> str:
     return none if x is None else fmt.format(x)
@@ -120,7 +122,7 @@ def print_comparison(result: dict) -> None:
         "small-message latency",
         lambda f: f"{f['small_message_latency_us']:.2f} us" if f.get("small_message_latency_us") else "—",
     )
-    row("iteration time", lambda f: f"{f['iteration_time_s']:.3f} s" if f.get("iteration_time_s") else "—")
+    row("iteration time", step_with_band)
     row("tokens / s", lambda f: f"{f['tokens_per_s']:,.0f}" if f.get("tokens_per_s") else "—")
     row(
         "cost per 1M tokens",
@@ -222,7 +224,7 @@ def print_answer(con, result: dict) -> None:
     fab = result["fabrics"]
     nums = "; ".join(
         f"{f['label']}: capex {f['capex_usd'] / 1e6:,.2f} M USD"
-        + (f", iteration {f['iteration_time_s']:.3f} s" if f.get("iteration_time_s") else "")
+        + (f", iteration {step_with_band(f)}" if f.get("iteration_time_s") else "")
         + f", expected loss {f['expected_loss']:.1%}"
         for f in fab
     )
