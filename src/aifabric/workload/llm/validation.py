@@ -182,8 +182,13 @@ def _llama3_meta(gpus: int, dp: int, tflops: float) -> Case:
         "tflops_per_gpu",
         tflops,
         fabric="roce",
-        framework=Framework(),
-        notes="framework settings not published: Megatron defaults (no TP-comm overlap); vp not published: 4 assumed (128 layer-slots / 16 stages = 8 per stage, 2 per chunk); "
+        # §3.3.2: "Our use of FSDP for Llama 3 shards the optimizer states and gradients, but for model
+        # shards we do not reshard after forward computation"; §3.3.4: FP32 gradient accumulation and
+        # FP32 reduce-scatter across data-parallel workers — ZeRO-2 in this package's terms
+        framework=Framework(zero=2),
+        notes="data parallelism as published (Llama 3 paper §3.3.2, §3.3.4): FSDP sharding optimizer states and "
+        "gradients (ZeRO-2), gradients accumulated and reduce-scattered in FP32; other framework settings not "
+        "published: Megatron defaults (no TP-comm overlap); vp not published: 4 assumed (128 layer-slots / 16 stages = 8 per stage, 2 per chunk); "
         "TFLOPS counted with this package's convention (Meta's may differ by the causal-mask share, ≤ 4 %)",
         tags=("roce", "dense-1000"),
     )
