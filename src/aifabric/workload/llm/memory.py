@@ -11,7 +11,7 @@ for every pipeline rank, the fullest one reported (and the one a refusal names).
   distributed optimizer shards the optimizer state, not the buffer), sharded over DP for ZeRO-2/3.
 * **optimizer**: FP32 master weights + Adam m, v = 12 bytes per parameter, plus an FP32 copy of the
   gradient when gradients are 16-bit (4 bytes): Megatron's distributed-optimizer table
-  (docs/source/api-guide/dist_optimizer.md: "bf16 param, fp32 grads: 6 + 12/d", "fp16 param, fp16
+  (Megatron-LM README.md, "Distributed Optimizer": "bf16 param, fp32 grads: 6 + 12/d", "fp16 param, fp16
   grads: 4 + 16/d" bytes per parameter); sharded for ZeRO ≥ 1 over the DP group (dense parameters
   over dp · cp ranks, expert parameters over the expert-data-parallel group).
 * **activations** per layer and micro-batch, per token: 2 bytes × (6·h + 2·kv_dim + 3·ffn, or the MoE
