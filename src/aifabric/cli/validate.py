@@ -289,6 +289,16 @@ def _pfc(as_json: bool) -> int:
     return 0
 
 
+def _print_memory(rows: list[dict]) -> None:
+    """The memory check ``train`` applies, on every published layout: how many fit, the refusals."""
+    refused = [r for r in rows if not r["memory"]["fits"]]
+    typer.echo(
+        f"Memory (the check train applies): {len(rows) - len(refused)} of {len(rows)} published layouts fit"
+    )
+    for r in refused:
+        typer.echo(f"  {r['case']}: {r['memory']['refusal']}")
+
+
 def _published(as_json: bool) -> int:
     """The validation table of :mod:`aifabric.workload.llm.validation` (sources, tolerance ±10 %)."""
 
@@ -321,6 +331,7 @@ def _published(as_json: bool) -> int:
                     "cases": rows,
                     "within_tolerance": ok,
                     "checked": len(checked),
+                    "memory_refused": [r["case"] for r in rows if not r["memory"]["fits"]],
                     "collectives": {
                         "cases": coll,
                         "within_tolerance": coll_ok,
@@ -354,6 +365,7 @@ def _published(as_json: bool) -> int:
         )
     else:
         _print_published(rows, coll, ep_rows, gemm_rows, gemm_fit, attn)
+        _print_memory(rows)
         from rich.console import Console
 
         Console().print(

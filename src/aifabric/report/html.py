@@ -15,6 +15,8 @@ import json
 import re
 from pathlib import Path
 
+from aifabric.report.result import step_with_band
+
 CHART_IDS = (
     "chart-capex",
     "chart-iteration",
@@ -507,7 +509,7 @@ def _side_by_side(fabrics: list[dict]) -> list[str]:
         ("capex", lambda f: f"{f['capex_usd']:,.0f} USD"),
         ("capex per GPU", lambda f: f"{f['plan']['network_capex_per_gpu_usd']:,.0f} USD"),
         ("power", lambda f: f"{f['plan']['power_w'] / 1000:,.1f} kW"),
-        ("iteration time", lambda f: f"{f['iteration_time_s']:.3f} s" if f.get("iteration_time_s") else "—"),
+        ("iteration time", step_with_band),
         ("tokens / s", lambda f: f"{f['tokens_per_s']:,.0f}" if f.get("tokens_per_s") else "—"),
         (
             "all-reduce busbw, 8 GiB",

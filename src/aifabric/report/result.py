@@ -223,3 +223,11 @@ def comparison_dict(c: Comparison) -> dict:
 
 
 __all__ = ["STAGE_ORDER", "assumptions", "register", "comparison_dict", "evidence_chain", "json_safe"]
+
+
+def step_with_band(f: dict) -> str:
+    """``7.020 s (±6 %, p90 of 31 validation cases)``: the step time and its error band, or "—"."""
+    if not f.get("iteration_time_s"):
+        return "—"
+    band = (f.get("iteration") or {}).get("band")
+    return f"{f['iteration_time_s']:.3f} s" + (f" ({band['text']})" if band else "")

@@ -4,6 +4,8 @@ the risk and sensitivity tables with ``--details`` (rich). Everything fits 80 co
 
 from __future__ import annotations
 
+from aifabric.report.result import step_with_band
+
 DETAILS_HINT = "risk and sensitivity tables: --details; the full report: --report FILE.html"
 
 
@@ -85,7 +87,7 @@ def deciding_numbers(result: dict) -> list[tuple[str, list[str]]]:
     per = ((result.get("evidence") or {}).get("decide") or {}).get("fabrics") or {}
     rows = [("network capex", [f"${f['capex_usd'] / 1e6:,.2f} M" for f in fab])]
     if any(f.get("iteration_time_s") for f in fab):
-        rows.append(("iteration time", [_or_dash(f.get("iteration_time_s"), "{:.3f} s") for f in fab]))
+        rows.append(("iteration time", [step_with_band(f) for f in fab]))
     elif any(f.get("small_message_latency_us") for f in fab):
         rows.append(
             ("small-message latency", [_or_dash(f.get("small_message_latency_us"), "{:.2f} us") for f in fab])
@@ -171,7 +173,7 @@ def _core_rows(fabrics: list[dict]) -> list[tuple]:
             "small-message latency",
             lambda f: f"{f['small_message_latency_us']:.2f} us" if f.get("small_message_latency_us") else "—",
         ),
-        ("iteration time", lambda f: f"{f['iteration_time_s']:.3f} s" if f.get("iteration_time_s") else "—"),
+        ("iteration time", step_with_band),
         ("tokens / s", lambda f: f"{f['tokens_per_s']:,.0f}" if f.get("tokens_per_s") else "—"),
         (
             "cost per 1M tokens",
