@@ -288,3 +288,24 @@ def test_default_host_links_get_the_same_media_on_both_fabrics():
     switch = switch_cage(CAT.get("switch", "sn5600"), 400)
     why = cable_fits(aec, (switch, server), 400)
     assert any("one switch cage" in w for w in why)
+
+
+def test_a_one_switch_plan_is_measured_on_one_switch():
+    """A plan of one switch gets a one-switch testbed (a star of the same hosts): what needs a second
+    switch (adaptive routing, a fabric link, a second PFC batch) is not applicable, on both fabrics,
+    and the ring step runs on it."""
+    from aifabric.stages.testbed import LIBRARY, run_testbed, scenario_dict, testbed_for
+
+    for tech, route, hop in (("infiniband", "adaptive", 130), ("roce", "ecmp", 600)):
+        one = testbed_for(400, None, hop, 5, route, technology=tech, tiers=1)
+        two = testbed_for(400, None, hop, 5, route, technology=tech, tiers=2)
+        topo = scenario_dict(one, None, 1)["topology"]
+        assert topo["kind"] == "star" and topo["hosts"] == one.leaves * one.hosts_per_leaf
+        assert scenario_dict(two, None, 1)["topology"]["kind"] == "leaf-spine"
+        assert "one switch" in one.describe()["topology"]
+        for sid in ("link-failure", "ib-no-ar", "pfc-threshold-mismatch"):
+            ok, why = LIBRARY[sid].applies(one)
+            assert not ok and ("one switch" in why or "not a" in why)
+        assert LIBRARY["link-failure"].applies(two)[0]
+        quiet = run_testbed(one, None, "quiet", 1)
+        assert np.isfinite(quiet.step_us) and quiet.step_us >= quiet.ideal_us > 0

@@ -66,6 +66,8 @@ class Trigger:
             return False, "the baseline runs InfiniBand without congestion control (as shipped)"
         if self.id == "lossy-go-back-n" and not tb.has_cc:
             return False, "same as lossy-class on a baseline without congestion control"
+        if tb.single_switch and self.id in ONE_SWITCH_ABSENT:
+            return False, ONE_SWITCH_ABSENT[self.id]
         if self.id == "ib-no-ar" and tb.routing != "adaptive":
             return False, "the fabric already routes statically"
         if self.id == "ecmp-polarisation" and (tb.technology != "roce" or tb.routing != "ecmp"):
@@ -75,6 +77,13 @@ class Trigger:
         return True, ""
 
 
+# what does not exist on a fabric of one switch (the testbed is then one switch too)
+ONE_SWITCH_ABSENT = {
+    "ib-no-ar": "one switch: one path between any two hosts, nothing to route adaptively",
+    "link-failure": "one switch: no switch-to-switch link (a failed host link stops its node: job interruptions)",
+    "pfc-threshold-mismatch": "one switch: one batch, one set of PFC thresholds",
+    "ecmp-polarisation": "one switch: no hashing between switches",
+}
 ROCE, IB, BOTH = ("roce",), ("infiniband",), ("roce", "infiniband")
 LIBRARY: dict[str, Trigger] = {
     t.id: t
@@ -102,7 +111,8 @@ LIBRARY: dict[str, Trigger] = {
             "pfc-storm",
             ROCE,
             "spurious PAUSE from one spine (flow-control firmware bug): small network jitter",
-            "spine0 pauses every neighbour 2 us every 100 us; too short for the PFC watchdog to see",
+            "spine0 (the switch itself on a one-switch plan) pauses every neighbour 2 us every 100 us; too short "
+            "for the PFC watchdog to see",
             kind="fault",
         ),
         Trigger(
@@ -286,7 +296,7 @@ def perturb(tb: Testbed, sid: str | None, duty: float | None = None, share: floa
         pause = tb.storm_pause_us if duty is None else duty * period
         fab["pause_storms"] = [
             {
-                "node": "spine0",
+                "node": "sw0" if tb.single_switch else "spine0",
                 "start": f"{period / 2:g}us",
                 "duration": f"{pause:g}us",
                 "period": f"{period:g}us",

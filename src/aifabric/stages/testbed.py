@@ -11,7 +11,11 @@ per leaf and ``hosts_per_leaf / oversubscription`` spines keep the planned leaf'
 the shared buffer per switch is the planned switch's buffer *per port* times the testbed leaf's
 ports (a 16-port slice of a 64-port switch gets a quarter of its buffer), so PFC dynamic thresholds,
 ECN points and credit buffers see the planned per-port headroom. Three-tier plans are measured on
-their two lower tiers (the pod). :func:`scaling_check` runs scenarios at two pod sizes; the
+their two lower tiers (the pod); a plan of **one switch** is measured on one switch (``tiers = 1``:
+a star of ``leaves × hosts_per_leaf`` hosts, the same host numbering, the ring and the incast
+unchanged; a "leaf" is then a group of hosts on that switch). On one switch there is no path to
+choose and no switch-to-switch link: adaptive routing off, a failed fabric link and a second switch
+batch with other PFC thresholds do not exist there (:meth:`Trigger.applies`). :func:`scaling_check` runs scenarios at two pod sizes; the
 tolerance is :data:`SCALING_TOLERANCE`, and the larger slowdown is kept where they disagree.
 
 Traffic: **quiet** — one ring step of the data-parallel all-reduce (every host sends ``step_bytes``
@@ -115,12 +119,24 @@ class Testbed:
     def has_cc(self) -> bool:
         return self.baseline not in ("pfc-only", "none")
 
-    def describe(self) -> dict[str, str]:
+    @property
+    def single_switch(self) -> bool:
+        return self.tiers == 1
+
+    def _topology_words(self) -> str:
+        links = f"{self.link_rate_bps / 1e9:g}G links, {self.link_delay_ns:g} ns per link"
+        if self.single_switch:
+            return f"one switch, {self.leaves * self.hosts_per_leaf} hosts (the plan is one switch), {links}"
         over = self.hosts_per_leaf / self.spines
+        return (
+            f"leaf-spine {self.leaves} leaves x {self.hosts_per_leaf} hosts, {self.spines} spines "
+            f"(oversubscription {over:g}:1), {links}"
+            + (f"; the pod of a {self.tiers}-tier plan" if self.tiers > 2 else "")
+        )
+
+    def describe(self) -> dict[str, str]:
         return {
-            "topology": f"leaf-spine {self.leaves} leaves x {self.hosts_per_leaf} hosts, {self.spines} spines "
-            f"(oversubscription {over:g}:1), {self.link_rate_bps / 1e9:g}G links, {self.link_delay_ns:g} ns per link"
-            + (f"; the pod of a {self.tiers}-tier plan" if self.tiers > 2 else ""),
+            "topology": self._topology_words(),
             "switch": f"{self.switch_latency_ns:g} ns hop, "
             + (
                 "credit flow control on per-VL receive buffers (15 packets or a credit round trip: a "
@@ -227,6 +243,8 @@ def scenario_dict(tb: Testbed, sid: str | None, seed: int, duty=None, share=None
     }
     if traffic == "three-tier":
         topo = {"kind": "fat-tree", "k": THREE_TIER_K, "link_rate": rate, "link_delay": delay}
+    elif tb.single_switch:
+        topo = {"kind": "star", "hosts": tb.leaves * tb.hosts_per_leaf, "link_rate": rate, "link_delay": delay}
     return {
         "name": f"risk-{tb.technology}-{sid or 'baseline'}",
         "seed": seed,
@@ -517,7 +535,8 @@ def testbed_for(
     buf = buffer_bytes or SPECTRUM4_BUFFER_BYTES
     ports = radix or SPECTRUM4_PORTS
     spines = max(1, round(hosts_per_leaf / max(1.0, oversubscription)))
-    pod_ports = hosts_per_leaf + spines
+    # the ports of one testbed switch: a leaf's hosts and uplinks, or every host of a one-switch plan
+    pod_ports = leaves * hosts_per_leaf if tiers == 1 else hosts_per_leaf + spines
     # the testbed's "adaptive" is per packet (granularity packet): a design's adaptive-packet (or
     # old adaptive), and a scheduled fabric's spray (README "Scheduled fabric": why not its own mode)
     if technology == "infiniband":
@@ -532,7 +551,7 @@ def testbed_for(
         link_delay_ns=round(5.05 * float(leaf_spine_m), 3),
         buffer_bytes=int(buf * min(1.0, pod_ports / ports)),
         routing=route,
-        seeds=(1, 2) if route == "ecmp" else (1,),  # only hashing depends on the seed
+        seeds=(1, 2) if route == "ecmp" and tiers > 1 else (1,),  # only hashing depends on the seed
         leaves=leaves,
         hosts_per_leaf=hosts_per_leaf,
         spines=spines,
