@@ -244,7 +244,12 @@ def scenario_dict(tb: Testbed, sid: str | None, seed: int, duty=None, share=None
     if traffic == "three-tier":
         topo = {"kind": "fat-tree", "k": THREE_TIER_K, "link_rate": rate, "link_delay": delay}
     elif tb.single_switch:
-        topo = {"kind": "star", "hosts": tb.leaves * tb.hosts_per_leaf, "link_rate": rate, "link_delay": delay}
+        topo = {
+            "kind": "star",
+            "hosts": tb.leaves * tb.hosts_per_leaf,
+            "link_rate": rate,
+            "link_delay": delay,
+        }
     return {
         "name": f"risk-{tb.technology}-{sid or 'baseline'}",
         "seed": seed,
