@@ -60,6 +60,9 @@ NCCL_CHANNELS_PER_NET_PEER = 2
 NCCL_QPS_PER_CONNECTION = 1
 ECMP_ENTROPY = NCCL_CHANNELS_PER_NET_PEER * NCCL_QPS_PER_CONNECTION
 HASHED_MODES = ("ecmp", "flowlet")  # modes whose choice is per QP (per-packet modes split anyway)
+# the op the step and inference models time pipeline sends as (aifabric.workload.llm.network
+# PIPELINE_SEND_RECV; not imported: the step model's package is slow to import)
+PP_OP = "pp-send-recv"
 
 
 @lru_cache(maxsize=8)
@@ -111,6 +114,9 @@ class FabricComm:
     ep_a2a_efficiency: float | None = None
     #: the NIC's achieved share of line rate on network steps (1: the flow model's ideal NIC)
     nic_efficiency: float = 1.0
+    #: pipeline send-recv (op ``pp-send-recv``): the placed stage-boundary pattern's efficiency on
+    #: this fabric (None: the permutation's)
+    pp_efficiency: float | None = None
 
     def _alpha_net(self) -> float:
         return (_nccl_step_us("net") + self.path_latency_us) * 1e-6
@@ -121,6 +127,8 @@ class FabricComm:
         eff = self.a2a_efficiency if op in ("all-to-all", "send-recv") else self.step_efficiency
         if op == "all-to-all" and self.ep_a2a_efficiency is not None:
             eff = self.ep_a2a_efficiency
+        if op == PP_OP:
+            eff = self.a2a_efficiency if self.pp_efficiency is None else self.pp_efficiency
         return goodput * eff * self.nic_efficiency / 8.0  # bytes/s
 
     def collective_s(self, op: str, size_bytes: float, ranks: int, span: str) -> float:
@@ -137,13 +145,13 @@ class FabricComm:
             return 2 * (n - 1) * alpha + size_bytes * 2 * (n - 1) / n / beta
         if op in ("all-gather", "reduce-scatter", "all-to-all"):
             return (n - 1) * alpha + size_bytes * (n - 1) / n / beta
-        if op in ("send-recv", "broadcast"):
+        if op in ("send-recv", "broadcast", PP_OP):
             return alpha + size_bytes / beta
         raise InputError(
             "unknown collective",
             field="op",
             value=op,
-            allowed="all-reduce, all-gather, reduce-scatter, all-to-all, send-recv, broadcast",
+            allowed=f"all-reduce, all-gather, reduce-scatter, all-to-all, send-recv, broadcast, {PP_OP}",
         )
 
 
@@ -184,6 +192,10 @@ class FabricNetwork:
     # own end-to-end measurement (from_measured)
     nic_efficiency: float = NIC_EFFICIENCY
     nic_efficiency_source: str = NIC_EFFICIENCY_SOURCE
+    # pipeline send-recv placed by the layout (the pp-send-recv pattern; None: the permutation's)
+    pp_efficiency: float | None = None
+    # the placed patterns' evidence (:func:`placed_evidence`): efficiencies and in-leaf shares
+    placed: dict | None = field(default=None, compare=False)
 
     @classmethod
     def from_measured(
@@ -241,6 +253,7 @@ class FabricNetwork:
             gpu=self.nvls_gpu,
             ep_a2a_efficiency=self.ep_a2a_efficiency,
             nic_efficiency=self.nic_efficiency,
+            pp_efficiency=self.pp_efficiency,
         )
 
     def with_slowdown(self, comm_slowdown: float) -> FabricNetwork:
@@ -252,6 +265,7 @@ class FabricNetwork:
             ring_step_efficiency=self.ring_step_efficiency / f,
             permutation_efficiency=self.permutation_efficiency / f,
             ep_a2a_efficiency=None if self.ep_a2a_efficiency is None else self.ep_a2a_efficiency / f,
+            pp_efficiency=None if self.pp_efficiency is None else self.pp_efficiency / f,
             source=f"{self.source}, perturbed ({comm_slowdown:+.1%} on bandwidth-bound steps)",
         )
 
@@ -272,6 +286,7 @@ class FabricNetwork:
             ring_step_efficiency=eff(self.ring_step_efficiency),
             permutation_efficiency=eff(self.permutation_efficiency),
             ep_a2a_efficiency=eff(self.ep_a2a_efficiency),
+            pp_efficiency=eff(self.pp_efficiency),
             source=f"{self.source}, perturbed (+{x:.3g} ideal steps on bandwidth-bound steps)",
         )
 
@@ -286,6 +301,8 @@ class FabricNetwork:
             "permutation_efficiency": self.permutation_efficiency,
             "permutation_fct_p99_us": self.permutation_fct_p99_us,
             "expert_a2a_efficiency": self.ep_a2a_efficiency,
+            "pp_send_recv_efficiency": self.pp_efficiency,
+            "placed_patterns": self.placed,
             "path_latency_us": self.path_latency_us,
             "nvlink_busbw_gbps": self.nvlink_busbw_gbps,
             "busbw_gbps": self.busbw_gbps,
@@ -503,9 +520,10 @@ def measure_fabric(
             f"FCT: one DP ring step and a same-rail random permutation ({len(ring_fct):,} flows of 16 MiB "
             f"each; {ib_routing or route} on IB, {roce_routing or route} on RoCE)"
         )
-    from aifabric.stages.measure_expert import expert_a2a_efficiency_for
+    from aifabric.stages.measure_expert import expert_a2a_for
 
-    ep_eff = expert_a2a_efficiency_for(fd, workload, gpn, seed, route) if has_network else None
+    ep = expert_a2a_for(fd, workload, gpn, seed, route) if has_network else None
+    pp = pipeline_efficiency(fd, workload, gpn, seed, route) if has_network else None
     placed = _placement_dict(fd, workload, gpn, seed, route, eff, a2a_eff) if has_network else None
     rows = busbw_sweep(fd, gpn, gpu.id, seed, route) if sweep and has_network else []
     return FabricNetwork(
@@ -522,10 +540,50 @@ def measure_fabric(
         ring_fct,
         perm_fct,
         fct_title,
-        ep_a2a_efficiency=ep_eff,
+        ep_a2a_efficiency=None if ep is None else ep["efficiency"],
         ecmp_entropy=_entropy(workload) if route in HASHED_MODES else 1,
         placement=placed,
+        pp_efficiency=None if pp is None else pp["efficiency"],
+        placed=placed_evidence(pp, ep, a2a_eff) if has_network else None,
     )
+
+
+def pipeline_efficiency(fd, workload, gpus_per_node: int, seed: int, routing: str) -> dict | None:
+    """The job's pipeline sends placed by its layout (the ``pp-send-recv`` pattern: every stage
+    boundary at once, :func:`aifabric.stages.workload.stage_hops`) on this fabric and routing: the
+    efficiency averaged over :data:`RING_SEEDS` hash seeds like the ring step's, the share of the
+    network hops whose two ends hang under one leaf, and the share of stage pairs inside one node
+    (NVLink, no network hop). None when the job has no pipeline hop across nodes."""
+    from aifabric.stages.workload import stage_hops
+
+    p = workload.pattern("pp-send-recv")
+    if p is None:
+        return None
+    key, hop_ps = _topology_key(fd, gpus_per_node), fd.switch_hop_ns * 1000
+    effs = [measure_pattern(key, fd.technology, p, seed + s, hop_ps, routing)[0] for s in range(RING_SEEDS)]
+    src, dst, pairs = stage_hops(p)
+    return {
+        "efficiency": float(np.mean(effs)),
+        "in_leaf_share": rail_topology(*key).in_leaf_share(src, dst),
+        "nvlink_pair_share": 1 - len(src) / pairs if pairs else None,
+        "stage_pairs": pairs,
+        "stride_ranks": p.stride,
+        "pipeline_ranks": p.span,
+    }
+
+
+def placed_evidence(pp: dict | None, ep: dict | None, permutation: float) -> dict:
+    """``placed_patterns`` of the measure stage's evidence: the pipeline and expert all-to-all
+    patterns placed by the job's layout, what each replaces (the random same-rail permutation's
+    efficiency, ``permutation``, still used for the rest: context-parallel and KV-cache sends)."""
+    return {
+        "pp_send_recv": pp,
+        "expert_all_to_all": ep,
+        "permutation_efficiency": permutation,
+        "uses": "pipeline send-recv at pp_send_recv.efficiency, the expert all-to-all at "
+        "expert_all_to_all.efficiency; other sends (context parallel, KV cache) and all-to-alls at the "
+        "random same-rail permutation's",
+    }
 
 
 def _placement_dict(fd, workload, gpn: int, seed: int, route: str, eff: float, a2a_eff: float) -> dict | None:
