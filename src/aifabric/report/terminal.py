@@ -108,6 +108,8 @@ def print_comparison(result: dict) -> None:
                 f"{f['placement']['kind']} ({f['placement'].get('ring_step_efficiency_ideal', 1.0):.3f})"
             ),
         )
+    if any(f.get("pp_send_recv_efficiency") is not None for f in result["fabrics"]):
+        row("pipeline sends: efficiency (in leaf)", _placed_pp)
     row(
         "rail permutation FCT p99",
         lambda f: f"{f['permutation_fct_p99_us']:,.0f} us" if f.get("permutation_fct_p99_us") else "—",
@@ -196,6 +198,15 @@ def print_comparison(result: dict) -> None:
         f"[dim]{len(result['estimates'])} catalog values are estimates (see --report or --json); "
         f"{result['wall_s']:.1f} s[/dim]"
     )
+
+
+def _placed_pp(f: dict) -> str:
+    """The pipeline sends' placed-pattern efficiency and the share of their bytes inside one leaf."""
+    pp = (f.get("placed_patterns") or {}).get("pp_send_recv")
+    if not pp:
+        return "—"
+    leaf = pp.get("in_leaf_share")
+    return f"{pp['efficiency']:.3f}" + (f" ({leaf:.0%})" if leaf is not None else "")
 
 
 def _fmt(v) -> str:

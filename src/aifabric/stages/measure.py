@@ -572,6 +572,39 @@ def pipeline_efficiency(fd, workload, gpus_per_node: int, seed: int, routing: st
     }
 
 
+def placed_note(evidence: NetworkEvidence) -> str | None:
+    """The measure stage's note on the traffic placed by the layout (None when nothing was placed)."""
+    parts = []
+    for f in evidence.fabrics:
+        pl = f.placed or {}
+        pp, ep = pl.get("pp_send_recv"), pl.get("expert_all_to_all")
+        got = [
+            f"{name} {x['efficiency']:.3f}"
+            + (
+                f" ({x['in_leaf_share']:.0%} of its network bytes inside one leaf)"
+                if x["in_leaf_share"] is not None
+                else ""
+            )
+            for name, x in (("pipeline send-recv", pp), ("expert all-to-all", ep))
+            if x is not None
+        ]
+        if got:
+            parts.append(
+                f"{f.key}: " + ", ".join(got) + f" (random permutation {f.permutation_efficiency:.3f})"
+            )
+    if not parts:
+        return None
+    return (
+        "traffic placed by the layout (flow model, the job's placement, each fabric's routing): pipeline sends = "
+        "every stage boundary of the reference layout at once (rank r to r + tp x cp x dp, Megatron's "
+        "tp-cp-ep-dp-pp order, NCCL PXN: on the receiver's rail), the MoE / wide-EP all-to-all = every EP "
+        "group's DeepEP-style dispatch; "
+        + "; ".join(parts)
+        + "; other sends (context parallel, KV cache) keep "
+        "the random same-rail permutation's efficiency"
+    )
+
+
 def placed_evidence(pp: dict | None, ep: dict | None, permutation: float) -> dict:
     """``placed_patterns`` of the measure stage's evidence: the pipeline and expert all-to-all
     patterns placed by the job's layout, what each replaces (the random same-rail permutation's
@@ -632,5 +665,8 @@ __all__ = [
     "NetworkEvidence",
     "measure",
     "measure_fabric",
+    "pipeline_efficiency",
+    "placed_evidence",
+    "placed_note",
     "routed_efficiency",
 ]

@@ -83,7 +83,17 @@ from aifabric.stages.testbed import (
 )
 
 ADAPTIVE_OFF = "adaptive-routing-off"
-ADAPTIVE_OFF_WHAT = "adaptive routing off: ECMP hash collisions (flow model, ring step and permutation)"
+ADAPTIVE_OFF_WHAT = (
+    "adaptive routing off: the routing the fabric falls back to (ECMP hashing on RoCE, the subnet "
+    "manager's static forwarding tables on InfiniBand) on the job's placed patterns (flow model)"
+)
+# The routing a fabric runs when its adaptive routing is off (not enabled, or lost on an upgrade):
+# an Ethernet switch hashes each flow's 5-tuple over the equal-cost ports (ECMP; the RoCEv2 UDP source
+# port differs per QP); an InfiniBand switch forwards by the destination LID through the linear
+# forwarding table the subnet manager programmed (OpenSM's routing engines without AR: minhop / updn /
+# ftree, destination-based D-mod-k on a fat tree; the flow model's ``static``,
+# aifabric.topology.routing.ib_linear_forwarding). IB switches have no 5-tuple hash.
+AR_OFF_ROUTING = {"roce": "ecmp", "infiniband": "static"}
 RISK_KINDS = ("mistake", "fault", "share")
 # the library's trigger kinds as the objective reads them: a condition is present a share of the time
 _KIND_OF_TRIGGER = {"mistake": "mistake", "fault": "fault", "condition": "share"}
@@ -366,7 +376,6 @@ def assess(
     tuning state sets each fabric's congestion control, the storage share the storage-incast
     persistence (one setting for every fabric)."""
     from aifabric.stages.assumptions import Deployment
-    from aifabric.stages.measure import measure_fabric
 
     spec = spec or RiskSpec()
     dep = deployment or Deployment(storage_share=0.0, storage_share_range=(0.0, 0.0))
@@ -397,13 +406,16 @@ def assess(
         items: list[RiskItem] = []
         rm = None
         plan = fd.plan.to_dict()
+        ar_off = _adaptive_off_applies(fd, fp, design.has_network)
         if design.has_network:
             tick(f"packet-level risk testbed: {fd.key}")
             tb = testbed_of(fd, spec, getattr(workload, "placement", None), dep.tuning)
             rm = measure_testbed(tb, fd.technology == "roce")
             scaled = scaling_check(tb, tuple(rm.measured)) if spec.check_scaling else {}
             view = DesignView.of(fd, rm.measured)
-            for sid in (x for x in rm.measured if not view.skips(x)):
+            # with the flow model's re-measure below, InfiniBand's AR-off mistake is that item (as on RoCE)
+            skip = {"ib-no-ar"} if ar_off else set()
+            for sid in (x for x in rm.measured if not view.skips(x) and x not in skip):
                 comm = rm.scenario_slowdown(sid, congestion_share)
                 if sid in scaled:
                     comm = max(comm, scaled[sid]["use"])
@@ -454,42 +466,9 @@ def assess(
                 )
             if fd.technology == "roce" and rm.jitter_sweep:
                 jitter = _jitter(rm, workload, fp, net)
-        if (
-            fd.technology == "roce"
-            and is_adaptive(fd.routing)
-            and fd.routing != "scheduled"  # a scheduled fabric's spraying is not a switch setting
-            and fp.iteration is not None
-            and design.has_network
-        ):
-            # The design relies on adaptive routing; a team that cannot enable or keep it working runs
-            # ECMP: the same patterns re-measured with ECMP (flow model).
-            tick("flow model of the same steps with ECMP (adaptive routing off)")
-            ecmp = measure_fabric(fd, workload, gpu, seed, routing="ecmp", sweep=False)
-            it = iteration_slowdown(workload, fp, ecmp)
-            e_ecmp = ecmp.ring_step_efficiency
-            comm = net.ring_step_efficiency / e_ecmp - 1 if e_ecmp else None
-            p, pl, ph, d, dl, dh, basis = _p_d(ADAPTIVE_OFF, "mistake", plan, expertise, spec)
-            ell = lost_share(it)
-            items.append(
-                RiskItem(
-                    ADAPTIVE_OFF,
-                    ADAPTIVE_OFF_WHAT,
-                    p,
-                    comm,
-                    it,
-                    0.0,
-                    of,
-                    None,
-                    None,
-                    d,
-                    basis,
-                    "the design's patterns re-measured with ECMP (flow model)",
-                    ell,
-                    p * d * ell,
-                    (pl * dl * ell, ph * dh * ell),
-                    "mistake",  # a team that cannot enable or keep adaptive routing working
-                )
-            )
+        if ar_off:
+            tick("flow model of the same patterns with adaptive routing off")
+            items.append(_adaptive_off_item(fd, workload, gpu, seed, net, fp, plan, expertise, spec, of))
         good = (0.0, 0.0, 0.0, {})
         if design.has_network and fp.uses_backend:  # inference inside NVLink domains: a fault stops nothing
             good = interruptions(fd, spec)
@@ -550,6 +529,66 @@ def assess(
         jitter,
         congestion_is_storage,
         dep.storage_on_fabric,
+    )
+
+
+def _adaptive_off_applies(fd, fp, has_network: bool) -> bool:
+    """Whether the fabric relies on adaptive routing (a switch setting a team can fail to enable or
+    keep) for a job whose step the model times — the same rule for every technology. A scheduled
+    fabric's spraying is not a switch setting."""
+    timed = fp.iteration is not None or (fp.inference is not None and fp.uses_backend)
+    return bool(has_network and timed and is_adaptive(fd.routing) and fd.routing != "scheduled")
+
+
+def _decode_efficiency(net) -> float:
+    """The efficiency of what a decode step sends over the network: the expert all-to-all's, else the
+    pipeline sends', else the permutation's (KV-cache transfer)."""
+    for e in (net.ep_a2a_efficiency, net.pp_efficiency, net.permutation_efficiency):
+        if e is not None:
+            return e
+    return 1.0
+
+
+def _adaptive_off_item(fd, workload, gpu, seed, net, fp, plan, expertise, spec, of) -> RiskItem:
+    """Adaptive routing off: a team that cannot enable or keep it working runs the fabric's fallback
+    routing (:data:`AR_OFF_ROUTING`); the job's patterns, placed as the job is, re-measured with it
+    (flow model) and sent through *performance* with the layout chosen on the healthy fabric."""
+    from aifabric.stages.measure import measure_fabric
+
+    route = AR_OFF_ROUTING[fd.technology]
+    off = measure_fabric(fd, workload, gpu, seed, routing=route, sweep=False)
+    if fp.iteration is not None:
+        e_off = off.ring_step_efficiency
+        comm = net.ring_step_efficiency / e_off - 1 if e_off else None
+        it = iteration_slowdown(workload, fp, off)
+    else:
+        comm = _decode_efficiency(net) / max(_decode_efficiency(off), 1e-12) - 1
+        it = fp.decode_slowdown(comm)
+    # a risk: section may name InfiniBand's AR-off mistake by the library's name for it
+    key = (
+        "ib-no-ar" if fd.technology == "infiniband" and ADAPTIVE_OFF not in spec.probability else ADAPTIVE_OFF
+    )
+    p, pl, ph, d, dl, dh, basis = _p_d(
+        key if key in spec.probability else ADAPTIVE_OFF, "mistake", plan, expertise, spec
+    )
+    ell = lost_share(it)
+    return RiskItem(
+        ADAPTIVE_OFF,
+        ADAPTIVE_OFF_WHAT,
+        p,
+        comm,
+        it,
+        0.0,
+        of,
+        None,
+        None,
+        d,
+        basis,
+        f"the job's placed patterns re-measured with {route} routing (flow model)",
+        ell,
+        p * d * ell,
+        (pl * dl * ell, ph * dh * ell),
+        "mistake",  # a team that cannot enable or keep adaptive routing working
     )
 
 
