@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from aifabric.stages.assumptions import Deployment as _dep
-from aifabric.stages.measure import placed_note
+from aifabric.stages.measure_placed import placed_note
 from aifabric.stages.performance import server_usd_per_gpu
 from aifabric.stages.pipeline import Comparison
 from aifabric.stages.risk import MISCONFIG_PROBABILITY_BASIS

@@ -16,8 +16,10 @@ Input: a :class:`~aifabric.stages.design.FabricDesign` and the
 * A MoE workload whose expert-parallel group spans servers: the DeepEP-style dispatch of every EP
   group at once (:func:`~aifabric.stages.measure_expert.expert_a2a_efficiency_for`; node-limited routing, RDMA to the same-rail GPU
   of each target node, then NVLink — :mod:`aifabric.workload.expert_parallel`, the same code as
-  the collective model) gives the all-to-all efficiency (``expert_a2a_efficiency``); PP send-recv
-  keeps the permutation's.
+  the collective model) gives the all-to-all efficiency (``expert_a2a_efficiency``); so does every
+  wide-EP inference instance. Pipeline sends: every stage boundary of the reference layout at once,
+  placed as the job's ranks are (:mod:`aifabric.stages.measure_placed`, ``pp_send_recv_efficiency``).
+  Other sends (context parallel, KV cache) keep the permutation's.
 * The busbw-vs-size sweep of an all-reduce over every GPU comes from
   :func:`aifabric.workload.collectives.nccl_sweep` on the same topology and routing (NCCL's tuner
   choice per size).
@@ -60,9 +62,7 @@ NCCL_CHANNELS_PER_NET_PEER = 2
 NCCL_QPS_PER_CONNECTION = 1
 ECMP_ENTROPY = NCCL_CHANNELS_PER_NET_PEER * NCCL_QPS_PER_CONNECTION
 HASHED_MODES = ("ecmp", "flowlet")  # modes whose choice is per QP (per-packet modes split anyway)
-# the op the step and inference models time pipeline sends as (aifabric.workload.llm.network
-# PIPELINE_SEND_RECV; not imported: the step model's package is slow to import)
-PP_OP = "pp-send-recv"
+PP_OP = "pp-send-recv"  # pipeline sends' op (aifabric.workload.llm.network.PIPELINE_SEND_RECV)
 
 
 @lru_cache(maxsize=8)
@@ -114,8 +114,7 @@ class FabricComm:
     ep_a2a_efficiency: float | None = None
     #: the NIC's achieved share of line rate on network steps (1: the flow model's ideal NIC)
     nic_efficiency: float = 1.0
-    #: pipeline send-recv (op ``pp-send-recv``): the placed stage-boundary pattern's efficiency on
-    #: this fabric (None: the permutation's)
+    #: pipeline sends (op ``pp-send-recv``): the placed stage-boundary pattern's (None: the permutation's)
     pp_efficiency: float | None = None
 
     def _alpha_net(self) -> float:
@@ -521,6 +520,7 @@ def measure_fabric(
             f"each; {ib_routing or route} on IB, {roce_routing or route} on RoCE)"
         )
     from aifabric.stages.measure_expert import expert_a2a_for
+    from aifabric.stages.measure_placed import pipeline_efficiency, placed_evidence
 
     ep = expert_a2a_for(fd, workload, gpn, seed, route) if has_network else None
     pp = pipeline_efficiency(fd, workload, gpn, seed, route) if has_network else None
@@ -546,77 +546,6 @@ def measure_fabric(
         pp_efficiency=None if pp is None else pp["efficiency"],
         placed=placed_evidence(pp, ep, a2a_eff) if has_network else None,
     )
-
-
-def pipeline_efficiency(fd, workload, gpus_per_node: int, seed: int, routing: str) -> dict | None:
-    """The job's pipeline sends placed by its layout (the ``pp-send-recv`` pattern: every stage
-    boundary at once, :func:`aifabric.stages.workload.stage_hops`) on this fabric and routing: the
-    efficiency averaged over :data:`RING_SEEDS` hash seeds like the ring step's, the share of the
-    network hops whose two ends hang under one leaf, and the share of stage pairs inside one node
-    (NVLink, no network hop). None when the job has no pipeline hop across nodes."""
-    from aifabric.stages.workload import stage_hops
-
-    p = workload.pattern("pp-send-recv")
-    if p is None:
-        return None
-    key, hop_ps = _topology_key(fd, gpus_per_node), fd.switch_hop_ns * 1000
-    effs = [measure_pattern(key, fd.technology, p, seed + s, hop_ps, routing)[0] for s in range(RING_SEEDS)]
-    src, dst, pairs = stage_hops(p)
-    return {
-        "efficiency": float(np.mean(effs)),
-        "in_leaf_share": rail_topology(*key).in_leaf_share(src, dst),
-        "nvlink_pair_share": 1 - len(src) / pairs if pairs else None,
-        "stage_pairs": pairs,
-        "stride_ranks": p.stride,
-        "pipeline_ranks": p.span,
-    }
-
-
-def placed_note(evidence: NetworkEvidence) -> str | None:
-    """The measure stage's note on the traffic placed by the layout (None when nothing was placed)."""
-    parts = []
-    for f in evidence.fabrics:
-        pl = f.placed or {}
-        pp, ep = pl.get("pp_send_recv"), pl.get("expert_all_to_all")
-        got = [
-            f"{name} {x['efficiency']:.3f}"
-            + (
-                f" ({x['in_leaf_share']:.0%} of its network bytes inside one leaf)"
-                if x["in_leaf_share"] is not None
-                else ""
-            )
-            for name, x in (("pipeline send-recv", pp), ("expert all-to-all", ep))
-            if x is not None
-        ]
-        if got:
-            parts.append(
-                f"{f.key}: " + ", ".join(got) + f" (random permutation {f.permutation_efficiency:.3f})"
-            )
-    if not parts:
-        return None
-    return (
-        "traffic placed by the layout (flow model, the job's placement, each fabric's routing): pipeline sends = "
-        "every stage boundary of the reference layout at once (rank r to r + tp x cp x dp, Megatron's "
-        "tp-cp-ep-dp-pp order, NCCL PXN: on the receiver's rail), the MoE / wide-EP all-to-all = every EP "
-        "group's DeepEP-style dispatch; "
-        + "; ".join(parts)
-        + "; other sends (context parallel, KV cache) keep "
-        "the random same-rail permutation's efficiency"
-    )
-
-
-def placed_evidence(pp: dict | None, ep: dict | None, permutation: float) -> dict:
-    """``placed_patterns`` of the measure stage's evidence: the pipeline and expert all-to-all
-    patterns placed by the job's layout, what each replaces (the random same-rail permutation's
-    efficiency, ``permutation``, still used for the rest: context-parallel and KV-cache sends)."""
-    return {
-        "pp_send_recv": pp,
-        "expert_all_to_all": ep,
-        "permutation_efficiency": permutation,
-        "uses": "pipeline send-recv at pp_send_recv.efficiency, the expert all-to-all at "
-        "expert_all_to_all.efficiency; other sends (context parallel, KV cache) and all-to-alls at the "
-        "random same-rail permutation's",
-    }
 
 
 def _placement_dict(fd, workload, gpn: int, seed: int, route: str, eff: float, a2a_eff: float) -> dict | None:
@@ -665,8 +594,5 @@ __all__ = [
     "NetworkEvidence",
     "measure",
     "measure_fabric",
-    "pipeline_efficiency",
-    "placed_evidence",
-    "placed_note",
     "routed_efficiency",
 ]

@@ -37,8 +37,14 @@ from dataclasses import dataclass, field
 
 from aifabric.scenario import RiskSpec
 from aifabric.stages import testbed as T
-from aifabric.stages.design import is_adaptive
 from aifabric.stages.performance import iteration_slowdown
+from aifabric.stages.risk_adaptive import (  # noqa: F401  (re-exported)
+    ADAPTIVE_OFF,
+    ADAPTIVE_OFF_WHAT,
+    AR_OFF_ROUTING,
+    adaptive_off_applies,
+    adaptive_off_slowdown,
+)
 from aifabric.stages.risk_interruptions import (  # noqa: F401  (re-exported)
     _components,
     _routing_kind,
@@ -82,18 +88,6 @@ from aifabric.stages.testbed import (
     testbed_for,
 )
 
-ADAPTIVE_OFF = "adaptive-routing-off"
-ADAPTIVE_OFF_WHAT = (
-    "adaptive routing off: the routing the fabric falls back to (ECMP hashing on RoCE, the subnet "
-    "manager's static forwarding tables on InfiniBand) on the job's placed patterns (flow model)"
-)
-# The routing a fabric runs when its adaptive routing is off (not enabled, or lost on an upgrade):
-# an Ethernet switch hashes each flow's 5-tuple over the equal-cost ports (ECMP; the RoCEv2 UDP source
-# port differs per QP); an InfiniBand switch forwards by the destination LID through the linear
-# forwarding table the subnet manager programmed (OpenSM's routing engines without AR: minhop / updn /
-# ftree, destination-based D-mod-k on a fat tree; the flow model's ``static``,
-# aifabric.topology.routing.ib_linear_forwarding). IB switches have no 5-tuple hash.
-AR_OFF_ROUTING = {"roce": "ecmp", "infiniband": "static"}
 RISK_KINDS = ("mistake", "fault", "share")
 # the library's trigger kinds as the objective reads them: a condition is present a share of the time
 _KIND_OF_TRIGGER = {"mistake": "mistake", "fault": "fault", "condition": "share"}
@@ -406,7 +400,7 @@ def assess(
         items: list[RiskItem] = []
         rm = None
         plan = fd.plan.to_dict()
-        ar_off = _adaptive_off_applies(fd, fp, design.has_network)
+        ar_off = adaptive_off_applies(fd, fp, design.has_network)
         if design.has_network:
             tick(f"packet-level risk testbed: {fd.key}")
             tb = testbed_of(fd, spec, getattr(workload, "placement", None), dep.tuning)
@@ -532,38 +526,11 @@ def assess(
     )
 
 
-def _adaptive_off_applies(fd, fp, has_network: bool) -> bool:
-    """Whether the fabric relies on adaptive routing (a switch setting a team can fail to enable or
-    keep) for a job whose step the model times — the same rule for every technology. A scheduled
-    fabric's spraying is not a switch setting."""
-    timed = fp.iteration is not None or (fp.inference is not None and fp.uses_backend)
-    return bool(has_network and timed and is_adaptive(fd.routing) and fd.routing != "scheduled")
-
-
-def _decode_efficiency(net) -> float:
-    """The efficiency of what a decode step sends over the network: the expert all-to-all's, else the
-    pipeline sends', else the permutation's (KV-cache transfer)."""
-    for e in (net.ep_a2a_efficiency, net.pp_efficiency, net.permutation_efficiency):
-        if e is not None:
-            return e
-    return 1.0
-
-
 def _adaptive_off_item(fd, workload, gpu, seed, net, fp, plan, expertise, spec, of) -> RiskItem:
     """Adaptive routing off: a team that cannot enable or keep it working runs the fabric's fallback
     routing (:data:`AR_OFF_ROUTING`); the job's patterns, placed as the job is, re-measured with it
     (flow model) and sent through *performance* with the layout chosen on the healthy fabric."""
-    from aifabric.stages.measure import measure_fabric
-
-    route = AR_OFF_ROUTING[fd.technology]
-    off = measure_fabric(fd, workload, gpu, seed, routing=route, sweep=False)
-    if fp.iteration is not None:
-        e_off = off.ring_step_efficiency
-        comm = net.ring_step_efficiency / e_off - 1 if e_off else None
-        it = iteration_slowdown(workload, fp, off)
-    else:
-        comm = _decode_efficiency(net) / max(_decode_efficiency(off), 1e-12) - 1
-        it = fp.decode_slowdown(comm)
+    route, comm, it = adaptive_off_slowdown(fd, workload, gpu, seed, net, fp)
     # a risk: section may name InfiniBand's AR-off mistake by the library's name for it
     key = (
         "ib-no-ar" if fd.technology == "infiniband" and ADAPTIVE_OFF not in spec.probability else ADAPTIVE_OFF
