@@ -35,34 +35,41 @@ def pipeline_efficiency(fd, workload, gpus_per_node: int, seed: int, routing: st
     }
 
 
+def _placed_part(name: str, x: dict | None) -> str | None:
+    if x is None:
+        return None
+    leaf = x["in_leaf_share"]
+    return f"{name} {x['efficiency']:.3f}" + (
+        "" if leaf is None else f" with {leaf:.0%} of its bytes inside one leaf"
+    )
+
+
 def placed_note(evidence: NetworkEvidence) -> str | None:
     """The measure stage's note on the traffic placed by the layout (None when nothing was placed)."""
     parts = []
     for f in evidence.fabrics:
         pl = f.placed or {}
-        pp, ep = pl.get("pp_send_recv"), pl.get("expert_all_to_all")
         got = [
-            f"{name} {x['efficiency']:.3f}"
-            + (
-                f" ({x['in_leaf_share']:.0%} of its network bytes inside one leaf)"
-                if x["in_leaf_share"] is not None
-                else ""
+            p
+            for p in (
+                _placed_part("pipeline sends", pl.get("pp_send_recv")),
+                _placed_part("expert all-to-all", pl.get("expert_all_to_all")),
             )
-            for name, x in (("pipeline send-recv", pp), ("expert all-to-all", ep))
-            if x is not None
+            if p
         ]
         if got:
             parts.append(
-                f"{f.key}: " + ", ".join(got) + f" (random permutation {f.permutation_efficiency:.3f})"
+                f"{f.key}: " + ", ".join(got) + f"; random permutation {f.permutation_efficiency:.3f}"
             )
     if not parts:
         return None
     return (
-        "traffic placed by the layout (flow model, the job's placement, each fabric's routing): pipeline sends = "
-        "every stage boundary of the reference layout at once (rank r to r + tp x cp x dp, Megatron's "
-        "tp-cp-ep-dp-pp order, NCCL PXN: on the receiver's rail), the MoE / wide-EP all-to-all = every EP "
-        "group's DeepEP-style dispatch; "
-        + "; ".join(parts)
+        "traffic placed by the layout (flow model, the job's placement and each fabric's routing; efficiency = "
+        "ideal / slowest flow): pipeline sends = every stage boundary at once (training: rank r to r + tp x cp x "
+        "dp of the reference layout, Megatron's tp-cp-ep-dp-pp order; inference: one NVLink domain to the next "
+        "inside an instance; on the receiver's rail, NCCL PXN), the MoE / wide-EP all-to-all = every EP group's "
+        "DeepEP-style dispatch at once; "
+        + " | ".join(parts)
         + "; other sends (context parallel, KV cache) keep "
         "the random same-rail permutation's efficiency"
     )
