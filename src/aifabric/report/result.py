@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from aifabric.stages.assumptions import Deployment as _dep
+from aifabric.stages.measure_placed import placed_note
 from aifabric.stages.performance import server_usd_per_gpu
 from aifabric.stages.pipeline import Comparison
 from aifabric.stages.risk import MISCONFIG_PROBABILITY_BASIS
@@ -81,6 +82,9 @@ def assumptions(c: Comparison) -> list[str]:
         "switch shared buffer for the risk testbed: the catalog's (else 128 MB, Spectrum-4, the conservative of "
         "two conflicting public figures, hardware-facts) per port x the pod leaf's ports",
     ]
+    note = placed_note(c.network)
+    if note:
+        out.append(note)
     wl = c.workload
     if wl.inference is not None:
         out.append(
@@ -144,6 +148,8 @@ def _fabric_row(c: Comparison, fd) -> dict:
         **({"preset": fd.preset} if getattr(fd, "preset", "") else {}),
         "ring_step_efficiency": net.ring_step_efficiency,
         "permutation_efficiency": net.permutation_efficiency,
+        "pp_send_recv_efficiency": net.pp_efficiency,
+        "placed_patterns": net.placed,
         "placement": net.placement,
         "switch_hop_ns": fd.switch_hop_ns,
         "plan": fd.plan.to_dict(),

@@ -163,6 +163,8 @@ def _core_rows(fabrics: list[dict]) -> list[tuple]:
                 ),
             )
         )
+    if any(f.get("pp_send_recv_efficiency") is not None for f in fabrics):
+        rows.append(("pipeline sends: efficiency (in leaf)", _placed_pp))
     return rows + [
         (
             "rail permutation FCT p99",
@@ -182,6 +184,15 @@ def _core_rows(fabrics: list[dict]) -> list[tuple]:
             ),
         ),
     ]
+
+
+def _placed_pp(f: dict) -> str:
+    """The pipeline sends' placed-pattern efficiency and the share of their bytes inside one leaf."""
+    pp = (f.get("placed_patterns") or {}).get("pp_send_recv")
+    if not pp:
+        return "—"
+    leaf = pp.get("in_leaf_share")
+    return f"{pp['efficiency']:.3f}" + (f" ({leaf:.0%})" if leaf is not None else "")
 
 
 def _busbw_cell(f: dict) -> str:

@@ -16,8 +16,10 @@ Input: a :class:`~aifabric.stages.design.FabricDesign` and the
 * A MoE workload whose expert-parallel group spans servers: the DeepEP-style dispatch of every EP
   group at once (:func:`~aifabric.stages.measure_expert.expert_a2a_efficiency_for`; node-limited routing, RDMA to the same-rail GPU
   of each target node, then NVLink — :mod:`aifabric.workload.expert_parallel`, the same code as
-  the collective model) gives the all-to-all efficiency (``expert_a2a_efficiency``); PP send-recv
-  keeps the permutation's.
+  the collective model) gives the all-to-all efficiency (``expert_a2a_efficiency``); so does every
+  wide-EP inference instance. Pipeline sends: every stage boundary of the reference layout at once,
+  placed as the job's ranks are (:mod:`aifabric.stages.measure_placed`, ``pp_send_recv_efficiency``).
+  Other sends (context parallel, KV cache) keep the permutation's.
 * The busbw-vs-size sweep of an all-reduce over every GPU comes from
   :func:`aifabric.workload.collectives.nccl_sweep` on the same topology and routing (NCCL's tuner
   choice per size).
@@ -60,6 +62,7 @@ NCCL_CHANNELS_PER_NET_PEER = 2
 NCCL_QPS_PER_CONNECTION = 1
 ECMP_ENTROPY = NCCL_CHANNELS_PER_NET_PEER * NCCL_QPS_PER_CONNECTION
 HASHED_MODES = ("ecmp", "flowlet")  # modes whose choice is per QP (per-packet modes split anyway)
+PP_OP = "pp-send-recv"  # pipeline sends' op (aifabric.workload.llm.network.PIPELINE_SEND_RECV)
 
 
 @lru_cache(maxsize=8)
@@ -111,6 +114,8 @@ class FabricComm:
     ep_a2a_efficiency: float | None = None
     #: the NIC's achieved share of line rate on network steps (1: the flow model's ideal NIC)
     nic_efficiency: float = 1.0
+    #: pipeline sends (op ``pp-send-recv``): the placed stage-boundary pattern's (None: the permutation's)
+    pp_efficiency: float | None = None
 
     def _alpha_net(self) -> float:
         return (_nccl_step_us("net") + self.path_latency_us) * 1e-6
@@ -121,6 +126,8 @@ class FabricComm:
         eff = self.a2a_efficiency if op in ("all-to-all", "send-recv") else self.step_efficiency
         if op == "all-to-all" and self.ep_a2a_efficiency is not None:
             eff = self.ep_a2a_efficiency
+        if op == PP_OP:
+            eff = self.a2a_efficiency if self.pp_efficiency is None else self.pp_efficiency
         return goodput * eff * self.nic_efficiency / 8.0  # bytes/s
 
     def collective_s(self, op: str, size_bytes: float, ranks: int, span: str) -> float:
@@ -137,13 +144,13 @@ class FabricComm:
             return 2 * (n - 1) * alpha + size_bytes * 2 * (n - 1) / n / beta
         if op in ("all-gather", "reduce-scatter", "all-to-all"):
             return (n - 1) * alpha + size_bytes * (n - 1) / n / beta
-        if op in ("send-recv", "broadcast"):
+        if op in ("send-recv", "broadcast", PP_OP):
             return alpha + size_bytes / beta
         raise InputError(
             "unknown collective",
             field="op",
             value=op,
-            allowed="all-reduce, all-gather, reduce-scatter, all-to-all, send-recv, broadcast",
+            allowed=f"all-reduce, all-gather, reduce-scatter, all-to-all, send-recv, broadcast, {PP_OP}",
         )
 
 
@@ -184,6 +191,10 @@ class FabricNetwork:
     # own end-to-end measurement (from_measured)
     nic_efficiency: float = NIC_EFFICIENCY
     nic_efficiency_source: str = NIC_EFFICIENCY_SOURCE
+    # pipeline send-recv placed by the layout (the pp-send-recv pattern; None: the permutation's)
+    pp_efficiency: float | None = None
+    # the placed patterns' evidence (:func:`placed_evidence`): efficiencies and in-leaf shares
+    placed: dict | None = field(default=None, compare=False)
 
     @classmethod
     def from_measured(
@@ -241,6 +252,7 @@ class FabricNetwork:
             gpu=self.nvls_gpu,
             ep_a2a_efficiency=self.ep_a2a_efficiency,
             nic_efficiency=self.nic_efficiency,
+            pp_efficiency=self.pp_efficiency,
         )
 
     def with_slowdown(self, comm_slowdown: float) -> FabricNetwork:
@@ -252,6 +264,7 @@ class FabricNetwork:
             ring_step_efficiency=self.ring_step_efficiency / f,
             permutation_efficiency=self.permutation_efficiency / f,
             ep_a2a_efficiency=None if self.ep_a2a_efficiency is None else self.ep_a2a_efficiency / f,
+            pp_efficiency=None if self.pp_efficiency is None else self.pp_efficiency / f,
             source=f"{self.source}, perturbed ({comm_slowdown:+.1%} on bandwidth-bound steps)",
         )
 
@@ -272,6 +285,7 @@ class FabricNetwork:
             ring_step_efficiency=eff(self.ring_step_efficiency),
             permutation_efficiency=eff(self.permutation_efficiency),
             ep_a2a_efficiency=eff(self.ep_a2a_efficiency),
+            pp_efficiency=eff(self.pp_efficiency),
             source=f"{self.source}, perturbed (+{x:.3g} ideal steps on bandwidth-bound steps)",
         )
 
@@ -286,6 +300,8 @@ class FabricNetwork:
             "permutation_efficiency": self.permutation_efficiency,
             "permutation_fct_p99_us": self.permutation_fct_p99_us,
             "expert_a2a_efficiency": self.ep_a2a_efficiency,
+            "pp_send_recv_efficiency": self.pp_efficiency,
+            "placed_patterns": self.placed,
             "path_latency_us": self.path_latency_us,
             "nvlink_busbw_gbps": self.nvlink_busbw_gbps,
             "nvlink_busbw_gbytes_per_s": self.nvlink_busbw_gbps / 8,
@@ -505,9 +521,11 @@ def measure_fabric(
             f"FCT: one DP ring step and a same-rail random permutation ({len(ring_fct):,} flows of 16 MiB "
             f"each; {ib_routing or route} on IB, {roce_routing or route} on RoCE)"
         )
-    from aifabric.stages.measure_expert import expert_a2a_efficiency_for
+    from aifabric.stages.measure_expert import expert_a2a_for
+    from aifabric.stages.measure_placed import pipeline_efficiency, placed_evidence
 
-    ep_eff = expert_a2a_efficiency_for(fd, workload, gpn, seed, route) if has_network else None
+    ep = expert_a2a_for(fd, workload, gpn, seed, route) if has_network else None
+    pp = pipeline_efficiency(fd, workload, gpn, seed, route) if has_network else None
     placed = _placement_dict(fd, workload, gpn, seed, route, eff, a2a_eff) if has_network else None
     rows = busbw_sweep(fd, gpn, gpu.id, seed, route) if sweep and has_network else []
     return FabricNetwork(
@@ -524,9 +542,11 @@ def measure_fabric(
         ring_fct,
         perm_fct,
         fct_title,
-        ep_a2a_efficiency=ep_eff,
+        ep_a2a_efficiency=None if ep is None else ep["efficiency"],
         ecmp_entropy=_entropy(workload) if route in HASHED_MODES else 1,
         placement=placed,
+        pp_efficiency=None if pp is None else pp["efficiency"],
+        placed=placed_evidence(pp, ep, a2a_eff) if has_network else None,
     )
 
 

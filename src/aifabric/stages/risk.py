@@ -37,8 +37,14 @@ from dataclasses import dataclass, field
 
 from aifabric.scenario import RiskSpec
 from aifabric.stages import testbed as T
-from aifabric.stages.design import is_adaptive
 from aifabric.stages.performance import iteration_slowdown
+from aifabric.stages.risk_adaptive import (  # noqa: F401  (re-exported)
+    ADAPTIVE_OFF,
+    ADAPTIVE_OFF_WHAT,
+    AR_OFF_ROUTING,
+    adaptive_off_applies,
+    adaptive_off_slowdown,
+)
 from aifabric.stages.risk_interruptions import (  # noqa: F401  (re-exported)
     _components,
     _routing_kind,
@@ -82,8 +88,6 @@ from aifabric.stages.testbed import (
     testbed_for,
 )
 
-ADAPTIVE_OFF = "adaptive-routing-off"
-ADAPTIVE_OFF_WHAT = "adaptive routing off: ECMP hash collisions (flow model, ring step and permutation)"
 RISK_KINDS = ("mistake", "fault", "share")
 # the library's trigger kinds as the objective reads them: a condition is present a share of the time
 _KIND_OF_TRIGGER = {"mistake": "mistake", "fault": "fault", "condition": "share"}
@@ -366,7 +370,6 @@ def assess(
     tuning state sets each fabric's congestion control, the storage share the storage-incast
     persistence (one setting for every fabric)."""
     from aifabric.stages.assumptions import Deployment
-    from aifabric.stages.measure import measure_fabric
 
     spec = spec or RiskSpec()
     dep = deployment or Deployment(storage_share=0.0, storage_share_range=(0.0, 0.0))
@@ -397,13 +400,16 @@ def assess(
         items: list[RiskItem] = []
         rm = None
         plan = fd.plan.to_dict()
+        ar_off = adaptive_off_applies(fd, fp, design.has_network)
         if design.has_network:
             tick(f"packet-level risk testbed: {fd.key}")
             tb = testbed_of(fd, spec, getattr(workload, "placement", None), dep.tuning)
             rm = measure_testbed(tb, fd.technology == "roce")
             scaled = scaling_check(tb, tuple(rm.measured)) if spec.check_scaling else {}
             view = DesignView.of(fd, rm.measured)
-            for sid in (x for x in rm.measured if not view.skips(x)):
+            # with the flow model's re-measure below, InfiniBand's AR-off mistake is that item (as on RoCE)
+            skip = {"ib-no-ar"} if ar_off else set()
+            for sid in (x for x in rm.measured if not view.skips(x) and x not in skip):
                 comm = rm.scenario_slowdown(sid, congestion_share)
                 if sid in scaled:
                     comm = max(comm, scaled[sid]["use"])
@@ -454,42 +460,9 @@ def assess(
                 )
             if fd.technology == "roce" and rm.jitter_sweep:
                 jitter = _jitter(rm, workload, fp, net)
-        if (
-            fd.technology == "roce"
-            and is_adaptive(fd.routing)
-            and fd.routing != "scheduled"  # a scheduled fabric's spraying is not a switch setting
-            and fp.iteration is not None
-            and design.has_network
-        ):
-            # The design relies on adaptive routing; a team that cannot enable or keep it working runs
-            # ECMP: the same patterns re-measured with ECMP (flow model).
-            tick("flow model of the same steps with ECMP (adaptive routing off)")
-            ecmp = measure_fabric(fd, workload, gpu, seed, routing="ecmp", sweep=False)
-            it = iteration_slowdown(workload, fp, ecmp)
-            e_ecmp = ecmp.ring_step_efficiency
-            comm = net.ring_step_efficiency / e_ecmp - 1 if e_ecmp else None
-            p, pl, ph, d, dl, dh, basis = _p_d(ADAPTIVE_OFF, "mistake", plan, expertise, spec)
-            ell = lost_share(it)
-            items.append(
-                RiskItem(
-                    ADAPTIVE_OFF,
-                    ADAPTIVE_OFF_WHAT,
-                    p,
-                    comm,
-                    it,
-                    0.0,
-                    of,
-                    None,
-                    None,
-                    d,
-                    basis,
-                    "the design's patterns re-measured with ECMP (flow model)",
-                    ell,
-                    p * d * ell,
-                    (pl * dl * ell, ph * dh * ell),
-                    "mistake",  # a team that cannot enable or keep adaptive routing working
-                )
-            )
+        if ar_off:
+            tick("flow model of the same patterns with adaptive routing off")
+            items.append(_adaptive_off_item(fd, workload, gpu, seed, net, fp, plan, expertise, spec, of))
         good = (0.0, 0.0, 0.0, {})
         if design.has_network and fp.uses_backend:  # inference inside NVLink domains: a fault stops nothing
             good = interruptions(fd, spec)
@@ -550,6 +523,39 @@ def assess(
         jitter,
         congestion_is_storage,
         dep.storage_on_fabric,
+    )
+
+
+def _adaptive_off_item(fd, workload, gpu, seed, net, fp, plan, expertise, spec, of) -> RiskItem:
+    """Adaptive routing off: a team that cannot enable or keep it working runs the fabric's fallback
+    routing (:data:`AR_OFF_ROUTING`); the job's patterns, placed as the job is, re-measured with it
+    (flow model) and sent through *performance* with the layout chosen on the healthy fabric."""
+    route, comm, it = adaptive_off_slowdown(fd, workload, gpu, seed, net, fp)
+    # a risk: section may name InfiniBand's AR-off mistake by the library's name for it
+    key = (
+        "ib-no-ar" if fd.technology == "infiniband" and ADAPTIVE_OFF not in spec.probability else ADAPTIVE_OFF
+    )
+    p, pl, ph, d, dl, dh, basis = _p_d(
+        key if key in spec.probability else ADAPTIVE_OFF, "mistake", plan, expertise, spec
+    )
+    ell = lost_share(it)
+    return RiskItem(
+        ADAPTIVE_OFF,
+        ADAPTIVE_OFF_WHAT,
+        p,
+        comm,
+        it,
+        0.0,
+        of,
+        None,
+        None,
+        d,
+        basis,
+        f"the job's placed patterns re-measured with {route} routing (flow model)",
+        ell,
+        p * d * ell,
+        (pl * dl * ell, ph * dh * ell),
+        "mistake",  # a team that cannot enable or keep adaptive routing working
     )
 
 

@@ -117,6 +117,29 @@ def _permutation_flows(p: TrafficPattern) -> dict:
     return split_connections(_with_background(p, pl, np.concatenate(src), np.concatenate(dst)), p.qps)
 
 
+def stage_hops(p: TrafficPattern) -> tuple[np.ndarray, np.ndarray, int]:
+    """The ``pp-send-recv`` pattern's network hops as host ids (src, dst) and how many stage pairs
+    it has in all (those inside one node go over NVLink and are not hops). A hop leaves the sending
+    node on the receiving GPU's rail: NCCL's PXN moves the data over NVLink to the GPU on the
+    destination's rail first (NCCL 2.12+, default on), so every hop is rail-aligned."""
+    from aifabric.workload.placement import stage_pairs
+
+    g = p.gpus_per_node
+    pl = _placement(p)
+    s, d = stage_pairs(p.stride, p.span, min(p.gpus // p.span * p.span, pl.job_nodes * g))
+    cross = s // g != d // g
+    phys = np.asarray(pl.nodes, dtype=np.int64)
+    rail = d[cross] % g
+    return phys[s[cross] // g] * g + rail, phys[d[cross] // g] * g + rail, len(s)
+
+
+def _stage_flows(p: TrafficPattern) -> dict:
+    """Every pipeline stage boundary's send at once (module doc of :func:`stage_hops`)."""
+    src, dst, _ = stage_hops(p)
+    order = np.argsort(src, kind="stable")
+    return split_connections(_with_background(p, _placement(p), src[order], dst[order]), p.qps)
+
+
 @dataclass(frozen=True)
 class TrafficPattern:
     """A traffic pattern with its endpoints on the topology; hashable, so measurements cache on it.
@@ -125,11 +148,14 @@ class TrafficPattern:
     each group's nodes in rank order (``layout`` = (tp, cp, dp, pp), Megatron's ``tp-cp-ep-dp-pp``
     order; without one, groups of ``group_nodes`` consecutive nodes), on every rail at once.
     ``rail-permutation``: every GPU to the same-rail GPU of a random other node (seeded).
+    ``pp-send-recv``: every pipeline stage boundary's send at once, placed by the layout: rank ``r``
+    to rank ``r + stride`` inside each group of ``span`` ranks
+    (:func:`aifabric.workload.placement.stage_pairs`), partners in one node over NVLink (no flow).
     ``placement`` (:class:`aifabric.workload.placement.Placement`; None = ``ideal``) maps the job's
     nodes onto the cluster's and adds the background jobs' traffic (``shared``); the job's flows
     come first."""
 
-    name: str  # dp-ring-step | rail-permutation
+    name: str  # dp-ring-step | rail-permutation | pp-send-recv
     gpus: int
     gpus_per_node: int
     size_bytes: int
@@ -138,6 +164,8 @@ class TrafficPattern:
     layout: tuple[int, int, int, int] | None = None  # (tp, cp, dp, pp) of the reference layout
     placement: Any = None  # aifabric.workload.placement.Placement | None (ideal)
     qps: int = 1  # sub-flows per connection: NCCL channels per NIC × QPs per connection (ECMP entropy)
+    stride: int = 0  # pp-send-recv: ranks between a stage and the next
+    span: int = 0  # pp-send-recv: ranks of one pipeline (the training job, an inference instance)
 
     def flows(self) -> dict:
         return PATTERNS[self.name](self)
@@ -146,6 +174,8 @@ class TrafficPattern:
         d = {"name": self.name, "gpus": self.gpus, "size_bytes": self.size_bytes}
         if self.name == "dp-ring-step":
             d["group_nodes"] = self.group_nodes
+        elif self.name == "pp-send-recv":
+            d.update(stride_ranks=self.stride, pipeline_ranks=self.span)
         else:
             d["seed"] = self.seed
         if self.placement is not None and self.placement.kind != "ideal":
@@ -156,7 +186,7 @@ class TrafficPattern:
         return d
 
 
-PATTERNS = {"dp-ring-step": _ring_flows, "rail-permutation": _permutation_flows}
+PATTERNS = {"dp-ring-step": _ring_flows, "rail-permutation": _permutation_flows, "pp-send-recv": _stage_flows}
 
 
 @dataclass(frozen=True)
@@ -368,6 +398,22 @@ def training_spec(inp: WorkloadInput):
     return spec
 
 
+def _stage_geometry(inp: WorkloadInput, lay, inf, serving) -> tuple[int, int] | None:
+    """(stride, span) of the job's pipeline sends, or None: training with PP > 1 on the reference
+    layout (stride tp·cp·dp, the whole job); a dense inference instance beyond one NVLink domain
+    (one stage per domain: stride = the domain's GPUs, span = the instance; its whole instances only)."""
+    if lay is not None and lay.pp > 1:
+        return lay.tp * lay.cp * lay.dp, lay.tp * lay.cp * lay.dp * lay.pp
+    if inf is None or not serving or not serving.get("needs_backend"):
+        return None
+    from aifabric.workload.llm.models import resolve_model
+
+    n, domain = int(serving["gpus_per_instance"]), int(serving["nvlink_domain_gpus"])
+    if resolve_model(inf.model).is_moe or n <= domain or inp.gpus < n:
+        return None
+    return domain, n
+
+
 def workload(inp: WorkloadInput) -> Workload:
     """The job's model, reference layout, per-group collectives and the patterns to measure."""
     for section, sec in (("inference", inp.inference), ("storage", inp.storage)):
@@ -440,6 +486,19 @@ def workload(inp: WorkloadInput) -> Workload:
                     "rail-permutation", inp.gpus, gpn, STEP_BYTES, seed=inp.seed, placement=pl, qps=qps
                 ),
             )
+        stages = _stage_geometry(inp, lay, inf, serving)
+        if stages is not None:
+            pp = TrafficPattern(
+                "pp-send-recv",
+                inp.gpus,
+                gpn,
+                STEP_BYTES,
+                placement=pl,
+                qps=qps,
+                stride=stages[0],
+                span=stages[1],
+            )
+            patterns += (pp,) if len(stage_hops(pp)[0]) else ()
     return Workload(
         inp.kind, inp.gpus, gpn, spec, model, step_gpu(inp.gpu), ref, colls, patterns, inf, serving, sto, pl
     )

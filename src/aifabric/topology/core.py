@@ -107,6 +107,24 @@ class Topology:
     def is_host(self, node: int) -> bool:
         return int(self.node_tier[node]) == HOST_TIER
 
+    def host_leaf(self) -> np.ndarray:
+        """Per node, the switch a host's link goes to (its leaf; -1 for switches and unattached
+        hosts). A host with several links (planes, dual-ToR legs) gets its highest-numbered link's."""
+        out = np.full(self.num_nodes, -1, dtype=np.int64)
+        up = self.node_tier[self.link_a] == HOST_TIER
+        out[self.link_a[up]] = self.link_b[up]
+        return out
+
+    def in_leaf_share(self, src, dst, weight=None) -> float | None:
+        """Share of (``weight``-weighted) host pairs whose two ends hang under one leaf (None: no pairs)."""
+        src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+        if not len(src):
+            return None
+        leaf = self.host_leaf()
+        w = np.ones(len(src)) if weight is None else np.asarray(weight, dtype=np.float64)
+        same = (leaf[src] == leaf[dst]) & (leaf[src] >= 0)
+        return float(w[same].sum() / w.sum()) if w.sum() > 0 else None
+
     def tier_name(self, tier: int) -> str:
         return self.tier_names[tier] if tier < len(self.tier_names) else f"tier{tier}"
 

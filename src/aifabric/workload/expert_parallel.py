@@ -77,6 +77,7 @@ class ExpertA2AResult:
     nic_line_gbps: float
     nic_efficiency: float
     notes: list[str] = field(default_factory=list)
+    in_leaf_share: float | None = None  # of the dispatch's RDMA bytes, the share under one leaf
 
     @property
     def dispatch_rdma_gbps(self) -> float:
@@ -297,6 +298,7 @@ def expert_alltoall(
         nic_line_gbps=nic / 8e9,
         nic_efficiency=eta,
         notes=notes,
+        in_leaf_share=topology.in_leaf_share(net_pairs[:, 0], net_pairs[:, 1], net_pairs[:, 2]),
     )
 
 

@@ -190,6 +190,17 @@ def node_ring_hops(nodes: int, group_nodes: int, gpus_per_node: int) -> tuple[np
     return src[keep], dst[keep], rail[keep]
 
 
+def stage_pairs(stride: int, span: int, ranks: int) -> tuple[np.ndarray, np.ndarray]:
+    """(sending rank, receiving rank) of every pipeline hop at once: rank ``r`` sends to ``r + stride``
+    when both lie in the same group of ``span`` consecutive ranks (its next stage). Training: stride
+    = tp·cp·dp, the rank of the same (tp, cp, dp) index one stage on in Megatron's ``tp-cp-ep-dp-pp``
+    order, span = the job; a pipelined inference instance: stride = one NVLink domain, span = the
+    instance. Only the first ``ranks`` ranks (a fragmented job smaller than its layout) take part."""
+    r = np.arange(max(0, int(ranks)), dtype=np.int64)
+    r = r[((r % span) + stride < span) & (r + stride < len(r))]
+    return r, r + stride
+
+
 def ring_over(nodes: tuple[int, ...], gpus_per_node: int) -> tuple[np.ndarray, np.ndarray]:
     """Host ids (src, dst) of one ring step over ``nodes`` (cluster ids, ring order) on every rail."""
     n = np.asarray(nodes, dtype=np.int64)
@@ -212,4 +223,5 @@ __all__ = [
     "place",
     "rank_hosts",
     "ring_over",
+    "stage_pairs",
 ]

@@ -48,6 +48,7 @@ from aifabric.workload.llm.gemm import shape_eff
 from aifabric.workload.llm.gpus import GpuSpec, get_gpu
 from aifabric.workload.llm.groups import ep_dispatch_combine, group_domains
 from aifabric.workload.llm.models import ModelConfig, resolve_model
+from aifabric.workload.llm.network import PIPELINE_SEND_RECV
 
 HBM_USABLE_FRACTION = 0.9  # estimate: runtime, activations and fragmentation take the rest
 
@@ -167,7 +168,7 @@ def inference_step(
             )
         else:
             decode_net = (nodes - 1) * comm.collective_s(
-                "send-recv", spec.batch * model.hidden * 2.0, 2, "network"
+                PIPELINE_SEND_RECV, spec.batch * model.hidden * 2.0, 2, "network"
             )
     decode_nvl = 0.0
     tp = min(n, domain)  # GPUs of the instance inside one domain

@@ -31,7 +31,19 @@ NCCL_BASE_S = 8.4e-6  # [S16] base latency, Simple
 NCCL_NET_STEP_S = 14.0e-6  # [S16] per-step network latency, Simple
 NCCL_NVLINK_STEP_S = 3.4e-6  # [S16] per-step NVLink latency, Simple
 
-OPS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "send-recv", "broadcast")
+#: a pipeline stage's send to the next stage: timed as a send-recv; a measured fabric gives it the
+#: efficiency of the job's placed stage-boundary pattern (aifabric.stages.measure), not the random
+#: permutation's
+PIPELINE_SEND_RECV = "pp-send-recv"
+OPS = (
+    "all-reduce",
+    "all-gather",
+    "reduce-scatter",
+    "all-to-all",
+    "send-recv",
+    "broadcast",
+    PIPELINE_SEND_RECV,
+)
 
 
 @dataclass(frozen=True)
@@ -64,6 +76,6 @@ class AlphaBetaNetwork:
             )
         if op == "all-to-all":
             return NCCL_BASE_S + step + size_bytes * (n - 1) / n / beta
-        if op in ("send-recv", "broadcast"):
+        if op in ("send-recv", "broadcast", PIPELINE_SEND_RECV):
             return NCCL_BASE_S + step + size_bytes / beta
         raise InputError("unknown collective", field="op", value=op, allowed=", ".join(OPS))

@@ -50,6 +50,7 @@ from aifabric.workload.llm.groups import ep_dispatch_combine, group_time
 from aifabric.workload.llm.layout import Framework, Layout, check_framework, check_layout, stage_layers
 from aifabric.workload.llm.memory import MemoryBreakdown, expert_dp, local_params, memory_per_gpu
 from aifabric.workload.llm.models import ModelConfig
+from aifabric.workload.llm.network import PIPELINE_SEND_RECV
 
 GROUPS = ("tp", "cp", "pp", "dp", "ep")
 
@@ -407,7 +408,7 @@ def step_time(
     exposed["pp"] = 0.0
     if pp > 1:
         p2p_bytes = act_bytes / tp
-        t_p2p, span = group_time(comm, "send-recv", p2p_bytes, pp, tp * cp * dp, domain)
+        t_p2p, span = group_time(comm, PIPELINE_SEND_RECV, p2p_bytes, pp, tp * cp * dp, domain)
         overlap_p2p = fw.overlap_p2p if fw.overlap_p2p is not None else vp > 1
         n_crit = 2 * (pp - 1) + (0 if overlap_p2p else 2 * m)
         exposed["pp"] = n_crit * t_p2p
