@@ -286,10 +286,12 @@ def _no_fabric(adv, design, evidence, why: str) -> Decision:
 
 
 def decide(
-    adv, design, workload, network, perf, risk, gpu, catalog, options, seed: int = 1, overrides=None
+    adv, design, workload, network, perf, risk, gpu, catalog, options, seed: int = 1, overrides=None, memo=None
 ) -> Decision:
     """The recommendation for the advisor's questions (``adv``) from the stages' evidence;
-    ``overrides``: the scenario's ``assumptions:`` values for the objective's inputs (held fixed)."""
+    ``overrides``: the scenario's ``assumptions:`` values for the objective's inputs (held fixed);
+    ``memo``: step times already computed on this same design/workload/network/performance evidence
+    (:class:`aifabric.stages.pipeline.Performance`), filled in place."""
     evidence = {
         fd.key: fabric_evidence(fd, network.fabric(fd.key), perf.fabric(fd.key), risk.fabric(fd.key))
         for fd in design.fabrics
@@ -302,7 +304,9 @@ def decide(
     expansion = _expansion(adv, design, catalog, options)
     for k, (cost, _reaches, _t) in expansion.items():
         evidence[k].expansion_capex_usd = cost
-    obj = build_objective(design, workload, network, perf, risk, {k: v[0] for k, v in expansion.items()})
+    obj = build_objective(
+        design, workload, network, perf, risk, {k: v[0] for k, v in expansion.items()}, memo
+    )
     fixed = {k: float(v) for k, v in (overrides or {}).items() if k not in DEPLOYMENT_NAMES}
     obj.base_x.update(fixed)
     for k, ev in evidence.items():
