@@ -286,7 +286,18 @@ def _no_fabric(adv, design, evidence, why: str) -> Decision:
 
 
 def decide(
-    adv, design, workload, network, perf, risk, gpu, catalog, options, seed: int = 1, overrides=None, memo=None
+    adv,
+    design,
+    workload,
+    network,
+    perf,
+    risk,
+    gpu,
+    catalog,
+    options,
+    seed: int = 1,
+    overrides=None,
+    memo=None,
 ) -> Decision:
     """The recommendation for the advisor's questions (``adv``) from the stages' evidence;
     ``overrides``: the scenario's ``assumptions:`` values for the objective's inputs (held fixed);
