@@ -491,27 +491,10 @@ def figures(result: dict) -> dict:
     return figs
 
 
-def render_report(result: dict) -> str:
-    """Return the HTML text of the report for a ``compare`` result dict."""
-    from plotly.offline import get_plotlyjs
-
-    fabrics = result["fabrics"]
-    figs = figures(result)
-    divs = {k: f'<div class="chart" id="{k}"></div>' for k in figs}
-    scripts = "\n".join(
-        f"Plotly.newPlot({json.dumps(k)}, {fig.to_json()}.data, {fig.to_json()}.layout, {{responsive: true}});"
-        for k, fig in figs.items()
-    )
+def recommendation_parts(result: dict) -> list[str]:
+    """The answer card (``#recommendation``) and the verdict line with P(cheapest) per design."""
     rec = result["recommendation"]
-    inputs = result.get("inputs", {})
-    parts = [
-        f"<!doctype html><html><head><meta charset='utf-8'><title>aifabric — {_e(result.get('scenario', ''))}"
-        f"</title><style>{_CSS}</style><script>{get_plotlyjs()}</script></head><body>",
-        f"<h1>IB or RoCE for {_e(inputs.get('gpus'))} × {_e(str(inputs.get('gpu', '')).upper())} — "
-        f"{_e(inputs.get('workload', ''))}</h1>",
-        f"<p><small>aifabric {_e(result.get('version', ''))} · scenario {_e(result.get('scenario', ''))} · "
-        f"inputs: {_e(', '.join(f'{k}={v}' for k, v in inputs.items()))}</small></p>",
-        "<h2>Recommendation</h2>",
+    return [
         f"<div class='rec' id='recommendation'>{_e(rec['fabric'])}"
         + (f" · {rec['nic_rate_gbps']:g}G per GPU" if rec.get("nic_rate_gbps") else "")
         + (f" · {_e(rec['design'])}" if rec.get("design") else "")
@@ -524,50 +507,91 @@ def render_report(result: dict) -> str:
             else ""
         )
         + "</p>",
-        *_hinges_section(result),
-        "<ol>",
     ]
-    for r in rec["reasons"]:
+
+
+def reasons_parts(result: dict) -> list[str]:
+    """The recommendation's reasons, each with its evidence and rule, as a numbered list."""
+    out = ["<ol>"]
+    for r in result["recommendation"]["reasons"]:
         ev = "; ".join(f"{k}: {v}" for k, v in r["evidence"].items())
-        parts.append(
+        out.append(
             f"<li>{_e(r['text'])} <span class='ev'>[{_e(ev)}] (rule {_e(r.get('rule', ''))})</span></li>"
         )
-    parts.append("</ol>")
-    parts.append(
+    out.append("</ol>")
+    return out
+
+
+_SIDE_BY_SIDE = (
+    ("switch × radix", lambda f: f"{f['plan']['switch']} × {f['plan']['radix']}"),
+    ("tiers / switches", lambda f: f"{f['plan']['tiers']} / {f['plan']['switch_count']:,}"),
+    ("capex", lambda f: f"{f['capex_usd']:,.0f} USD"),
+    ("capex per GPU", lambda f: f"{f['plan']['network_capex_per_gpu_usd']:,.0f} USD"),
+    ("power", lambda f: f"{f['plan']['power_w'] / 1000:,.1f} kW"),
+    ("iteration time", lambda f: f"{f['iteration_time_s']:.3f} s" if f.get("iteration_time_s") else "—"),
+    ("tokens / s", lambda f: f"{f['tokens_per_s']:,.0f}" if f.get("tokens_per_s") else "—"),
+    (
+        "all-reduce busbw, 8 GiB",
+        lambda f: (
+            f"{f['busbw_gbps'] / 8:.0f} GB/s ({f['busbw_gbps']:,.0f} Gb/s)" if f.get("busbw_gbps") else "—"
+        ),
+    ),
+    (
+        "expected loss from failures and misconfigurations",
+        lambda f: f"{100 * f['expected_loss']:.2f} %" if f.get("risk") else "—",
+    ),
+    (
+        "goodput loss from job interruptions",
+        lambda f: f"{100 * f.get('goodput_loss', 0.0):.3f} %" if f.get("risk") else "—",
+    ),
+)
+
+
+def side_by_side_parts(result: dict) -> list[str]:
+    """The fabrics side by side: switch, tiers, capex, power, step time, busbw, expected loss."""
+    fabrics = result["fabrics"]
+    parts = [
         "<h2>Fabrics side by side</h2><table><tr><th></th>"
         + "".join(f"<th>{_e(f['label'])}</th>" for f in fabrics)
         + "</tr>"
-    )
-    rows = [
-        ("switch × radix", lambda f: f"{f['plan']['switch']} × {f['plan']['radix']}"),
-        ("tiers / switches", lambda f: f"{f['plan']['tiers']} / {f['plan']['switch_count']:,}"),
-        ("capex", lambda f: f"{f['capex_usd']:,.0f} USD"),
-        ("capex per GPU", lambda f: f"{f['plan']['network_capex_per_gpu_usd']:,.0f} USD"),
-        ("power", lambda f: f"{f['plan']['power_w'] / 1000:,.1f} kW"),
-        ("iteration time", lambda f: f"{f['iteration_time_s']:.3f} s" if f.get("iteration_time_s") else "—"),
-        ("tokens / s", lambda f: f"{f['tokens_per_s']:,.0f}" if f.get("tokens_per_s") else "—"),
-        (
-            "all-reduce busbw, 8 GiB",
-            lambda f: (
-                f"{f['busbw_gbps'] / 8:.0f} GB/s ({f['busbw_gbps']:,.0f} Gb/s)"
-                if f.get("busbw_gbps")
-                else "—"
-            ),
-        ),
-        (
-            "expected loss from failures and misconfigurations",
-            lambda f: f"{100 * f['expected_loss']:.2f} %" if f.get("risk") else "—",
-        ),
-        (
-            "goodput loss from job interruptions",
-            lambda f: f"{100 * f.get('goodput_loss', 0.0):.3f} %" if f.get("risk") else "—",
-        ),
     ]
-    for name, fn in rows:
+    for name, fn in _SIDE_BY_SIDE:
         parts.append(
             f"<tr><th>{_e(name)}</th>" + "".join(f"<td class='n'>{_e(fn(f))}</td>" for f in fabrics) + "</tr>"
         )
     parts.append("</table>")
+    return parts
+
+
+hinges_parts = _hinges_section
+sensitivity_parts = _sensitivity_section
+
+
+def render_report(result: dict) -> str:
+    """Return the HTML text of the report for a ``compare`` result dict."""
+    from plotly.offline import get_plotlyjs
+
+    fabrics = result["fabrics"]
+    figs = figures(result)
+    divs = {k: f'<div class="chart" id="{k}"></div>' for k in figs}
+    scripts = "\n".join(
+        f"Plotly.newPlot({json.dumps(k)}, {fig.to_json()}.data, {fig.to_json()}.layout, {{responsive: true}});"
+        for k, fig in figs.items()
+    )
+    inputs = result.get("inputs", {})
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>aifabric — {_e(result.get('scenario', ''))}"
+        f"</title><style>{_CSS}</style><script>{get_plotlyjs()}</script></head><body>",
+        f"<h1>IB or RoCE for {_e(inputs.get('gpus'))} × {_e(str(inputs.get('gpu', '')).upper())} — "
+        f"{_e(inputs.get('workload', ''))}</h1>",
+        f"<p><small>aifabric {_e(result.get('version', ''))} · scenario {_e(result.get('scenario', ''))} · "
+        f"inputs: {_e(', '.join(f'{k}={v}' for k, v in inputs.items()))}</small></p>",
+        "<h2>Recommendation</h2>",
+        *recommendation_parts(result),
+        *hinges_parts(result),
+        *reasons_parts(result),
+        *side_by_side_parts(result),
+    ]
     parts += [
         "<h2>Capex</h2>",
         divs["chart-capex"],
