@@ -565,6 +565,8 @@ def side_by_side_parts(result: dict) -> list[str]:
 
 hinges_parts = _hinges_section
 sensitivity_parts = _sensitivity_section
+fig_capex = _fig_capex
+fig_tornado = _fig_tornado
 
 
 def render_report(result: dict) -> str:

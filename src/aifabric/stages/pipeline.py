@@ -240,9 +240,8 @@ def finish(inputs: CompareInputs, front: Performance, progress=None, t0: float |
                 else:
                     alt_dep = resolve(adv, {**overrides, name: v}, inputs.storage)
                 alt_dep = storage_share(alt_dep, alt_front.workload, alt_front.performance)
-                alternatives.append(
-                    Alternative(name, now, v, _weigh(inputs, alt_front, alt_dep, share, overrides)[1])
-                )
+                alt = _weigh(inputs, alt_front, alt_dep, share, overrides, sensitivity=False)[1]
+                alternatives.append(Alternative(name, now, v, alt))
     media = {_host_media(fd) for fd in front.design.fabrics} if front.design.has_network else set()
     same = (
         next(iter(media))
@@ -256,8 +255,11 @@ def finish(inputs: CompareInputs, front: Performance, progress=None, t0: float |
     )
 
 
-def _weigh(inputs: CompareInputs, front: Performance, dep: Deployment, share, overrides, tick=None):
-    """risk → decide on the first four stages' evidence with the deployment ``dep``."""
+def _weigh(
+    inputs: CompareInputs, front: Performance, dep: Deployment, share, overrides, tick=None, sensitivity=True
+):
+    """risk → decide on the first four stages' evidence with the deployment ``dep`` (``sensitivity``:
+    :func:`aifabric.stages.decide.decide`'s)."""
     adv = inputs.advisor
     des, wl, net, perf = front.design, front.workload, front.network, front.performance
     rsk = assess(
@@ -287,6 +289,7 @@ def _weigh(inputs: CompareInputs, front: Performance, dep: Deployment, share, ov
         inputs.seed,
         overrides,
         memo=front.memo,
+        sensitivity=sensitivity,
     )
     return rsk, dec
 
