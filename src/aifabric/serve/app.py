@@ -100,6 +100,10 @@ def _routes(app, srv: Server) -> None:
     def index():
         return page
 
+    @app.get("/favicon.ico")
+    def favicon():
+        return Response(status_code=204)
+
     @app.get("/api/state")
     def state():
         b = srv.ws.base
@@ -232,7 +236,10 @@ def study_folders(paths: list[Path]) -> dict[str, Path]:
 
     out: dict[str, Path] = {}
     for p in paths:
-        meta = ResultStore(p).meta()  # one clear line when it is not a study folder
+        try:
+            meta = ResultStore(p).meta()
+        except InputError as exc:
+            raise InputError(exc.problem, field="--study", value=str(p), allowed=exc.allowed) from None
         out[f"{meta.get('name', p.name)} ({p})"] = p
     return out
 

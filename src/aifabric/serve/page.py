@@ -23,6 +23,7 @@ button{margin:.15rem .2rem .15rem 0} fieldset{border:1px solid #ddd;margin:.5rem
 _SCRIPT = r"""
 const CLIENT = (crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2));
 let base = null, req = {advisor: {}, assumptions: {}}, busy = false, again = false, last = null;
+let answers = 0, failures = 0;  // answers shown and refusals (read by the browser test)
 const saved = [];
 const $ = (s) => document.querySelector(s);
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;',"'":'&#39;'}[c]));
@@ -77,6 +78,7 @@ function clearErrors() {
 }
 
 function showErrors(errors) {
+  failures += 1;
   for (const e of errors || []) {
     const box = document.getElementById('ctl-' + e.control);
     if (box) { box.classList.add('bad'); box.querySelector('.msg').textContent = e.message; }
@@ -85,7 +87,7 @@ function showErrors(errors) {
 }
 
 function render(v) {
-  last = v;
+  last = v; answers += 1;
   for (const k of ['card', 'hinges', 'reasons', 'side', 'sensitivity']) $('#' + k).innerHTML = v.html[k];
   for (const [id, fig] of Object.entries(v.figures)) Plotly.react(id, fig.data, fig.layout, {responsive: true});
   $('#chart-tornado').hidden = !v.figures['chart-tornado'];
@@ -130,13 +132,15 @@ function flipText(c) {
 }
 
 function controlHtml(c) {
-  const id = 'ctl-' + c.name, set = c.name in flat();
+  const id = 'ctl-' + c.name, now = flat(req), was = flat(base.request);
+  const set = c.name in now && JSON.stringify(now[c.name]) !== JSON.stringify(was[c.name] === undefined ? null : was[c.name]);
   let input;
   if (c.kind === 'select') {
     input = `<select data-name="${esc(c.name)}">` + c.options.map((o) => `<option${String(o) === String(c.value) ? ' selected' : ''}>${esc(o)}</option>`).join('') + '</select>';
   } else {
     const list = c.kind === 'text' ? ` list="dl-${esc(c.name)}"` : '';
-    input = `<input data-name="${esc(c.name)}" data-kind="${c.kind}"${list} value="${c.value == null ? '' : esc(c.value)}">`;
+    const shown = typeof c.value === 'number' ? Number(c.value.toPrecision(6)) : c.value;
+    input = `<input data-name="${esc(c.name)}" data-kind="${c.kind}"${list} value="${shown == null ? '' : esc(shown)}">`;
     if (c.kind === 'text') input += `<datalist id="dl-${esc(c.name)}">` + c.options.map((o) => `<option value="${esc(o)}">`).join('') + '</datalist>';
   }
   if (c.unit_price_usd != null) {
@@ -152,10 +156,10 @@ function controlHtml(c) {
   return `<div class="ctl${set ? ' set' : ''}" id="${esc(id)}"><label>${esc(c.label)}</label>${input}${unit}<span class="msg"></span>${notes}</div>`;
 }
 
-function flat() {
+function flat(r) {
   const o = {};
-  for (const [k, v] of Object.entries(req.advisor)) o['advisor.' + k] = v;
-  for (const [k, v] of Object.entries(req.assumptions)) o['assumptions.' + k] = v;
+  for (const [k, v] of Object.entries(r.advisor)) o['advisor.' + k] = v;
+  for (const [k, v] of Object.entries(r.assumptions)) o['assumptions.' + k] = v;
   return o;
 }
 
@@ -180,7 +184,8 @@ function renderFixed(rows) {
 
 function saveWhatIf() {
   if (!last) return;
-  const sets = Object.entries(flat()).map(([k, v]) => `${k.split('.').slice(1).join('.')}=${fmt(v)}`).join(', ');
+  const was = flat(base.request);
+  const sets = Object.entries(flat(req)).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(was[k])).map(([k, v]) => `${k.split('.').slice(1).join('.')}=${fmt(v)}`).join(', ');
   saved.push({label: `#${saved.length + 1} ${sets || 'the scenario as given'}`, numbers: last.numbers});
   renderSaved();
 }

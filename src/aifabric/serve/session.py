@@ -99,23 +99,25 @@ def _advisor_of(base: Base, asked: dict) -> Any:
 
     from aifabric.scenario import AdvisorSpec, validation_errors
 
-    unknown = [k for k in asked if k not in JOB_FIELDS + QUESTION_FIELDS]
-    if unknown:
-        allowed = ", ".join(JOB_FIELDS + QUESTION_FIELDS)
-        raise FieldErrors(
-            [(f"advisor.{k}", f"not a control of this page; allowed: {allowed}") for k in unknown]
-        )
+    names = JOB_FIELDS + QUESTION_FIELDS
+    allowed = ", ".join(names)
+    errors = [
+        (f"advisor.{k}", f"not a control of this page; allowed: {allowed}") for k in asked if k not in names
+    ]
     merged = base.advisor.model_dump(exclude_unset=True)
     for k, v in asked.items():
         if v is None or v == "":
             merged.pop(k, None)
-        else:
+        elif k in names:
             merged[k] = v
+    adv = None
     try:
         adv = AdvisorSpec(**merged)
     except ValidationError as exc:
         errs = validation_errors(exc, None, AdvisorSpec).errors
-        raise FieldErrors([(f"advisor.{(e.field or '').split('.')[0]}", _line(e)) for e in errs]) from None
+        errors += [(f"advisor.{(e.field or '').split('.')[0]}", _line(e)) for e in errs]
+    if errors:
+        raise FieldErrors(errors)
     if adv.model and adv.workload == "trading":
         raise FieldErrors([("advisor.model", "applies to workload training, inference or storage")])
     return adv
@@ -229,7 +231,8 @@ class Workspace:
             with self._lock:
                 self._fronts.move_to_end(key)
         c = finish(inputs, front, progress)
-        return replace(c, wall_s=time.perf_counter() - t0), {"stages": stages, "wall_s": c.wall_s}
+        wall = time.perf_counter() - t0
+        return replace(c, wall_s=wall), {"stages": stages, "wall_s": wall}
 
     def scenario(self, w: WhatIf) -> dict:
         """The what-if as a scenario mapping ``aifabric compare`` reads back to the same numbers."""
