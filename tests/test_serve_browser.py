@@ -98,12 +98,12 @@ def _price_past_break_even(page) -> None:
 
 def _storage_on_fabric(page) -> None:
     """Storage on the compute fabric: the verdict sentence and what it hinges on are recomputed."""
-    summary, hinges = page.locator("#summary").inner_text(), page.locator("#hinges").inner_text()
+    summary, hinges = page.locator("#summary").inner_text(), page.locator("#box-hinges").inner_text()
     n = _answers(page)
     page.select_option("[data-name='assumptions.storage.placement']", "on-fabric")
     _wait_answer(page, n)
     assert page.locator("#summary").inner_text() != summary
-    assert page.locator("#hinges").inner_text() != hinges
+    assert page.locator("#box-hinges").inner_text() != hinges
     assert page.evaluate("last.numbers.deployment.storage_placement") == "on-fabric"
 
 

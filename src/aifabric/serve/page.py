@@ -88,7 +88,7 @@ function showErrors(errors) {
 
 function render(v) {
   last = v; answers += 1;
-  for (const k of ['card', 'hinges', 'reasons', 'side', 'sensitivity']) $('#' + k).innerHTML = v.html[k];
+  for (const k of ['card', 'hinges', 'reasons', 'side', 'sensitivity']) $('#box-' + k).innerHTML = v.html[k];
   for (const [id, fig] of Object.entries(v.figures)) Plotly.react(id, fig.data, fig.layout, {responsive: true});
   $('#chart-tornado').hidden = !v.figures['chart-tornado'];
   renderControls(v.controls);
@@ -264,10 +264,10 @@ _BODY = """
 <div id="ctl-list"></div>
 </div>
 <div id="main">
-<h2>Recommendation</h2><div id="card"></div><div id="hinges"></div>
-<h2>What flips it</h2><div class="chart" id="chart-tornado"></div><div id="sensitivity"></div>
-<div id="side"></div><div class="chart" id="chart-capex"></div>
-<h2>Why</h2><div id="reasons"></div>
+<h2>Recommendation</h2><div id="box-card"></div><div id="box-hinges"></div>
+<h2>What flips it</h2><div class="chart" id="chart-tornado"></div><div id="box-sensitivity"></div>
+<div id="box-side"></div><div class="chart" id="chart-capex"></div>
+<h2>Why</h2><div id="box-reasons"></div>
 <h2>Saved what-ifs side by side</h2><div id="saved"><p><small>Save a what-if, change something, save
 again: the last two saved are compared here.</small></p></div>
 <h2>Assumptions this page does not set</h2><div id="fixed"></div>
