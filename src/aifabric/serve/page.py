@@ -127,7 +127,8 @@ function flipText(c) {
   if (c.break_even == null) return c.range ? 'no break-even: the recommendation holds at every value' : '';
   let t = `flips at ${fmt(c.break_even)}`;
   if (c.break_even_unit_price_usd != null) t += ` (${fmt(c.break_even_unit_price_usd)} USD per ${esc(c.item)})`;
-  t += ` → ${esc(c.design_then || '')}` + (c.flips ? ' (inside its range)' : ' (outside its range)');
+  const inside = c.range ? c.range[0] <= c.break_even && c.break_even <= c.range[1] : c.flips;
+  t += ` → ${esc(c.design_then || '')}` + (inside ? ' (inside its plausible range)' : ' (outside its plausible range)');
   return t;
 }
 
