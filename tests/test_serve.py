@@ -154,7 +154,7 @@ def test_studies_by_index_only(server):
         assert code == 422 and a["errors"][0]["control"] == "study", (body, a)
 
 
-def test_exported_scenario_is_the_whatif(server):
+def test_exported_scenario_is_the_whatif(server, base):
     body = {
         "advisor": {"team_expertise": "expert"},
         "assumptions": {"tuning": "tuned", "price.nic.infiniband": 1.1},
@@ -164,6 +164,10 @@ def test_exported_scenario_is_the_whatif(server):
     sc = yaml.safe_load(text)
     assert sc["assumptions"] == {"tuning": "tuned", "price.nic.infiniband": 1.1}
     assert AdvisorSpec(**sc["advisor"]) == AdvisorSpec(gpus=64, team_expertise="expert")
+    code, html = call(server, "/api/export/report", body, raw=True)
+    assert code == 200 and "id='recommendation'" in html and "chart-tornado" in html
+    code, a = call(server, "/api/export/report", {"advisor": {"gpus": 4096}, "assumptions": {}})
+    assert code == 422 and "apply this what-if" in a["errors"][0]["message"]  # not measured: no surprise run
 
 
 def test_front_key_ignores_the_weighing_questions():
