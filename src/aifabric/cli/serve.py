@@ -72,7 +72,11 @@ def _run(app, host: str, port: int, open_browser: bool) -> None:
         with socket.create_server((host, port)):
             pass
     except OSError as exc:
-        raise InputError(f"cannot listen there: {exc.strerror or exc}", field="--port", value=port) from None
+        import errno
+
+        on_port = exc.errno in (errno.EADDRINUSE, errno.EACCES)
+        field, value = ("--port", port) if on_port else ("--host", host)
+        raise InputError(f"cannot listen there: {exc.strerror or exc}", field=field, value=value) from None
     typer.echo(f"aifabric serve: {url} (Ctrl-C to stop)", err=True)
     if open_browser:
         import threading

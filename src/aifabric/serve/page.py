@@ -247,7 +247,7 @@ async function start() {
 
 $('#reset').addEventListener('click', () => { req = clone(base.request); submit(); });
 $('#save').addEventListener('click', saveWhatIf);
-$('#cancel').addEventListener('click', () => { if (last !== undefined) call('/api/cancel', {}); });
+$('#cancel').addEventListener('click', () => { call('/api/cancel', {}); setStatus('cancelling at the next stage…'); });
 $('#export-scenario').addEventListener('click', () => download('/api/export/scenario', 'whatif.yaml'));
 $('#export-report').addEventListener('click', () => download('/api/export/report', 'whatif-report.html'));
 $('#study-pick').addEventListener('change', () => { studyWhere = {}; openStudy(); });
