@@ -35,6 +35,7 @@ COMMAND_MODULES = [
     "catalog",
     "sweep",
     "results",
+    "serve",
 ]
 
 app = typer.Typer(

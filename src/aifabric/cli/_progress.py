@@ -10,6 +10,9 @@ from collections.abc import Callable
 from contextlib import contextmanager
 
 COUNT_REPORT_EVERY_S = 10.0  # a counted step prints again at most this often (and at its end)
+# lines of the first second are held back: bad input found by the first stage stays one line on
+# stderr (the error), not the error under "planning ..." lines
+GRACE_S = 1.0
 
 
 def eta_s(elapsed_s: float, done: int, total: int) -> float | None:
@@ -30,6 +33,7 @@ class LineProgress:
         self.stage = ""
         self.stage_t0 = self.t0
         self.last_line_t = -1e9
+        self.held: list[str] = []
 
     def __call__(self, msg) -> None:
         now = self.clock()
@@ -49,8 +53,16 @@ class LineProgress:
 
     def _line(self, now: float, text: str) -> None:
         self.last_line_t = now
-        self.stream.write(f"[{now - self.t0:6.1f} s] {text}\n")
-        self.stream.flush()
+        self.held.append(f"[{now - self.t0:6.1f} s] {text}\n")
+        if now - self.t0 >= GRACE_S:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the lines held back (the run got past its first second, or ended well)."""
+        if self.held:
+            self.stream.write("".join(self.held))
+            self.stream.flush()
+            self.held = []
 
 
 @contextmanager
@@ -61,7 +73,9 @@ def progress_callback(enabled: bool = True):
         yield None
         return
     if not sys.stderr.isatty():
-        yield LineProgress()
+        lines = LineProgress()
+        yield lines  # an error leaves the held-back lines unwritten: its one line stands alone
+        lines.flush()
         return
     from rich.console import Console
     from rich.progress import (

@@ -770,3 +770,39 @@ def source_item(key: str, text: str) -> str:
     if url.startswith(("https://", "http://")):
         return f"<li id='src-{_e(key)}'><b>{_e(key)}</b> <a href='{_e(url)}'>{_e(url)}</a> {_e(rest)}</li>"
     return f"<li id='src-{_e(key)}'><b>{_e(key)}</b> {_e(text)}</li>"
+
+
+# ---- the report's components, reused by ``aifabric serve`` (aifabric.serve.view) -------------------
+def recommendation_parts(result: dict) -> list[str]:
+    """The answer (``#recommendation``) and the verdict line with P(cheapest) per design."""
+    rec = result["recommendation"]
+    return [
+        f"<div class='rec' id='recommendation'>{_e(rec['fabric'])}"
+        + (f" · {rec['nic_rate_gbps']:g}G per GPU" if rec.get("nic_rate_gbps") else "")
+        + (f" · {_e(rec['design'])}" if rec.get("design") else "")
+        + "</div>",
+        f"<p>Verdict: <b>{_e(rec.get('verdict', ''))}</b> · objective: {_e(rec.get('objective', ''))}"
+        + (
+            " · probability cheapest: "
+            + _e(", ".join(f"{k} {v:.0%}" for k, v in result["probability_best"].items()))
+            if result.get("probability_best")
+            else ""
+        )
+        + "</p>",
+    ]
+
+
+def reasons_parts(result: dict) -> list[str]:
+    """The recommendation's reasons, each with its evidence, as a numbered list."""
+    return _reasons(result["recommendation"])
+
+
+def side_by_side_parts(result: dict) -> list[str]:
+    """The fabrics side by side: switch, tiers, capex, power, step time, busbw, expected loss."""
+    return ["<h2>Fabrics side by side</h2>", *_side_by_side(result["fabrics"])]
+
+
+hinges_parts = _hinges_section
+sensitivity_parts = _sensitivity_section
+fig_capex = _fig_capex
+fig_tornado = _fig_tornado

@@ -285,11 +285,60 @@ def _no_fabric(adv, design, evidence, why: str) -> Decision:
     )
 
 
+def _sensitivity(obj, inputs, winner: str, feasible: list[str], family: dict, evidence: dict) -> list[dict]:
+    """Each uncertain input's break-even (where ``winner`` stops being cheapest) and who wins past it."""
+    sens: list[dict] = []
+    for inp in inputs:
+        be = break_even(obj, inp, winner, feasible)
+        then = None
+        if be is not None:  # who wins just past the break-even, away from the base value
+            past = be + (be - inp.base) * 0.02 if be != inp.base else be * 1.02
+            then = obj.best({inp.name: float(np.clip(past, *inp.bracket))}, feasible)
+        sens.append(
+            {
+                "input": inp.name,
+                "label": inp.label,
+                "base": inp.base,
+                "break_even": be,
+                "range": [inp.low, inp.high],
+                "flips": be is not None and inp.low <= be <= inp.high,
+                "basis": inp.basis,
+                "design": inp.design,
+                "kind": "range",
+                "recommendation_then": family.get(then) if then else None,
+                "design_then": _label(evidence, then) if then else None,
+            }
+        )
+        if inp.unit_usd is not None:
+            sens[-1].update(
+                item=inp.item,
+                unit_price_usd=inp.unit_usd,
+                item_price_range_usd=list(inp.item_range_usd) if inp.item_range_usd else None,
+                break_even_unit_price_usd=None if be is None else be * inp.unit_usd,
+            )
+    return sens
+
+
 def decide(
-    adv, design, workload, network, perf, risk, gpu, catalog, options, seed: int = 1, overrides=None
+    adv,
+    design,
+    workload,
+    network,
+    perf,
+    risk,
+    gpu,
+    catalog,
+    options,
+    seed: int = 1,
+    overrides=None,
+    memo=None,
+    sensitivity: bool = True,
 ) -> Decision:
     """The recommendation for the advisor's questions (``adv``) from the stages' evidence;
-    ``overrides``: the scenario's ``assumptions:`` values for the objective's inputs (held fixed)."""
+    ``overrides``: the scenario's ``assumptions:`` values for the objective's inputs (held fixed);
+    ``memo``: step times already computed on this same design/workload/network/performance evidence
+    (:class:`aifabric.stages.pipeline.Performance`), filled in place; ``sensitivity=False`` leaves out
+    the break-evens and the tornado (a categorical alternative's decision needs only its answer)."""
     evidence = {
         fd.key: fabric_evidence(fd, network.fabric(fd.key), perf.fabric(fd.key), risk.fabric(fd.key))
         for fd in design.fabrics
@@ -302,7 +351,9 @@ def decide(
     expansion = _expansion(adv, design, catalog, options)
     for k, (cost, _reaches, _t) in expansion.items():
         evidence[k].expansion_capex_usd = cost
-    obj = build_objective(design, workload, network, perf, risk, {k: v[0] for k, v in expansion.items()})
+    obj = build_objective(
+        design, workload, network, perf, risk, {k: v[0] for k, v in expansion.items()}, memo
+    )
     fixed = {k: float(v) for k, v in (overrides or {}).items() if k not in DEPLOYMENT_NAMES}
     obj.base_x.update(fixed)
     for k, ev in evidence.items():
@@ -343,36 +394,8 @@ def decide(
         for i in uncertain_inputs(design, obj, adv.team_expertise)
     ]
     family = _families(design, evidence)[0]
-    sens = []
-    for inp in inputs:
-        be = break_even(obj, inp, winner, feasible)
-        then = None
-        if be is not None:  # who wins just past the break-even, away from the base value
-            past = be + (be - inp.base) * 0.02 if be != inp.base else be * 1.02
-            then = obj.best({inp.name: float(np.clip(past, *inp.bracket))}, feasible)
-        sens.append(
-            {
-                "input": inp.name,
-                "label": inp.label,
-                "base": inp.base,
-                "break_even": be,
-                "range": [inp.low, inp.high],
-                "flips": be is not None and inp.low <= be <= inp.high,
-                "basis": inp.basis,
-                "design": inp.design,
-                "kind": "range",
-                "recommendation_then": family.get(then) if then else None,
-                "design_then": _label(evidence, then) if then else None,
-            }
-        )
-        if inp.unit_usd is not None:
-            sens[-1].update(
-                item=inp.item,
-                unit_price_usd=inp.unit_usd,
-                item_price_range_usd=list(inp.item_range_usd) if inp.item_range_usd else None,
-                break_even_unit_price_usd=None if be is None else be * inp.unit_usd,
-            )
-    torn = tornado(obj, inputs, winner, runner)
+    sens = _sensitivity(obj, inputs, winner, feasible, family, evidence) if sensitivity else []
+    torn = tornado(obj, inputs, winner, runner) if sensitivity else []
     p_best, samples = monte_carlo(obj, inputs, feasible, seed)
     spread = {
         k: {

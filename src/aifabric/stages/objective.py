@@ -288,7 +288,11 @@ def base_compute_efficiency(workload) -> float | None:
     )
 
 
-def build_objective(design, workload, network, perf, risk, extra_capex_usd: dict[str, float]) -> Objective:
+def build_objective(
+    design, workload, network, perf, risk, extra_capex_usd: dict[str, float], memo: dict | None = None
+) -> Objective:
+    """The objective on the stages' evidence; ``memo`` (step times keyed by design, NIC efficiency,
+    compute efficiency and added communication time) is shared by objectives on the same evidence."""
     cap: dict[str, dict[str, float]] = {}
     for fd in design.fabrics:
         per = dict.fromkeys(CATEGORIES, 0.0)
@@ -313,6 +317,7 @@ def build_objective(design, workload, network, perf, risk, extra_capex_usd: dict
         served_tokens_per_s=served_tokens(perf)[0],
         network_share=served_tokens(perf)[1],
         congestion_is_storage=getattr(risk, "congestion_is_storage", True),
+        **({"_cache": memo} if memo is not None else {}),
     )
 
 

@@ -124,6 +124,10 @@ class Performance:
     workload: Workload
     network: NetworkEvidence
     performance: PerformanceEvidence
+    # the step-time model's answers on these four stages' evidence, shared by every risk → decide
+    # run on them (the Monte-Carlo draws the same efficiencies each time): a what-if re-weighs in
+    # milliseconds (``aifabric serve``); values are the model's own, so no number changes
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
 
 
 def run_performance(
@@ -198,9 +202,21 @@ def run(inputs: CompareInputs, progress=None) -> Comparison:
     overrides = check_overrides(inputs.assumptions, inputs.scenario_file)
     if overrides != (inputs.assumptions or {}):
         inputs = replace(inputs, assumptions=overrides)
-    adv = inputs.advisor
     front = run_performance(inputs, progress)
-    inputs = replace(inputs, single_protocol_media=_single_protocol(front.design, inputs.catalog))
+    return finish(inputs, front, progress, t0)
+
+
+def finish(inputs: CompareInputs, front: Performance, progress=None, t0: float | None = None) -> Comparison:
+    """risk → decide (and the verdict across the register's categorical assumptions) on the first four
+    stages' evidence ``front``: the pipeline re-entered after *measure*. ``inputs.assumptions`` and the
+    advisor's weighing questions (expertise, jitter sensitivity, budget, growth, tuning, storage
+    placement) may differ from those ``front`` was measured with, its job and design questions not;
+    ``run`` is ``run_performance`` then this."""
+    t0 = time.perf_counter() if t0 is None else t0
+    overrides = check_overrides(inputs.assumptions, inputs.scenario_file)
+    adv = inputs.advisor
+    media_single = _single_protocol(front.design, inputs.catalog)
+    inputs = replace(inputs, assumptions=overrides or inputs.assumptions, single_protocol_media=media_single)
     dep = storage_share(resolve(adv, overrides, inputs.storage), front.workload, front.performance)
     share = inputs.congestion_share
     if "congestion_share" in overrides:
@@ -224,9 +240,8 @@ def run(inputs: CompareInputs, progress=None) -> Comparison:
                 else:
                     alt_dep = resolve(adv, {**overrides, name: v}, inputs.storage)
                 alt_dep = storage_share(alt_dep, alt_front.workload, alt_front.performance)
-                alternatives.append(
-                    Alternative(name, now, v, _weigh(inputs, alt_front, alt_dep, share, overrides)[1])
-                )
+                alt = _weigh(inputs, alt_front, alt_dep, share, overrides, sensitivity=False)[1]
+                alternatives.append(Alternative(name, now, v, alt))
     media = {_host_media(fd) for fd in front.design.fabrics} if front.design.has_network else set()
     same = (
         next(iter(media))
@@ -240,8 +255,11 @@ def run(inputs: CompareInputs, progress=None) -> Comparison:
     )
 
 
-def _weigh(inputs: CompareInputs, front: Performance, dep: Deployment, share, overrides, tick=None):
-    """risk → decide on the first four stages' evidence with the deployment ``dep``."""
+def _weigh(
+    inputs: CompareInputs, front: Performance, dep: Deployment, share, overrides, tick=None, sensitivity=True
+):
+    """risk → decide on the first four stages' evidence with the deployment ``dep`` (``sensitivity``:
+    :func:`aifabric.stages.decide.decide`'s)."""
     adv = inputs.advisor
     des, wl, net, perf = front.design, front.workload, front.network, front.performance
     rsk = assess(
@@ -259,7 +277,19 @@ def _weigh(inputs: CompareInputs, front: Performance, dep: Deployment, share, ov
         congestion_is_storage=share is None,
     )
     dec = decide(
-        adv, des, wl, net, perf, rsk, front.gpu, inputs.catalog, front.options, inputs.seed, overrides
+        adv,
+        des,
+        wl,
+        net,
+        perf,
+        rsk,
+        front.gpu,
+        inputs.catalog,
+        front.options,
+        inputs.seed,
+        overrides,
+        memo=front.memo,
+        sensitivity=sensitivity,
     )
     return rsk, dec
 
@@ -306,4 +336,4 @@ def _categorical(adv, inputs: CompareInputs) -> dict[str, tuple[str, ...]]:
     return out
 
 
-__all__ = ["CompareInputs", "Comparison", "Performance", "run", "run_performance", "workload_input"]
+__all__ = ["CompareInputs", "Comparison", "Performance", "finish", "run", "run_performance", "workload_input"]

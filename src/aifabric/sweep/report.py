@@ -179,38 +179,10 @@ def _fig_heat(cell, a: str, b: str, metric: str, title: str, text_col: str | Non
     return fig
 
 
-def render_study_report(store) -> str:
-    from plotly.offline import get_plotlyjs
-
-    from aifabric.sweep.commands import COMMANDS
-
-    meta = store.meta()
-    cmd = COMMANDS[meta["command"]]
-    con = store.connect()
-    points = con.sql("SELECT * FROM points").df()
-    fabrics = con.sql("SELECT * FROM fabrics").df() if "fabrics" in cmd.tables else None
-    con.close()
-    inputs = [c for c in meta["input_columns"].values() if c in points.columns]
-    ok = points[points["status"] == "ok"]
-    charts: list[tuple[str, str, object]] = []  # (id, heading, figure)
-    parts = [
-        f"<h1>Study: {_e(meta['name'])}</h1>",
-        f"<p>aifabric {_e(meta['command'])} at {len(points)} of {meta['points']} points "
-        f"({len(ok)} ok, {len(points) - len(ok)} failed). Axes: "
-        + ", ".join(f"<code>{_e(k)}</code>" for k in meta["input_columns"])
-        + "</p>",
-    ]
-    if fabrics is not None and len(fabrics) and "capex_usd" in fabrics.columns:
-        fab = fabrics.rename(columns={c: f"in:{c}" for c in inputs})
-        if "iteration_time_s" in fab.columns:
-            charts.append(("chart-pareto-step", "Pareto: network capex vs step time",
-                           _fig_pareto(fab, "iteration_time_s", "Network capex vs training step time",
-                                       "step time (s)")))  # fmt: skip
-        if "cost_per_million_tokens_usd" in fab.columns:
-            charts.append(("chart-pareto-token", "Pareto: network capex vs cost per token",
-                           _fig_pareto(fab, "cost_per_million_tokens_usd",
-                                       "Network capex vs cost per million trained tokens (risk-adjusted cluster cost)",
-                                       "USD per million tokens")))  # fmt: skip
+def _heat_charts(cmd, ok, points, inputs: list[str]) -> list[tuple]:
+    """Heat maps of the command's headline metric over the first two varying axes (one per
+    combination of the others, seeds averaged), each cell labelled with the recommendation."""
+    charts: list[tuple] = []
     metric = cmd.heat_metric
     varying = [c for c in inputs if c != "seed" and points[c].nunique(dropna=False) > 1]
     if metric in ok.columns and len(varying) >= 1:
@@ -236,6 +208,63 @@ def render_study_report(store) -> str:
             charts.append(
                 (f"chart-heat-{n}", f"Heat map: {title}", _fig_heat(g, a, b, metric, title, text_col))
             )
+    return charts
+
+
+def _load(store, where: dict[str, list[str]] | None):
+    """The study's meta, command, input columns, points and fabric rows, keeping only the points whose
+    inputs take one of the values in ``where`` (input column → values, compared as text)."""
+    from aifabric.sweep.commands import COMMANDS
+
+    meta = store.meta()
+    cmd = COMMANDS[meta["command"]]
+    con = store.connect()
+    points = con.sql("SELECT * FROM points").df()
+    fabrics = con.sql("SELECT * FROM fabrics").df() if "fabrics" in cmd.tables else None
+    con.close()
+    inputs = [c for c in meta["input_columns"].values() if c in points.columns]
+    for col, values in (where or {}).items():
+        if col in inputs and values:
+            points = points[points[col].astype(str).isin([str(v) for v in values])]
+    if fabrics is not None and "point_id" in fabrics.columns:
+        fabrics = fabrics[fabrics["point_id"].isin(points["point_id"])]
+    return meta, cmd, inputs, points, fabrics
+
+
+def study_axes(store) -> dict[str, list[str]]:
+    """Each input column of the study with its values in study order, as text (the page's filters)."""
+    _meta, _cmd, inputs, points, _f = _load(store, None)
+    ordered = points.sort_values("point_index")
+    return {c: [str(v) for v in dict.fromkeys(ordered[c].tolist())] for c in inputs}
+
+
+def study_sections(store, where: dict[str, list[str]] | None = None) -> tuple[list[str], list[tuple]]:
+    """The study report's HTML parts and its charts ``(id, heading, figure)``: Pareto charts, heat maps
+    labelled with the recommendation, where it flips, seeds' confidence intervals, failed points and
+    the points — over the points ``where`` keeps (:func:`_load`)."""
+    meta, cmd, inputs, points, fabrics = _load(store, where)
+    ok = points[points["status"] == "ok"]
+    charts: list[tuple[str, str, object]] = []  # (id, heading, figure)
+    parts = [
+        f"<h1>Study: {_e(meta['name'])}</h1>",
+        f"<p>aifabric {_e(meta['command'])} at {len(points)} of {meta['points']} points "
+        f"({len(ok)} ok, {len(points) - len(ok)} failed). Axes: "
+        + ", ".join(f"<code>{_e(k)}</code>" for k in meta["input_columns"])
+        + "</p>",
+    ]
+    if fabrics is not None and len(fabrics) and "capex_usd" in fabrics.columns:
+        fab = fabrics.rename(columns={c: f"in:{c}" for c in inputs})
+        if "iteration_time_s" in fab.columns:
+            charts.append(("chart-pareto-step", "Pareto: network capex vs step time",
+                           _fig_pareto(fab, "iteration_time_s", "Network capex vs training step time",
+                                       "step time (s)")))  # fmt: skip
+        if "cost_per_million_tokens_usd" in fab.columns:
+            charts.append(("chart-pareto-token", "Pareto: network capex vs cost per token",
+                           _fig_pareto(fab, "cost_per_million_tokens_usd",
+                                       "Network capex vs cost per million trained tokens (risk-adjusted cluster cost)",
+                                       "USD per million tokens")))  # fmt: skip
+    charts += _heat_charts(cmd, ok, points, inputs)
+    metric = cmd.heat_metric
     parts += [f"<h2>{_e(heading)}</h2><div class='chart' id='{cid}'></div>" for cid, heading, _ in charts]
     if "recommendation" in points.columns:
         import pandas as pd
@@ -260,8 +289,16 @@ def render_study_report(store) -> str:
     shown = [c for c in [*inputs, "status", "recommendation", metric, "wall_s"] if c in points.columns]
     parts.append("<h2>Points</h2>")
     parts.append(_table(points[list(dict.fromkeys(shown))]))
+    return parts, charts
+
+
+def render_study_report(store) -> str:
     import json
 
+    from plotly.offline import get_plotlyjs
+
+    meta = store.meta()
+    parts, charts = study_sections(store)
     scripts = "\n".join(
         f"Plotly.newPlot({json.dumps(cid)}, {fig.to_json()}.data, {fig.to_json()}.layout, {{responsive: true}});"
         for cid, _, fig in charts
