@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# pytest-xdist workers: one per core, at most 4 (each holds its own compiled kernels and up to a few
+# GiB of simulation state); JOBS=0 runs the suite in one process
+JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
 
 .PHONY: demo aot test test-slow test-validation test-latest lint lock bench clean
 
@@ -24,14 +27,14 @@ aot: $(STAMP)
 test: $(STAMP)
 	bash scripts/ensure-chromium.sh
 	$(MAKE) --no-print-directory lint
-	$(BIN)/python -m pytest -q -m "not slow and not validation"
-	$(BIN)/python -m pytest -q -m "validation and not slow" || [ $$? -eq 5 ]  # 5 = none collected
+	$(BIN)/python -m pytest -q -n $(JOBS) -m "not slow and not validation"
+	$(BIN)/python -m pytest -q -n $(JOBS) -m "validation and not slow" || [ $$? -eq 5 ]  # 5 = none collected
 
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -q -m "slow"
+	$(BIN)/python -m pytest -q -n $(JOBS) -m "slow"
 
 test-validation: $(STAMP)
-	$(BIN)/python -m pytest -q -m validation
+	$(BIN)/python -m pytest -q -n $(JOBS) -m validation
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests $(wildcard bench)
