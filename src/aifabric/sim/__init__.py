@@ -229,6 +229,10 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
         import warnings
 
         warnings.warn(msg, RuntimeWarning, stacklevel=3)
+    if "uet" in st.info:  # fabric.transport uet: trims, timeouts, retransmissions, parameters
+        from aifabric.sim import uet_setup
+
+        engine_stats["uet"] = uet_setup.report(K, st)
     if st.cfg[K.C_INT_BYTES]:  # HPCC: INT stack bytes on every data packet and ACK (header, not payload)
         engine_stats["hpcc_int_bytes"] = int(st.cfg[K.C_INT_BYTES])
     if st.info.get("vl_buffer_bytes"):

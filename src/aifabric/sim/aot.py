@@ -26,7 +26,7 @@ from pathlib import Path
 
 from aifabric.flow import _aot
 
-SOURCES = [Path(__file__).with_name("kernel.py")]
+SOURCES = [Path(__file__).with_name("kernel.py"), Path(__file__).with_name("uet.py")]
 
 
 def _constants_path() -> Path:
