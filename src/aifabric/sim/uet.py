@@ -55,15 +55,19 @@ from aifabric.sim import kernel as K
 @njit(cache=True)
 def uet_route(pk, fl, pt, cfg, nh_off, nh_links, link_a, i, node):
     """Egress of data (or trimmed) packet ``i`` at switch ``node``: the switch's ECMP hash of
-    (flow, entropy value) over the equal-cost next hops, salted per switch and seed; a failed
-    egress passes the choice to the next one."""
+    (flow, entropy value) over the equal-cost next hops, with a hash seed per switch (from the
+    scenario's seed); a failed egress passes the choice to the next one."""
     f = pk[i, K.PK_FLOW]
     k = node * cfg[K.C_NHOSTS] + fl[f, K.FL_DST]
     j0 = nh_off[k]
     n = nh_off[k + 1] - j0
     if n <= 0:
         return -1
-    c = K.tie_hash(cfg[K.C_ROUTE_SALT], node, f, pk[i, K.PK_UE_EV]) % n
+    # the switch's own hash seed first (as each switch draws one), then (flow, EV) hashed from it:
+    # hashing the node in with the flow and EV in one pass correlates the choices of consecutive
+    # tiers (the packets a ToR sends to one aggregation switch would favour some of its uplinks)
+    seed = K.tie_hash(cfg[K.C_ROUTE_SALT], node, 0, 0)
+    c = K.tie_hash(seed, f, pk[i, K.PK_UE_EV], node) % n
     for jj in range(n):
         lk = nh_links[j0 + (c + jj) % n]
         q = K.egress_of(lk, link_a[lk], node)
