@@ -5,6 +5,8 @@ Modules:
 * :mod:`aifabric.sim.kernel` — the numba data plane (event loop, heap, queues, PFC, credits,
   ECN, DCQCN, adaptive routing) over struct-of-arrays tables.
 * :mod:`aifabric.sim.engine` — the control plane: Scenario → tables, the kernel driver, ideal FCT.
+* :mod:`aifabric.sim.uet` / :mod:`aifabric.sim.uet_setup` — the Ultra Ethernet transport
+  (``fabric.transport: uet``): its kernel rules and its parameters with sources.
 * :mod:`aifabric.sim.dcqcn` — DCQCN parameter presets with sources.
 * :mod:`aifabric.sim.collective` — a ``collective`` workload, network step by network step.
 

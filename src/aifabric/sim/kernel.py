@@ -21,6 +21,9 @@ Tables (column names are the module constants below):
 * ``fl`` / ``fr`` flows (int64 / float64 columns: progress, rate limiter, DCQCN state).
 * HPCC widens ``pk`` by an INT stack (:data:`INT_W` columns per hop from ``PK_INT0``) and ``fl`` by
   the last INT sample per hop (:data:`HP_W` columns per hop from ``FL_HP0``); see :func:`hpcc_on_ack`.
+* ``ue``: with ``fabric.transport: uet``, one row per packet of every flow (state bits, last send
+  time); UET also widens ``pk``, ``fl`` and ``fr`` (``PK_UE_*``, ``FL_UE_*``, ``FR_UE_*``). Its
+  rules — spraying, selective retransmission, trimming, NSCC — are :mod:`aifabric.sim.uet`.
 * ``fpath`` / ``apath``: per flow the directed ports of the data path and of the ACK path
   (precomputed ECMP / static routes); adaptive routing picks ports at run time from the
   next-hop CSR ``nh_off`` / ``nh_links``.
