@@ -40,6 +40,8 @@ CASES += [("scenarios/allreduce16-packet.yaml", "flow")]
 FAST = {
     "scenarios/incast32.yaml",
     "scenarios/incast32-ib.yaml",
+    "scenarios/incast32-uet.yaml",
+    "scenarios/alltoall16-uet.yaml",
     "scenarios/pause-storm.yaml",
     "scenarios/pfc-mismatch.yaml",
     "scenarios/ring5-deadlock.yaml",

@@ -469,6 +469,51 @@ class PfcWatchdogSpec(_Model):
     detection: PosTime = 200 * 10**9
 
 
+class NsccSpec(_Model):
+    """``fabric.uet.nscc:`` — NSCC, the UET sender-based window (UEC 1.0 §3.6.13). ``base_rtt`` is
+    config_base_rtt (default: the longest unloaded round trip of an MTU packet and its ACK in the
+    fabric, as htsim computes it); ``target_qdelay`` defaults to 0.75 × base_rtt with trimming,
+    1.0 × without (§3.6.13.3); ``gamma`` and ``max_md_jump`` shape multiplicative_decrease
+    (§3.6.13.6; htsim's 0.8 and 0.5); ``quick_adapt: false`` is the spec's disable_quick_adapt."""
+
+    base_rtt: PosTime | None = None
+    target_qdelay: PosTime | None = None
+    gamma: Annotated[float, Field(gt=0, le=1)] = 0.8
+    max_md_jump: Annotated[float, Field(gt=0, lt=1)] = 0.5
+    quick_adapt: bool = True
+
+
+class UetSpec(_Model):
+    """``fabric.uet:`` — the Ultra Ethernet transport's settings (``fabric.transport: uet``):
+    ``trimming`` (a full switch queue forwards a ``trim_size`` header at high priority instead of
+    dropping), ``ev_count`` (entropy values a sender sprays its packets over), ``queue_limit`` (bytes
+    an egress queue holds before it trims or drops; default 1 × BDP with trimming, 5 × BDP without,
+    htsim's sizing), ``rto`` (retransmission timeout; default htsim's 15 µs + 6 queue drain times)
+    and ``nscc``. Sources: docs/ultra-ethernet.md."""
+
+    trimming: bool = True
+    trim_size: Annotated[int, _unit(parse_size, bare_ok=True), Field(ge=64, le=4096)] = 64
+    ev_count: _count(1, 65536) = 64
+    queue_limit: PosSize | None = None
+    rto: PosTime | None = None
+    nscc: NsccSpec = NsccSpec()
+
+
+TRANSPORTS = ("rc", "uet")
+
+
+def _uet_defaults(data: dict) -> dict:
+    """``transport: uet`` changes three defaults the file may override: lossy (``pfc.enabled:
+    false``), ECN marking on (NSCC's signal; thresholds from the BDP in the engine) and
+    ``congestion_control: nscc``."""
+    if data.get("transport") != "uet":
+        return data
+    out = {"pfc": {"enabled": False}, "ecn": {"enabled": True}, "congestion_control": "nscc", **data}
+    if isinstance(out["ecn"], dict) and "enabled" not in out["ecn"]:
+        out["ecn"] = {"enabled": True, **out["ecn"]}
+    return out
+
+
 # fabric.preset → the keys it sets unless the file sets them. spectrum-x: Spectrum-4 switches with
 # per-packet adaptive routing and a BlueField-3 SuperNIC that places out-of-order packets
 # (hardware-facts A.3, S35/S36), and its telemetry-based congestion control — unpublished, so HPCC
@@ -481,6 +526,9 @@ class FabricSpec(_Model):
 
     preset: Literal["spectrum-x"] | None = None  # FABRIC_PRESETS: RoCE only
     technology: Literal["roce", "infiniband"] = "roce"
+    # rc: the technology's RDMA reliable connection (go-back-N); uet: Ultra Ethernet (aifabric.sim.uet)
+    transport: Literal["rc", "uet"] = "rc"
+    uet: UetSpec = UetSpec()
     mtu: Mtu | None = None
     header: Size | None = None
     switch_latency: Time = 0
@@ -492,7 +540,7 @@ class FabricSpec(_Model):
     nic_latency: Time = 0
     pfc: PfcSpec = PfcSpec()
     ecn: EcnSpec = EcnSpec(enabled=False)
-    congestion_control: Literal["none", "dcqcn", "hpcc", "ib-cc"] = "none"
+    congestion_control: Literal["none", "dcqcn", "hpcc", "ib-cc", "nscc"] = "none"
     dcqcn: DcqcnSpec = DcqcnSpec()
     hpcc: HpccSpec = HpccSpec()
     # ecmp | flowlet | adaptive-packet | spray | static | scheduled, or the old spelling adaptive
@@ -524,7 +572,7 @@ class FabricSpec(_Model):
         # clusters, README "Routing modes"), ecmp on RoCE
         if isinstance(data, dict) and data.get("technology") == "infiniband" and "routing" not in data:
             data = {**data, "routing": "adaptive-packet"}
-        return data
+        return _uet_defaults(data) if isinstance(data, dict) else data
 
     @model_validator(mode="after")
     def _technology(self):
@@ -532,6 +580,7 @@ class FabricSpec(_Model):
             raise _at(
                 "preset", f"preset {self.preset} is a RoCE (Ethernet) preset; allowed for infiniband: none"
             )
+        self._check_transport()
         if self.congestion_control == "ib-cc":
             if self.technology != "infiniband":
                 raise ValueError(
@@ -606,6 +655,33 @@ class FabricSpec(_Model):
                 f"names its own granularity (allowed: remove it, or routing: adaptive)",
             )
         return self
+
+    def _check_transport(self) -> None:
+        """``transport: uet`` runs on Ethernet, with NSCC (or none) and ECMP hashing of its entropy
+        values; NSCC and ``fabric.uet`` belong to it."""
+        if self.transport != "uet":
+            if self.congestion_control == "nscc":
+                raise _at(
+                    "congestion_control", "nscc is the Ultra Ethernet transport's; needs transport: uet"
+                )
+            if "uet" in self.model_fields_set:
+                raise _at("uet", "applies to transport: uet only (allowed: remove it, or transport: uet)")
+            return
+        if self.technology != "roce":
+            raise _at("transport", "uet runs on Ethernet switches; allowed with technology: roce (Ethernet)")
+        if self.congestion_control not in ("nscc", "none"):
+            raise _at(
+                "congestion_control",
+                f"{self.congestion_control} is not a UET congestion control; allowed for transport uet: nscc, none",
+            )
+        if self.routing != "ecmp":
+            raise _at(
+                "routing",
+                f"transport uet sprays packets by entropy value over the switches' ECMP hash; "
+                f"allowed for transport uet: ecmp (got {self.routing})",
+            )
+        if self.qp_split != 1:
+            raise _at("qp_split", "queue pairs are RDMA's; transport uet sprays one flow itself (allowed: 1)")
 
     @property
     def routing_mode(self) -> str:
@@ -827,6 +903,8 @@ class Scenario(_Model):
     def _cross(self):
         if self.workload is not None and self.topology is None:
             raise ValueError("a workload needs a topology")
+        if self.fabric.transport == "uet" and self.sim.mode != "packet":
+            raise _at("sim.mode", "fabric.transport uet runs in the packet engine only; allowed: packet")
         return self
 
 

@@ -5,6 +5,8 @@ Modules:
 * :mod:`aifabric.sim.kernel` — the numba data plane (event loop, heap, queues, PFC, credits,
   ECN, DCQCN, adaptive routing) over struct-of-arrays tables.
 * :mod:`aifabric.sim.engine` — the control plane: Scenario → tables, the kernel driver, ideal FCT.
+* :mod:`aifabric.sim.uet` / :mod:`aifabric.sim.uet_setup` — the Ultra Ethernet transport
+  (``fabric.transport: uet``): its kernel rules and its parameters with sources.
 * :mod:`aifabric.sim.dcqcn` — DCQCN parameter presets with sources.
 * :mod:`aifabric.sim.collective` — a ``collective`` workload, network step by network step.
 
@@ -229,6 +231,10 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
         import warnings
 
         warnings.warn(msg, RuntimeWarning, stacklevel=3)
+    if "uet" in st.info:  # fabric.transport uet: trims, timeouts, retransmissions, parameters
+        from aifabric.sim import uet_setup
+
+        engine_stats["uet"] = uet_setup.report(K, st)
     if st.cfg[K.C_INT_BYTES]:  # HPCC: INT stack bytes on every data packet and ACK (header, not payload)
         engine_stats["hpcc_int_bytes"] = int(st.cfg[K.C_INT_BYTES])
     if st.info.get("vl_buffer_bytes"):

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from aifabric.flow import _aot
 
-SOURCES = [Path(__file__).with_name("kernel.py")]
+SOURCES = [Path(__file__).with_name("kernel.py"), Path(__file__).with_name("uet.py")]
 
 
 def _constants_path() -> Path:
@@ -46,7 +46,22 @@ def kernel():
             return types.SimpleNamespace(**constants, run=run_or_jit(mod.run, _jit_run), AOT=True)
     from aifabric.sim import kernel as K
 
+    _drop_stale_cache(K.run)
     return K
+
+
+def _drop_stale_cache(dispatcher) -> None:
+    """numba checks a cached function against its own file only: ``kernel.run`` compiled before
+    the last edit of another source it calls (:data:`SOURCES`: the UET module) would be reused.
+    Such an index is removed, so numba compiles afresh (a no-op when the cache is current)."""
+    try:
+        from numba.core.caching import FunctionCache
+
+        index = Path(FunctionCache(dispatcher.py_func)._cache_file._index_path)
+        if index.exists() and max(s.stat().st_mtime for s in SOURCES) > index.stat().st_mtime:
+            index.unlink()
+    except Exception:  # noqa: BLE001 - numba internals may change; then numba's own check stands
+        return
 
 
 def _jit_run():

@@ -24,7 +24,8 @@ K = _kernel()
 # (ecmp hash / static LFT), 1 per-packet adaptive, 2 flowlet, 3 oblivious per-packet spraying,
 # 4 a scheduled fabric (ingress VOQs, egress-port credit grants, cells sprayed over the fabric)
 ROUTING_CODES = {"ecmp": 0, "static": 0, "adaptive-packet": 1, "flowlet": 2, "spray": 3, "scheduled": 4}
-CC_CODES = {"none": 0, "dcqcn": 1, "hpcc": 2, "ib-cc": 1}  # ib-cc: FECN marks + a DCQCN-type reaction
+# ib-cc: FECN marks + a DCQCN-type reaction; nscc: UET's window (cfg C_UE_NSCC), no rate limiter
+CC_CODES = {"none": 0, "dcqcn": 1, "hpcc": 2, "ib-cc": 1, "nscc": 0}
 ACK_EVERY = 1  # the receiver ACKs every data packet (ns-3 HPCC's default ACK interval of one packet)
 RESUME_OFFSET_BYTES = 3 * 1024  # dynamic PFC: RESUME 3 KB below the threshold (ns-3 HPCC, hardware-facts E.1)
 
@@ -49,6 +50,7 @@ class State:
     link_a: np.ndarray
     flowlet: np.ndarray
     log: np.ndarray
+    ue: np.ndarray  # UET per-packet state (aifabric.sim.uet); one unused row otherwise
     info: dict = field(default_factory=dict)
 
     def kernel_args(self):
@@ -69,6 +71,7 @@ class State:
             self.link_a,
             self.flowlet,
             self.log,
+            self.ue,
         )
 
 
@@ -110,13 +113,15 @@ def estimate_bytes(num_flows: int, num_links: int, maxhop: int, fabric=None, jso
     Python record per flow for ``--json``. The packet and event tables may grow during the run;
     each doubling is checked against the available memory then."""
     hpcc = fabric is not None and fabric.congestion_control == "hpcc"
-    adaptive = fabric is not None and ROUTING_CODES[fabric.routing_mode] != 0
-    pk_cols = K.PK_NUM + (4 * maxhop if hpcc else 0)
+    uet = fabric is not None and fabric.transport == "uet"
+    adaptive = fabric is not None and (ROUTING_CODES[fabric.routing_mode] != 0 or uet)
+    pk_cols = K.PK_NUM + (4 * maxhop if hpcc else 0) + (K.PK_UE_W if uet else 0)
     per_flow = (
         8 * 6  # the flows table
         + 8 * 2 * maxhop * 2  # data and ACK paths, and their routing temporaries
         + 8 * (K.FL_NUM + (3 * maxhop if hpcc else 0))
         + 8 * K.FR_NUM
+        + (8 * (K.FL_UE_W + K.FR_UE_W) if uet else 0)
         + 16 * 8 * pk_cols  # packet rows
         + 33 * 3 * 8  # event heap
         + (8 * 2 * maxhop if adaptive else 0)
@@ -375,9 +380,17 @@ def compile_scenario(scenario, topo, flows) -> State:
         fr[:, K.FR_WC] = fr[:, K.FR_W]
         fr[:, K.FR_U] = 1.0
         fl = np.concatenate([fl, np.zeros((nf, K.HP_W * maxhop), np.int64)], axis=1)
+    ue_params, ue = None, np.zeros((1, 2), np.int64)
+    if fab.transport == "uet":
+        from aifabric.sim import uet_setup
 
-    # ---- next hops for adaptive routing (CSR over (node, destination index))
-    if cfg[K.C_ROUTING] != 0:
+        line = float(fr[:, K.FR_LINE].max()) if nf else float(topo.link_rate_bps.max())
+        ue_params = uet_setup.uet_defaults(fab, st_base_rtt_ps(pt, fpath[:nf], apath[:nf], fab, cfg), line)
+        uet_setup.configure(K, fab, cfg, cf, ue_params)
+        fl, fr, ue = uet_setup.flow_tables(K, fl, fr, ue_params, fab.mtu_bytes, scenario.seed)
+
+    # ---- next hops for adaptive routing and UET's entropy hashing (CSR over (node, destination))
+    if cfg[K.C_ROUTING] != 0 or ue_params is not None:
         from aifabric.topology.routing import shortest_path_next_hops
 
         nh = shortest_path_next_hops(topo)
@@ -391,7 +404,8 @@ def compile_scenario(scenario, topo, flows) -> State:
 
     # ---- packets, heap, globals
     npk = 1024 + 16 * max(nf, 1)
-    pk = np.full((npk, K.PK_NUM + (K.INT_W * maxhop if hp else 0)), -1, dtype=np.int64)
+    pk_cols = K.PK_NUM + (K.INT_W * maxhop if hp else 0) + (K.PK_UE_W if ue_params else 0)
+    pk = np.full((npk, pk_cols), -1, dtype=np.int64)
     pk[:, K.PK_NEXT] = np.arange(1, npk + 1)
     pk[npk - 1, K.PK_NEXT] = -1
     x_times, x_args = misconfig.pause_storm_events(storms)
@@ -417,6 +431,7 @@ def compile_scenario(scenario, topo, flows) -> State:
         link_a=la,
         flowlet=flowlet,
         log=np.zeros((1024, 3), np.int64),
+        ue=ue,
     )
     st.info.update(
         vl_buffer_bytes=vl_buffer,
@@ -428,6 +443,8 @@ def compile_scenario(scenario, topo, flows) -> State:
         xoff_bytes=xoff,
         xon_bytes=xon,
     )
+    if ue_params is not None:
+        st.info["uet"] = ue_params
     if ideal_rate is not None:
         st.info["ideal_rate_bps"] = ideal_rate
     if overrides:
@@ -589,7 +606,7 @@ def reroute(st: State) -> None:
             st.apath = table
     if st.flowlet.shape[1] < 2 * width and st.cfg[K.C_ROUTING] != 0:
         st.flowlet = np.pad(st.flowlet, ((0, 0), (0, 2 * width - st.flowlet.shape[1])), constant_values=-1)
-    if st.cfg[K.C_ROUTING] != 0:
+    if st.cfg[K.C_ROUTING] != 0 or st.cfg[K.C_UET] == 1:
         from aifabric.topology.routing import shortest_path_next_hops
 
         nh = shortest_path_next_hops(t2)

@@ -21,6 +21,9 @@ Tables (column names are the module constants below):
 * ``fl`` / ``fr`` flows (int64 / float64 columns: progress, rate limiter, DCQCN state).
 * HPCC widens ``pk`` by an INT stack (:data:`INT_W` columns per hop from ``PK_INT0``) and ``fl`` by
   the last INT sample per hop (:data:`HP_W` columns per hop from ``FL_HP0``); see :func:`hpcc_on_ack`.
+* ``ue``: with ``fabric.transport: uet``, one row per packet of every flow (state bits, last send
+  time); UET also widens ``pk``, ``fl`` and ``fr`` (``PK_UE_*``, ``FL_UE_*``, ``FR_UE_*``). Its
+  rules — spraying, selective retransmission, trimming, NSCC — are :mod:`aifabric.sim.uet`.
 * ``fpath`` / ``apath``: per flow the directed ports of the data path and of the ACK path
   (precomputed ECMP / static routes); adaptive routing picks ports at run time from the
   next-hop CSR ``nh_off`` / ``nh_links``.
@@ -91,7 +94,12 @@ G_NACKS = 23
 G_BUF_DROPS = 24  # data packets dropped on a full shared buffer (with PFC on: a lossless violation)
 G_XPAUSES = 25  # injected pause intervals applied (one per port and pause)
 G_XACTIVE = 26  # ports under an injected pause now (the stall detector waits while any is)
-G_NUM = 27
+# Ultra Ethernet transport (aifabric.sim.uet); G_RETX counts its retransmitted packets
+G_UE_TRIMS = 27  # data packets trimmed to a header by a full switch queue
+G_UE_TRIM_BYTES = 28  # payload those packets lost to trimming (sent again)
+G_UE_TIMEOUTS = 29  # packets the sender declared lost on its retransmission timeout
+G_UE_RTX_BYTES = 30  # payload bytes sent again (counted in G_INJ_BYTES as well)
+G_NUM = 31
 
 # ---- cfg: int64 configuration -------------------------------------------------------------------
 C_MTU = 0
@@ -137,7 +145,23 @@ C_HP_MAX_STAGE = 37  # HPCC: maxStage (MI_THRESH)
 C_ROUTE_SALT = 38  # adaptive per packet: seed-derived salt of the per-flow round-robin phase
 C_PFC_RESERVE = 40  # dynamic PFC: per-ingress bytes not charged to the shared pool (ns-3 reserve)
 C_INT_BYTES = 41  # HPCC: INT stack bytes every data packet and ACK carries (ns-3: 42 B)
-C_NUM = 44
+# Ultra Ethernet transport (aifabric.sim.uet, parameters from aifabric.sim.uet_setup)
+C_UET = 44  # 1: the UET transport (RUD, spraying over entropy values, trimming, NSCC)
+C_UE_TRIM = 45  # 1: a full switch queue trims a data packet to a header; 0: drops it
+C_UE_QLIM = 46  # bytes an egress data queue holds before a packet is trimmed or dropped
+C_UE_EVS = 47  # entropy values a sender sprays over
+C_UE_TRIM_BYTES = 48  # size of a trimmed packet on the wire
+C_UE_RTO = 49  # retransmission timeout of a packet (ps)
+C_UE_NSCC = 50  # 1: NSCC window; 0: no congestion control (window unlimited)
+C_UE_BASE_RTT = 51  # NSCC config_base_rtt (ps)
+C_UE_TQD = 52  # NSCC target_qdelay (ps)
+C_UE_ADJ_T = 53  # NSCC adjust_period_threshold (ps)
+C_UE_ADJ_BYTES = 54  # NSCC adjust_bytes_threshold
+C_UE_QA = 55  # 1: quick_adapt on
+C_UE_QA_GATE = 56  # NSCC qa_gate (quick_adapt only when achieved < max_wnd >> qa_gate)
+C_UE_QA_THRESH = 57  # NSCC qa_threshold (ps)
+C_UE_FI_DELAY = 58  # NSCC fast_increase: a delay below this counts as "~0" (ps)
+C_NUM = 60
 
 # ---- cf: float64 configuration ------------------------------------------------------------------
 CF_PMAX = 0
@@ -151,7 +175,14 @@ CF_DC_MIN_DEC = 7  # largest single cut as a fraction (0.5 = halve at most)
 CF_HP_ETA = 8  # HPCC: target utilisation η
 CF_HP_WAI = 9  # HPCC: additive increase W_AI (bytes)
 CF_HP_WMIN = 10  # HPCC: smallest window (bytes)
-CF_NUM = 12  # fabric.pfc_overrides append their dynamic alphas after this (slots PT_ALPHA_IDX points to)
+CF_UE_ALPHA = 12  # NSCC proportional_increase alpha (bytes per byte·ps of delay headroom)
+CF_UE_FI = 13  # NSCC fair_increase fi (bytes)
+CF_UE_ETA = 14  # NSCC eta (bytes added per adjust period)
+CF_UE_FI_SCALE = 15  # NSCC fast_increase fi_scale
+CF_UE_GAMMA = 16  # NSCC multiplicative_decrease gamma
+CF_UE_MD_JUMP = 17  # NSCC max_md_jump: the smallest factor one decrease applies
+CF_UE_DELAY_A = 18  # NSCC delay EWMA gain
+CF_NUM = 20  # fabric.pfc_overrides append their dynamic alphas after this (slots PT_ALPHA_IDX points to)
 
 # ---- pk: packets --------------------------------------------------------------------------------
 PK_FLOW = 0
@@ -173,10 +204,15 @@ PK_NUM = 12
 # port: with per-packet spraying consecutive ACKs cross different switches.
 PK_INT0 = 12
 INT_W = 5
+# UET (fabric.transport uet) widens pk instead: PK_SEQ holds the packet sequence number (PSN)
+PK_UE_EV = 12  # entropy value the sender gave the packet (the switches hash it with the flow)
+PK_UE_RETX = 13  # 1: a retransmission (echoed in its ACK / NACK, UEC 1.0 §3.6.13.1)
+PK_UE_W = 2
 KIND_DATA = 0
 KIND_ACK = 1
 KIND_CNP = 2
 KIND_NACK = 3
+KIND_TRIM = 4  # UET: a data packet trimmed to its header by a switch (high priority, like control)
 
 # ---- pt: directed ports -------------------------------------------------------------------------
 PT_NODE = 0  # sending node
@@ -273,6 +309,23 @@ FL_NUM = 36
 # HPCC: the previous INT sample per hop, HP_W columns per hop from FL_HP0 (qlen, tx bytes, ts, port)
 FL_HP0 = 36
 HP_W = 4
+# UET (fabric.transport uet) widens fl by FL_UE_W columns from FL_UE0 (HPCC and UET exclude each other)
+FL_UE0 = 36
+FL_UE_OFF = 36  # first row of this flow's packets in the per-packet table ``ue``
+FL_UE_NPK = 37  # packets of the flow (PSNs 0 .. NPK-1)
+FL_UE_NEXT = 38  # next new PSN
+FL_UE_INFL = 39  # bytes in flight (sent, not yet ACKed, NACKed or timed out)
+FL_UE_RTXN = 40  # packets marked for retransmission
+FL_UE_RTXP = 41  # no packet below this PSN is marked for retransmission
+FL_UE_CACK = 42  # lowest PSN not yet ACKed
+FL_UE_EV = 43  # entropy value of the next packet
+FL_UE_QA_END = 44  # NSCC qa_endtime
+FL_UE_TRIG_QA = 45  # NSCC trigger_qa
+FL_UE_LAST_DEC = 46  # NSCC last_dec_time
+FL_UE_LAST_ADJ = 47  # NSCC last_adjust_time
+FL_UE_INCREASE = 48  # NSCC increase (fast_increase mode)
+FL_UE_BASE_RTT = 49  # NSCC ccc.base_rtt (ps)
+FL_UE_W = 14
 
 FR_RATE = 0
 FR_TARGET = 1
@@ -282,6 +335,28 @@ FR_W = 4  # HPCC: window W (bytes); the pacing rate FR_RATE is W / T
 FR_WC = 5  # HPCC: reference window W_c
 FR_U = 6  # HPCC: EWMA of the normalised inflight U
 FR_NUM = 7
+# UET widens fr by FR_UE_W columns from FR_UE0: NSCC state (UEC 1.0 §3.6.13.4, Table 3-77)
+FR_UE0 = 7
+FR_UE_CWND = 7
+FR_UE_MAXWND = 8
+FR_UE_AVG_DELAY = 9
+FR_UE_INC = 10  # inc_bytes
+FR_UE_RECV = 11  # received_bytes
+FR_UE_ACHIEVED = 12  # achieved_bytes
+FR_UE_IGNORE = 13  # bytes_to_ignore
+FR_UE_IGNORED = 14  # bytes_ignored
+FR_UE_FI_COUNT = 15  # fi_count
+FR_UE_W = 9
+
+# ---- ue: UET per-packet state, one row per packet of every flow (flow f from fl[f, FL_UE_OFF]):
+# column 0 the state bits below, column 1 the time it was last sent (ps)
+UE_SENT = 1
+UE_ACKED = 2
+UE_RTX = 4  # marked for retransmission
+UE_RCVD = 8  # the receiver holds it (each payload byte is delivered once)
+UE_INFL = 16  # counted in FL_UE_INFL
+UE_RETX1 = 32  # retransmitted at least once
+UE_RETX2 = 64  # retransmitted more than once
 
 PS_PER_S = 1_000_000_000_000
 PARK_MILLER_M = 2147483647
@@ -786,7 +861,7 @@ def activate(pt, fl, f):
 
 
 @njit(cache=True)
-def go_back(pt, pk, fl, fr, cfg, cf, swused, h, g, log, f, seq):
+def go_back(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, f, seq):
     """Go-back-N: resend from byte ``seq`` (unless just done for the same byte)."""
     now = g[G_NOW]
     if fl[f, FL_SENT] <= seq or fl[f, FL_DONE_T] >= 0:
@@ -800,7 +875,7 @@ def go_back(pt, pk, fl, fr, cfg, cf, swused, h, g, log, f, seq):
     g[G_RETX] += 1
     if fl[f, FL_ACTIVE] == 0:
         activate(pt, fl, f)
-    try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, fl[f, FL_PORT])
+    try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, fl[f, FL_PORT])
 
 
 @njit(cache=True, inline="always")
@@ -876,7 +951,7 @@ def nic_next_packet(pt, pk, fl, fr, cfg, cf, h, g, p):
 
 
 @njit(cache=True)
-def try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, p):
+def try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, p):
     """Start the next transmission on port ``p`` if it is idle: control packets first; data only
     when the port is not paused (PFC, or an injected pause) and holds credits for a full packet
     (InfiniBand)."""
@@ -909,7 +984,10 @@ def try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, p):
             pt[p, PT_STALL_PS] += g[G_NOW] - pt[p, PT_STALL_T0]
             pt[p, PT_STALL_T0] = -1
     if is_host:
-        i = nic_next_packet(pt, pk, fl, fr, cfg, cf, h, g, p)
+        if cfg[C_UET] == 1:
+            i = uet.uet_next_packet(pt, pk, fl, fr, cfg, h, g, ue, p)
+        else:
+            i = nic_next_packet(pt, pk, fl, fr, cfg, cf, h, g, p)
         if i < 0:
             return
     else:
@@ -1096,7 +1174,10 @@ def route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i
 
 
 @njit(cache=True, inline="always")
-def host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, apath, i, node):
+def host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, apath, i, node):
+    if cfg[C_UET] == 1:
+        uet.uet_host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, apath, i)
+        return
     f = pk[i, PK_FLOW]
     kind = pk[i, PK_KIND]
     now = g[G_NOW]
@@ -1127,7 +1208,7 @@ def host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, apath, i, node):
             pk[i, PK_HOP] = 0
             pk[i, PK_ECN] = 0
             fifo_push(pt, pk, out, PT_CH, PT_CT, i)
-            try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, out)
+            try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, out)
             return
         fl[f, FL_RCVD] += payload
         fl[f, FL_RX_PKTS] += 1
@@ -1171,7 +1252,7 @@ def host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, apath, i, node):
             pk[c, PK_SEQ] = 0
             g[G_CNPS] += 1
             fifo_push(pt, pk, out, PT_CH, PT_CT, c)
-        try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, out)
+        try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, out)
         return
     if kind in (KIND_ACK, KIND_NACK):
         if pk[i, PK_SEQ] > fl[f, FL_ACKED]:
@@ -1185,11 +1266,12 @@ def host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, apath, i, node):
         if kind == KIND_NACK:
             seq = pk[i, PK_SEQ]
             pkt_free(pk, g, i)
-            go_back(pt, pk, fl, fr, cfg, cf, swused, h, g, log, f, seq)
+            go_back(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, f, seq)
             return
         if cfg[C_CC] == 2 and fl[f, FL_ACTIVE] == 1:
             pkt_free(pk, g, i)
-            try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, fl[f, FL_PORT])  # the window may have opened
+            # the window may have opened
+            try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, fl[f, FL_PORT])
             return
     elif kind == KIND_CNP and cfg[C_CC] == 1:
         dcqcn_on_cnp(pt, fl, fr, cfg, cf, h, g, f)
@@ -1231,7 +1313,7 @@ def voq_admit(pt, pk, cfg, cf, swused, fpath, h, g, log, p, i, node):
 
 @njit(cache=True)
 def voq_release(
-    pk, fl, fr, pt, cfg, cf, swused, fpath, apath, nh_off, nh_links, link_a, flowlet, h, g, log, i
+    pk, fl, fr, pt, cfg, cf, swused, fpath, apath, nh_off, nh_links, link_a, flowlet, h, g, log, ue, i
 ):
     """The grant for packet ``i`` arrived: it leaves its VOQ onto a fabric link (sprayed by
     :func:`route`) and queues there like any packet; its ingress charge stays until it leaves."""
@@ -1251,13 +1333,31 @@ def voq_release(
             send_pfc(pt, h, g, p, 0, log)
         return
     egress_enqueue(pt, pk, g, q, i)
-    try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, q)
+    try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, q)
 
 
 # =================================================================================================
 @njit(cache=True)
 def run(
-    g, cfg, cf, h, pk, pt, fl, fr, swused, fpath, apath, nh_off, nh_links, link_a, flowlet, log, until, quota
+    g,
+    cfg,
+    cf,
+    h,
+    pk,
+    pt,
+    fl,
+    fr,
+    swused,
+    fpath,
+    apath,
+    nh_off,
+    nh_links,
+    link_a,
+    flowlet,
+    log,
+    ue,
+    until,
+    quota,
 ):
     """Process events until a status (``ST_*``) says why it stopped. Re-entrant."""
     nflows = fl.shape[0]
@@ -1295,7 +1395,7 @@ def run(
         arg = v // 16
         if kind == EV_TX_DONE:
             pt[arg, PT_BUSY] = 0
-            try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, arg)
+            try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, arg)
         elif kind == EV_ARRIVE:
             i = arg
             p = pk[i, PK_PORT]
@@ -1304,12 +1404,15 @@ def run(
                 drop_pkt(pk, pt, g, p, i)
                 continue
             if pt[p, PT_PEER_IS_SW] == 0:
-                host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, apath, i, node)
+                host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, apath, i, node)
                 continue
             if cfg[C_ROUTING] == 4 and pk[i, PK_KIND] == KIND_DATA and pt[p, PT_NODE_IS_HOST] == 1:
                 voq_admit(pt, pk, cfg, cf, swused, fpath, h, g, log, p, i, node)  # scheduled fabric
                 continue
-            q = route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i, node)
+            if cfg[C_UET] == 1 and (pk[i, PK_KIND] == KIND_DATA or pk[i, PK_KIND] == KIND_TRIM):
+                q = uet.uet_route(pk, fl, pt, cfg, nh_off, nh_links, link_a, i, node)
+            else:
+                q = route(pk, fl, pt, cfg, fpath, apath, nh_off, nh_links, link_a, flowlet, g, i, node)
             if q < 0 or pt[q, PT_DOWN] == 1:
                 if cfg[C_IB] == 1 and pk[i, PK_KIND] == KIND_DATA:
                     # the packet never takes buffer here: its credits go back to the sender at once
@@ -1319,14 +1422,17 @@ def run(
                 continue
             if pk[i, PK_KIND] != KIND_DATA:
                 fifo_push(pt, pk, q, PT_CH, PT_CT, i)
-                try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, q)
+                try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, q)
+                continue
+            if cfg[C_UET] == 1 and uet.uet_full(pt, pk, cfg, swused, node, q, i):
+                uet.uet_trim_or_drop(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, q, i)
                 continue
             if not buffer_admit(pt, pk, cfg, swused, g, p, node, i, q):
                 continue
             egress_enqueue(pt, pk, g, q, i)
             if cfg[C_PFC] == 1 and pt[p, PT_PAUSE_SENT] == 0 and should_pause(pt, cfg, cf, swused, p, node):
                 send_pfc(pt, h, g, p, 1, log)
-            try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, q)
+            try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, q)
         elif kind == EV_PFC:
             p = arg // 2
             on = arg % 2
@@ -1345,23 +1451,23 @@ def run(
                 if pt[p, PT_PAUSED] == 1:
                     pt[p, PT_PAUSED] = 0
                     pt[p, PT_PAUSED_PS] += t - pt[p, PT_PAUSE_T0]
-                    try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, p)
+                    try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, p)
         elif kind == EV_FLOW_START:
             f = arg
             p = fl[f, FL_PORT]
             activate(pt, fl, f)
             fl[f, FL_ALPHA_T] = t
             fl[f, FL_PROGRESS_T] = t
-            try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, p)
+            try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, p)
         elif kind == EV_WAKE:
             if pt[arg, PT_WAKE_T] == t:
                 pt[arg, PT_WAKE_T] = -1
-            try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, arg)
+            try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, arg)
         elif kind == EV_CREDIT:
             nports = cfg[C_NPORTS]
             p = arg % nports
             pt[p, PT_CREDITS] += arg // nports
-            try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, p)
+            try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, p)
         elif kind == EV_LINK_DOWN:
             link_down(pt, pk, fl, fr, cfg, cf, swused, h, g, log, arg)
             return ST_CONTROL
@@ -1379,7 +1485,7 @@ def run(
                 if pt[p, PT_XPAUSED] == 0:
                     pt[p, PT_XPAUSED_PS] += t - pt[p, PT_XPAUSE_T0]
                     g[G_XACTIVE] -= 1
-                    try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, p)
+                    try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, p)
         elif kind == EV_VOQ:
             voq_release(
                 pk,
@@ -1398,16 +1504,20 @@ def run(
                 h,
                 g,
                 log,
+                ue,
                 arg,
             )
         elif kind == EV_RTO:
             f = arg
             fl[f, FL_RTO_PENDING] = 0
+            if cfg[C_UET] == 1:
+                uet.uet_on_rto(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, f)
+                continue
             if fl[f, FL_DONE_T] >= 0 or (fl[f, FL_ACTIVE] == 1 and not hpcc_window_full(fl, fr, cfg, f)):
                 continue
             if t - fl[f, FL_PROGRESS_T] >= cfg[C_RTO]:
                 fl[f, FL_REWIND_T] = -cfg[C_NACK_GAP]  # a timeout always rewinds
-                go_back(pt, pk, fl, fr, cfg, cf, swused, h, g, log, f, fl[f, FL_ACKED])
+                go_back(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, f, fl[f, FL_ACKED])
             else:
                 fl[f, FL_RTO_PENDING] = 1
                 heap_push(h, g, fl[f, FL_PROGRESS_T] + cfg[C_RTO], EV_RTO, f)
@@ -1420,3 +1530,8 @@ def run(
                 dcqcn_increase(pt, fl, fr, cfg, cf, h, g, f, True)
                 heap_push(h, g, t + cfg[C_DC_T_INC], EV_DCQCN_INC, arg)
     return ST_DONE
+
+
+# The Ultra Ethernet transport lives in its own module, which calls the helpers above; it is bound
+# here, after them, because the two modules use each other (numba resolves it when run compiles).
+from aifabric.sim import uet  # noqa: E402
