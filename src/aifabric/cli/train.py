@@ -115,6 +115,7 @@ def _print(out: dict) -> None:
         return f"TP{la['tp']} CP{la['cp']} PP{la['pp']} VP{la['vp']} DP{la['dp']} EP{la['ep']} mb{la['micro_batch']}"
 
     row("layout", lay)
+    row("rank order", lambda f: f["iteration"]["layout"].get("order", ""))
     row("step time", step_with_band)
     row("MFU", lambda f: f"{f['mfu']:.1%}")
     row("tokens / s", lambda f: f"{f['tokens_per_s']:,.0f}")
@@ -137,7 +138,7 @@ def _print(out: dict) -> None:
                 f"{f['fabric']} runners-up: "
                 + "; ".join(
                     f"TP{r['layout']['tp']} CP{r['layout']['cp']} PP{r['layout']['pp']} VP{r['layout']['vp']} "
-                    f"DP{r['layout']['dp']} mb{r['layout']['micro_batch']} "
+                    f"DP{r['layout']['dp']} mb{r['layout']['micro_batch']} {r['layout'].get('order', '')} "
                     f"{r['iteration_s']:.3f} s"
                     for r in ru
                 )

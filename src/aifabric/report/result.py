@@ -107,7 +107,8 @@ def assumptions(c: Comparison) -> list[str]:
             out.append(
                 f"{f.key}: layout TP {lay.tp} × CP {lay.cp} × PP {lay.pp} (VP {lay.vp}) × DP {lay.dp}"
                 + (f", EP {lay.ep}" if lay.ep > 1 else "")
-                + f", micro-batch {lay.micro_batch} for {c.workload.model.name} (searched on this fabric)"
+                + f", micro-batch {lay.micro_batch}, rank order {lay.order}"
+                + f" for {c.workload.model.name} (searched on this fabric)"
             )
     return out
 
