@@ -54,7 +54,7 @@ def register(app: typer.Typer) -> None:
             if fabric not in ("ib", "infiniband", "roce", "both"):
                 raise InputError("unknown fabric", field="--fabric", value=fabric, allowed="ib, roce, both")
             check_compute_efficiency(compute_efficiency)
-            adv, name, training, *_ = build_advisor(
+            asked = build_advisor(
                 scenario,
                 {
                     "gpus": gpus,
@@ -64,6 +64,7 @@ def register(app: typer.Typer) -> None:
                     "ib_routing": ib_routing,
                 },
             )
+            adv, name, training = asked.advisor, asked.name, asked.training
             if adv.workload != "training":
                 raise InputError(
                     "train times a training job",
@@ -81,6 +82,7 @@ def register(app: typer.Typer) -> None:
                 compute_efficiency=compute_efficiency,
                 scenario_file=str(scenario) if scenario else None,
                 calibration=cal,
+                assumptions=asked.assumptions,
             )
             out["scenario"] = name
             if as_json:
@@ -92,6 +94,13 @@ def register(app: typer.Typer) -> None:
             return 0
 
         run_guarded(body)
+
+
+def _sharp_text(f: dict) -> str:
+    s = f.get("sharp")
+    if not s:
+        return "none" if f["technology"] != "infiniband" else "none (switch without it)"
+    return f"{s['generation']}, {'granted' if s['granted'] else s['note']}"
 
 
 def _print(out: dict) -> None:
@@ -130,6 +139,7 @@ def _print(out: dict) -> None:
         "ring-step / permutation efficiency",
         lambda f: f"{f['ring_step_efficiency']:.3f} / {f['permutation_efficiency']:.3f}",
     )
+    row("SHARP (in-network all-reduce)", _sharp_text)
     con.print(t)
     for f in out["fabrics"]:
         ru = f["iteration"].get("runners_up") or []

@@ -24,7 +24,11 @@ def register(c: Comparison) -> list[dict]:
     from aifabric.stages.assumptions import register as build
 
     dep = c.deployment or Deployment()
-    return [a.to_dict() for a in build(c.inputs.advisor, dep, c.design, c.risk, c.decision, c.performance)]
+    net = getattr(c, "network", None)
+    return [
+        a.to_dict()
+        for a in build(c.inputs.advisor, dep, c.design, c.risk, c.decision, c.performance, network=net)
+    ]
 
 
 def assumptions(c: Comparison) -> list[str]:
