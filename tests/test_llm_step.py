@@ -215,7 +215,7 @@ def test_to_dict_has_the_contract_keys():
     r = step_time(get_model("llama3.1-8b"), H100, 8, Layout(tp=1, cp=2, dp=4), 8192, 128, AlphaBetaNetwork())
     d = r.to_dict()
     assert {"iteration_s", "mfu", "layout", "breakdown"} <= set(d)
-    assert set(d["layout"]) == {"tp", "pp", "cp", "vp", "dp", "ep", "micro_batch"}
+    assert set(d["layout"]) == {"tp", "pp", "cp", "vp", "dp", "ep", "micro_batch", "order"}
     assert {"compute_s", "bubble_s", "exposed_s"} <= set(d["breakdown"])
     assert all(
         {"op", "size_bytes", "ranks", "span", "count", "overlap_window_s"} <= set(c) for c in d["collectives"]

@@ -385,6 +385,7 @@ def train_result(
     scenario_file: str | None = None,
     progress=None,
     calibration=None,
+    assumptions: dict | None = None,
 ) -> dict:
     """``aifabric train``: the design, workload, measure and performance stages only (no risk, no
     advice) for the ``training:`` section on each asked fabric; the JSON-ready dict."""
@@ -403,6 +404,7 @@ def train_result(
         training=training,
         scenario_file=scenario_file,
         calibration=calibration,  # `aifabric calibrate`'s measured NIC efficiency / latency
+        assumptions=assumptions,  # the scenario's assumptions: (sharp: off)
     )
     front = run_performance(
         inputs, progress, technologies=TECHNOLOGIES_OF[fabric], kind="training", sweep=False
@@ -421,6 +423,7 @@ def train_result(
                 "capex_usd": fd.capex_usd,
                 "ring_step_efficiency": n.ring_step_efficiency,
                 "permutation_efficiency": n.permutation_efficiency,
+                "sharp": n.sharp,
                 "iteration_time_s": fp.iteration_time_s,
                 "tokens_per_s": fp.tokens_per_s,
                 "mfu": it["mfu"] if it else None,

@@ -54,7 +54,7 @@ def register(app: typer.Typer) -> None:
             if fabric not in ("ib", "infiniband", "roce", "both"):
                 raise InputError("unknown fabric", field="--fabric", value=fabric, allowed="ib, roce, both")
             check_compute_efficiency(compute_efficiency)
-            adv, name, training, *_ = build_advisor(
+            asked = build_advisor(
                 scenario,
                 {
                     "gpus": gpus,
@@ -64,6 +64,7 @@ def register(app: typer.Typer) -> None:
                     "ib_routing": ib_routing,
                 },
             )
+            adv, name, training = asked.advisor, asked.name, asked.training
             if adv.workload != "training":
                 raise InputError(
                     "train times a training job",
@@ -81,6 +82,7 @@ def register(app: typer.Typer) -> None:
                 compute_efficiency=compute_efficiency,
                 scenario_file=str(scenario) if scenario else None,
                 calibration=cal,
+                assumptions=asked.assumptions,
             )
             out["scenario"] = name
             if as_json:
@@ -92,6 +94,13 @@ def register(app: typer.Typer) -> None:
             return 0
 
         run_guarded(body)
+
+
+def _sharp_text(f: dict) -> str:
+    s = f.get("sharp")
+    if not s:
+        return "none" if f["technology"] != "infiniband" else "none (switch without it)"
+    return f"{s['generation']}, {'granted' if s['granted'] else s['note']}"
 
 
 def _print(out: dict) -> None:
@@ -115,6 +124,7 @@ def _print(out: dict) -> None:
         return f"TP{la['tp']} CP{la['cp']} PP{la['pp']} VP{la['vp']} DP{la['dp']} EP{la['ep']} mb{la['micro_batch']}"
 
     row("layout", lay)
+    row("rank order", lambda f: f["iteration"]["layout"].get("order", ""))
     row("step time", step_with_band)
     row("MFU", lambda f: f"{f['mfu']:.1%}")
     row("tokens / s", lambda f: f"{f['tokens_per_s']:,.0f}")
@@ -129,6 +139,7 @@ def _print(out: dict) -> None:
         "ring-step / permutation efficiency",
         lambda f: f"{f['ring_step_efficiency']:.3f} / {f['permutation_efficiency']:.3f}",
     )
+    row("SHARP (in-network all-reduce)", _sharp_text)
     con.print(t)
     for f in out["fabrics"]:
         ru = f["iteration"].get("runners_up") or []
@@ -137,7 +148,7 @@ def _print(out: dict) -> None:
                 f"{f['fabric']} runners-up: "
                 + "; ".join(
                     f"TP{r['layout']['tp']} CP{r['layout']['cp']} PP{r['layout']['pp']} VP{r['layout']['vp']} "
-                    f"DP{r['layout']['dp']} mb{r['layout']['micro_batch']} "
+                    f"DP{r['layout']['dp']} mb{r['layout']['micro_batch']} {r['layout'].get('order', '')} "
                     f"{r['iteration_s']:.3f} s"
                     for r in ru
                 )

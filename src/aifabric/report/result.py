@@ -24,7 +24,11 @@ def register(c: Comparison) -> list[dict]:
     from aifabric.stages.assumptions import register as build
 
     dep = c.deployment or Deployment()
-    return [a.to_dict() for a in build(c.inputs.advisor, dep, c.design, c.risk, c.decision, c.performance)]
+    net = getattr(c, "network", None)
+    return [
+        a.to_dict()
+        for a in build(c.inputs.advisor, dep, c.design, c.risk, c.decision, c.performance, network=net)
+    ]
 
 
 def assumptions(c: Comparison) -> list[str]:
@@ -107,7 +111,8 @@ def assumptions(c: Comparison) -> list[str]:
             out.append(
                 f"{f.key}: layout TP {lay.tp} × CP {lay.cp} × PP {lay.pp} (VP {lay.vp}) × DP {lay.dp}"
                 + (f", EP {lay.ep}" if lay.ep > 1 else "")
-                + f", micro-batch {lay.micro_batch} for {c.workload.model.name} (searched on this fabric)"
+                + f", micro-batch {lay.micro_batch}, rank order {lay.order}"
+                + f" for {c.workload.model.name} (searched on this fabric)"
             )
     return out
 

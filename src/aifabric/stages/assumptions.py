@@ -60,7 +60,9 @@ _INPUT_PATTERNS = (
     r"misconfiguration_probability",
     r"compute_efficiency",
 )
-DEPLOYMENT_NAMES = ("storage.placement", "storage.share", "tuning", "congestion_share")
+DEPLOYMENT_NAMES = ("storage.placement", "storage.share", "tuning", "congestion_share", "sharp")
+#: SHARP on the InfiniBand designs whose switches have it (aifabric.stages.measure_sharp): on by default
+SHARP_STATES = ("on", "off")
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,7 @@ class Deployment:
     # compute fabric, its (low, high) and where it comes from
     storage_share_range: tuple[float, float] | None = None
     storage_basis: str = ""
+    sharp: str = "on"  # SHARP_STATES: in-network reduction where the IB switch has it
 
     @property
     def storage_on_fabric(self) -> bool:
@@ -128,7 +131,7 @@ def check_overrides(overrides: dict | None, file: str | None = None) -> dict:
         if not isinstance(name, str) or not _allowed(name):
             raise bad(
                 "no such assumption (the names are those of compare --json's assumptions[])",
-                "storage.placement, storage.share, tuning, congestion_share, misconfiguration_probability, "
+                "storage.placement, storage.share, tuning, congestion_share, sharp, misconfiguration_probability, "
                 "compute_efficiency, price.<switch|nic|transceiver|cable>.<design>, nic_efficiency.<design>",
                 value=name,
             )
@@ -138,6 +141,9 @@ def check_overrides(overrides: dict | None, file: str | None = None) -> dict:
         elif name == "tuning":
             if value not in TUNING_STATES:
                 raise bad("not an allowed value", ", ".join(TUNING_STATES))
+        elif name == "sharp":
+            if value not in SHARP_STATES:
+                raise bad("not an allowed value", ", ".join(SHARP_STATES))
         else:
             if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
                 raise bad("must be a number", "a finite number")
@@ -179,7 +185,8 @@ def resolve(adv, overrides: dict | None = None, storage_section: dict | None = N
         src["storage.share"] = "assumptions:"
         if "storage.placement" not in o and share > 0:
             placement = "on-fabric"  # a share on the fabric means storage is on it
-    return Deployment(placement, share, tuning, src)
+    src["sharp"] = "assumptions:" if "sharp" in o else "default"
+    return Deployment(placement, share, tuning, src, sharp=o.get("sharp", "on"))
 
 
 # the checkpoint period's plausible span around the storage model's 30-minute assumption (15-60 min)
@@ -258,7 +265,30 @@ def _media(design, catalog) -> list[Assumption]:
     return out
 
 
-def register(adv, dep: Deployment, design, risk, decision, perf, catalog=None) -> list[Assumption]:
+def in_network_reduction(design, network, dep: Deployment) -> list[Assumption]:
+    """``sharp`` (on / off, the IB designs whose switches have it) and each fabric's in-network
+    reduction: SHARP with its grant and limits, or none with the reason (Ethernet)."""
+    from aifabric.stages.measure_sharp import NO_ETHERNET, SHARP_SOURCE
+
+    ib = tuple(fd.key for fd in design.fabrics if fd.in_network_reduction)
+    out = []
+    if ib:
+        basis = "set by the user" if (dep.source or {}).get("sharp") == "assumptions:" else SHARP_SOURCE
+        out.append(Assumption("sharp", dep.sharp, None, ib, basis, alternatives=SHARP_STATES))
+    for fd in design.fabrics:
+        net = network.fabric(fd.key) if network is not None else None
+        grant = getattr(net, "sharp", None)
+        if fd.in_network_reduction:
+            value = fd.in_network_reduction + (f": {grant['note']}" if grant else ": no network all-reduce")
+            out.append(Assumption(f"in_network_reduction.{fd.key}", value, None, (fd.key,), SHARP_SOURCE))
+        else:
+            out.append(Assumption(f"in_network_reduction.{fd.key}", "none", None, (fd.key,), NO_ETHERNET))
+    return out
+
+
+def register(
+    adv, dep: Deployment, design, risk, decision, perf, catalog=None, network=None
+) -> list[Assumption]:
     """Every assumption that reached the verdict (module docstring), ``decides`` set from what the
     verdict hinges on and from the sensitivity rows that move the recommendation or the verdict."""
     from aifabric.stages.risk_library import _BASELINE_WORDS
@@ -307,6 +337,7 @@ def register(adv, dep: Deployment, design, risk, decision, perf, catalog=None) -
             kind="deployment",
         ),
     ]
+    out += in_network_reduction(design, network, dep)
     for fd in design.fabrics:
         fr = risk.fabric(fd.key)
         tb = fr.testbed.testbed if fr is not None and fr.testbed is not None else None

@@ -119,6 +119,9 @@ class FabricDesign:
     lossy: bool = False  # RoCE without PFC: NIC retransmission recovers drops
     front_end: dict | None = None  # hybrid: the Ethernet front-end/storage network priced in
     preset: str = ""  # spectrum-x (see DesignOption)
+    # the switch's in-network reduction (the catalog's in_network_reduction, e.g. SHARPv3 on
+    # Quantum-2); None on Ethernet switches: no shipping, sourced equivalent (stages.measure_sharp)
+    in_network_reduction: str | None = None
 
     @property
     def label(self) -> str:
@@ -150,6 +153,7 @@ class FabricDesign:
             "oversubscription": self.plan.oversubscription,
             "lossy": self.lossy,
             "front_end": self.front_end,
+            "in_network_reduction": self.in_network_reduction,
         } | ({"preset": self.preset} if self.preset else {})
 
 
@@ -382,6 +386,9 @@ def _fabric(option: DesignOption, gpus: int, gpn: int, gpu_id: str, catalog) -> 
         lossy=option.lossy,
         front_end=front,
         preset=option.preset,
+        in_network_reduction=getattr(sw, "in_network_reduction", None)
+        if option.technology == "infiniband"
+        else None,
     )
 
 

@@ -73,6 +73,14 @@ def _nccl_step_us(domain: str) -> float:
     return float(nccl_constants()[domain]["ring"]["simple"])
 
 
+@lru_cache(maxsize=1)
+def _collnet_us() -> float:
+    """NCCL's tuner network latency of CollNet-Direct (SHARP), Simple: 31 µs (hardware-facts §D [S16])."""
+    from aifabric.workload.collectives import nccl_constants
+
+    return float(nccl_constants()["net"]["collnet-direct"]["simple"])
+
+
 @lru_cache(maxsize=64)
 def _nvls_busbw_bytes(gpu: str, n: int) -> float | None:
     from aifabric.workload.collectives import nvlink_busbw_gbps
@@ -116,6 +124,8 @@ class FabricComm:
     nic_efficiency: float = 1.0
     #: pipeline sends (op ``pp-send-recv``): the placed stage-boundary pattern's (None: the permutation's)
     pp_efficiency: float | None = None
+    #: SHARP granted (:mod:`aifabric.stages.measure_sharp`): a network all-reduce moves its buffer once
+    sharp: bool = False
 
     def _alpha_net(self) -> float:
         return (_nccl_step_us("net") + self.path_latency_us) * 1e-6
@@ -132,6 +142,9 @@ class FabricComm:
 
     def collective_s(self, op: str, size_bytes: float, ranks: int, span: str) -> float:
         n = max(2, int(ranks))
+        if self.sharp and op == "all-reduce" and span != "nvlink":
+            # each NIC sends its buffer into the aggregation tree once and gets the result once
+            return (_collnet_us() + self.path_latency_us) * 1e-6 + size_bytes / self._beta_net(op)
         if span == "nvlink":
             alpha, beta = _nccl_step_us("nvlink") * 1e-6, self.nvlink_busbw_gbps * 1e9 / 8
             if op == "all-reduce" and self.gpu is not None:
@@ -195,6 +208,8 @@ class FabricNetwork:
     pp_efficiency: float | None = None
     # the placed patterns' evidence (:func:`placed_evidence`): efficiencies and in-leaf shares
     placed: dict | None = field(default=None, compare=False)
+    # SHARP on this fabric for the job (:func:`aifabric.stages.measure_sharp.sharp_grant`; None: none)
+    sharp: dict | None = field(default=None, compare=False)
 
     @classmethod
     def from_measured(
@@ -253,6 +268,7 @@ class FabricNetwork:
             ep_a2a_efficiency=self.ep_a2a_efficiency,
             nic_efficiency=self.nic_efficiency,
             pp_efficiency=self.pp_efficiency,
+            sharp=bool(self.sharp and self.sharp["granted"]),
         )
 
     def with_slowdown(self, comm_slowdown: float) -> FabricNetwork:
@@ -311,6 +327,7 @@ class FabricNetwork:
             "placement": self.placement,
             "nic_efficiency": self.nic_efficiency,
             "nic_efficiency_source": self.nic_efficiency_source,
+            "sharp": self.sharp,
         }
 
 
@@ -523,6 +540,7 @@ def measure_fabric(
         )
     from aifabric.stages.measure_expert import expert_a2a_for
     from aifabric.stages.measure_placed import pipeline_efficiency, placed_evidence
+    from aifabric.stages.measure_sharp import sharp_grant
 
     ep = expert_a2a_for(fd, workload, gpn, seed, route) if has_network else None
     pp = pipeline_efficiency(fd, workload, gpn, seed, route) if has_network else None
@@ -547,6 +565,7 @@ def measure_fabric(
         placement=placed,
         pp_efficiency=None if pp is None else pp["efficiency"],
         placed=placed_evidence(pp, ep, a2a_eff) if has_network else None,
+        sharp=sharp_grant(fd, workload) if has_network else None,
     )
 
 

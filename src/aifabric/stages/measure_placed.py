@@ -66,7 +66,7 @@ def placed_note(evidence: NetworkEvidence) -> str | None:
     return (
         "traffic placed by the layout (flow model, the job's placement and each fabric's routing; efficiency = "
         "ideal / slowest flow): pipeline sends = every stage boundary at once (training: rank r to r + tp x cp x "
-        "dp of the reference layout, Megatron's tp-cp-ep-dp-pp order; inference: one NVLink domain to the next "
+        "dp of the reference layout in Megatron's default tp-cp-ep-dp-pp order, r to r + tp x cp in tp-cp-ep-pp-dp; inference: one NVLink domain to the next "
         "inside an instance; on the receiver's rail, NCCL PXN), the MoE / wide-EP all-to-all = every EP group's "
         "DeepEP-style dispatch at once; "
         + " | ".join(parts)

@@ -182,11 +182,29 @@ def run_performance(
         )
     )
     net = measure(des, wl, gpu, inputs.seed, progress, sweep=sweep)
+    if dep.sharp == "off":  # the scenario's assumptions: sharp: off — every all-reduce on the ring
+        net = sharp_off(net)
     if inputs.calibration is not None:  # the user's measured NIC efficiency / latency (issue 12)
         net = inputs.calibration.apply_network(net)
     server_usd, _ = server_usd_per_gpu(gpu)
     perf = performance(wl, des, net, progress, server_usd)
     return Performance(gpu, options, des, wl, net, perf)
+
+
+def sharp_off(net):
+    """The measured fabrics with SHARP not used (``assumptions: {sharp: off}``), said in its grant."""
+    from dataclasses import replace
+
+    from aifabric.stages.measure import NetworkEvidence
+
+    def off(f):
+        if not f.sharp:
+            return f
+        return replace(
+            f, sharp={**f.sharp, "granted": False, "note": "off (the scenario's assumptions: sharp: off)"}
+        )
+
+    return NetworkEvidence(tuple(off(f) for f in net.fabrics))
 
 
 def run(inputs: CompareInputs, progress=None) -> Comparison:

@@ -463,6 +463,11 @@ def assess(
         if ar_off:
             tick("flow model of the same patterns with adaptive routing off")
             items.append(_adaptive_off_item(fd, workload, gpu, seed, net, fp, plan, expertise, spec, of))
+        if design.has_network and net is not None:
+            from aifabric.stages.risk_sharp import sharp_down_item
+
+            sharp = sharp_down_item(workload, fp, net, of)
+            items += [sharp] if sharp is not None else []
         good = (0.0, 0.0, 0.0, {})
         if design.has_network and fp.uses_backend:  # inference inside NVLink domains: a fault stops nothing
             good = interruptions(fd, spec)

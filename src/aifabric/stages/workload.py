@@ -24,6 +24,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from aifabric.errors import InputError
+from aifabric.workload.llm.layout import DEFAULT_ORDER
 
 DEFAULT_MODEL = "llama3.1-70b"
 STEP_BYTES = 16 * 2**20  # per flow of a measured step: large enough to be bandwidth-bound at 400/800G
@@ -92,7 +93,7 @@ def _ring_flows(p: TrafficPattern) -> dict:
     jn = pl.job_nodes
     s = d = r = np.zeros(0, dtype=np.int64)
     if p.layout is not None:
-        s, d, r = dp_ring_hops(*p.layout, g, jn if jn < pl.cluster_nodes else None)
+        s, d, r = dp_ring_hops(*p.layout, g, jn if jn < pl.cluster_nodes else None, p.order, _domain_nodes(p))
     if not len(s):  # no layout, a DP group inside one node, or a job smaller than one group
         s, d, r = node_ring_hops(jn, max(2, min(p.group_nodes, jn)), g)
     phys = np.asarray(pl.nodes, dtype=np.int64)
@@ -117,9 +118,15 @@ def _permutation_flows(p: TrafficPattern) -> dict:
     return split_connections(_with_background(p, pl, np.concatenate(src), np.concatenate(dst)), p.qps)
 
 
+def _domain_nodes(p: TrafficPattern) -> int:
+    """Nodes per NVLink domain the job lays its ranks over (1: a node is the domain)."""
+    return max(1, p.domain // p.gpus_per_node)
+
+
 def stage_hops(p: TrafficPattern) -> tuple[np.ndarray, np.ndarray, int]:
     """The ``pp-send-recv`` pattern's network hops as host ids (src, dst) and how many stage pairs
-    it has in all (those inside one node go over NVLink and are not hops). A hop leaves the sending
+    it has in all (those inside one node, or one NVLink domain of ``domain`` GPUs — an NVL72
+    rack — go over NVLink and are not hops). A hop leaves the sending
     node on the receiving GPU's rail: NCCL's PXN moves the data over NVLink to the GPU on the
     destination's rail first (NCCL 2.12+, default on), so every hop is rail-aligned."""
     from aifabric.workload.placement import stage_pairs
@@ -127,7 +134,8 @@ def stage_hops(p: TrafficPattern) -> tuple[np.ndarray, np.ndarray, int]:
     g = p.gpus_per_node
     pl = _placement(p)
     s, d = stage_pairs(p.stride, p.span, min(p.gpus // p.span * p.span, pl.job_nodes * g))
-    cross = s // g != d // g
+    dom = g * _domain_nodes(p)
+    cross = s // dom != d // dom
     phys = np.asarray(pl.nodes, dtype=np.int64)
     rail = d[cross] % g
     return phys[s[cross] // g] * g + rail, phys[d[cross] // g] * g + rail, len(s)
@@ -166,6 +174,8 @@ class TrafficPattern:
     qps: int = 1  # sub-flows per connection: NCCL channels per NIC × QPs per connection (ECMP entropy)
     stride: int = 0  # pp-send-recv: ranks between a stage and the next
     span: int = 0  # pp-send-recv: ranks of one pipeline (the training job, an inference instance)
+    order: str = DEFAULT_ORDER  # the layout's rank order (dp-ring-step with a layout, training pp-send-recv)
+    domain: int = 0  # GPUs of one NVLink domain the ranks are laid over (0: one node; NVL72: 64)
 
     def flows(self) -> dict:
         return PATTERNS[self.name](self)
@@ -174,10 +184,16 @@ class TrafficPattern:
         d = {"name": self.name, "gpus": self.gpus, "size_bytes": self.size_bytes}
         if self.name == "dp-ring-step":
             d["group_nodes"] = self.group_nodes
+            if self.layout is not None:
+                d["rank_order"] = self.order
         elif self.name == "pp-send-recv":
             d.update(stride_ranks=self.stride, pipeline_ranks=self.span)
+            if self.domain:  # a training job's (an inference instance's stages are one domain apart)
+                d["rank_order"] = self.order
         else:
             d["seed"] = self.seed
+        if self.domain > self.gpus_per_node:
+            d["nvlink_domain_gpus"] = self.domain
         if self.placement is not None and self.placement.kind != "ideal":
             d["placement"] = self.placement.kind
             d["job_nodes"] = self.placement.job_nodes
@@ -400,10 +416,14 @@ def training_spec(inp: WorkloadInput):
 
 def _stage_geometry(inp: WorkloadInput, lay, inf, serving) -> tuple[int, int] | None:
     """(stride, span) of the job's pipeline sends, or None: training with PP > 1 on the reference
-    layout (stride tp·cp·dp, the whole job); a dense inference instance beyond one NVLink domain
+    layout (stride: the ranks inside pp in its rank order, tp·cp·dp in Megatron's default; span: one
+    pipeline's ranks, the whole job in the default order); a dense inference instance beyond one NVLink domain
     (one stage per domain: stride = the domain's GPUs, span = the instance; its whole instances only)."""
     if lay is not None and lay.pp > 1:
-        return lay.tp * lay.cp * lay.dp, lay.tp * lay.cp * lay.dp * lay.pp
+        from aifabric.workload.llm.layout import dense_sizes, group_offsets
+
+        stride = int(group_offsets(dense_sizes(lay), lay.order, ("pp",))[1])
+        return stride, stride * lay.pp
     if inf is None or not serving or not serving.get("needs_backend"):
         return None
     from aifabric.workload.llm.models import resolve_model
@@ -412,6 +432,15 @@ def _stage_geometry(inp: WorkloadInput, lay, inf, serving) -> tuple[int, int] | 
     if resolve_model(inf.model).is_moe or n <= domain or inp.gpus < n:
         return None
     return domain, n
+
+
+def _job_domain(inp: WorkloadInput) -> int:
+    """GPUs of the NVLink domain a training job lays its ranks over: the step model's
+    (:attr:`~aifabric.workload.llm.gpus.GpuSpec.placement_domain_gpus`: 64 on an NVL72 rack), or one
+    node when that is larger."""
+    from aifabric.workload.llm.gpus import get_gpu
+
+    return max(inp.gpus_per_node, get_gpu(step_gpu(inp.gpu)).placement_domain_gpus)
 
 
 def workload(inp: WorkloadInput) -> Workload:
@@ -472,13 +501,17 @@ def workload(inp: WorkloadInput) -> Workload:
         )
         lay = ref.layout if ref is not None else None
         layout = (lay.tp, lay.cp, lay.dp, lay.pp) if lay is not None else None
+        order = lay.order if lay is not None else DEFAULT_ORDER
+        # the NVLink domain the job lays its ranks over (training with a layout; else one node)
+        domain = _job_domain(inp) if lay is not None else 0
         # nodes one DP × CP group spans (the whole job without a layout); at least a 2-node ring
         group = max(1, lay.tp * lay.cp * lay.dp // gpn) if lay is not None else nodes
         group = max(2, min(group, nodes))
         qps = int(inp.channels_per_nic) * int(inp.qps_per_connection)
         ring = TrafficPattern(
-            "dp-ring-step", inp.gpus, gpn, STEP_BYTES, group_nodes=group, layout=layout, placement=pl, qps=qps
-        )
+            "dp-ring-step", inp.gpus, gpn, STEP_BYTES, group_nodes=group, layout=layout, placement=pl,
+            qps=qps, order=order, domain=domain,
+        )  # fmt: skip
         patterns = (ring,)
         if nodes > 1:
             patterns += (
@@ -497,6 +530,8 @@ def workload(inp: WorkloadInput) -> Workload:
                 qps=qps,
                 stride=stages[0],
                 span=stages[1],
+                order=order,
+                domain=domain,
             )
             patterns += (pp,) if len(stage_hops(pp)[0]) else ()
     return Workload(

@@ -3,8 +3,8 @@
 Rank order
 ----------
 Megatron-Core orders a job's ranks ``tp-cp-ep-dp-pp`` by default (TP innermost; ``RankGenerator`` in
-``megatron/core/parallel_state.py``, ``order="tp-cp-ep-dp-pp"``; see
-:mod:`aifabric.workload.llm.layout`), and a launcher (torchrun, Slurm's default ``block``
+``megatron/core/parallel_state.py``, ``order="tp-cp-ep-dp-pp"``); the layout may name another order
+(``parallelism.order``, e.g. ``tp-cp-ep-pp-dp``: see :mod:`aifabric.workload.llm.layout`), and a launcher (torchrun, Slurm's default ``block``
 distribution) gives node ``i`` of the job's node list ranks ``i·g … i·g + g − 1``, local rank =
 GPU = rail (one NIC per GPU, GPU ``r`` on rail ``r``). So rank ``r`` runs on the job's node
 ``r // g``, rail ``r % g``; the job's node ``i`` is the cluster's node ``Placement.nodes[i]``; its
@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from aifabric.errors import InputError
+from aifabric.workload.llm.layout import DEFAULT_ORDER
 
 PLACEMENTS = ("ideal", "fragmented", "shared")
 # ASSUMPTION (no public source for the occupancy a job meets when it starts): half the cluster's
@@ -144,32 +145,41 @@ def rank_hosts(placement: Placement, gpus_per_node: int) -> np.ndarray:
 
 
 def dp_ring_hops(
-    tp: int, cp: int, dp: int, pp: int, gpus_per_node: int, job_nodes: int | None = None
+    tp: int,
+    cp: int,
+    dp: int,
+    pp: int,
+    gpus_per_node: int,
+    job_nodes: int | None = None,
+    order: str = DEFAULT_ORDER,
+    domain_nodes: int = 1,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Cross-node hops of one ring step of the DP × CP gradient all-reduce of every group at once,
-    in the job's own node numbering: (src node, dst node, rail) arrays. Ranks in Megatron's
-    ``tp-cp-ep-dp-pp`` order (the module docstring); a group whose ranks share one node has no hop.
+    in the job's own node numbering: (src node, dst node, rail) arrays. Ranks in the layout's rank
+    ``order`` (Megatron's ``tp-cp-ep-dp-pp`` by default; :func:`aifabric.workload.llm.layout.
+    group_ranks`); a group whose ranks share one node has no hop, and neither has a hop between two
+    nodes of one NVLink domain of ``domain_nodes`` nodes (an NVL72 rack: NCCL rings over NVLink there).
     ``job_nodes``: keep only the groups that lie inside the job's first ``job_nodes`` nodes (a
     fragmented job smaller than the layout)."""
+    from aifabric.workload.llm.layout import group_ranks
+
     g = gpus_per_node
-    block = tp * cp * dp
-    j = np.arange(cp * dp)
+    rows = group_ranks({"tp": tp, "cp": cp, "ep": 1, "dp": dp, "pp": pp}, order, ("cp", "dp"))
     src, dst, rail = [], [], []
-    for stage in range(pp):
-        for t in range(tp):
-            ranks = stage * block + t + tp * j
-            nodes = ranks // g
-            if job_nodes is not None and nodes.max() >= job_nodes:
-                continue
-            seq, first = np.unique(nodes, return_index=True)
-            seq = seq[np.argsort(first)]  # the group's nodes in rank order
-            if len(seq) < 2:
-                continue
-            nxt = dict(zip(seq.tolist(), np.roll(seq, -1).tolist(), strict=True))
-            r = ranks % g
-            src.append(nodes)
-            dst.append(np.array([nxt[n] for n in nodes.tolist()], dtype=np.int64))
-            rail.append(r)
+    for ranks in rows:
+        nodes = ranks // g
+        if job_nodes is not None and nodes.max() >= job_nodes:
+            continue
+        seq, first = np.unique(nodes, return_index=True)
+        seq = seq[np.argsort(first)]  # the group's nodes in rank order
+        if len(seq) < 2:
+            continue
+        nxt = dict(zip(seq.tolist(), np.roll(seq, -1).tolist(), strict=True))
+        to = np.array([nxt[n] for n in nodes.tolist()], dtype=np.int64)
+        net = nodes // domain_nodes != to // domain_nodes
+        src.append(nodes[net])
+        dst.append(to[net])
+        rail.append(ranks[net] % g)
     if not src:
         z = np.zeros(0, dtype=np.int64)
         return z, z, z
@@ -193,8 +203,8 @@ def node_ring_hops(nodes: int, group_nodes: int, gpus_per_node: int) -> tuple[np
 def stage_pairs(stride: int, span: int, ranks: int) -> tuple[np.ndarray, np.ndarray]:
     """(sending rank, receiving rank) of every pipeline hop at once: rank ``r`` sends to ``r + stride``
     when both lie in the same group of ``span`` consecutive ranks (its next stage). Training: stride
-    = tp·cp·dp, the rank of the same (tp, cp, dp) index one stage on in Megatron's ``tp-cp-ep-dp-pp``
-    order, span = the job; a pipelined inference instance: stride = one NVLink domain, span = the
+    = the product of the group sizes inside pp in the rank order (tp·cp·dp in Megatron's
+    ``tp-cp-ep-dp-pp``, span = the job; tp·cp in ``tp-cp-ep-pp-dp``, span = one pipeline); a pipelined inference instance: stride = one NVLink domain, span = the
     instance. Only the first ``ranks`` ranks (a fragmented job smaller than its layout) take part."""
     r = np.arange(max(0, int(ranks)), dtype=np.int64)
     r = r[((r % span) + stride < span) & (r + stride < len(r))]

@@ -8,11 +8,26 @@ changes it); the expert-parallel group is ``ep`` ranks of stride ``etp`` and exp
 reduced over the expert-data-parallel group of ``tp · cp · dp / (etp · ep)`` ranks (= dp · cp / ep
 when etp = tp), stride ``etp · ep``. ``ep`` must divide ``dp × cp`` and the experts.
 ``vp`` is the number of model chunks per pipeline rank (interleaved 1F1B).
+
+**Rank order** (``Layout.order``, the scenario's ``parallelism.order``): the strides above are the
+default order's. Any order Megatron-Core's ``RankGenerator`` builds is accepted (``tp`` first here:
+the step model times TP inside the NVLink domain); a rank's index in group ``g`` moves it by the
+product of the sizes of the groups before ``g`` in the order (:func:`group_offsets`,
+:func:`group_ranks`). Megatron-LM's ``--use-tp-pp-dp-mapping`` is ``tp-cp-ep-pp-dp``
+(megatron/training/initialize.py; its older spelling ``tp-pp-dp``): one pipeline's stages next to
+each other, so they share an NVLink domain, and DP across domains, as NVIDIA's GB200 NVL72 Llama 3.1
+405B runs set it (MLPerf Training v5.1, ``TP_PP_DP_MAPPING=True`` with ``GPU_ARCH=gb200``,
+mlcommons/training_results_v5.1 NVIDIA/benchmarks/llama31_405b/implementations/
+theia_ngpu512_ngc25.09_nemo/config_common.sh @4da2d1cd). The dense groups use sizes tp, cp, dp, pp
+(ep 1); the expert groups etp, ep, expert-DP, pp (cp 1), both in the same order (Megatron's decoder
+and expert rank generators).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+
+import numpy as np
 
 from aifabric.errors import InputError
 from aifabric.workload.llm.models import ModelConfig
@@ -20,6 +35,18 @@ from aifabric.workload.llm.models import ModelConfig
 RECOMPUTE = ("none", "selective", "mla_up_proj", "full")
 ZERO = (0, 1, 2, 3)
 FP8_RECIPES = ("tensorwise", "blockwise")  # FP8 scaling recipes (compute.BLOCKWISE_FP8_HOPPER)
+ORDER_NAMES = ("tp", "cp", "ep", "dp", "pp")
+#: Megatron-Core's default rank order (parallel_state.initialize_model_parallel, order=...)
+DEFAULT_ORDER = "tp-cp-ep-dp-pp"
+#: Megatron-LM's --use-tp-pp-dp-mapping (module docstring)
+TP_PP_DP_ORDER = "tp-cp-ep-pp-dp"
+#: the orders the layout search tries where the NVLink domain is larger than TP
+SEARCHED_ORDERS = (DEFAULT_ORDER, TP_PP_DP_ORDER)
+ORDER_FIELD = "training.parallelism.order"
+ORDER_ALLOWED = (
+    "tp first, then cp, ep, dp, pp each once joined by '-' (cp and ep may be left out when they are 1), "
+    f"e.g. {DEFAULT_ORDER} (Megatron's default) or tp-pp-dp"
+)
 
 
 @dataclass(frozen=True)
@@ -33,6 +60,7 @@ class Layout:
     dp: int = 1
     ep: int = 1
     micro_batch: int = 1
+    order: str = DEFAULT_ORDER  # rank order, innermost first (module docstring)
 
     @property
     def gpus(self) -> int:
@@ -83,6 +111,75 @@ def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
+def parse_order(order) -> tuple[str, ...]:
+    """The order's group names, innermost first, the ones it leaves out appended (size 1, as
+    Megatron's ``RankGenerator`` does); one-line :class:`InputError` otherwise."""
+    if not isinstance(order, str):
+        raise InputError("must be a string", field=ORDER_FIELD, value=order, allowed=ORDER_ALLOWED)
+    names = tuple(order.strip().lower().split("-"))
+    bad = [n for n in names if n not in ORDER_NAMES]
+    if bad or len(set(names)) != len(names) or not {"tp", "dp", "pp"} <= set(names) or names[0] != "tp":
+        what = f"unknown group {bad[0]!r}" if bad else "tp first, each of tp, dp, pp once"
+        raise InputError(f"not a rank order ({what})", field=ORDER_FIELD, value=order, allowed=ORDER_ALLOWED)
+    return names + tuple(n for n in ORDER_NAMES if n not in names)
+
+
+def check_order(layout: Layout) -> None:
+    """A group of size > 1 the order leaves out is an error (Megatron raises the same)."""
+    given = layout.order.strip().lower().split("-")
+    parse_order(layout.order)
+    for name in ("cp", "ep"):
+        if getattr(layout, name) > 1 and name not in given:
+            raise InputError(
+                f"the order leaves out {name}, which is {getattr(layout, name)}",
+                field=ORDER_FIELD,
+                value=layout.order,
+                allowed=f"an order that names {name}, e.g. {DEFAULT_ORDER} or {TP_PP_DP_ORDER}",
+            )
+
+
+def dense_sizes(layout: Layout) -> dict[str, int]:
+    """Group sizes of the dense rank generator (ep 1)."""
+    return {"tp": layout.tp, "cp": layout.cp, "ep": 1, "dp": layout.dp, "pp": layout.pp}
+
+
+def expert_sizes(layout: Layout, etp: int) -> dict[str, int]:
+    """Group sizes of the expert rank generator: etp, ep, expert-DP, pp (cp 1)."""
+    edp = max(1, layout.tp * layout.cp * layout.dp // (etp * layout.ep))
+    return {"tp": etp, "cp": 1, "ep": layout.ep, "dp": edp, "pp": layout.pp}
+
+
+def group_ranks(sizes: dict[str, int], order: str, group: tuple[str, ...]) -> np.ndarray:
+    """Every group's ranks, one row per group (``group``: the names whose index varies inside it),
+    each row innermost name fastest — Megatron's ``RankGenerator.get_ranks``."""
+    names = parse_order(order)
+    outer_first = names[::-1]
+    ranks = np.arange(int(np.prod([sizes[n] for n in names]))).reshape([sizes[n] for n in outer_first])
+    inside = [i for i, n in enumerate(outer_first) if n in group]
+    rest = [i for i in range(len(names)) if i not in inside]
+    size = int(np.prod([sizes[n] for n in group]))
+    return ranks.transpose(rest + inside).reshape(-1, size)
+
+
+def group_offsets(sizes: dict[str, int], order: str, group: tuple[str, ...]) -> np.ndarray:
+    """Ranks of the group that holds rank 0 (the first row of :func:`group_ranks`), cheaply."""
+    names = parse_order(order)
+    stride, off = 1, np.zeros(1, dtype=np.int64)
+    for n in names:
+        if n in group:
+            off = (off[None, :] + stride * np.arange(sizes[n])[:, None]).ravel()
+        stride *= sizes[n]
+    return np.sort(off)
+
+
+def domain_stride(sizes: dict[str, int], order: str, group: tuple[str, ...], domain: int) -> int:
+    """The stride :func:`aifabric.workload.llm.groups.group_time` times ``group`` with: one that
+    puts as many of its ranks in one NVLink domain of ``domain`` GPUs as the order does (the domain
+    of rank 0; ``domain`` when only one is)."""
+    local = int((group_offsets(sizes, order, group) < domain).sum())
+    return domain // local if local > 1 else domain
+
+
 def stage_layers(layers: int, pp: int) -> tuple[float, float]:
     """(layers on a middle/first stage, layers on the last stage). When ``pp`` does not divide the
     layers but divides layers + 2, the embedding and the loss count as one layer each (Megatron's
@@ -123,6 +220,8 @@ def check_layout(
     """Raise :class:`InputError` (one line, field + what is allowed) for an impossible layout.
     ``etp``: expert tensor parallelism (None = tp)."""
     for name, v in layout.to_dict().items():
+        if name == "order":
+            continue
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise InputError("must be an integer ≥ 1", field=f"training.parallelism.{name}", value=v)
     if layout.gpus != gpus:
@@ -131,6 +230,7 @@ def check_layout(
             field="training.parallelism",
             allowed=f"factors whose product is {gpus}",
         )
+    check_order(layout)
     kv = model.kv_heads if not model.mla else model.heads
     if model.heads % layout.tp or kv % layout.tp:
         ok = [d for d in _divisors(model.heads) if kv % d == 0 and d <= nvlink_domain_gpus]

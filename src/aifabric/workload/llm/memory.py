@@ -222,8 +222,9 @@ def memory_per_gpu(
 
 def memory_refusal(mem: MemoryBreakdown, layout: Layout, hbm_bytes: float, what: str = "layout") -> str:
     """The one-line reason a layout is refused: what it needs, term by term, against the GPU."""
+    lay = {k: v for k, v in layout.to_dict().items() if k != "order"}  # memory does not depend on it
     return (
-        f"does not fit in memory: the {what} {layout.to_dict()} needs {mem.total_bytes / GIB:.1f} GiB per "
+        f"does not fit in memory: the {what} {lay} needs {mem.total_bytes / GIB:.1f} GiB per "
         f"GPU, has {hbm_bytes / GIB:.1f} GiB: {mem.describe()}"
     )
 

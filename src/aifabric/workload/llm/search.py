@@ -5,7 +5,10 @@ Candidates, as frameworks allow them: tp ∈ {1, 2, 4, 8} dividing the heads and
 the NVLink domain; cp ∈ {1, 2, 4, …, 32} with seq_len divisible by 2·cp; pp any divisor of
 gpus / (tp·cp) up to the layers; vp = 1 or a value that splits the layers (or layers + 2) evenly
 into pp·vp chunks; dp = gpus / (tp·cp·pp) with the global batch divisible by dp·micro_batch;
-micro_batch ∈ {1, 2, 4, 8}; ep (MoE) any divisor of the experts that divides dp·cp.
+micro_batch ∈ {1, 2, 4, 8}; ep (MoE) any divisor of the experts that divides dp·cp; the rank
+order (:data:`~aifabric.workload.llm.layout.SEARCHED_ORDERS`: Megatron's default and its
+``--use-tp-pp-dp-mapping``) where it can matter — TP smaller than the NVLink domain, PP and DP both
+above 1 — else Megatron's default. Of two layouts equally fast, the default order is kept.
 """
 
 from __future__ import annotations
@@ -15,12 +18,19 @@ from dataclasses import dataclass
 from aifabric.errors import InputError
 from aifabric.workload.llm.compute import CALIBRATION, Calibration
 from aifabric.workload.llm.gpus import GpuSpec
-from aifabric.workload.llm.layout import Framework, Layout, check_layout
+from aifabric.workload.llm.layout import (
+    DEFAULT_ORDER,
+    SEARCHED_ORDERS,
+    Framework,
+    Layout,
+    check_layout,
+    parse_order,
+)
 from aifabric.workload.llm.memory import REFUSAL_ALLOWED, memory_per_gpu, memory_refusal
 from aifabric.workload.llm.models import ModelConfig
 from aifabric.workload.llm.step import StepResult, step_time
 
-LAYOUT_KEYS = ("tp", "pp", "cp", "vp", "dp", "ep", "micro_batch")
+LAYOUT_KEYS = ("tp", "pp", "cp", "vp", "dp", "ep", "micro_batch", "order")
 TP_CHOICES = (1, 2, 4, 8)
 CP_CHOICES = (1, 2, 4, 8, 16, 32)
 MB_CHOICES = (1, 2, 4, 8)
@@ -115,12 +125,23 @@ def candidate_layouts(
                     ]  # fmt: skip
                 else:
                     eps = [fixed.get("ep", 1)]
+                orders = _orders(fixed, tp, pp, dp, domain)
                 for mb in mbs:
                     if global_batch % (dp * mb):
                         continue
                     for vp in vps:
                         for ep in eps:
-                            yield Layout(tp=tp, pp=pp, cp=cp, vp=vp, dp=dp, ep=ep, micro_batch=mb)
+                            for order in orders:
+                                yield Layout(
+                                    tp=tp, pp=pp, cp=cp, vp=vp, dp=dp, ep=ep, micro_batch=mb, order=order
+                                )
+
+
+def _orders(fixed: dict, tp: int, pp: int, dp: int, domain: int) -> tuple[str, ...]:
+    """The rank orders to try (module docstring)."""
+    if "order" in fixed:
+        return (fixed["order"],)
+    return SEARCHED_ORDERS if tp < domain and pp > 1 and dp > 1 else (DEFAULT_ORDER,)
 
 
 def check_fixed(model: ModelConfig, fixed: dict, gpus: int, seq_len: int, domain: int) -> None:
@@ -130,6 +151,9 @@ def check_fixed(model: ModelConfig, fixed: dict, gpus: int, seq_len: int, domain
             raise InputError(
                 "unknown parallelism key", field=f"training.parallelism.{key}", allowed=", ".join(LAYOUT_KEYS)
             )
+        if key == "order":
+            parse_order(v)
+            continue
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise InputError("must be an integer ≥ 1", field=f"training.parallelism.{key}", value=v)
     kv = model.heads if model.mla else model.kv_heads
@@ -160,7 +184,7 @@ def check_fixed(model: ModelConfig, fixed: dict, gpus: int, seq_len: int, domain
             "ep applies to MoE models only", field="training.parallelism.ep", value=fixed["ep"], allowed="1"
         )
     prod = 1
-    for key in ("tp", "pp", "cp", "dp"):
+    for key in ("tp", "pp", "cp", "dp"):  # (the order is checked with the layout: check_layout)
         prod *= fixed.get(key, 1)
     if gpus % prod:
         given = " × ".join(f"{k} {fixed[k]}" for k in ("tp", "pp", "cp", "dp") if k in fixed)
@@ -206,6 +230,7 @@ def search_layouts(
             dp=fixed.get("dp", max(1, gpus // tpc)),
             ep=fixed.get("ep", 1),
             micro_batch=fixed.get("micro_batch", 1),
+            order=fixed.get("order", DEFAULT_ORDER),
         )
         check_layout(model, lay, gpus, seq_len, global_batch, gpu.nvlink_domain_gpus, fw.etp(lay.tp))
     valid: list[Layout] = []
@@ -223,6 +248,8 @@ def search_layouts(
             value=fixed or None,
             allowed="tp × pp × cp × dp = GPUs, global_batch a multiple of dp × micro_batch",
         )
+    if "order" not in fixed and all(lay.order == DEFAULT_ORDER for lay in valid):
+        open_keys = tuple(k for k in open_keys if k != "order")  # no layout where the order matters
     fitting: list[Layout] = []
     leanest = None
     for lay in valid:
@@ -257,7 +284,13 @@ def search_layouts(
         )
         for lay in fitting
     ]
-    results.sort(key=lambda r: (r.iteration_s, r.layout.tp * r.layout.pp * r.layout.cp))
+    results.sort(
+        key=lambda r: (
+            r.iteration_s,
+            r.layout.tp * r.layout.pp * r.layout.cp,
+            r.layout.order != DEFAULT_ORDER,
+        )
+    )
     return SearchResult(
         best=results[0],
         runners_up=tuple(results[1 : 1 + runners_up]),

@@ -10,6 +10,8 @@ training:
   global_batch: 252           # sequences per optimizer step
   micro_batch: 1              # optional: left out = searched
   parallelism: {tp: 8, pp: 9, cp: 2, vp: 7}   # any key left out is searched; dp follows
+    # order: tp-cp-ep-dp-pp   # rank order, innermost first (Megatron's default; tp-pp-dp puts a
+    #                         # pipeline's stages side by side); left out = searched
 ```
 
 Optional extensions (not in the contract, all with defaults): ``framework:`` (the
@@ -26,7 +28,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from aifabric.workload.llm.layout import Framework
+from aifabric.workload.llm.layout import Framework, parse_order
 from aifabric.workload.llm.models import ModelConfig, resolve_model
 
 
@@ -43,6 +45,16 @@ class ParallelismSpec(_Frozen):
     vp: int | None = Field(None, ge=1, description="model chunks per pipeline rank (interleaved 1F1B)")
     dp: int | None = Field(None, ge=1, description="data parallel (follows from the others when left out)")
     ep: int | None = Field(None, ge=1, description="expert parallel (MoE); divides dp × cp")
+    order: str | None = Field(
+        None, description="rank order, innermost first, e.g. tp-cp-ep-dp-pp (Megatron's default) or tp-pp-dp"
+    )
+
+    @field_validator("order")
+    @classmethod
+    def _known_order(cls, v):
+        if v is not None:
+            parse_order(v)  # raises InputError (a ValueError) naming what is allowed
+        return v
 
 
 class FrameworkSpec(_Frozen):

@@ -47,7 +47,16 @@ from aifabric.errors import InputError
 from aifabric.workload.llm.compute import CALIBRATION, Calibration, head_time, layer_time, optimizer_time
 from aifabric.workload.llm.gpus import GpuSpec
 from aifabric.workload.llm.groups import ep_dispatch_combine, group_time
-from aifabric.workload.llm.layout import Framework, Layout, check_framework, check_layout, stage_layers
+from aifabric.workload.llm.layout import (
+    Framework,
+    Layout,
+    check_framework,
+    check_layout,
+    dense_sizes,
+    domain_stride,
+    expert_sizes,
+    stage_layers,
+)
 from aifabric.workload.llm.memory import MemoryBreakdown, expert_dp, local_params, memory_per_gpu
 from aifabric.workload.llm.models import ModelConfig
 from aifabric.workload.llm.network import PIPELINE_SEND_RECV
@@ -149,6 +158,20 @@ class StepResult:
 
 
 # ---- communication helpers ------------------------------------------------------------------
+def group_strides(layout: Layout, etp: int, domain: int) -> dict[str, int]:
+    """The stride each group is timed with in the layout's rank order
+    (:func:`aifabric.workload.llm.layout.domain_stride`): cp, pp and dp (DP × CP, gradients) of the
+    dense ranks, ep and edp (expert DP) of the expert ranks."""
+    dense, expert, o = dense_sizes(layout), expert_sizes(layout, etp), layout.order
+    return {
+        "cp": domain_stride(dense, o, ("cp",), domain),
+        "pp": domain_stride(dense, o, ("pp",), domain),
+        "dp": domain_stride(dense, o, ("cp", "dp"), domain),
+        "ep": domain_stride(expert, o, ("ep",), domain),
+        "edp": domain_stride(expert, o, ("dp",), domain),
+    }
+
+
 def _drain_exposure(end_s: list[float], window_s: float, comm_s: list[float], t_end: float) -> float:
     """Exposure past ``t_end`` of transfers that start ``window_s`` before their chunk's end, in
     order of availability, one at a time on the link."""
@@ -197,6 +220,7 @@ def step_time(
         layout.tp, layout.pp, layout.cp, layout.vp, layout.dp, layout.ep, layout.micro_batch,
     )  # fmt: skip
     m = layout.micro_batches(global_batch)
+    stride = group_strides(layout, fw.etp(tp), domain)
     tokens = mb * seq_len / cp  # per GPU per micro-batch
     act_bytes = tokens * model.hidden * 2.0  # full activation of the micro-batch on this CP rank (bf16)
 
@@ -280,8 +304,8 @@ def step_time(
     # CP: ring exchange of K and V (forward), K, V and their gradients (backward)
     if cp > 1:
         kv_bytes = tokens * 2 * model.kv_dim / tp * 2.0
-        t_kv, span = group_time(comm, "send-recv", kv_bytes, cp, tp, domain)
-        t_kv2, _ = group_time(comm, "send-recv", 2 * kv_bytes, cp, tp, domain)
+        t_kv, span = group_time(comm, "send-recv", kv_bytes, cp, stride["cp"], domain)
+        t_kv2, _ = group_time(comm, "send-recv", 2 * kv_bytes, cp, stride["cp"], domain)
         exp_f = max(0.0, (cp - 1) * t_kv - attn_fwd)
         exp_b = max(0.0, (cp - 1) * t_kv2 - attn_bwd)
         exposed_mb["cp"] = exp_f * (2 if fw.recompute == "full" else 1) + exp_b
@@ -308,7 +332,7 @@ def step_time(
         # bytes, node-limited routing and timing: groups.ep_dispatch_combine (shared with inference
         # and the DeepEP validation)
         a2a_ = ep_dispatch_combine(
-            comm, tokens / tp, model.experts_per_token, model.hidden, ep, fw.etp(tp), domain,
+            comm, tokens / tp, model.experts_per_token, model.hidden, ep, stride["ep"], domain,
             fw.a2a_fp8_dispatch, fw.a2a_node_limit,
         )  # fmt: skip
         t_d, t_c, span, disp, comb = (
@@ -353,8 +377,8 @@ def step_time(
     rs_op = "all-reduce" if fw.zero == 0 else "reduce-scatter"
 
     def dp_time(op: str, bytes_per_param: float, scale: float) -> tuple[float, str]:
-        t1, s1 = group_time(comm, op, lp.dense * bytes_per_param * scale, dp_dense, tp, domain)
-        t2, s2 = group_time(comm, op, lp.expert * bytes_per_param * scale, dp_expert, etp * ep, domain)
+        t1, s1 = group_time(comm, op, lp.dense * bytes_per_param * scale, dp_dense, stride["dp"], domain)
+        t2, s2 = group_time(comm, op, lp.expert * bytes_per_param * scale, dp_expert, stride["edp"], domain)
         return t1 + t2, s1 if s1 != "none" else s2
 
     # ZeRO-3 / FSDP: per layer gathers and reduce-scatters inside every micro-batch
@@ -408,7 +432,7 @@ def step_time(
     exposed["pp"] = 0.0
     if pp > 1:
         p2p_bytes = act_bytes / tp
-        t_p2p, span = group_time(comm, PIPELINE_SEND_RECV, p2p_bytes, pp, tp * cp * dp, domain)
+        t_p2p, span = group_time(comm, PIPELINE_SEND_RECV, p2p_bytes, pp, stride["pp"], domain)
         overlap_p2p = fw.overlap_p2p if fw.overlap_p2p is not None else vp > 1
         n_crit = 2 * (pp - 1) + (0 if overlap_p2p else 2 * m)
         exposed["pp"] = n_crit * t_p2p
