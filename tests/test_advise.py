@@ -57,13 +57,11 @@ def test_recommendation_is_the_objectives_minimum(kw):
 
 
 def test_rule2_budget_does_not_override_the_numbers(tmp_path):
-    """A low budget with an MoE job whose all-to-all suffers on ECMP RoCE and storage on its own
-    network (risk: storage-incast share 0): InfiniBand is cheaper per useful token, so it is
-    recommended; rule 2 ('low budget → RoCE') applies and disagrees."""
-    p = tmp_path / "moe.yaml"
-    p.write_text(
-        "advisor: {gpus: 1024, model: deepseek-moe, budget: low}\nrisk: {probability: {storage-incast: 0}}\n"
-    )
+    """A low budget on a one-switch cluster (64 H100, where a QM9700 is the cheaper single switch) with
+    storage on its own network (risk: storage-incast share 0): InfiniBand is cheaper per useful
+    token, so it is recommended; rule 2 ('low budget → RoCE') applies and disagrees."""
+    p = tmp_path / "small.yaml"
+    p.write_text("advisor: {gpus: 64, budget: low}\nrisk: {probability: {storage-incast: 0}}\n")
     res = CliRunner().invoke(app, ["compare", str(p), "--json"])
     assert res.exit_code == 0, res.output
     r = json.loads(res.stdout)

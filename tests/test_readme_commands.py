@@ -62,6 +62,7 @@ SLOW = (
     "aifabric compare --designs ",  # four designs priced and measured
     "aifabric compare --gpus 256 --workload trading",  # the trading workload's own testbed
     "aifabric compare --report ",  # the HTML report (rendered in headless Chromium by test_report)
+    "aifabric validate --symmetry",  # six jobs twice (the validation group runs it: test_like_for_like)
 )
 # Output shown in the README that depends on the machine (free memory), compared by prefix only.
 MACHINE_DEPENDENT = ("AIFABRIC_MEMORY_LIMIT=",)

@@ -88,6 +88,10 @@ EXAMPLES = {
         "aifabric diagnose --topology ibnetdiscover.txt --counters perfquery.txt",
         "aifabric diagnose --job all_reduce_perf.txt --calibration cal.yaml --json",
     ),
+    "serve": (
+        "aifabric serve --open",
+        "aifabric serve my-cluster.yaml --study study/ --port 8080",
+    ),
     "validate": ("aifabric validate scenarios/incast32.yaml", "aifabric validate --published"),
     "catalog": ("aifabric catalog --kind switch", "aifabric catalog --kind optic --json"),
     "sweep": (

@@ -111,8 +111,8 @@ LIBRARY: dict[str, Trigger] = {
             "pfc-storm",
             ROCE,
             "spurious PAUSE from one spine (flow-control firmware bug): small network jitter",
-            "spine0 (the switch itself on a one-switch plan) pauses every neighbour 2 us every 100 us; too short "
-            "for the PFC watchdog to see",
+            "spine0 pauses every neighbour 2 us every 100 us; too short for the PFC watchdog to see "
+            "(on a one-switch plan: the switch)",
             kind="fault",
         ),
         Trigger(
