@@ -1,29 +1,41 @@
-# Set-up commands documented in README.md. Both bootstrap .venv on a fresh machine.
+# Set-up commands documented in README.md and docs/getting-started.md. Both bootstrap .venv on a
+# fresh machine: demo installs what the CLI needs, test adds the dev and docs extras.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed
 
-.PHONY: demo aot test test-slow test-validation test-latest lint lock bench clean
+.PHONY: demo aot test test-slow test-validation test-latest lint lock bench clean docs docs-serve docs-outputs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): $(BIN)/python pyproject.toml requirements.lock
+$(RUN_STAMP): $(BIN)/python pyproject.toml requirements.lock
+	@echo "==> installing aifabric and its pinned dependencies into $(VENV) (first run only)" >&2
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c requirements.lock -e .
+	touch $(RUN_STAMP)
+
+$(STAMP): $(RUN_STAMP)
 	$(BIN)/python -m pip install --quiet -c requirements.lock -e '.[dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+# The first run compiles the simulator kernels ahead of time (aot), then runs the main job.
+demo: aot
+	@echo "==> aifabric compare --report report.html" >&2
 	$(BIN)/aifabric compare --report report.html
 
-# optional: the packet kernel compiled ahead of time (simulate starts without numba; README "Speed")
-aot: $(STAMP)
+# The packet kernel and the path model's BFS compiled ahead of time (numba.pycc), so that no run
+# compiles them on first use; says "current" when the build matches the sources.
+aot: $(RUN_STAMP)
+	@echo "==> compiling the simulator kernels ahead of time (first run only)" >&2
 	$(BIN)/python -m aifabric.sim.aot
 
 test: $(STAMP)
 	bash scripts/ensure-chromium.sh
 	$(MAKE) --no-print-directory lint
+	$(BIN)/mkdocs build --strict --quiet --site-dir site
 	$(BIN)/python -m pytest -q -m "not slow and not validation"
 	$(BIN)/python -m pytest -q -m "validation and not slow" || [ $$? -eq 5 ]  # 5 = none collected
 
@@ -53,8 +65,19 @@ lock:
 	{ head -2 requirements.lock; .venv-lock/bin/pip freeze --exclude-editable | grep -v '^aifabric'; } > requirements.lock.new
 	mv requirements.lock.new requirements.lock && rm -rf .venv-lock
 
+# The documentation site (mkdocs.yml, docs/): build it into site/, serve it with live reload, or
+# regenerate the outputs shown in README.md and docs/ from real runs (scripts/docs_outputs.py).
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --site-dir site
+
+docs-serve: $(STAMP)
+	$(BIN)/mkdocs serve
+
+docs-outputs: $(STAMP)
+	$(BIN)/python scripts/docs_outputs.py
+
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 
 clean:
-	rm -rf $(VENV) .venv-latest .venv-lock build dist *.egg-info src/*.egg-info .pytest_cache
+	rm -rf $(VENV) .venv-latest .venv-lock build dist site *.egg-info src/*.egg-info .pytest_cache
