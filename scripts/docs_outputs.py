@@ -10,15 +10,17 @@ A shown output is a fenced block right after a marker comment naming the command
     (what the command prints, written by this script)
     ```
 
-``<!-- output lines=1-20: CMD -->`` keeps only those lines (``1-20,40-45`` for several ranges) and
+``<!-- output lines=1-20: CMD -->`` keeps only those lines (``1-20,40-45`` for several ranges,
+``end`` and ``end-K`` for the last lines: ``1-end-1`` leaves out a final timing line) and
 writes a line ``...`` where lines are left out: the elision is deliberate and visible in the
 page source. The block shows stdout; when the command exits non-zero, its stderr follows. Commands
 run as ``python -m aifabric`` in document order (README.md, then the pages in mkdocs.yml's nav
 order) from one scratch folder that links the repository's ``tests/`` and ``scenarios/``, so a
 file one command writes is there for the next, at 100 columns without colour.
 
-    python scripts/docs_outputs.py          # rewrite the blocks of every page
-    python scripts/docs_outputs.py --check  # exit 1 and name each block that differs
+    python scripts/docs_outputs.py             # rewrite the blocks of every page
+    python scripts/docs_outputs.py --check     # exit 1 and name each block that differs
+    python scripts/docs_outputs.py risk.md     # only the pages whose path ends so
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-MARK = re.compile(r"^<!-- output(?: lines=([0-9,-]+))?: (aifabric\b.*?) -->\s*$")
+MARK = re.compile(r"^<!-- output(?: lines=([0-9a-z,-]+))?: (aifabric\b.*?) -->\s*$")
+RANGE = re.compile(r"^(\d+|end(?:-\d+)?)(?:-(\d+|end(?:-\d+)?))?$")
 ELIDED = "..."
 COLUMNS = "100"
 
@@ -117,8 +120,11 @@ def _keep(spec: str | None, n: int) -> list[int | None]:
         return list(range(n))
     keep: list[int] = []
     for part in spec.split(","):
-        a, _, b = part.partition("-")
-        keep += range(int(a) - 1, min(int(b or a), n))
+        m = RANGE.match(part)
+        if m is None:
+            raise ValueError(f"lines={spec}: {part!r} is not N, N-M, end or end-K")
+        a, b = m.group(1), m.group(2) or m.group(1)
+        keep += range(_bound(a, n) - 1, min(_bound(b, n), n))
     out: list[int | None] = []
     for i in sorted(set(keep)):
         if (out and out[-1] is not None and i != out[-1] + 1) or (not out and i > 0):
@@ -127,6 +133,13 @@ def _keep(spec: str | None, n: int) -> list[int | None]:
     if not out or (out[-1] is not None and out[-1] < n - 1):
         out.append(None)
     return out
+
+
+def _bound(text: str, n: int) -> int:
+    """A 1-based line number: ``12``, ``end`` (the last line) or ``end-K``."""
+    if text.startswith("end"):
+        return n - int(text[4:] or 0)
+    return int(text)
 
 
 def render(block: Block, result: subprocess.CompletedProcess, cwd: Path) -> list[str]:
@@ -161,10 +174,13 @@ def _write(block: Block, body: list[str]) -> None:
 
 def main(argv: list[str]) -> int:
     check = "--check" in argv
+    only = [a for a in argv if not a.startswith("--")]
     differ = []
     with tempfile.TemporaryDirectory() as tmp:
         cwd = scratch_dir(Path(tmp))
         for page in pages():
+            if only and not any(str(page).endswith(o) for o in only):
+                continue
             todo = []
             for block in blocks(page):  # run in document order
                 body = render(block, run(block.command, cwd), cwd)

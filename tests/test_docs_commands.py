@@ -1,6 +1,7 @@
-"""Every `aifabric` command in README.md runs as written (issue #16: "a README that is true").
+"""Every `aifabric` command in README.md and the documentation site (docs/, the pages of
+mkdocs.yml's nav) runs as written, and every output a page shows is what the command prints.
 
-The README is read in document order. A command is
+The pages are read in document order: README.md, then the nav's pages. A command is
 
 * a line of a fenced block that starts with ``aifabric`` (or ``$ aifabric``, or ``VAR=value
   aifabric``), or
@@ -9,22 +10,24 @@ The README is read in document order. A command is
 Each one is either
 
 * **run**: from a scratch directory that links the repository's ``tests/`` and ``scenarios/``, in
-  README order (so a file one command writes, such as ``cal-p5.yaml``, exists for the next); it must
-  exit with the code the README implies (0, or 2 where the README shows ``error:`` lines after it),
-  never print a traceback, and where the README shows the output of a command that has one fixed
-  answer, print exactly that; or
+  document order (so a file one command writes, such as ``cal-p5.yaml``, exists for the next); it
+  must exit 0 and never print a traceback; a command whose output the page shows sits in a block
+  marked ``<!-- output: COMMAND -->`` and must print exactly that block, as
+  ``scripts/docs_outputs.py`` (``make docs-outputs``) renders it (``lines=`` elisions included); or
 * **checked**: a synopsis (``[--gpus N]``, ``FILE``, ``…``, ``a|b``), a bare reference to a
-  command, or one of the few listed ``ILLUSTRATIVE`` commands that name a file the README does not
+  command, or one of the few listed ``ILLUSTRATIVE`` commands that name a file the docs do not
   ship: its subcommand must exist and every ``--flag`` it names must be in that subcommand's
   ``--help``.
 
-The audit section is run, with its outputs compared, by tests/test_audit_readme.py; the slow
-example study (``aifabric sweep`` and the ``results`` queries of its output) by
+A ``$ aifabric`` line followed by output lines in an unmarked block fails: shown output is never
+hand-written. The audit page is run, with its outputs compared, by tests/test_audit_docs.py; the
+slow example study (``aifabric sweep`` and the ``results`` queries of its output) by
 tests/test_sweep_example.py, so both are only checked here."""
 
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import re
 import subprocess
@@ -35,10 +38,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
-AUDIT_SECTION = "## `aifabric audit` and `aifabric roce-config`"
+_spec = importlib.util.spec_from_file_location("docs_outputs", ROOT / "scripts" / "docs_outputs.py")
+docs_outputs = sys.modules.setdefault("docs_outputs", importlib.util.module_from_spec(_spec))
+_spec.loader.exec_module(docs_outputs)
+PAGES = docs_outputs.pages()
+AUDIT_PAGE = ROOT / "docs" / "commands" / "audit.md"
 
-# Commands that name a file the README does not ship (the reader's own), checked for flags only.
+# Commands that name a file the docs do not ship (the reader's own), checked for flags only.
 ILLUSTRATIVE = {
     "aifabric plan --catalog quotes.yaml": "quotes.yaml is the reader's own price file",
     "aifabric simulate --mode flow": "prose naming the flow mode of `simulate FILE`",
@@ -63,8 +69,6 @@ SLOW = (
     "aifabric compare --gpus 256 --workload trading",  # the trading workload's own testbed
     "aifabric compare --report ",  # the HTML report (rendered in headless Chromium by test_report)
 )
-# Output shown in the README that depends on the machine (free memory), compared by prefix only.
-MACHINE_DEPENDENT = ("AIFABRIC_MEMORY_LIMIT=",)
 PLACEHOLDER = re.compile(
     r"\[|…|\.\.\.|\b(?:SCENARIO|FILE|OP|NAME|COMMAND|CONFIG|DIR|CAL|STUDY|MEASUREMENT|ID|N|X)\b"
     r"|[a-z0-9]\|[a-z0-9]"
@@ -74,37 +78,47 @@ ENV_PREFIX = re.compile(r"^((?:[A-Z_][A-Z0-9_]*=\S+\s+)*)aifabric(\s|$)")
 
 @dataclass
 class Command:
+    page: Path
     line: int
     text: str
     fenced: bool
-    shown: list[str]  # the README's output lines after it (fenced console blocks only)
+    shown: list[str]  # the page's output lines after it (fenced console blocks only)
     in_audit: bool
+    block: object = None  # the docs_outputs.Block when the page marks its output
+
+    @property
+    def where(self) -> str:
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
 
     @property
     def id(self) -> str:
-        return f"L{self.line}:{self.text[:60]}"
+        return f"{self.page.stem}:L{self.line}:{self.text[:60]}"
 
 
 def _commands() -> list[Command]:
-    lines = README.read_text(encoding="utf-8").splitlines()
+    return [c for page in PAGES for c in _page_commands(page)]
+
+
+def _page_commands(page: Path) -> list[Command]:
+    lines = page.read_text(encoding="utf-8").splitlines()
+    marks = {b.line + 1: b for b in docs_outputs.blocks(page)}  # 1-based line of the fence
     out: list[Command] = []
-    in_audit, para, para_start, no = False, [], 0, 0
+    in_audit, para, para_start, no = page == AUDIT_PAGE, [], 0, 0
 
     def flush_paragraph():
         text = " ".join(para)
         for m in re.finditer(r"`([^`]+)`", text):
             span = " ".join(m.group(1).split())
             if ENV_PREFIX.match(span) and len(span.split()) > 1:
-                out.append(Command(para_start, span, False, [], in_audit))
+                out.append(Command(page, para_start, span, False, [], in_audit))
         para.clear()
 
     while no < len(lines):
         raw = lines[no]
         no += 1
-        if raw.startswith("## "):
-            in_audit = raw.startswith(AUDIT_SECTION)
         if raw.startswith("```"):
             flush_paragraph()
+            mark = marks.get(no)
             lang, body, first = raw[3:].strip(), [], no + 1
             while no < len(lines) and not lines[no].startswith("```"):
                 body.append(lines[no])
@@ -121,7 +135,7 @@ def _commands() -> list[Command]:
                 s = s[2:] if prompt else s
                 if (prompt or bare) and ENV_PREFIX.match(s):
                     text = s.split("  #")[0].split(" # ")[0].strip()
-                    current = Command(first + i, text, True, [], in_audit)
+                    current = Command(page, first + i, text, True, [], in_audit, mark)
                     out.append(current)
                 elif prompt:
                     current = None  # `$ echo $?` and the like: not ours
@@ -177,16 +191,29 @@ def _env() -> dict:
     )
 
 
-def test_readme_has_commands_of_each_kind():
+def test_docs_have_commands_of_each_kind():
     kinds = [_kind(c) for c in COMMANDS]
     assert kinds.count("run") >= 15 and kinds.count("check") >= 10, kinds
     subs = {_argv(c.text)[1][1] for c in COMMANDS if len(_argv(c.text)[1]) > 1}
     assert {"compare", "plan", "simulate", "train", "calibrate", "collective", "risk", "sweep"} <= subs
+    marked = {c.text.split()[1] for c in COMMANDS if c.block is not None}
+    assert {"compare", "plan", "train", "catalog", "risk", "collective", "calibrate", "validate"} <= marked
+
+
+def test_shown_output_is_always_generated():
+    """Output lines after a `$ aifabric` line only in blocks that scripts/docs_outputs.py fills, and
+    each marked block shows exactly the command its marker names (the audit page: its own test)."""
+    bad = [c.where for c in COMMANDS if c.fenced and c.shown and c.block is None and not c.in_audit]
+    assert not bad, f"hand-written command output (mark it <!-- output: COMMAND -->): {bad}"
+    for page in PAGES:
+        for b in docs_outputs.blocks(page):
+            first = docs_outputs.shown(b)[:1]
+            assert first == [f"$ {b.command}"], f"{page.name}:{b.line}: the block must start $ {b.command}"
 
 
 @pytest.mark.parametrize("cmd", [c for c in COMMANDS if _kind(c) == "check"], ids=lambda c: c.id)
-def test_readme_synopsis_names_real_flags(cmd: Command):
-    """The subcommand exists and every --flag the README names is in its --help."""
+def test_docs_synopsis_names_real_flags(cmd: Command):
+    """The subcommand exists and every --flag the page names is in its --help."""
     _, argv = _argv(cmd.text)
     sub = argv[1] if len(argv) > 1 and not argv[1].startswith("-") else ""
     if sub.isupper():  # `aifabric --debug COMMAND`, `aifabric NAME … --json`
@@ -195,24 +222,28 @@ def test_readme_synopsis_names_real_flags(cmd: Command):
     for flag in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", cmd.text):
         if sub == "" and flag in ("--json",):
             continue  # "aifabric NAME … --json": the flag of each command, not of the top level
-        assert flag in text, f"README line {cmd.line}: `aifabric {sub}` has no {flag}"
+        assert flag in text, f"{cmd.where}: `aifabric {sub}` has no {flag}"
 
 
-_RUN = list({c.text: c for c in reversed([c for c in COMMANDS if _kind(c) == "run"])}.values())[::-1]
+def _to_run() -> list[Command]:
+    """The run-kind commands in document order: every marked one, and each other text once."""
+    runs = [c for c in COMMANDS if _kind(c) == "run"]
+    marked = {c.text for c in runs if c.block is not None}
+    seen: set[str] = set()
+    out = []
+    for c in runs:
+        if c.block is not None or (c.text not in marked and c.text not in seen):
+            out.append(c)
+            seen.add(c.text)
+    return out
+
+
+_RUN = _to_run()
 
 
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory):
-    d = tmp_path_factory.mktemp("readme")
-    for name in ("tests", "scenarios"):
-        (d / name).symlink_to(ROOT / name)
-    return d
-
-
-def _expected_exit(c: Command) -> int:
-    if any(line.startswith("error:") for line in c.shown):
-        return 2
-    return 0
+    return docs_outputs.scratch_dir(tmp_path_factory.mktemp("docs"))
 
 
 @pytest.mark.parametrize(
@@ -220,59 +251,75 @@ def _expected_exit(c: Command) -> int:
     [pytest.param(c, marks=pytest.mark.slow) if c.text.startswith(SLOW) else c for c in _RUN],
     ids=lambda c: c.id,
 )
-def test_readme_command_runs_as_written(cmd: Command, scratch):
-    env_extra, argv = _argv(cmd.text)
-    shell = " ".join(f"{k}={v}" for k, v in env_extra.items())
-    shell += f' "{sys.executable}" -m aifabric' + cmd.text[ENV_PREFIX.match(cmd.text).end() - 1 :]
-    r = subprocess.run(
-        ["bash", "-c", shell], cwd=scratch, env=_env(), capture_output=True, text=True, timeout=300
-    )
+def test_docs_command_runs_as_written(cmd: Command, scratch):
+    """Exit 0 (or, for a marked block, the output the page shows, errors included), no traceback."""
+    r = docs_outputs.run(cmd.text, scratch, timeout=300)
     both = r.stdout + r.stderr
-    assert "Traceback" not in both, f"README line {cmd.line}: {cmd.text}\n{both[-2000:]}"
-    want = _expected_exit(cmd)
-    assert r.returncode == want, (
-        f"README line {cmd.line}: `{cmd.text}` exits {r.returncode}, the README implies {want}\n"
-        f"{both[-1500:]}"
+    assert "Traceback" not in both, f"{cmd.where}: {cmd.text}\n{both[-2000:]}"
+    if cmd.block is None:
+        assert r.returncode == 0, f"{cmd.where}: `{cmd.text}` exits {r.returncode}\n{both[-1500:]}"
+        return
+    got = docs_outputs.render(cmd.block, r, scratch)
+    want = docs_outputs.shown(cmd.block)
+    assert got == want, (
+        f"{cmd.where} shows other output than `{cmd.text}` prints (exit {r.returncode}); "
+        "run make docs-outputs\n" + "\n".join(_diff(want, got))
     )
-    shown = [s for s in cmd.shown if s.strip() and not s.startswith("$")]
-    if want == 2 and shown:
-        got = [s for s in r.stderr.splitlines() if s.strip()]
-        if cmd.text.startswith(MACHINE_DEPENDENT):
-            assert [g.split(";")[0][:60] for g in got] == [s.split(";")[0][:60] for s in shown]
-        else:
-            assert got == shown, f"README line {cmd.line} shows other output than the command prints"
 
 
-def _python_blocks() -> list[tuple[int, str]]:
-    lines = README.read_text(encoding="utf-8").splitlines()
-    out, i = [], 0
-    while i < len(lines):
-        if lines[i].strip() == "```python":
-            j = i + 1
-            while not lines[j].startswith("```"):
-                j += 1
-            out.append((i + 2, "\n".join(lines[i + 1 : j])))
-            i = j
-        i += 1
+def _diff(want: list[str], got: list[str]) -> list[str]:
+    import difflib
+
+    return list(difflib.unified_diff(want, got, "page", "printed", lineterm="", n=1))[:40]
+
+
+def _python_blocks() -> list[tuple[str, str]]:
+    out = []
+    for page in PAGES:
+        lines, i = page.read_text(encoding="utf-8").splitlines(), 0
+        while i < len(lines):
+            if lines[i].strip() == "```python":
+                j = i + 1
+                while not lines[j].startswith("```"):
+                    j += 1
+                out.append((f"{page.relative_to(ROOT)}:{i + 2}", "\n".join(lines[i + 1 : j])))
+                i = j
+            i += 1
     return out
 
 
-@pytest.mark.parametrize("block", _python_blocks(), ids=lambda b: f"L{b[0]}")
-def test_readme_python_block_runs(block, scratch):
-    """Every ```python block of the README runs as written, on its own, from the scratch folder."""
-    line, code = block
+@pytest.mark.parametrize("block", _python_blocks(), ids=lambda b: b[0])
+def test_docs_python_block_runs(block, scratch):
+    """Every ```python block of the pages runs as written, on its own, from the scratch folder."""
+    where, code = block
     r = subprocess.run(
         [sys.executable, "-c", code], cwd=scratch, env=_env(), capture_output=True, text=True, timeout=300
     )
-    assert r.returncode == 0, f"README python block at line {line} fails:\n{r.stderr[-2000:]}"
+    assert r.returncode == 0, f"python block at {where} fails:\n{r.stderr[-2000:]}"
 
 
-def test_readme_points_only_inside_the_repository():
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_docs_point_only_inside_the_repository(page):
     """No path outside the repository (a user's clone has no ../shared), and every relative link
-    and every `docs/…`, `tests/…`, `scenarios/…`, `bench/…` path the README names exists."""
-    text = README.read_text(encoding="utf-8")
-    assert "../" not in text and "shared/" not in text
+    and every `docs/…`, `tests/…`, `scenarios/…`, `bench/…` path a page names exists."""
+    text = page.read_text(encoding="utf-8")
+    assert "shared/" not in text
     links = re.findall(r"\]\(([^)#:]+)\)", text)
     paths = re.findall(r"`((?:docs|tests|scenarios|bench|src/aifabric)/[\w./-]+)`", text)
-    missing = sorted({p for p in links + paths if "*" not in p and not (ROOT / p).exists()})
-    assert not missing, f"README names paths that do not exist: {missing}"
+    missing = sorted({p for p in links if not (page.parent / p).exists()})
+    missing += sorted({p for p in paths if "*" not in p and not (ROOT / p).exists()})
+    assert not missing, f"{page.relative_to(ROOT)} names paths that do not exist: {missing}"
+
+
+def test_no_work_history_in_user_docs():
+    """User pages carry no ticket numbers or pytest internals (history is in CHANGELOG.md)."""
+    pat = re.compile(r"\bissues? #?\d+\b|(?<![\w&])#\d{1,3}\b|\bpytest\b", re.I)
+    dev = {"development.md", "architecture.md"}
+    bad = [
+        f"{p.relative_to(ROOT)}:{i}: {line.strip()[:80]}"
+        for p in PAGES
+        if p.name not in dev
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if pat.search(line)
+    ]
+    assert not bad, "\n".join(bad)

@@ -1,7 +1,7 @@
-"""The README's `aifabric audit` / `aifabric roce-config` section runs as written: every `$ aifabric`
-command in its console blocks runs from the repository root (in a scratch directory that links
-`tests/`, so that files it writes stay out of the checkout), never exits 2 or prints a traceback,
-and where the README shows the output, the output is exactly that."""
+"""The audit page (docs/commands/audit.md: `aifabric audit` / `aifabric roce-config`) runs as
+written: every `$ aifabric` command in its console blocks runs from the repository root (in a
+scratch directory that links `tests/`, so that files it writes stay out of the checkout), never
+exits 2 or prints a traceback, and where the page shows the output, the output is exactly that."""
 
 from __future__ import annotations
 
@@ -11,13 +11,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-START = "## `aifabric audit` and `aifabric roce-config`"
+PAGE = ROOT / "docs" / "commands" / "audit.md"
 
 
 def _blocks() -> list[list[tuple[str, list[str]]]]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    sec = text[text.index(START) :]
-    sec = sec[: sec.index("\n## ", len(START))]
+    sec = PAGE.read_text(encoding="utf-8")
     blocks, cur, inside = [], None, False
     for line in sec.splitlines():
         if line.startswith("```console"):
@@ -35,14 +33,14 @@ def _blocks() -> list[list[tuple[str, list[str]]]]:
     return blocks
 
 
-def test_readme_audit_section_has_commands():
-    """The section has console blocks with aifabric audit and roce-config commands."""
+def test_audit_page_has_commands():
+    """The page has console blocks with aifabric audit and roce-config commands."""
     cmds = [c for b in _blocks() for c, _ in b]
     assert sum(c.startswith("aifabric audit") for c in cmds) >= 5
     assert sum(c.startswith("aifabric roce-config") for c in cmds) >= 4
 
 
-def test_readme_audit_commands_run_as_written(tmp_path):
+def test_audit_page_commands_run_as_written(tmp_path):
     """Each command: exit 0 or 1 (never 2), no traceback; shown output matches exactly."""
     (tmp_path / "tests").symlink_to(ROOT / "tests")
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
