@@ -50,8 +50,8 @@ test-validation: $(STAMP)
 	$(BIN)/python -m pytest -q -m validation
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests $(wildcard bench)
-	$(BIN)/ruff format --check src tests $(wildcard bench)
+	$(BIN)/ruff check src tests scripts $(wildcard bench)
+	$(BIN)/ruff format --check src tests scripts $(wildcard bench)
 	$(BIN)/lint-imports --no-cache
 
 # The suite on the newest versions the pyproject ranges allow (not the lock), in its own venv.

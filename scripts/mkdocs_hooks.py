@@ -22,7 +22,7 @@ def _prune(items: list, docs_dir: Path) -> list:
     out = []
     for item in items:
         if isinstance(item, dict):
-            (title, value), = item.items()
+            ((title, value),) = item.items()
             if isinstance(value, list):
                 value = _prune(value, docs_dir)
                 if not value:
