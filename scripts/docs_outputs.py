@@ -36,7 +36,9 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-MARK = re.compile(r"^<!-- output(?: lines=([0-9a-z,-]+))?: (aifabric\b.*?) -->\s*$")
+MARK = re.compile(
+    r"^<!-- output(?: lines=([0-9a-z,-]+))?: ((?:[A-Z_][A-Z0-9_]*=\S+\s+)*aifabric\b.*?) -->\s*$"
+)
 RANGE = re.compile(r"^(\d+|end(?:-\d+)?)(?:-(\d+|end(?:-\d+)?))?$")
 ELIDED = "..."
 COLUMNS = "100"
