@@ -1,14 +1,19 @@
 """Suite-wide settings: the measurement cache (aifabric.stages.cache) lives in a fresh temporary
 folder per test session, so a run never reuses measurements from the user's own cache or an
-earlier session (inside one session it is shared, as in one user's runs)."""
+earlier session (inside one session it is shared, as in one user's runs, and so are the
+pytest-xdist workers of one ``-n`` run)."""
 
 import os
 import tempfile
 
 
 def pytest_configure(config):
-    if os.environ.get("AIFABRIC_TEST_KEEP_CACHE") != "1":  # set it to reuse $AIFABRIC_CACHE_DIR on purpose
-        os.environ["AIFABRIC_CACHE_DIR"] = tempfile.mkdtemp(prefix="aifabric-test-cache-")
+    if os.environ.get("AIFABRIC_TEST_KEEP_CACHE") == "1":  # set it to reuse $AIFABRIC_CACHE_DIR on purpose
+        return
+    if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get("AIFABRIC_TEST_CACHE_OWNER"):
+        return  # a pytest-xdist worker shares the folder its controller made (entries are atomic)
+    os.environ["AIFABRIC_CACHE_DIR"] = tempfile.mkdtemp(prefix="aifabric-test-cache-")
+    os.environ["AIFABRIC_TEST_CACHE_OWNER"] = str(os.getpid())
 
 
 # AIFABRIC_TEST_RSS=FILE gets one line per test, "nodeid VmRSS_kB VmHWM_kB" of the pytest process

@@ -41,8 +41,8 @@ def _five(tmp_path) -> list[str]:
 
 def test_five_findings_fit_100_columns_one_line_each(tmp_path):
     """A 5-finding audit (errors and warnings; infos too) printed with --width 100: every line is at
-    most 100 columns, each finding is exactly one line (device + short object), grouped under a
-    rule header, and the exit status is 1 because there are errors."""
+    most 100 columns, each finding starts one line (device + short object) and its message wraps,
+    grouped under a rule header, and the exit status is 1 because there are errors."""
     res = runner.invoke(app, ["audit", *_five(tmp_path), "--width", "100"])
     assert res.exit_code == 1, res.output
     lines = res.stdout.splitlines()
@@ -50,17 +50,17 @@ def test_five_findings_fit_100_columns_one_line_each(tmp_path):
     out = json.loads(runner.invoke(app, ["audit", *_five(tmp_path), "--json"]).stdout)
     worse = [f for f in out["findings"] if f["severity"] != "info"]
     assert len(worse) == 5, [(f["rule"], f["object"]) for f in worse]
-    finding_lines = [
-        ln for ln in lines if ln.startswith("  ") and not ln.startswith(("  RoCE", "  InfiniBand"))
-    ]
-    assert len(finding_lines) == len(out["findings"])
+    devices = tuple(f"  {f['device']}" for f in out["findings"])
+    finding_lines = [ln for ln in lines if ln.startswith(devices)]
+    assert len(finding_lines) == len(out["findings"])  # each finding starts its own line ...
+    assert all("…" not in ln for ln in lines)  # ... and its message wraps, never cut
     headers = [
         ln
         for ln in lines
         if ln and not ln.startswith(" ") and "(" in ln and ln.split()[0] in ("ERROR", "WARN", "info")
     ]
     assert len(headers) == len({(f["severity"], f["rule"]) for f in out["findings"]})
-    assert len(lines) < 3 * len(out["findings"]) + 6
+    assert len(lines) < 4 * len(out["findings"]) + 6
 
 
 def test_verbose_adds_evidence_and_fix_within_width(tmp_path):

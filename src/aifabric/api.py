@@ -5,7 +5,7 @@ are pandas DataFrames; ``aifabric.simulate(scenario)`` runs the packet engine.
 import aifabric
 
 res = aifabric.compare(gpus=1024, model="llama3-70b")
-res.fabrics          # DataFrame: one row per fabric (capex_usd, iteration_time_s, busbw_gbps, …)
+res.fabrics          # DataFrame: one row per fabric (capex_usd, iteration_time_s, busbw_gbytes_per_s, …)
 res.recommendation   # {"fabric": ..., "reasons": [...]}
 res.evidence.network # the measure stage's evidence (every stage: res.evidence.<stage>)
 
@@ -39,7 +39,7 @@ FABRIC_COLUMNS = (
     "power_w",
     "iteration_time_s",
     "tokens_per_s",
-    "busbw_gbps",
+    "busbw_gbytes_per_s",
     "ring_step_efficiency",
     "permutation_efficiency",
     "small_message_latency_us",
@@ -109,12 +109,12 @@ class CompareResult:
 
     @property
     def busbw(self):
-        """The all-reduce busbw sweep per fabric (size_bytes, time_us, busbw_gbps, algorithm)."""
+        """The all-reduce busbw sweep per fabric (size_bytes, time_us, busbw_gbytes_per_s in GB/s, algorithm)."""
         import pandas as pd
 
         rows = [{"fabric": f["fabric"], **r} for f in self.result["fabrics"] for r in f["busbw_sweep"]]
         return pd.DataFrame(
-            rows, columns=["fabric", "size_bytes", "time_us", "busbw_gbps", "algorithm", "protocol"]
+            rows, columns=["fabric", "size_bytes", "time_us", "busbw_gbytes_per_s", "algorithm", "protocol"]
         )
 
     @property
@@ -128,6 +128,18 @@ class CompareResult:
             for k, d in (f.get("risk_detail") or {}).items()
         ]
         return pd.DataFrame(rows)
+
+    def _repr_html_(self) -> str:
+        """In Jupyter: the report's summary card (answer, verdict, hinges-on, deciding numbers)."""
+        from aifabric.report.html import summary_card
+
+        return summary_card(self.result)
+
+    def to_html(self, path) -> Any:
+        """Write the HTML report (the same as ``aifabric compare --report FILE``); returns the path."""
+        from aifabric.report.html import write_report
+
+        return write_report(self.result, path)
 
     def __repr__(self) -> str:
         return f"CompareResult(recommendation={self.recommendation['fabric']!r}, fabrics={len(self.result['fabrics'])})"
@@ -165,9 +177,68 @@ def compare(
     ``oversubscription``, ``lengths_m``, ``hall_size_m``, ``lossy_roce``, ``storage_nodes``,
     ``checkpoint_gbytes_per_s``). Bad input raises :class:`aifabric.errors.InputError` (or
     ``InputErrors``) naming the field."""
+    kw = {k: v for k, v in locals().items() if k != "buyer_options"}  # the keywords, before any import
+    from aifabric.keywords import renamed
+
+    _check_compare_types(kw)
+    try:
+        return _compare(**kw, **buyer_options)
+    except InputError as exc:
+        raise renamed(exc, {"gpus", "gpu", "workload", "model", *buyer_options}) from None
+
+
+def _check_compare_types(kw: dict) -> None:
+    """Strict keyword types: ``gpus="64"`` is an error naming ``gpus``, never 64; rates may be
+    ``"400G"`` / ``"400Gbps"`` (``nic_rate_gbps`` or ``nic_rate``)."""
+    from aifabric.keywords import check_type
+
+    words = (
+        "gpu",
+        "workload",
+        "model",
+        "jitter_sensitivity",
+        "team_expertise",
+        "budget",
+        "growth",
+        "roce_routing",
+    )
+    for name in words:
+        check_type(name, kw.get(name), str)
+    check_type("gpus", kw.get("gpus"), int)
+    check_type("seed", kw.get("seed"), int)
+    for name in ("compute_efficiency", "congestion_share"):
+        check_type(name, kw.get(name), float)
+
+
+def _compare(
+    gpus=None,
+    gpu=None,
+    workload=None,
+    model=None,
+    *,
+    jitter_sensitivity=None,
+    team_expertise=None,
+    budget=None,
+    growth=None,
+    roce_routing=None,
+    training=None,
+    compute_efficiency=None,
+    congestion_share=None,
+    seed=1,
+    catalog=None,
+    progress=None,
+    inference=None,
+    storage=None,
+    assumptions=None,
+    **buyer_options,
+) -> CompareResult:
     from aifabric.hardware.catalog import load_catalog
+    from aifabric.keywords import rate_gbps
     from aifabric.scenario import scenario_from_dict
 
+    if "nic_rate" in buyer_options or isinstance(buyer_options.get("nic_rate_gbps"), str):
+        rate = buyer_options.pop("nic_rate", None) or buyer_options.get("nic_rate_gbps")
+        buyer_options["nic_rate_gbps"] = rate_gbps("nic_rate_gbps", rate)
     asked = {
         "gpus": gpus,
         "gpu": gpu,
@@ -265,7 +336,7 @@ def plan(
     gpus: int,
     technology: str = "both",
     gpu: str = "h100",
-    nic_rate_gbps: float = 400,
+    nic_rate_gbps: float | str = 400,
     *,
     oversubscription: float = 1.0,
     planes: int = 1,
@@ -283,8 +354,11 @@ def plan(
         raise InputError(
             "unknown technology", field="technology", value=technology, allowed="ib, infiniband, roce, both"
         )
-    if not isinstance(gpus, int) or gpus < 1:
+    if not isinstance(gpus, int) or isinstance(gpus, bool) or gpus < 1:
         raise InputError("must be a positive integer", field="gpus", value=gpus)
+    from aifabric.keywords import rate_gbps
+
+    nic_rate_gbps = rate_gbps("nic_rate_gbps", nic_rate_gbps)
     cat = catalog if catalog is not None else load_catalog(None)
     plans = plan_all(
         gpus,

@@ -7,6 +7,22 @@ the package prints or exits.
 from __future__ import annotations
 
 
+def did_you_mean(value: object, allowed: str | None) -> str | None:
+    """The allowed word closest to a mistyped ``value`` (``"h10"`` → ``"h100"``), or None: the
+    ``allowed`` text split at commas, bars and "or"; only a near match (difflib ratio ≥ 0.6)."""
+    import difflib
+    import re
+
+    if not isinstance(value, str) or not allowed or not value.strip():
+        return None
+    words = [w.strip(" .'\"`") for w in re.split(r",|\||\bor\b|;", allowed)]
+    words = [w for w in words if w and " " not in w]
+    if value in words:
+        return None
+    best = difflib.get_close_matches(value, words, n=1, cutoff=0.6)
+    return best[0] if best else None
+
+
 class InputError(ValueError):
     """Bad user input: a scenario, flag, catalog, topology or switch-config problem.
 
@@ -40,6 +56,9 @@ class InputError(ValueError):
             text += f" (got {self.value!r})"
         if self.allowed:
             text += f"; allowed: {self.allowed}"
+        guess = did_you_mean(self.value, self.allowed)
+        if guess:
+            text += f"; did you mean {guess!r}?"
         parts.append(text)
         return ": ".join(parts)
 

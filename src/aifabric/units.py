@@ -35,11 +35,15 @@ RATE_UNITS = {
     "mb/s": 10**6,
     "gb/s": 10**9,
     "tb/s": 10**12,
+    "k": 10**3,  # 400G, as switch and NIC data sheets write port speeds
+    "m": 10**6,
+    "g": 10**9,
+    "t": 10**12,
 }
 TIME_UNITS_PS = {"ps": 1, "ns": 10**3, "us": 10**6, "µs": 10**6, "ms": 10**9, "s": 10**12}
 
 SIZE_ALLOWED = "a number with B, KB, MB, GB, KiB, MiB or GiB, e.g. 4000B or 32MiB"
-RATE_ALLOWED = "a number with bps, Kbps, Mbps, Gbps or Tbps, e.g. 400Gbps"
+RATE_ALLOWED = "a number with bps, Kbps, Mbps, Gbps or Tbps (or K, M, G, T), e.g. 400Gbps or 400G"
 TIME_ALLOWED = "a number with ps, ns, us, ms or s, e.g. 1.5us"
 LENGTH_ALLOWED = "a number with m or km, e.g. 5m"
 
@@ -106,6 +110,11 @@ def parse_length_m(value: object) -> float:
     """Return metres. ``'5m'`` → 5.0, ``'2km'`` → 2000.0; a bare number is metres."""
     d = _parse(value, {"m": 1, "km": 1000}, LENGTH_ALLOWED, True)
     return float(d)
+
+
+def gbytes_per_s(gbits_per_s: float | None) -> float | None:
+    """Gb/s → GB/s (10^9 bytes/s, as nccl-tests prints busbw); None stays None."""
+    return None if gbits_per_s is None else gbits_per_s / 8
 
 
 def serialisation_ps(size_bytes: int, rate_bps: int) -> int:

@@ -1,8 +1,9 @@
 """Audit report renderings: terminal table, JSON, SARIF 2.1.0 and Markdown (plain strings).
 
-The table groups findings by rule (errors first) and prints **one line per finding** — device,
-object, message — cut to the terminal width (100 columns by default) with ``…``; ``verbose`` adds
-the full message, the evidence and the fix under each line, wrapped to the same width.
+The table groups findings by rule (errors first) and prints each finding — device, object,
+message — from one line, the message wrapped to the terminal width (80 columns without a terminal),
+never cut; ``verbose`` adds the full object, the evidence and the fix under each finding, wrapped to
+the same width.
 SARIF lets CI systems annotate the config repository: each result points at the file the
 object came from and, when the key is found in it, at its line.
 """
@@ -25,6 +26,16 @@ def _cut(text: str, width: int) -> str:
     lead = text[: len(text) - len(text.lstrip(" "))]
     text = lead + " ".join(text.split())
     return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
+def _wrapped(head: str, text: str, width: int) -> list[str]:
+    """``head`` then ``text`` wrapped to ``width``, continuation lines indented under the text (a
+    narrow head column, at most half the width, so the text keeps room)."""
+    indent = " " * min(len(head), width // 2)
+    wrap = textwrap.TextWrapper(
+        width=width, initial_indent=head, subsequent_indent=indent, break_on_hyphens=False
+    )
+    return wrap.wrap(" ".join(str(text).split())) or [head.rstrip()]
 
 
 def ranges(values) -> str:
@@ -68,7 +79,7 @@ def _summary_line(report) -> str:
 
 
 def render_table(report, width: int = 100, verbose: bool = False) -> str:
-    """Findings grouped by rule, one line per finding, every line at most ``width`` columns."""
+    """Findings grouped by rule, each from its own line, every line at most ``width`` columns."""
     width = max(int(width), 40)
     lines = [_cut(_summary_line(report), width)]
     for name, c in report.roce_classes.items():
@@ -116,7 +127,7 @@ def render_table(report, width: int = 100, verbose: bool = False) -> str:
         for f in fs:
             obj = _short_object(f.object)
             head = f"  {_cut(f.device, dev_w):<{dev_w}}  {obj}  "
-            lines.append(head + _cut(f.message, width - len(head)))
+            lines.extend(_wrapped(head, f.message, width))
             if verbose:
                 wrap = textwrap.TextWrapper(width=width, initial_indent="      ", subsequent_indent="      ")
                 lines.extend(wrap.wrap(f"object: {f.object}"))

@@ -248,7 +248,7 @@ def fit_nccl(
         model_bus = r.size_bytes / tm / 1e9 * ratio
         row = _row(
             run.source,
-            "busbw_gbps",
+            "busbw_gbytes_per_s",
             r.size_bytes,
             meas_bus,
             model_bus,
@@ -287,7 +287,7 @@ def fit_nccl(
         "algorithm": lay.algorithm,
         "how": how,
     }
-    return FitResult(run.source, "nccl-tests", transport, "busbw_gbps", rows, params, notes, layout)
+    return FitResult(run.source, "nccl-tests", transport, "busbw_gbytes_per_s", rows, params, notes, layout)
 
 
 def robust_log_error(t_model: np.ndarray, t_meas: np.ndarray, scale: float = 0.1) -> float:

@@ -9,6 +9,7 @@ from pathlib import Path
 from aifabric.report.html import _CSS, _e
 
 _Y = {
+    "busbw_gbytes_per_s": "busbw (GB/s, 1e9 B/s)",
     "busbw_gbps": "busbw (GB/s, 1e9 B/s)",
     "bw_gbps": "bandwidth per direction (Gb/s)",
     "latency_us": "latency (µs)",

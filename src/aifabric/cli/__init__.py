@@ -154,6 +154,9 @@ def _load_commands() -> None:
                 continue  # command not built in this checkout
             raise
         mod.register(app)
+    from aifabric.cli._help import apply
+
+    apply(app)
 
 
 _load_commands()

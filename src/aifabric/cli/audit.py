@@ -71,7 +71,7 @@ def register(app: typer.Typer) -> None:
             "--width",
             min=40,
             max=1000,
-            help="Table width in columns (default: the terminal's, else 100).",
+            help="Table width in columns (default: the terminal's, else 80).",
         ),
     ) -> None:
         """Lossless-RoCE findings for switch and host configs. Exit 0 clean, 1 error findings or deadlock, 2 bad input."""
@@ -101,7 +101,7 @@ def register(app: typer.Typer) -> None:
         if width is None:
             import shutil
 
-            width = shutil.get_terminal_size((100, 24)).columns
+            width = shutil.get_terminal_size((80, 24)).columns
         sys.stdout.write(render(report, fmt, width=width, verbose=verbose))
         for e in report.errors:
             typer.echo(f"error: {e}", err=True)

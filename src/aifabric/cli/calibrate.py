@@ -156,7 +156,7 @@ def _print(fits, doc: dict, out: Path, report: Path | None) -> None:
         )
     pt = Table(title=f"calibration → {out}")
     for c in ("transport", "parameter", "value", "unit", "how"):
-        pt.add_column(c)
+        pt.add_column(c, overflow="fold", min_width=len(c) if c != "parameter" else 14)
     for tr, d in doc["parameters"].items():
         for name, p in d.items():
             pt.add_row(tr, name, f"{p['value']:.4g}", p["unit"], p["how"])

@@ -27,6 +27,49 @@ def _cell(value: object) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def _price(r) -> str:
+    lo, hi = _money(r.get("price_low_usd")), _money(r.get("price_high_usd"))
+    rng = f"\n{lo}–{hi}" if lo and hi and lo != hi else ""
+    when = f", {r['price_date']}" if _cell(r.get("price_date")) else ""
+    return f"{_money(r.get('price_usd'))}{rng}\n{_cell(r.get('price_confidence'))}{when}"
+
+
+def _money(v) -> str:
+    return f"{v:,.0f}" if isinstance(v, int | float) and v == v else _cell(v)
+
+
+def compact(kind: str, df) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+    """A kind's records as a few wrapped columns that fit 80 columns: the numbers a buyer compares
+    (ports and rate, price with its range, confidence and date, power) and the source."""
+    recs = df.to_dict("records")
+    if kind == "gpu":
+        cols = ("id", "BF16 TFLOPS", "NVLink GB/s", "HBM GB", "NICs × Gb/s", "server USD", "source")
+        return cols, [
+            (
+                r["id"],
+                _cell(r.get("bf16_tflops")),
+                _cell(r.get("nvlink_gbytes_per_s")),
+                _cell(r.get("hbm_gbytes")),
+                f"{_cell(r.get('nics_per_node'))} × {_cell(r.get('nic_rate_gbps'))}",
+                _money(r.get("server_price_usd")),
+                _cell(r.get("source")),
+            )
+            for r in recs
+        ]
+    cols = ("id", "technology", "ports × Gb/s", "price USD (range)", "power W", "source")
+    return cols, [
+        (
+            r["id"],
+            _cell(r.get("technology")),
+            f"{_cell(r.get('ports'))} × {_cell(r.get('rate_gbps'))}",
+            _price(r) + (f"\n+{_cell(r['price_usd_per_m'])}/m" if r.get("price_usd_per_m") else ""),
+            _cell(r.get("power_w")),
+            _cell(r.get("source")),
+        )
+        for r in recs
+    ]
+
+
 def register(app: typer.Typer) -> None:
     @app.command("catalog")
     def catalog_cmd(
@@ -62,14 +105,16 @@ def register(app: typer.Typer) -> None:
             from rich.console import Console
             from rich.table import Table
 
-            con = Console(width=max(120, Console().width))
+            con = Console()  # the terminal's width; cells wrap, never cut
             for k in kinds:
-                df = catalog_frame(cat, k).drop(columns=["name", "kind"], errors="ignore")
-                t = Table(title=f"{k} records ({len(df)}) — names and every basis: aifabric catalog --json")
-                for col in df.columns:
-                    t.add_column(col, no_wrap=col != "source", overflow="fold")
-                for row in df.itertuples(index=False):
-                    t.add_row(*[_cell(v) for v in row])
+                cols, rows = compact(k, catalog_frame(cat, k))
+                t = Table(
+                    title=f"{k} records ({len(rows)}); every field and basis: --json", title_justify="left"
+                )
+                for col in cols:
+                    t.add_column(col, overflow="fold")
+                for r in rows:
+                    t.add_row(*r)
                 con.print(t)
             if show_tco:
                 t = Table(

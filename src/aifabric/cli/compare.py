@@ -379,6 +379,9 @@ def register(app: typer.Typer) -> None:
             None, "--catalog", help="YAML file overriding catalog records."
         ),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+        details: bool = typer.Option(
+            False, "--details", help="Also print the risk and sensitivity tables and the reasons' evidence."
+        ),
         report: Path | None = typer.Option(None, "--report", help="Write a self-contained HTML report here."),
         build_dir: Path | None = typer.Option(
             None,
@@ -550,7 +553,7 @@ def register(app: typer.Typer) -> None:
                 cat,
                 compute_efficiency,
                 congestion_share,
-                not as_json,
+                True,  # progress on stderr, also with --json
                 training,
                 scenario,
                 cal,
@@ -584,7 +587,7 @@ def register(app: typer.Typer) -> None:
             else:
                 from aifabric.report.terminal import print_comparison
 
-                print_comparison(result)
+                print_comparison(result, details=details)
             return 0
 
         run_guarded(body)
@@ -630,38 +633,7 @@ def _run(
         storage=storage,
         assumptions=assumptions,
     )
-    if not show_progress:
-        return compare_advisor(adv, cat, **kw)
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        SpinnerColumn,
-        TextColumn,
-        TimeElapsedColumn,
-    )
+    from aifabric.cli._progress import progress_callback
 
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as prog:
-        task = prog.add_task("starting", total=None)
-
-        def show(msg: str) -> None:
-            # a counted step (the testbed's parallel runs, aifabric.stages.workers.Progress) fills
-            # the bar; any other message is a stage name with an indefinite bar
-            total = getattr(msg, "total", None)
-            prog.update(
-                task,
-                description=str(msg).split(":")[0] if total else msg,
-                total=total,
-                completed=getattr(msg, "done", 0),
-            )
-
+    with progress_callback(show_progress) as show:
         return compare_advisor(adv, cat, progress=show, **kw)

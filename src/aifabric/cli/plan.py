@@ -13,7 +13,9 @@ from aifabric.errors import InputError
 def _parse_rate_gbps(text: str) -> float:
     from aifabric.cli import parse_unit_flag
 
-    return parse_unit_flag("rate", text, "--nic-rate", "e.g. 400Gbps") / 1e9
+    if text.strip().replace(".", "", 1).isdigit():  # a bare number is Gb/s, as the help says
+        text = f"{text.strip()}Gbps"
+    return parse_unit_flag("rate", text, "--nic-rate", "e.g. 400Gbps, 400G or 400") / 1e9
 
 
 def _parse_lengths(text: str | None) -> dict[str, float]:

@@ -49,7 +49,7 @@ def register(app: typer.Typer) -> None:
             if as_json:
                 typer.echo(dumps({"rows": _records(df)}, indent=2, default=str))
             else:
-                _print(df, csv)
+                _print(df, csv, asked=bool(columns or sql))
             return 0
 
         run_guarded(body)
@@ -73,24 +73,47 @@ def _records(df) -> list[dict]:
     return rows
 
 
-def _print(df, csv: Path | None) -> None:
+HIDDEN = {"inputs_json", "options_json", "attempt", "attempts", "worker", "finished_at", "point_id"}
+HIDDEN |= {"point_index", "row_index", "wall_s"}
+MAX_ROWS = 200
+
+
+def default_columns(df, width: int) -> list[str]:
+    """The columns shown without ``--columns``: the study's inputs and status first, then the results
+    in their order, as many as fit ``width`` terminal columns whole (none is cut or wrapped)."""
+    shown = [c for c in df.columns if c not in HIDDEN and not df[c].isna().all()]
+    used, out = 0, []
+    for c in shown:
+        cells = [_cell(v) for v in df[c].head(MAX_ROWS)]
+        need = max([len(c), *map(len, cells)]) + 3  # rich's padding and rule
+        if out and used + need > width:
+            break  # in order: a later, narrower column would read as more important
+        out.append(c)
+        used += need
+    return out
+
+
+def _print(df, csv: Path | None, asked: bool = False) -> None:
+    """The rows as a table: the columns asked for (``--columns``, ``--sql``), else those that fit."""
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
     console = Console()
-    hidden = {"inputs_json", "options_json", "attempt", "attempts", "worker", "finished_at", "point_id"}
-    hidden |= {"point_index", "row_index", "wall_s"}
-    hidden |= {c for c in df.columns if df[c].isna().all()}  # e.g. no failed point: no error column
-    cols = [c for c in df.columns if c not in hidden][:12]
-    t = Table(show_lines=False)
+    every = [c for c in df.columns if c not in HIDDEN and not df[c].isna().all()]
+    cols = every if asked else default_columns(df, console.width - 1)
+    t = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     for c in cols:
-        t.add_column(c, overflow="fold")
-    for r in df[cols].head(200).itertuples(index=False):
+        t.add_column(c, no_wrap=True)
+    for r in df[cols].head(MAX_ROWS).itertuples(index=False):
         t.add_row(*[_cell(v) for v in r])
     console.print(t)
     note = f"{len(df)} rows"
-    if len(df) > 200 or len(cols) < len([c for c in df.columns if c not in hidden]):
-        note += " (first 200 rows / 12 columns shown; --json, --csv or --columns for all)"
+    if len(df) > MAX_ROWS:
+        note += f" (first {MAX_ROWS} shown)"
+    if len(cols) < len(every):
+        rest = [c for c in every if c not in cols]
+        note += f"; {len(cols)} of {len(every)} columns shown, the others with --columns: {', '.join(rest)}"
     if csv is not None:
         note += f"; written to {csv}"
     console.print(note)

@@ -98,6 +98,8 @@ def _print(out: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from aifabric.report.result import step_with_band
+
     con = Console(width=max(100, Console().width))
     con.print(f"[bold]aifabric train[/bold] — {out['gpus']:,} × {out['gpu'].upper()}, {out['model']}")
     t = Table(title="best layout per fabric (searched where the training: section leaves it open)")
@@ -113,7 +115,7 @@ def _print(out: dict) -> None:
         return f"TP{la['tp']} CP{la['cp']} PP{la['pp']} VP{la['vp']} DP{la['dp']} EP{la['ep']} mb{la['micro_batch']}"
 
     row("layout", lay)
-    row("step time", lambda f: f"{f['iteration_time_s']:.3f} s")
+    row("step time", step_with_band)
     row("MFU", lambda f: f"{f['mfu']:.1%}")
     row("tokens / s", lambda f: f"{f['tokens_per_s']:,.0f}")
     row("compute", lambda f: f"{f['iteration']['breakdown']['compute_s']:.3f} s")

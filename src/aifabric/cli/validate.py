@@ -229,7 +229,7 @@ def _routing(as_json: bool) -> int:
             )
         )
     else:
-        typer.echo(format_table(rows))
+        _echo_table(format_table(rows))
         typer.echo(
             f"\n{ok} of {len(checked)} modes with a reference within it; packet engine, flow model and "
             f"measure stage within 10 % of each other for {n_agree} of {len(agree)}"
@@ -285,20 +285,29 @@ def _pfc(as_json: bool) -> int:
     if as_json:
         typer.echo(dumps({"cases": rows}))
     else:
-        typer.echo(format_table(rows))
+        _echo_table(format_table(rows))
     return 0
+
+
+def _print_memory(rows: list[dict]) -> None:
+    """The memory check ``train`` applies, on every published layout: how many fit, the refusals."""
+    refused = [r for r in rows if not r["memory"]["fits"]]
+    typer.echo(
+        f"Memory (the check train applies): {len(rows) - len(refused)} of {len(rows)} published layouts fit"
+    )
+    for r in refused:
+        typer.echo(f"  {r['case']}: {r['memory']['refusal']}")
 
 
 def _published(as_json: bool) -> int:
     """The validation table of :mod:`aifabric.workload.llm.validation` (sources, tolerance ±10 %)."""
 
-    from aifabric.workload.collective_validation import collective_validation_table, format_collective_table
+    from aifabric.workload.collective_validation import collective_validation_table
     from aifabric.workload.llm.attention_check import ATTENTION_TOLERANCE, attention_validation_table
     from aifabric.workload.llm.gemm import GEMM_TOLERANCE, fit_shape_model, gemm_validation_table
-    from aifabric.workload.llm.validation import format_table, validation_table
+    from aifabric.workload.llm.validation import validation_table
     from aifabric.workload.llm.validation_collectives import TOLERANCE as EP_TOLERANCE
     from aifabric.workload.llm.validation_collectives import collective_validation_table as ep_table
-    from aifabric.workload.llm.validation_collectives import format_table as format_ep_table
 
     rows = validation_table()
     gemm_rows = gemm_validation_table()
@@ -322,6 +331,7 @@ def _published(as_json: bool) -> int:
                     "cases": rows,
                     "within_tolerance": ok,
                     "checked": len(checked),
+                    "memory_refused": [r["case"] for r in rows if not r["memory"]["fits"]],
                     "collectives": {
                         "cases": coll,
                         "within_tolerance": coll_ok,
@@ -354,43 +364,80 @@ def _published(as_json: bool) -> int:
             )
         )
     else:
-        typer.echo(format_table(rows))
-        typer.echo(
-            f"\n{ok} of {len(checked)} published cases (not used in the fit) within ±10 % of the step time"
-        )
-        typer.echo("\nCollectives (NCCL / DeepEP) against published figures:\n")
-        typer.echo(format_collective_table(coll))
-        typer.echo(
-            f"\n{coll_ok} of {len(coll_checked)} published collective figures (not a parameter's source) "
-            "within their tolerance"
-        )
-        typer.echo(
-            "\nExpert all-to-all (the training and inference models' dispatch / combine) against DeepEP's "
-            "published kernels (H800, 400 Gb/s IB per GPU; error = model / published − 1: + = model slower "
-            "for µs, faster for GB/s):\n"
-        )
-        typer.echo(format_ep_table(ep_rows))
-        typer.echo(f"\n{ep_ok} of {len(ep_rows)} within ±{EP_TOLERANCE:.0%}")
-        for r in ep_rows:
-            if not r["within_tolerance"]:
-                typer.echo(f"  {r['case']} ({r['error']:+.1%}): {r['known_miss'] or 'not a known miss'}")
-        typer.echo(
-            f"\nGEMM shape model (fitted on OpenXLA's H100 BF16 table, {gemm_fit['bf16_rms']:.1%} RMS, and "
-            f"DeepGEMM's dense FP8 table, {gemm_fit['fp8_rms']:.1%} RMS) against held-out grouped GEMMs:\n"
-        )
-        for r in gemm_rows:
-            typer.echo(
-                f"  {r['case']}: published {r['published']:.0f} TFLOPS, model {r['model']:.0f} ({r['error']:+.1%})"
-            )
-        typer.echo(f"\n{gemm_ok} of {len(gemm_rows)} within ±{GEMM_TOLERANCE:.0%}")
-        typer.echo("\nAttention throughput (BF16, head dim 128) against NVIDIA's cuDNN SDPA benchmarks:\n")
-        for r in attn:
-            typer.echo(
-                f"  {r['case']}: published {r['published_tflops']:.0f} TFLOPS, model {r['model_tflops']:.0f} "
-                f"({r['error']:+.1%}, {r['role']})"
-            )
-        typer.echo(
-            f"\n{attn_ok} of {len(attn_checked)} checks (points not a parameter's source) within "
-            f"±{ATTENTION_TOLERANCE:.0%}"
+        _print_published(rows, coll, ep_rows, gemm_rows, gemm_fit, attn)
+        _print_memory(rows)
+        from rich.console import Console
+
+        Console().print(
+            f"{ok} of {len(checked)} step-time cases, {coll_ok} of {len(coll_checked)} collective figures, "
+            f"{ep_ok} of {len(ep_rows)} expert all-to-all cases, {gemm_ok} of {len(gemm_rows)} GEMM shapes and "
+            f"{attn_ok} of {len(attn_checked)} attention checks within their tolerance (none used in a fit)"
         )
     return 0
+
+
+def _echo_table(markdown: str) -> None:
+    """A library's Markdown pipe table drawn as a rich table (wraps at the terminal's width)."""
+    from rich.console import Console
+
+    from aifabric.cli._tables import pipe_table
+
+    Console().print(pipe_table(markdown))
+
+
+def _print_published(rows, coll, ep_rows, gemm_rows, gemm_fit, attn) -> None:
+    """``validate --published`` as rich tables that wrap at the terminal's width."""
+    from rich.console import Console
+
+    from aifabric.cli._tables import pipe_table, rows_table
+    from aifabric.workload.collective_validation import format_collective_table
+    from aifabric.workload.llm.attention_check import ATTENTION_TOLERANCE
+    from aifabric.workload.llm.gemm import GEMM_TOLERANCE
+    from aifabric.workload.llm.validation import format_table
+    from aifabric.workload.llm.validation_collectives import TOLERANCE as EP_TOLERANCE
+    from aifabric.workload.llm.validation_collectives import format_table as format_ep_table
+
+    con = Console()
+    con.print(pipe_table(format_table(rows), "Training step time against published runs (±10 %)"))
+    con.print(
+        pipe_table(format_collective_table(coll), "Collectives (NCCL / DeepEP) against published figures")
+    )
+    con.print(
+        pipe_table(
+            format_ep_table(ep_rows),
+            f"Expert all-to-all against DeepEP's kernels (H800, 400 Gb/s IB per GPU; ±{EP_TOLERANCE:.0%}; "
+            "error = model / published − 1: + = model slower for µs, faster for GB/s)",
+            notes=("kernels", "model: set by"),
+        )
+    )
+    for r in ep_rows:
+        if not r["within_tolerance"]:
+            con.print(f"  {r['case']} ({r['error']:+.1%}): {r['known_miss'] or 'not a known miss'}")
+    gemm = [
+        (r["case"], f"{r['published']:.0f}", f"{r['model']:.0f}", f"{r['error']:+.1%}") for r in gemm_rows
+    ]
+    con.print(
+        rows_table(
+            gemm,
+            ("case", "published TFLOPS", "model TFLOPS", "error"),
+            f"GEMM shapes, held out (fit: OpenXLA H100 BF16 {gemm_fit['bf16_rms']:.1%} RMS, DeepGEMM FP8 "
+            f"{gemm_fit['fp8_rms']:.1%} RMS; ±{GEMM_TOLERANCE:.0%})",
+        )
+    )
+    att = [
+        (
+            r["case"],
+            f"{r['published_tflops']:.0f}",
+            f"{r['model_tflops']:.0f}",
+            f"{r['error']:+.1%}",
+            r["role"],
+        )
+        for r in attn
+    ]
+    con.print(
+        rows_table(
+            att,
+            ("case", "published TFLOPS", "model TFLOPS", "error", "role"),
+            f"Attention (BF16, head dim 128) against cuDNN SDPA benchmarks (±{ATTENTION_TOLERANCE:.0%})",
+        )
+    )

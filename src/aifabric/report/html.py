@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
+
+from aifabric.report.result import step_with_band
 
 CHART_IDS = (
     "chart-capex",
@@ -35,6 +38,9 @@ th{background:#f5f5f5;text-align:left} td.n{text-align:right;font-variant-numeri
 .rec{font-size:1.3rem;padding:.6rem 1rem;background:#eef6ee;border-left:6px solid #3a7;display:inline-block}
 .ev{color:#555;font-size:.85rem} .hold{color:#287a3e} .fail{color:#b03030} .na{color:#777}
 .chart{min-height:380px} small{color:#666}
+.card{border:1px solid #cde3d2;background:#f4faf5;border-radius:8px;padding:1rem 1.25rem;margin:1rem 0}
+.card .answer{font-size:1.5rem;font-weight:600;color:#1f6b3a} table.deciding td,table.deciding th{padding:.2rem .6rem}
+#toc{background:#fafafa;border:1px solid #eee;padding:.5rem 1rem;margin:1rem 0} #toc ol{columns:2;margin:.3rem 0}
 """
 
 
@@ -164,7 +170,7 @@ def _fig_busbw(fabrics: list[dict]):
         sweep = f.get("busbw_sweep") or []
         fig.add_scatter(
             x=[r["size_bytes"] for r in sweep],
-            y=[r["busbw_gbps"] / 8 for r in sweep],
+            y=[r["busbw_gbps"] / 8 for r in sweep],  # Gb/s in the stored sweep
             mode="lines+markers",
             name=f["label"],
         )
@@ -222,30 +228,34 @@ def _fig_fct(fabrics: list[dict]):
 
 
 def _fig_risk(fabrics: list[dict]):
+    """Expected loss by scenario, largest contribution first (horizontal bars, one colour per fabric):
+    where each fabric's expected loss comes from."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
+    share = {}
+    for f in fabrics:
+        for sid, d in (f.get("risk_detail") or {}).items():
+            share[sid] = max(share.get(sid, 0.0), d["expected_loss"])
+    order = sorted(share, key=lambda k: share[k])  # plotly draws the first category at the bottom
     for f in fabrics:
         detail = f.get("risk_detail") or {}
         if detail:
             fig.add_bar(
-                name=f"{f['label']}: lost share while present (l)",
-                x=list(detail),
-                y=[100 * d.get("loss_while_present", 0.0) for d in detail.values()],
-            )
-            fig.add_bar(
-                name=f"{f['label']}: expected loss (p x d x l)",
-                x=list(detail),
-                y=[100 * d["expected_loss"] for d in detail.values()],
+                name=f["label"],
+                orientation="h",
+                y=[k for k in order if k in detail],
+                x=[100 * detail[k]["expected_loss"] for k in order if k in detail],
+                hovertemplate="%{y}: %{x:.4f} % of goodput<extra>%{fullData.name}</extra>",
             )
     fig.update_layout(
         barmode="group",
-        title="Failures and misconfigurations, both fabrics: loss while present and expected loss (%)",
-        yaxis={"title": "share of goodput", "ticksuffix": " %", "rangemode": "tozero"},
-        legend={"orientation": "h", "y": -0.35},
-        height=460,
+        title="Expected goodput loss by scenario (p × d × l), largest first",
+        xaxis={"title": "expected loss, % of goodput", "ticksuffix": " %", "rangemode": "tozero"},
+        legend={"orientation": "h", "y": -0.2},
+        height=max(360, 28 * len(order) + 160),
     )
-    if all((y or 0) == 0 for t in fig.data for y in t.y):
+    if all((x or 0) == 0 for t in fig.data for x in t.x):
         fig.add_annotation(
             text="no measured loss from any scenario on this job (its communication is hidden behind compute)",
             showarrow=False,
@@ -414,7 +424,8 @@ def _sensitivity_section(result: dict) -> list[str]:
     rules = result.get("rules") or []
     if rules:
         out.append(
-            "<h3>The product brief's rules, as explanations</h3><table><tr><th>rule</th><th>says</th>"
+            "<h3>Rules of thumb from the industry articles, checked on these numbers</h3><table><tr>"
+            "<th>rule of thumb</th><th>says</th>"
             "<th>applies</th><th>numbers agree</th><th>why</th></tr>"
         )
         for r in rules:
@@ -491,68 +502,18 @@ def figures(result: dict) -> dict:
     return figs
 
 
-def render_report(result: dict) -> str:
-    """Return the HTML text of the report for a ``compare`` result dict."""
-    from plotly.offline import get_plotlyjs
-
-    fabrics = result["fabrics"]
-    figs = figures(result)
-    divs = {k: f'<div class="chart" id="{k}"></div>' for k in figs}
-    scripts = "\n".join(
-        f"Plotly.newPlot({json.dumps(k)}, {fig.to_json()}.data, {fig.to_json()}.layout, {{responsive: true}});"
-        for k, fig in figs.items()
-    )
-    rec = result["recommendation"]
-    inputs = result.get("inputs", {})
-    parts = [
-        f"<!doctype html><html><head><meta charset='utf-8'><title>aifabric — {_e(result.get('scenario', ''))}"
-        f"</title><style>{_CSS}</style><script>{get_plotlyjs()}</script></head><body>",
-        f"<h1>IB or RoCE for {_e(inputs.get('gpus'))} × {_e(str(inputs.get('gpu', '')).upper())} — "
-        f"{_e(inputs.get('workload', ''))}</h1>",
-        f"<p><small>aifabric {_e(result.get('version', ''))} · scenario {_e(result.get('scenario', ''))} · "
-        f"inputs: {_e(', '.join(f'{k}={v}' for k, v in inputs.items()))}</small></p>",
-        "<h2>Recommendation</h2>",
-        f"<div class='rec' id='recommendation'>{_e(rec['fabric'])}"
-        + (f" · {rec['nic_rate_gbps']:g}G per GPU" if rec.get("nic_rate_gbps") else "")
-        + (f" · {_e(rec['design'])}" if rec.get("design") else "")
-        + "</div>",
-        f"<p>Verdict: <b>{_e(rec.get('verdict', ''))}</b> · objective: {_e(rec.get('objective', ''))}"
-        + (
-            " · probability cheapest: "
-            + _e(", ".join(f"{k} {v:.0%}" for k, v in result["probability_best"].items()))
-            if result.get("probability_best")
-            else ""
-        )
-        + "</p>",
-        *_hinges_section(result),
-        "<ol>",
-    ]
-    for r in rec["reasons"]:
-        ev = "; ".join(f"{k}: {v}" for k, v in r["evidence"].items())
-        parts.append(
-            f"<li>{_e(r['text'])} <span class='ev'>[{_e(ev)}] (rule {_e(r.get('rule', ''))})</span></li>"
-        )
-    parts.append("</ol>")
-    parts.append(
-        "<h2>Fabrics side by side</h2><table><tr><th></th>"
-        + "".join(f"<th>{_e(f['label'])}</th>" for f in fabrics)
-        + "</tr>"
-    )
+def _side_by_side(fabrics: list[dict]) -> list[str]:
     rows = [
         ("switch × radix", lambda f: f"{f['plan']['switch']} × {f['plan']['radix']}"),
         ("tiers / switches", lambda f: f"{f['plan']['tiers']} / {f['plan']['switch_count']:,}"),
         ("capex", lambda f: f"{f['capex_usd']:,.0f} USD"),
         ("capex per GPU", lambda f: f"{f['plan']['network_capex_per_gpu_usd']:,.0f} USD"),
         ("power", lambda f: f"{f['plan']['power_w'] / 1000:,.1f} kW"),
-        ("iteration time", lambda f: f"{f['iteration_time_s']:.3f} s" if f.get("iteration_time_s") else "—"),
+        ("iteration time", step_with_band),
         ("tokens / s", lambda f: f"{f['tokens_per_s']:,.0f}" if f.get("tokens_per_s") else "—"),
         (
             "all-reduce busbw, 8 GiB",
-            lambda f: (
-                f"{f['busbw_gbps'] / 8:.0f} GB/s ({f['busbw_gbps']:,.0f} Gb/s)"
-                if f.get("busbw_gbps")
-                else "—"
-            ),
+            lambda f: f"{f['busbw_gbps'] / 8:.0f} GB/s" if f.get("busbw_gbps") else "—",
         ),
         (
             "expected loss from failures and misconfigurations",
@@ -563,82 +524,134 @@ def render_report(result: dict) -> str:
             lambda f: f"{100 * f.get('goodput_loss', 0.0):.3f} %" if f.get("risk") else "—",
         ),
     ]
+    out = ["<table><tr><th></th>" + "".join(f"<th>{_e(f['label'])}</th>" for f in fabrics) + "</tr>"]
     for name, fn in rows:
-        parts.append(
+        out.append(
             f"<tr><th>{_e(name)}</th>" + "".join(f"<td class='n'>{_e(fn(f))}</td>" for f in fabrics) + "</tr>"
         )
-    parts.append("</table>")
-    parts += [
-        "<h2>Capex</h2>",
-        divs["chart-capex"],
-    ]
-    if "chart-inference" in divs:
-        parts += ["<h2>Inference traffic</h2>", divs["chart-inference"]]
-    if "chart-storage" in divs:
-        parts += ["<h2>Storage traffic</h2>", divs["chart-storage"]]
-    parts += [
-        "<h2>Iteration time</h2>",
-        divs["chart-iteration"],
-        "<h2>Bus bandwidth</h2>",
-        divs["chart-busbw"],
-        "<h2>Flow completion times</h2>",
-        f"<p><small>{_e(fabrics[0].get('fct_title', '') if fabrics else '')}</small></p>",
-        divs["chart-fct"],
-    ]
-    if "chart-risk" in divs:
-        parts += ["<h2>Failure and misconfiguration risk</h2>", divs["chart-risk"]] + _risk_section(result)
-    if "chart-jitter" in divs:
-        parts += ["<h2>Jitter: spurious PAUSE frames</h2>", divs["chart-jitter"]]
-    if "chart-tornado" in divs:
-        parts += ["<h2>Sensitivity: what would flip the recommendation</h2>", divs["chart-tornado"]]
-        parts += _sensitivity_section(result)
-    parts.append(
-        "<h2>Brochure claims tested on this cluster</h2><table><tr><th>claim</th><th>holds</th>"
-        "<th>evidence</th></tr>"
-    )
+    return [*out, "</table>"]
+
+
+def _reasons(rec: dict) -> list[str]:
+    out = ["<ol>"]
+    for r in rec["reasons"]:
+        ev = "; ".join(f"{k}: {v}" for k, v in r["evidence"].items())
+        out.append(f"<li>{_e(r['text'])}" + (f" <span class='ev'>[{_e(ev)}]</span>" if ev else "") + "</li>")
+    return [*out, "</ol>"]
+
+
+def _claims(result: dict) -> list[str]:
+    out = ["<table><tr><th>claim</th><th>holds</th><th>evidence</th></tr>"]
     for c in result.get("claims", []):
-        cls, word = (
-            ("hold", "yes")
-            if c["holds"] is True
-            else (("fail", "no") if c["holds"] is False else ("na", "not tested"))
-        )
-        parts.append(
+        cls, word = {True: ("hold", "yes"), False: ("fail", "no")}.get(c["holds"], ("na", "not tested"))
+        out.append(
             f"<tr><td>{_e(c['claim'])}</td><td class='{cls}'>{word}</td><td>{_e(c['evidence'])}</td></tr>"
         )
-    parts.append("</table>")
+    return [*out, "</table>"]
+
+
+def _boms(fabrics: list[dict]) -> list[str]:
+    out = []
     for f in fabrics:
-        parts.append(
-            f"<h2>Bill of materials — {_e(f['label'])}</h2><table><tr><th>where</th><th>item</th>"
-            "<th>catalog id</th><th>count</th><th>unit USD</th><th>total USD</th><th>price source</th></tr>"
+        out.append(
+            f"<h3>{_e(f['label'])}</h3><table><tr><th>where</th><th>item</th><th>catalog id</th><th>count</th>"
+            "<th>unit USD</th><th>total USD</th><th>price source</th></tr>"
         )
         for x in f["plan"]["bom"]:
             star = "*" if x["estimate"] else ""
-            parts.append(
+            out.append(
                 f"<tr><td>{_e(x['where'])}</td><td>{_e(x['item'])}</td><td>{_e(x['catalog_id'])}</td>"
                 f"<td class='n'>{x['count']:,}</td><td class='n'>{x['unit_price_usd']:,.0f}{star}</td>"
                 f"<td class='n'>{x['total_usd']:,.0f}</td><td>{_e(x['price_source'])}</td></tr>"
             )
-        parts.append("</table>")
-    parts.append(
-        "<h2>Model notes</h2><ul>"
-        + "".join(f"<li>{_e(a)}</li>" for a in result.get("assumption_notes", []))
-        + "</ul>"
-    )
-    parts.append(
-        "<h2>Estimated catalog values used</h2><table><tr><th>kind</th><th>id</th><th>field</th>"
-        "<th>basis</th></tr>"
-        + "".join(
-            f"<tr><td>{_e(x['kind'])}</td><td>{_e(x['id'])}</td><td>{_e(x['field'])}</td><td>{_e(x['basis'])}"
-            "</td></tr>"
-            for x in result.get("estimates", [])
+        out.append("</table>")
+    return out
+
+
+def _references(result: dict) -> dict[str, list[str]]:
+    est = used_estimates(result)
+    return {
+        "notes": ["<ul>", *(f"<li>{_e(a)}</li>" for a in result.get("assumption_notes", [])), "</ul>"],
+        "estimates": [
+            f"<p><small>{len(est)} of the catalog's {len(result.get('estimates', []))} estimated values are in "
+            "the designs shown.</small></p><table><tr><th>kind</th><th>id</th><th>field</th><th>basis</th></tr>",
+            *(
+                f"<tr><td>{_e(x['kind'])}</td><td>{_e(x['id'])}</td><td>{_e(x['field'])}</td><td>{_e(x['basis'])}</td></tr>"
+                for x in est
+            ),
+            "</table>",
+        ],
+        "sources": ["<ul>", *(source_item(k, v) for k, v in used_sources(result)), "</ul>"],
+    }
+
+
+def _sections(result: dict, divs: dict) -> list[tuple[str, str, list[str]]]:
+    """(id, title, HTML parts) of every section, in reading order."""
+    fabrics, rec = result["fabrics"], result["recommendation"]
+    secs = [
+        ("why", "Why this answer", [*_hinges_section(result), *_reasons(rec)]),
+        ("fabrics", "Fabrics side by side", _side_by_side(fabrics)),
+        ("capex", "Capex", [divs["chart-capex"]]),
+    ]
+    if "chart-inference" in divs:
+        secs.append(("inference", "Inference traffic", [divs["chart-inference"]]))
+    if "chart-storage" in divs:
+        secs.append(("storage", "Storage traffic", [divs["chart-storage"]]))
+    fct_note = f"<p><small>{_e(fabrics[0].get('fct_title', '') if fabrics else '')}</small></p>"
+    secs += [
+        ("iteration", "Iteration time", [divs["chart-iteration"]]),
+        ("busbw", "Bus bandwidth", [divs["chart-busbw"]]),
+        ("fct", "Flow completion times", [fct_note, divs["chart-fct"]]),
+    ]
+    if "chart-risk" in divs:
+        secs.append(
+            ("risk", "Failure and misconfiguration risk", [divs["chart-risk"], *_risk_section(result)])
         )
-        + "</table>"
+    if "chart-jitter" in divs:
+        secs.append(("jitter", "Jitter: spurious PAUSE frames", [divs["chart-jitter"]]))
+    if "chart-tornado" in divs:
+        secs.append(
+            (
+                "sensitivity",
+                "What would flip the answer",
+                [divs["chart-tornado"], *_sensitivity_section(result)],
+            )
+        )
+    refs = _references(result)
+    return secs + [
+        ("claims", "Brochure claims tested on this cluster", _claims(result)),
+        ("bom", "Bills of materials", _boms(fabrics)),
+        ("notes", "Model notes", refs["notes"]),
+        ("estimates", "Estimated values in these designs", refs["estimates"]),
+        ("sources", "Sources", refs["sources"]),
+    ]
+
+
+def render_report(result: dict) -> str:
+    """Return the HTML text of the report for a ``compare`` result dict: the summary card, a table of
+    contents, then the sections; plotly.js is inlined once and each figure's JSON once."""
+    from plotly.offline import get_plotlyjs
+
+    figs = figures(result)
+    divs = {k: f'<div class="chart" id="{k}"></div>' for k in figs}
+    scripts = "\n".join(
+        f"(function(f){{Plotly.newPlot({json.dumps(k)}, f.data, f.layout, {{responsive: true}});}})({fig.to_json()});"
+        for k, fig in figs.items()
     )
-    parts.append(
-        "<h2>Sources</h2><ul>"
-        + "".join(f"<li><b>{_e(k)}</b> {_e(v)}</li>" for k, v in sorted(result.get("sources", {}).items()))
-        + "</ul>"
-    )
+    inputs = result.get("inputs", {})
+    sections = _sections(result, divs)
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>aifabric — {_e(result.get('scenario', ''))}"
+        f"</title><style>{_CSS}</style><script>{get_plotlyjs()}</script></head><body>",
+        f"<h1>InfiniBand or RoCE for {inputs.get('gpus', 0):,} × {_e(str(inputs.get('gpu', '')).upper())} — "
+        f"{_e(inputs.get('workload', ''))}</h1>",
+        f"<p><small>aifabric {_e(result.get('version', ''))} · {_e(result.get('scenario', ''))}</small></p>",
+        "<h2 id='recommendation'>Answer</h2>",
+        summary_card(result),
+        toc([("recommendation", "Answer"), *((sid, title) for sid, title, _ in sections)]),
+    ]
+    for sid, title, body in sections:
+        parts += [f"<section id='sec-{sid}'><h2 id='{sid}'>{_e(title)}</h2>", *body, "</section>"]
     parts.append(f"<script>{scripts}</script></body></html>")
     return "\n".join(parts)
 
@@ -647,3 +660,113 @@ def write_report(result: dict, path: str | Path) -> Path:
     p = Path(path)
     p.write_text(render_report(result), encoding="utf-8")
     return p
+
+
+# ---- the summary card, the table of contents and what the shown designs use --------------------------
+_INPUT_LABELS = (
+    ("jitter_sensitivity", "jitter sensitivity"),
+    ("team_expertise", "team expertise"),
+    ("budget", "budget"),
+    ("growth", "growth"),
+    ("network_budget_usd", "network budget (USD)"),
+    ("designs", "designs"),
+    ("placement", "placement"),
+)
+
+
+def asked_line(result: dict) -> str:
+    """The question in words (only the inputs that were set): ``1,024 × H100 · training ...``."""
+    inp = result.get("inputs") or {}
+    head = f"{inp.get('gpus', 0):,} × {str(inp.get('gpu', '')).upper()} · {inp.get('workload', '')}"
+    if result.get("model"):
+        head += f" ({result['model']})"
+    rest = [
+        f"{label} {_fmt_value(inp[k])}" for k, label in _INPUT_LABELS if inp.get(k) not in (None, [], False)
+    ]
+    return " · ".join([head, *rest])
+
+
+def _fmt_value(v) -> str:
+    return ", ".join(map(str, v)) if isinstance(v, list) else _fmt(v)
+
+
+def summary_card(result: dict) -> str:
+    """The answer first: recommendation, verdict, what it hinges on and the deciding numbers per
+    fabric (the same numbers as the terminal's first lines); also the notebook's ``_repr_html_``."""
+    from aifabric.report.terminal import deciding_numbers
+
+    rec = result["recommendation"]
+    rate = f" at {rec['nic_rate_gbps']:g}G per GPU" if rec.get("nic_rate_gbps") else ""
+    hinges = "".join(
+        f"<li>{_e(h['assumption'])}: {_e(_fmt(h['value_now']))} now, flips at {_e(_fmt(h['flips_at']))} → "
+        f"{_e(h.get('design_then') or h.get('recommendation_then') or '—')}</li>"
+        for h in (rec.get("hinges_on") or [])[:3]
+    )
+    head = "".join(f"<th>{_e(f['label'])}</th>" for f in result["fabrics"])
+    rows = "".join(
+        f"<tr><th>{_e(name)}</th>" + "".join(f"<td class='n'>{_e(c)}</td>" for c in cells) + "</tr>"
+        for name, cells in deciding_numbers(result)
+    )
+    return (
+        f"<div class='card' id='summary-card'><div class='answer'>{_e(rec['fabric'])}{_e(rate)}"
+        f"{' · ' + _e(rec['design']) if rec.get('design') else ''}</div>"
+        f"<p>Verdict: <b>{_e(rec.get('verdict', ''))}</b>. {_e(_after_verdict(rec))}</p>"
+        + (f"<p>It hinges on:</p><ul>{hinges}</ul>" if hinges else "")
+        + f"<table class='deciding'><tr><th>deciding numbers</th>{head}</tr>{rows}</table>"
+        f"<p><small>{_e(asked_line(result))}</small></p></div>"
+    )
+
+
+def _after_verdict(rec: dict) -> str:
+    """The summary sentence without its leading ``verdict:`` (the card prints the verdict already)."""
+    text, verdict = rec.get("summary", ""), rec.get("verdict", "")
+    return text[len(verdict) + 1 :].strip() if verdict and text.startswith(verdict + ":") else text
+
+
+def toc(sections: list[tuple[str, str]]) -> str:
+    """A table of contents linking each ``(id, title)`` section."""
+    items = "".join(f"<li><a href='#{_e(sid)}'>{_e(title)}</a></li>" for sid, title in sections)
+    return f"<nav id='toc'><b>Contents</b><ol>{items}</ol></nav>"
+
+
+def used_ids(result: dict) -> set[str]:
+    """Catalog ids of the parts the shown designs use (their bills of materials, switches, NICs, GPU)."""
+    ids = {str((result.get("inputs") or {}).get("gpu", ""))}
+    for f in result.get("fabrics", []):
+        plan = f.get("plan") or {}
+        ids |= {str(plan.get("switch", "")), str(plan.get("nic", ""))}
+        ids |= {str(x.get("catalog_id", "")) for x in plan.get("bom", [])}
+    return ids - {""}
+
+
+def used_estimates(result: dict) -> list[dict]:
+    """The catalog estimates of the parts the shown designs use (not the whole catalog's)."""
+    ids = used_ids(result)
+    return [x for x in result.get("estimates", []) if str(x.get("id")) in ids]
+
+
+_SOURCE_ID = re.compile(r"\b([SP])(\d+)\b")
+
+
+def used_sources(result: dict) -> list[tuple[str, str]]:
+    """The sources cited anywhere in the result except the source list itself (prices, estimates,
+    assumptions, reasons, claims), sorted by letter and number: S2 before S10."""
+    sources = result.get("sources") or {}
+    shown = {k: v for k, v in result.items() if k not in ("sources", "estimates")}
+    text = json.dumps(shown, default=str) + json.dumps(used_estimates(result), default=str)
+    cited = {f"{a}{n}" for a, n in _SOURCE_ID.findall(text)}
+    keys = [k for k in sources if k in cited]
+    return [(k, sources[k]) for k in sorted(keys, key=_source_key)]
+
+
+def _source_key(k: str) -> tuple[str, int]:
+    m = _SOURCE_ID.fullmatch(k)
+    return (m.group(1), int(m.group(2))) if m else (k, 0)
+
+
+def source_item(key: str, text: str) -> str:
+    """One source as a list item, its URL as a link when it starts with one."""
+    url, _, rest = text.partition(" ")
+    if url.startswith(("https://", "http://")):
+        return f"<li id='src-{_e(key)}'><b>{_e(key)}</b> <a href='{_e(url)}'>{_e(url)}</a> {_e(rest)}</li>"
+    return f"<li id='src-{_e(key)}'><b>{_e(key)}</b> {_e(text)}</li>"

@@ -80,6 +80,7 @@ class FabricEvidence:
         for k in ("step_p50_us", "step_p99_us", "step_distribution", "small_message"):
             if d[k] is None:
                 del d[k]  # only measured where tail latency is a constraint
+        d["busbw_gbytes_per_s"] = None if self.busbw_gbps is None else self.busbw_gbps / 8
         d["expected_loss"] = self.expected_loss
         d["risk_adjusted_cost_per_million_tokens_usd"] = self.risk_adjusted_cost
         return d

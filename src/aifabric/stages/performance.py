@@ -71,6 +71,7 @@ class FabricPerformance:
     runners_up: tuple = field(default=(), repr=False)  # next-best layouts on this fabric
     inference: dict | None = None  # --workload inference: ServingResult.to_dict() + cost
     storage: dict | None = None  # --workload storage: storage_performance()
+    band: dict | None = None  # the step time's error band (aifabric.workload.llm.band)
 
     @property
     def iteration_time_s(self) -> float | None:
@@ -129,6 +130,7 @@ class FabricPerformance:
             {"layout": r.layout.to_dict(), "iteration_s": r.iteration_s, "mfu": r.mfu}
             for r in self.runners_up
         ]
+        d["band"] = self.band
         return d
 
     def to_dict(self) -> dict:
@@ -292,7 +294,10 @@ def fabric_performance(
     res = search(workload, network)
     it = res.best
     cost = training_cost(train_tokens, it.tokens_per_s, workload.gpus, network_capex_usd, server_usd_per_gpu)
-    return FabricPerformance(network.key, it, cost, tuple(res.runners_up))
+    from aifabric.workload.llm.band import error_band
+
+    band = error_band(workload.model, it.iteration_s)
+    return FabricPerformance(network.key, it, cost, tuple(res.runners_up), band=band)
 
 
 def server_usd_per_gpu(gpu) -> tuple[float, str]:

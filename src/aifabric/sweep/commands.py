@@ -200,7 +200,8 @@ def _compare_summarize(res: dict) -> tuple[dict, dict[str, list[dict]]]:
         ("capex_usd", lambda f: f["capex_usd"]),
         ("iteration_time_s", lambda f: f["iteration_time_s"]),
         ("tokens_per_s", lambda f: f["tokens_per_s"]),
-        ("busbw_gbps", lambda f: f["busbw_gbps"]),
+        ("busbw_gbytes_per_s", lambda f: f.get("busbw_gbytes_per_s")),
+        ("busbw_gbps", lambda f: f["busbw_gbps"]),  # deprecated alias (Gb/s), one release
         ("expected_loss", lambda f: f["expected_loss"]),
         ("cost_per_million_tokens_usd", lambda f: f["training_cost"]["cost_per_million_tokens_usd"]),
     ):
@@ -392,9 +393,11 @@ def _collective_summarize(res: dict) -> tuple[dict, dict[str, list[dict]]]:
     if rows:
         last = max(rows, key=lambda r: r.get("size_bytes") or 0)
         s["max_size_bytes"] = last.get("size_bytes")
-        s["busbw_gbps"] = last.get("busbw_gbps")
+        s["busbw_gbytes_per_s"] = last.get("busbw_gbps")  # collective's busbw is GB/s
+        s["busbw_gbps"] = last.get("busbw_gbps")  # deprecated alias (GB/s), one release
         s["time_us"] = last.get("time_us")
-        s["peak_busbw_gbps"] = max((r.get("busbw_gbps") or 0.0) for r in rows)
+        s["peak_busbw_gbytes_per_s"] = max((r.get("busbw_gbps") or 0.0) for r in rows)
+        s["peak_busbw_gbps"] = s["peak_busbw_gbytes_per_s"]
     return s, {"sizes": rows}
 
 
@@ -413,7 +416,7 @@ COMMANDS: dict[str, Command] = {
     ),
     "collective": Command(
         "collective", True, {}, _collective_validate, _collective_run, _collective_summarize,
-        lambda s, o: 1024 * MiB, ("sizes",), "busbw_gbps",
+        lambda s, o: 1024 * MiB, ("sizes",), "busbw_gbytes_per_s",
     ),
 }  # fmt: skip
 

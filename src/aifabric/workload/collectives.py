@@ -1314,8 +1314,9 @@ def default_sizes(min_bytes: int = 8, max_bytes: int = 8 * 2**30) -> list[int]:
 
 
 def nccl_sweep(op: str, sizes, topology: Topology, dtype_bytes: int = 4, **kw) -> pd.DataFrame:
-    """One row per size: ``size_bytes, count, type, redop, root, time_us, algbw_gbps, busbw_gbps,
-    wrong, protocol, model, algorithm``, like nccl-tests' out-of-place columns (``count`` = size /
+    """One row per size: ``size_bytes, count, type, redop, root, time_us, algbw_gbytes_per_s,
+    busbw_gbytes_per_s`` (GB/s; ``algbw_gbps`` / ``busbw_gbps`` the deprecated aliases), ``wrong,
+    protocol, model, algorithm``, like nccl-tests' out-of-place columns (``count`` = size /
     type). ``kw`` go to :func:`run_collective`; ``algorithm="auto"`` picks per size (the
     ``algorithm`` column says which)."""
     rows = []
@@ -1349,7 +1350,9 @@ def nccl_sweep(op: str, sizes, topology: Topology, dtype_bytes: int = 4, **kw) -
                 "redop": "sum" if op in ("all-reduce", "reduce-scatter") else "none",
                 "root": 0 if op == "broadcast" else -1,
                 "time_us": r.time_s * 1e6,
-                "algbw_gbps": r.algbw_gbps,
+                "algbw_gbytes_per_s": r.algbw_gbps,  # GB/s, as nccl-tests prints them
+                "busbw_gbytes_per_s": r.busbw_gbps,
+                "algbw_gbps": r.algbw_gbps,  # deprecated aliases (GB/s despite the name), one release
                 "busbw_gbps": r.busbw_gbps,
                 "wrong": "N/A",
                 "protocol": r.protocol,

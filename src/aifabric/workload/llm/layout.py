@@ -99,6 +99,18 @@ def stage_layers(layers: int, pp: int) -> tuple[float, float]:
     return float(per), float(max(1, layers - per * (pp - 1)))
 
 
+def rank_layers(layers: int, pp: int) -> list[float]:
+    """Transformer layers held by each pipeline rank, first to last (the split of
+    :func:`stage_layers`). With the embedding and the loss counted as one layer each, the first and
+    the last rank hold one transformer layer fewer than the others."""
+    per, last = stage_layers(layers, pp)
+    if pp == 1:
+        return [per]
+    account = layers % pp != 0 and (layers + 2) % pp == 0
+    first = per - 1 if account else per
+    return [first] + [per] * (pp - 2) + [last]
+
+
 def check_layout(
     model: ModelConfig,
     layout: Layout,

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from aifabric.errors import InputError
 from aifabric.workload.llm.compute import CALIBRATION, Calibration
-from aifabric.workload.llm.gpus import GIB, GpuSpec
+from aifabric.workload.llm.gpus import GpuSpec
 from aifabric.workload.llm.layout import Framework, Layout, check_layout
-from aifabric.workload.llm.memory import memory_per_gpu
+from aifabric.workload.llm.memory import REFUSAL_ALLOWED, memory_per_gpu, memory_refusal
 from aifabric.workload.llm.models import ModelConfig
 from aifabric.workload.llm.step import StepResult, step_time
 
@@ -226,18 +226,18 @@ def search_layouts(
     fitting: list[Layout] = []
     leanest = None
     for lay in valid:
-        need = memory_per_gpu(model, lay, seq_len, global_batch, fw, cal, precision).total_bytes
-        if need <= gpu.hbm_bytes:
+        mem = memory_per_gpu(model, lay, seq_len, global_batch, fw, cal, precision)
+        if mem.total_bytes <= gpu.hbm_bytes:
             fitting.append(lay)
-        elif leanest is None or need < leanest[0]:
-            leanest = (need, lay)
+        elif leanest is None or mem.total_bytes < leanest[0].total_bytes:
+            leanest = (mem, lay)
     if not fitting:
-        need, lay = leanest
+        mem, lay = leanest
+        what = "layout" if len(valid) == 1 else "leanest layout"
         raise InputError(
-            f"does not fit in memory: the leanest layout {lay.to_dict()} needs {need / GIB:.1f} GiB per GPU, "
-            f"has {gpu.hbm_bytes / GIB:.1f} GiB",
+            memory_refusal(mem, lay, gpu.hbm_bytes, what),
             field="training.parallelism",
-            allowed="more GPUs, a larger pp/tp/cp, full recompute, or a GPU with more memory",
+            allowed=REFUSAL_ALLOWED,
         )
     comm = MemoComm(comm)
     results = [

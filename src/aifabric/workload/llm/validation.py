@@ -21,9 +21,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from aifabric.errors import InputError
 from aifabric.workload.llm.compute import CALIBRATION, Calibration
-from aifabric.workload.llm.gpus import get_gpu
+from aifabric.workload.llm.gpus import GIB, get_gpu
 from aifabric.workload.llm.layout import Framework, Layout
+from aifabric.workload.llm.memory import check_memory
 from aifabric.workload.llm.models import ModelConfig, get_model
 from aifabric.workload.llm.network import AlphaBetaNetwork
 from aifabric.workload.llm.step import StepResult, step_time
@@ -180,8 +182,13 @@ def _llama3_meta(gpus: int, dp: int, tflops: float) -> Case:
         "tflops_per_gpu",
         tflops,
         fabric="roce",
-        framework=Framework(),
-        notes="framework settings not published: Megatron defaults (no TP-comm overlap); vp not published: 4 assumed (128 layer-slots / 16 stages = 8 per stage, 2 per chunk); "
+        # §3.3.2: "Our use of FSDP for Llama 3 shards the optimizer states and gradients, but for model
+        # shards we do not reshard after forward computation"; §3.3.4: FP32 gradient accumulation and
+        # FP32 reduce-scatter across data-parallel workers — ZeRO-2 in this package's terms
+        framework=Framework(zero=2),
+        notes="data parallelism as published (Llama 3 paper §3.3.2, §3.3.4): FSDP sharding optimizer states and "
+        "gradients (ZeRO-2), gradients accumulated and reduce-scattered in FP32; other framework settings not "
+        "published: Megatron defaults (no TP-comm overlap); vp not published: 4 assumed (128 layer-slots / 16 stages = 8 per stage, 2 per chunk); "
         "TFLOPS counted with this package's convention (Meta's may differ by the causal-mask share, ≤ 4 %)",
         tags=("roce", "dense-1000"),
     )
@@ -536,6 +543,26 @@ def run_case(case: Case, cal: Calibration = CALIBRATION) -> StepResult:
     )
 
 
+def memory_check(case: Case, result: StepResult) -> dict:
+    """The case's layout through the memory check ``train`` applies (:func:`check_memory`): the fullest
+    rank's need against the GPU, and the refusal ``train`` would print (None when it fits)."""
+    hbm = get_gpu(case.gpu).hbm_bytes
+    try:
+        check_memory(result.memory, case.layout, hbm)
+        refusal = None
+    except InputError as exc:
+        refusal = str(exc)
+    mem = result.memory
+    return {
+        "need_gib": mem.total_bytes / GIB,
+        "hbm_gib": hbm / GIB,
+        "rank": mem.rank,
+        "largest": mem.largest,
+        "fits": refusal is None,
+        "refusal": refusal,
+    }
+
+
 def model_value(case: Case, result: StepResult) -> float:
     if case.metric == "step_s":
         return result.iteration_s
@@ -571,6 +598,7 @@ def validation_table(cal: Calibration = CALIBRATION, cases: tuple[Case, ...] = C
                 "layout": case.layout.to_dict(),
                 "mfu": res.mfu,
                 "breakdown": res.breakdown.to_dict(),
+                "memory": memory_check(case, res),
                 "notes": case.notes,
             }
         )
