@@ -13,7 +13,8 @@ A shown output is a fenced block right after a marker comment naming the command
 ``<!-- output lines=1-20: CMD -->`` keeps only those lines (``1-20,40-45`` for several ranges,
 ``end`` and ``end-K`` for the last lines: ``1-end-1`` leaves out a final timing line) and
 writes a line ``...`` where lines are left out: the elision is deliberate and visible in the
-page source. The block shows stdout; when the command exits non-zero, its stderr follows. Commands
+page source. The block shows stdout; when the command exits non-zero, its stderr follows. A bare
+``aifabric ... > FILE`` line of a bash block runs too, before the blocks after it. Commands
 run as ``python -m aifabric`` in document order (README.md, then the pages in mkdocs.yml's nav
 order) from one scratch folder that links the repository's ``tests/`` and ``scenarios/``, so a
 file one command writes is there for the next, at 100 columns without colour.
@@ -82,6 +83,18 @@ def blocks(page: Path) -> list[Block]:
             if i + 1 >= len(lines) or not lines[i + 1].startswith("```"):
                 raise SystemExit(f"{page.name}:{i + 1}: an output marker must precede a fenced block")
             out.append(Block(page, i + 1, m.group(2).strip(), m.group(1)))
+    return out
+
+
+def setup_commands(page: Path) -> list[tuple[int, str]]:
+    """(line, command) of each bare ``aifabric ... > FILE`` line of a bash block: a file a later
+    marked command reads (``roce-config > leaf-1.json``), so it runs first, in document order."""
+    out, fence = [], None
+    for i, raw in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+        if raw.startswith("```"):
+            fence = None if fence is not None else raw[3:].strip()
+        elif fence in ("bash", "sh") and raw.startswith("aifabric ") and " > " in raw:
+            out.append((i, raw.split("  #")[0].strip()))
     return out
 
 
@@ -184,7 +197,10 @@ def main(argv: list[str]) -> int:
             if only and not any(str(page).endswith(o) for o in only):
                 continue
             todo = []
+            setups = setup_commands(page)
             for block in blocks(page):  # run in document order
+                while setups and setups[0][0] < block.line:
+                    run(setups.pop(0)[1], cwd)
                 body = render(block, run(block.command, cwd), cwd)
                 if body != shown(block):
                     differ.append(f"{page.relative_to(ROOT)}:{block.line}: {block.command}")
