@@ -1,4 +1,4 @@
-"""README's table of latency values graded by source matches the data files it quotes: every
+"""The simulate page's table of latency values (docs/commands/simulate.md) graded by source matches the data files it quotes: every
 ``latency.*`` value of defaults.yaml and every switch ``latency_ns`` of catalog.yaml appears with
 its number, source tag and grade (H / M / L / estimate), and no row names a value the data lack."""
 
@@ -23,7 +23,7 @@ def _fmt(v) -> str:
 
 
 def _readme_rows() -> dict[str, list[str]]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "commands" / "simulate.md").read_text(encoding="utf-8")
     start = text.index("| value | number | source | grade |")
     rows = {}
     for line in text[start:].splitlines()[2:]:
@@ -40,13 +40,13 @@ def test_defaults_latency_rows_match_defaults_yaml():
     lat = yaml.safe_load((DATA / "defaults.yaml").read_text(encoding="utf-8"))["latency"]
     for key, v in lat.items():
         name = f"`latency.{key}`"
-        assert name in rows, f"README latency table lacks {name}"
+        assert name in rows, f"the latency table lacks {name}"
         number, source, grade = rows[name]
         assert number == f"{_fmt(v['value'])} {v['unit']}", name
         assert source == (v.get("source") or "—"), name
         assert grade == GRADE[v["confidence"]], name
     named = {k for k in rows if k.startswith("`latency.")}
-    assert named == {f"`latency.{k}`" for k in lat}, "README names a latency value defaults.yaml lacks"
+    assert named == {f"`latency.{k}`" for k in lat}, "the latency table names a value defaults.yaml lacks"
 
 
 def test_catalog_switch_latency_rows_match_catalog_yaml():
@@ -64,7 +64,7 @@ def test_catalog_switch_latency_rows_match_catalog_yaml():
             ),
             None,
         )
-        assert row is not None, f"README latency table lacks switch {sw['id']}"
+        assert row is not None, f"the latency table lacks switch {sw['id']}"
         number, source, grade = rows[row]
         assert number == f"{sw['latency_ns']} ns", sw["id"]
         assert source == (sw.get("latency_source") or "—"), sw["id"]
