@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo aot test test-slow test-validation test-latest lint lock bench clean
+.PHONY: demo aot test test-slow test-validation test-latest lint lock bench clean docs-screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,11 @@ test-slow: $(STAMP)
 
 test-validation: $(STAMP)
 	$(BIN)/python -m pytest -q -m validation
+
+# the reports' screenshots in docs/ (tests write them to a temporary folder unless asked like this)
+docs-screenshots: $(STAMP)
+	bash scripts/ensure-chromium.sh
+	AIFABRIC_DOCS_SCREENSHOTS=1 $(BIN)/python -m pytest -q tests/test_report_browser.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests $(wildcard bench)

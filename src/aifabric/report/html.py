@@ -45,6 +45,8 @@ th{background:#f5f5f5;text-align:left} td.n{text-align:right;font-variant-numeri
 .card{border:1px solid #cde3d2;background:#f4faf5;border-radius:8px;padding:1rem 1.25rem;margin:1rem 0}
 .card .answer{font-size:1.5rem;font-weight:600;color:#1f6b3a} table.deciding td,table.deciding th{padding:.2rem .6rem}
 #toc{background:#fafafa;border:1px solid #eee;padding:.5rem 1rem;margin:1rem 0} #toc ol{columns:2;margin:.3rem 0}
+table.heat td{min-width:7rem;text-align:center} table.heat td b{font-weight:600}
+.heat-legend .sw{display:inline-block;width:1rem;height:.8rem;border:1px solid #ccc;vertical-align:middle}
 """
 
 
