@@ -605,10 +605,11 @@ def figures(result: dict) -> dict:
     fabrics = result["fabrics"]
     figs = {
         "chart-capex": _fig_capex(fabrics),
-        "chart-iteration": _fig_iteration(fabrics),
         "chart-busbw": _fig_busbw(fabrics),
         "chart-fct": _fig_fct(fabrics),
     }
+    if any(f.get("iteration") for f in fabrics):
+        figs["chart-iteration"] = _fig_iteration(fabrics)
     if any(f.get("inference") for f in fabrics):
         figs["chart-inference"] = _fig_inference(fabrics)
     if any(f.get("storage") for f in fabrics):
@@ -718,8 +719,9 @@ def _sections(result: dict, divs: dict) -> list[tuple[str, str, list[str]]]:
     if "chart-storage" in divs:
         secs.append(("storage", "Storage traffic", [divs["chart-storage"]]))
     fct_note = f"<p><small>{_e(fabrics[0].get('fct_title', '') if fabrics else '')}</small></p>"
+    if "chart-iteration" in divs:
+        secs.append(("iteration", "Iteration time", [divs["chart-iteration"], *_iteration_table(fabrics)]))
     secs += [
-        ("iteration", "Iteration time", [divs["chart-iteration"], *_iteration_table(fabrics)]),
         ("busbw", "Bus bandwidth", [divs["chart-busbw"], *_busbw_table(fabrics)]),
         ("fct", "Flow completion times", [fct_note, divs["chart-fct"]]),
     ]
