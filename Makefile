@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # GiB of simulation state); JOBS=0 runs the suite in one process
 JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
 
-.PHONY: demo aot test test-slow test-validation test-latest lint lock bench clean docs docs-serve docs-outputs
+.PHONY: demo aot test test-slow test-validation test-latest lint lock bench clean docs docs-serve docs-outputs docs-screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,11 @@ test-slow: $(STAMP)
 
 test-validation: $(STAMP)
 	$(BIN)/python -m pytest -q -n $(JOBS) -m validation
+
+# the reports' screenshots in docs/ (tests write them to a temporary folder unless asked like this)
+docs-screenshots: $(STAMP)
+	bash scripts/ensure-chromium.sh
+	AIFABRIC_DOCS_SCREENSHOTS=1 $(BIN)/python -m pytest -q tests/test_report_browser.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests scripts $(wildcard bench)

@@ -15,7 +15,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import docs_reference  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.aifabric")
-OPTIONAL = {"serve.md", "placed-traffic.md", "training-model.md", "front.md", "report.md", "ultra-ethernet.md"}
+OPTIONAL = {
+    "serve.md",
+    "placed-traffic.md",
+    "training-model.md",
+    "front.md",
+    "report.md",
+    "ultra-ethernet.md",
+}
 
 
 def _prune(items: list, docs_dir: Path) -> list:

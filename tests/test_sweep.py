@@ -325,7 +325,7 @@ def test_compare_study_report_and_flips(tmp_path):
         [f["iteration_time_s"] for f in pinned["fabrics"]]
     )
     html = (out / "report.html").read_text()
-    for cid in ("chart-pareto-step", "chart-pareto-token", "chart-heat-0"):
+    for cid in ("chart-pareto-step", "chart-pareto-token", "heat-map"):
         assert f"id='{cid}'" in html
     from aifabric.sweep.report import flips
 

@@ -40,9 +40,9 @@ def test_example_study_runs_and_its_report_renders(tmp_path):
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto((out / "report.html").as_uri())
-        page.wait_for_function("document.querySelectorAll('.chart .main-svg').length >= 5", timeout=60000)
+        page.wait_for_function("document.querySelectorAll('.chart .main-svg').length >= 2", timeout=60000)
         for cid in ("chart-pareto-step", "chart-pareto-token"):
             assert page.locator(f"#{cid} .main-svg .trace").count() >= 3, cid
-        assert page.locator("#chart-heat-0 .main-svg .hm").count() >= 1
+        assert page.locator("#heat-map td[style]").count() == 18
         browser.close()
     assert not errors

@@ -1,7 +1,10 @@
-"""The HTML report of ``aifabric compare``: one self-contained file (plotly.js inlined, no network).
+"""The HTML report of ``aifabric compare``: one self-contained file (plotly.js's basic bundle inlined
+once, :mod:`aifabric.report.plotlyjs`; no network).
 
-Sections: recommendation with its reasons and evidence; capex and BOM per fabric; iteration-time
-breakdown (compute / exposed communication); bus bandwidth against message size for both fabrics;
+Sections: recommendation with its reasons and evidence; capex and BOM per fabric; the step time's
+difference to the reference fabric (the first InfiniBand one) part by part (compute / exposed
+communication), and the bus bandwidth's ratio to it by message size, each with the absolute values
+in the hover and a table;
 flow-completion-time distributions; for ``--workload inference`` / ``storage`` their own charts (network time
 per decode step and per request against the latency budgets; checkpoint write time); the misconfiguration risk (packet-level testbed: expected loss
 per mistake, iteration slowdown against spurious-pause duty cycle); the brochure claims tested; assumptions, estimates and sources.
@@ -29,6 +32,7 @@ CHART_IDS = (
 
 # charts of their own for --workload inference / storage (only in those reports)
 WORKLOAD_CHART_IDS = ("chart-inference", "chart-storage")
+CDF_POINTS = 400  # points drawn per flow-completion-time CDF (the shape at ¼ % resolution)
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1100px;color:#222}
@@ -41,6 +45,8 @@ th{background:#f5f5f5;text-align:left} td.n{text-align:right;font-variant-numeri
 .card{border:1px solid #cde3d2;background:#f4faf5;border-radius:8px;padding:1rem 1.25rem;margin:1rem 0}
 .card .answer{font-size:1.5rem;font-weight:600;color:#1f6b3a} table.deciding td,table.deciding th{padding:.2rem .6rem}
 #toc{background:#fafafa;border:1px solid #eee;padding:.5rem 1rem;margin:1rem 0} #toc ol{columns:2;margin:.3rem 0}
+table.heat td{min-width:7rem;text-align:center} table.heat td b{font-weight:600}
+.heat-legend .sw{display:inline-block;width:1rem;height:.8rem;border:1px solid #ccc;vertical-align:middle}
 """
 
 
@@ -63,32 +69,92 @@ def _fig_capex(fabrics: list[dict]):
     return fig
 
 
+def reference_fabric(fabrics: list[dict]) -> dict | None:
+    """The fabric the difference charts compare the others with: the first InfiniBand one, else the
+    first one."""
+    return next((f for f in fabrics if f.get("technology") == "infiniband"), fabrics[0] if fabrics else None)
+
+
+def _step_parts(f: dict) -> list[tuple[str, float]]:
+    """(name, seconds) of a fabric's step: compute, bubble, optimizer, each group's exposed
+    communication, and the whole step."""
+    b = f["iteration"]["breakdown"]
+    parts = [("compute", b["compute_s"]), ("pipeline bubble", b["bubble_s"]), ("optimizer", b["optimizer_s"])]
+    parts += [(f"{g.upper()} exposed", s) for g, s in sorted(b["exposed_s"].items())]
+    return [*parts, ("whole step", f["iteration"]["iteration_s"])]
+
+
 def _fig_iteration(fabrics: list[dict]):
-    """Step time split into compute, pipeline bubble, optimizer and each group's *exposed*
-    communication (the part no compute hides)."""
+    """Each fabric's step time minus the reference fabric's, part by part (compute, bubble, optimizer,
+    each group's *exposed* communication — the part no compute hides — and the whole step), in ms;
+    the absolute times in the hover and in the table under the chart. With one fabric: its parts."""
+    import plotly.graph_objects as go
+
+    with_it = [f for f in fabrics if f.get("iteration")]
+    ref = reference_fabric(with_it)
+    others = [f for f in with_it if f is not ref]
+    if not others:
+        return _fig_iteration_absolute(with_it)
+    fig = go.Figure()
+    base = dict(_step_parts(ref))
+    names = list(dict.fromkeys(n for f in with_it for n, _ in _step_parts(f)))
+    for f in others:
+        own = dict(_step_parts(f))
+        a, b = [own.get(n, 0.0) for n in names], [base.get(n, 0.0) for n in names]
+        fig.add_bar(
+            name=f"{f['label']} − {ref['label']}",
+            x=names,
+            y=[1e3 * (x - y) for x, y in zip(a, b, strict=True)],
+            customdata=list(zip(a, b, strict=True)),
+            hovertemplate=f"%{{x}}: %{{y:+.2f}} ms<br>{_js(f['label'])} %{{customdata[0]:.4f}} s, "
+            f"{_js(ref['label'])} %{{customdata[1]:.4f}} s<extra></extra>",
+        )
+    fig.update_layout(
+        title=f"Training step time: each part's difference to {ref['label']} (ms)",
+        yaxis={"title": f"difference to {ref['label']} (ms)", "ticksuffix": " ms", "zeroline": True},
+        showlegend=True,
+        legend={"orientation": "h", "y": -0.2},
+        height=400,
+    )
+    return fig
+
+
+def _fig_iteration_absolute(with_it: list[dict]):
     import plotly.graph_objects as go
 
     fig = go.Figure()
-    with_it = [f for f in fabrics if f.get("iteration")]
-    parts = [("compute_s", "compute"), ("bubble_s", "pipeline bubble"), ("optimizer_s", "optimizer")]
-    for key, name in parts:
+    for name in dict.fromkeys(n for f in with_it for n, _ in _step_parts(f)[:-1]):
         fig.add_bar(
-            name=name, x=[f["label"] for f in with_it], y=[f["iteration"]["breakdown"][key] for f in with_it]
-        )
-    groups = sorted({g for f in with_it for g in f["iteration"]["breakdown"]["exposed_s"]})
-    for g in groups:
-        fig.add_bar(
-            name=f"{g.upper()} exposed",
+            name=name,
             x=[f["label"] for f in with_it],
-            y=[f["iteration"]["breakdown"]["exposed_s"].get(g, 0.0) for f in with_it],
+            y=[dict(_step_parts(f)).get(name, 0.0) for f in with_it],
         )
     fig.update_layout(
-        barmode="stack",
-        title="Training step time (s): compute, bubble, optimizer and exposed communication per group",
-        yaxis_title="seconds",
-        height=380,
+        barmode="stack", title="Training step time by part (s)", yaxis_title="seconds", height=380
     )
     return fig
+
+
+def _iteration_table(fabrics: list[dict]) -> list[str]:
+    """The step's parts per fabric in seconds (the absolute values behind the difference chart)."""
+    with_it = [f for f in fabrics if f.get("iteration")]
+    if not with_it:
+        return []
+    names = list(dict.fromkeys(n for f in with_it for n, _ in _step_parts(f)))
+    out = [
+        "<table id='iteration-table'><tr><th>step part (s)</th>",
+        *(f"<th>{_e(f['label'])}</th>" for f in with_it),
+        "</tr>",
+    ]
+    for n in names:
+        cells = "".join(f"<td class='n'>{dict(_step_parts(f)).get(n, 0.0):.4f}</td>" for f in with_it)
+        out.append(f"<tr><th>{_e(n)}</th>{cells}</tr>")
+    return [*out, "</table>"]
+
+
+def _js(text: str) -> str:
+    """A label inside a plotly hovertemplate (which reads HTML tags and ``%{...}`` fields)."""
+    return html.escape(str(text)).replace("%{", "% {")
 
 
 def _fig_inference(fabrics: list[dict]):
@@ -162,32 +228,84 @@ def _fig_storage(fabrics: list[dict]):
     return fig
 
 
+def _sweep_gbytes(f: dict) -> dict[float, float]:
+    """A fabric's all-reduce sweep as message size (bytes) → busbw (GB/s)."""
+    return {r["size_bytes"]: r["busbw_gbps"] / 8 for r in (f.get("busbw_sweep") or [])}  # stored in Gb/s
+
+
 def _fig_busbw(fabrics: list[dict]):
+    """Each fabric's all-reduce bus bandwidth relative to the reference fabric's, by message size, in
+    % (its busbw / the reference's − 1; 0 = parity); the GB/s of both in the hover and in the table
+    under the chart. With one fabric: its busbw in GB/s."""
     import plotly.graph_objects as go
 
+    with_bw = [f for f in fabrics if f.get("busbw_sweep")]
+    ref = reference_fabric(with_bw)
+    others = [f for f in with_bw if f is not ref]
+    sizes = sorted({s for f in with_bw for s in _sweep_gbytes(f)})
     fig = go.Figure()
-    for f in fabrics:
-        sweep = f.get("busbw_sweep") or []
-        fig.add_scatter(
-            x=[r["size_bytes"] for r in sweep],
-            y=[r["busbw_gbps"] / 8 for r in sweep],  # Gb/s in the stored sweep
-            mode="lines+markers",
-            name=f["label"],
-        )
-    sizes = sorted({r["size_bytes"] for f in fabrics for r in (f.get("busbw_sweep") or [])})
+    if not others:
+        for f in with_bw:
+            bw = _sweep_gbytes(f)
+            fig.add_scatter(x=list(bw), y=list(bw.values()), mode="lines+markers", name=f["label"])
+        yaxis = {"title": "busbw (GB/s)", "ticksuffix": " GB/s"}
+        title = "All-reduce bus bandwidth vs message size (nccl-tests busbw, GB/s)"
+    else:
+        base = _sweep_gbytes(ref)
+        for f in others:
+            own = _sweep_gbytes(f)
+            xs = [s for s in sizes if s in own and base.get(s)]
+            fig.add_scatter(
+                x=xs,
+                y=[100 * (own[s] / base[s] - 1) for s in xs],
+                mode="lines+markers",
+                name=f"{f['label']} vs {ref['label']}",
+                customdata=[(_size_label(s), own[s], base[s]) for s in xs],
+                hovertemplate=f"%{{customdata[0]}}: %{{y:+.2f}} %<br>{_js(f['label'])} %{{customdata[1]:.4g}} GB/s, "
+                f"{_js(ref['label'])} %{{customdata[2]:.4g}} GB/s<extra></extra>",
+            )
+        fig.add_hline(y=0.0, line={"dash": "dot", "color": "#666"}, annotation_text="parity")
+        yaxis = {"title": f"busbw difference to {ref['label']} (%)", "ticksuffix": " %", "zeroline": True}
+        title = f"All-reduce bus bandwidth: difference to {ref['label']} by message size (nccl-tests busbw)"
     fig.update_layout(
-        title="All-reduce bus bandwidth vs message size (nccl-tests busbw, GB/s)",
+        title=title,
         xaxis={
             "type": "log",
             "title": "message size",
             "tickvals": sizes,
             "ticktext": [_size_label(x) for x in sizes],
         },
-        yaxis_title="busbw (GB/s)",
-        yaxis_ticksuffix=" GB/s",
-        height=380,
+        yaxis=yaxis,
+        showlegend=True,
+        legend={"orientation": "h", "y": -0.25},
+        height=400,
     )
     return fig
+
+
+def _busbw_table(fabrics: list[dict]) -> list[str]:
+    """busbw in GB/s per message size and fabric (the absolute values behind the ratio chart)."""
+    with_bw = [f for f in fabrics if f.get("busbw_sweep")]
+    if not with_bw:
+        return []
+    bws = [_sweep_gbytes(f) for f in with_bw]
+    head = "".join(f"<th>{_e(f['label'])}</th>" for f in with_bw)
+    rows = [
+        f"<tr><th>{_e(_size_label(s))}</th>"
+        + "".join(f"<td class='n'>{_bw(bw.get(s))}</td>" for bw in bws)
+        + "</tr>"
+        for s in sorted({s for bw in bws for s in bw})
+    ]
+    return [
+        "<details><summary>busbw in GB/s by message size</summary>",
+        f"<table id='busbw-table'><tr><th>message size</th>{head}</tr>",
+        *rows,
+        "</table></details>",
+    ]
+
+
+def _bw(v: float | None) -> str:
+    return "—" if v is None else f"{v:.4g}"
 
 
 def _size_label(n: float) -> str:
@@ -210,9 +328,11 @@ def _fig_fct(fabrics: list[dict]):
         ):
             fct = np.sort(np.asarray(f.get(key) or [], dtype=float))
             if len(fct):
+                # the CDF at most CDF_POINTS ranks, evenly spaced, the first and last kept
+                at = np.unique(np.linspace(0, len(fct) - 1, min(len(fct), CDF_POINTS)).round().astype(int))
                 fig.add_scatter(
-                    x=fct,
-                    y=np.arange(1, len(fct) + 1) / len(fct),
+                    x=[float(f"{v:.6g}") for v in fct[at]],
+                    y=(at + 1) / len(fct),
                     mode="lines",
                     name=f"{f['label']} — {what}",
                     line={"dash": dash},
@@ -485,10 +605,11 @@ def figures(result: dict) -> dict:
     fabrics = result["fabrics"]
     figs = {
         "chart-capex": _fig_capex(fabrics),
-        "chart-iteration": _fig_iteration(fabrics),
         "chart-busbw": _fig_busbw(fabrics),
         "chart-fct": _fig_fct(fabrics),
     }
+    if any(f.get("iteration") for f in fabrics):
+        figs["chart-iteration"] = _fig_iteration(fabrics)
     if any(f.get("inference") for f in fabrics):
         figs["chart-inference"] = _fig_inference(fabrics)
     if any(f.get("storage") for f in fabrics):
@@ -598,9 +719,10 @@ def _sections(result: dict, divs: dict) -> list[tuple[str, str, list[str]]]:
     if "chart-storage" in divs:
         secs.append(("storage", "Storage traffic", [divs["chart-storage"]]))
     fct_note = f"<p><small>{_e(fabrics[0].get('fct_title', '') if fabrics else '')}</small></p>"
+    if "chart-iteration" in divs:
+        secs.append(("iteration", "Iteration time", [divs["chart-iteration"], *_iteration_table(fabrics)]))
     secs += [
-        ("iteration", "Iteration time", [divs["chart-iteration"]]),
-        ("busbw", "Bus bandwidth", [divs["chart-busbw"]]),
+        ("busbw", "Bus bandwidth", [divs["chart-busbw"], *_busbw_table(fabrics)]),
         ("fct", "Flow completion times", [fct_note, divs["chart-fct"]]),
     ]
     if "chart-risk" in divs:
@@ -630,9 +752,10 @@ def _sections(result: dict, divs: dict) -> list[tuple[str, str, list[str]]]:
 def render_report(result: dict) -> str:
     """Return the HTML text of the report for a ``compare`` result dict: the summary card, a table of
     contents, then the sections; plotly.js is inlined once and each figure's JSON once."""
-    from plotly.offline import get_plotlyjs
+    from aifabric.report.plotlyjs import check_traces, plotly_js
 
     figs = figures(result)
+    check_traces(figs.values())
     divs = {k: f'<div class="chart" id="{k}"></div>' for k in figs}
     scripts = "\n".join(
         f"(function(f){{Plotly.newPlot({json.dumps(k)}, f.data, f.layout, {{responsive: true}});}})({fig.to_json()});"
@@ -642,7 +765,7 @@ def render_report(result: dict) -> str:
     sections = _sections(result, divs)
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>aifabric — {_e(result.get('scenario', ''))}"
-        f"</title><style>{_CSS}</style><script>{get_plotlyjs()}</script></head><body>",
+        f"</title><style>{_CSS}</style><script>{plotly_js()}</script></head><body>",
         f"<h1>InfiniBand or RoCE for {inputs.get('gpus', 0):,} × {_e(str(inputs.get('gpu', '')).upper())} — "
         f"{_e(inputs.get('workload', ''))}</h1>",
         f"<p><small>aifabric {_e(result.get('version', ''))} · {_e(result.get('scenario', ''))}</small></p>",

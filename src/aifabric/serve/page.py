@@ -280,12 +280,13 @@ again: the last two saved are compared here.</small></p></div>
 
 
 def render_page() -> str:
-    """The whole page: CSS, plotly.js, the body and the script (no network access needed)."""
-    from plotly.offline import get_plotlyjs
+    """The whole page: CSS, plotly.js (the reports' basic bundle), the body and the script (no network
+    access needed)."""
+    from aifabric.report.plotlyjs import plotly_js
 
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>aifabric serve</title>"
-        f"<style>{_CSS}{_PAGE_CSS}</style><script>{get_plotlyjs()}</script></head><body>"
+        f"<style>{_CSS}{_PAGE_CSS}</style><script>{plotly_js()}</script></head><body>"
         f"{_BODY}<script>{_SCRIPT}</script></body></html>"
     )
 

@@ -208,7 +208,37 @@ def _compare_summarize(res: dict) -> tuple[dict, dict[str, list[dict]]]:
         s.update(_by_tech(fabrics, key, name))
     ib, roce = s.get("ib_cost_per_million_tokens_usd"), s.get("roce_cost_per_million_tokens_usd")
     s["roce_over_ib_cost_per_token"] = roce / ib if ib and roce is not None else None
-    return s, {"fabrics": [_fabric_row(f) for f in fabrics]}
+    objective = _objectives(res)
+    s.update(_best_objective(res))
+    s["objective_name"] = rec.get("objective")
+    rows = [{**_fabric_row(f), "objective": objective.get(f.get("design"))} for f in fabrics]
+    return s, {"fabrics": rows}
+
+
+def _decided(res: dict) -> list[dict]:
+    """The decision stage's evidence per design (``evidence.decide.fabrics``)."""
+    return list((((res.get("evidence") or {}).get("decide") or {}).get("fabrics") or {}).values())
+
+
+def _objectives(res: dict) -> dict:
+    """Design → the decision's objective (the risk-adjusted cost per useful unit it ranks designs by)."""
+    return {d.get("design"): d.get("objective") for d in _decided(res)}
+
+
+def _best_objective(res: dict) -> dict:
+    """``ib_objective`` / ``roce_objective``: the lowest objective of each technology's feasible
+    designs, and ``roce_over_ib_objective``, their ratio (below 1: RoCE is cheaper per useful work)."""
+    out = {}
+    for tech, pre in (("infiniband", "ib"), ("roce", "roce")):
+        vals = [
+            d["objective"]
+            for d in _decided(res)
+            if d.get("technology") == tech and d.get("feasible", True) and d.get("objective") is not None
+        ]
+        out[f"{pre}_objective"] = min(vals) if vals else None
+    ib, roce = out["ib_objective"], out["roce_objective"]
+    out["roce_over_ib_objective"] = roce / ib if ib and roce is not None else None
+    return out
 
 
 def _compare_memory(scenario: dict, options: dict) -> int:
@@ -404,7 +434,7 @@ def _collective_summarize(res: dict) -> tuple[dict, dict[str, list[dict]]]:
 COMMANDS: dict[str, Command] = {
     "compare": Command(
         "compare", False, COMPARE_OPTIONS, _compare_validate, _compare_run, _compare_summarize,
-        _compare_memory, ("fabrics",), "roce_over_ib_cost_per_token",
+        _compare_memory, ("fabrics",), "roce_over_ib_objective",
     ),
     "train": Command(
         "train", True, TRAIN_OPTIONS, _train_validate, _train_run, _train_summarize,
