@@ -72,10 +72,16 @@ def register(app: typer.Typer) -> None:
             "`aifabric diagnose` on naming the fault and its location instead; exit 0 when precision and "
             "recall are both >= 0.9 on both fabrics.",
         ),
+        uet: bool = typer.Option(
+            False,
+            "--uet",
+            help="Compare the flow model's Ultra Ethernet with the packet engine and the UEC htsim's recorded "
+            "FCTs instead (shipped UET scenarios and the --routing case); exit 0 when all are within 10 %.",
+        ),
         as_json: bool = typer.Option(
             False,
             "--json",
-            help="With --published / --routing / --pfc / --symmetry / --interruptions / --diagnose: one JSON object on stdout.",
+            help="With --published / --routing / --uet / --pfc / --symmetry / --interruptions / --diagnose: one JSON object on stdout.",
         ),
     ) -> None:
         """Check a scenario file: unknown keys, bad units, impossible sizes, flow files. Exit 2 on problems."""
@@ -89,6 +95,8 @@ def register(app: typer.Typer) -> None:
                 return _published(as_json)
             if routing:
                 return _routing(as_json)
+            if uet:
+                return _uet(as_json)
             if pfc_check:
                 return _pfc(as_json)
             if symmetry:
@@ -235,6 +243,15 @@ def _routing(as_json: bool) -> int:
             f"measure stage within 10 % of each other for {n_agree} of {len(agree)}"
         )
     return 0
+
+
+def _uet(as_json: bool) -> int:
+    """:mod:`aifabric.stages.uet_validation`: exit 0 when every case is within its tolerance."""
+    from aifabric.stages.uet_validation import format_uet, uet_report
+
+    rep = uet_report()
+    typer.echo(dumps(rep) if as_json else format_uet(rep))
+    return 0 if rep["holds"] else 1
 
 
 def _interruptions(as_json: bool) -> int:

@@ -101,13 +101,16 @@ def simulate_flows(
     switch_latency_ps: float = 0,
     mtu_bytes: int = 4000,
     header_bytes: int = 64,
+    capacity_scale: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """Flow-level simulation. ``flows``: a table (DataFrame or dict of columns) with ``src``,
     ``dst`` (host node ids), ``size_bytes``, optional ``id``, ``start_us``, ``sport`` (UDP source
     port hashed by ECMP; default one per flow id, :func:`aifabric.flow.hashing.flow_sport`).
 
     Returns columns id, src, dst, size_bytes, start_us, fct_us, ideal_fct_us, slowdown (one row
-    per input flow, input order). ``df.attrs`` holds ``events`` and ``wall_s``.
+    per input flow, input order). ``df.attrs`` holds ``events`` and ``wall_s``. ``capacity_scale``
+    (per directed link) multiplies the capacities the flows share, not the ideal (a transport's
+    efficiency term: :mod:`aifabric.flow.uet`).
     """
     t0 = time.perf_counter()
     df, paths, fixed_s, drain_bits, bottleneck = _routed(
@@ -119,7 +122,10 @@ def simulate_flows(
     start = df["start_us"].to_numpy(np.float64) * 1e-6
     mode = flow_routing(routing)
     split = _path_model(topology).split(src, dst) if mode in MULTIPATH else None
-    finish, events = simulate_drain(paths, drain_bits, start, link_rates_bps(topology, mode), split=split)
+    cap = link_rates_bps(topology, mode)
+    if capacity_scale is not None:
+        cap = cap * capacity_scale
+    finish, events = simulate_drain(paths, drain_bits, start, cap, split=split)
     fct = finish - start + fixed_s
     ideal = fixed_s + drain_bits / bottleneck
     out = pd.DataFrame(

@@ -67,6 +67,23 @@ def _basic_flows(scenario, topo: Topology) -> pd.DataFrame:
     )
 
 
+def _uet_settings(fab, topo: Topology, kw: dict) -> tuple[dict, dict]:
+    """A UET fabric at flow level (:mod:`aifabric.flow.uet`): the even split when sprayed, and the
+    measured efficiency term on the fabric links; returns the engine kwargs and ``engine.uet``."""
+    from aifabric.flow import uet
+
+    eta = uet.efficiency(fab.uet.trimming)
+    kw = {**kw, "routing": uet.routing(fab), "capacity_scale": uet.fabric_link_scale(topo, eta)}
+    info = {
+        "model": "flow: even split over equal-cost paths, fabric links at eta x line rate",
+        "trimming": fab.uet.trimming,
+        "ev_count": fab.uet.ev_count,
+        "fabric_link_efficiency": eta,
+        "efficiency_source": "data/reference/uet-flow-efficiency.json (measured on the packet engine)",
+    }
+    return kw, info
+
+
 def simulate_flow_scenario(
     scenario, flows=None, topology: Topology | None = None, tables: dict | None = None
 ) -> dict:
@@ -96,8 +113,17 @@ def simulate_flow_scenario(
         header_bytes=fab.header_bytes,
     )
     extra = {}
+    if fab.transport == "uet":
+        kw, extra["uet"] = _uet_settings(fab, topo, kw)
     if flows is None and scenario.workload.kind == "collective":
         from aifabric.workload.collectives import collective_flow_schedule
+
+        if fab.transport == "uet":
+            raise InputError(
+                "collective workloads under transport uet run on the packet engine only",
+                field="workload.kind",
+                allowed="sim.mode: packet, or permutation / incast / all-to-all / flows-file",
+            )
 
         w = scenario.workload
         df, res = collective_flow_schedule(
@@ -142,5 +168,8 @@ def simulate_flow_scenario(
         },
         "flows": out_flows,
     }
+    uet = extra.pop("uet", None)
+    if uet is not None:
+        result["engine"]["uet"] = uet
     result.update(extra)
     return result
