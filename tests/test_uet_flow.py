@@ -14,7 +14,7 @@ import pytest
 from aifabric.errors import InputError
 from aifabric.flow import uet
 from aifabric.flow.scenario import simulate_flow_scenario
-from aifabric.scenario import load_scenario, scenario_from_dict
+from aifabric.scenario import scenario_from_dict
 from aifabric.topology.builders import from_spec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,7 +72,16 @@ def test_collective_under_uet_flow_mode_is_refused():
 def test_shipped_scenarios_run_in_flow_mode():
     for name in ("incast32-uet", "perm128-uet", "alltoall16-uet"):
         out = subprocess.run(
-            [sys.executable, "-m", "aifabric", "simulate", f"scenarios/{name}.yaml", "--mode", "flow", "--json"],
+            [
+                sys.executable,
+                "-m",
+                "aifabric",
+                "simulate",
+                f"scenarios/{name}.yaml",
+                "--mode",
+                "flow",
+                "--json",
+            ],
             cwd=ROOT,
             capture_output=True,
             text=True,
