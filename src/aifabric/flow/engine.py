@@ -101,16 +101,16 @@ def simulate_flows(
     switch_latency_ps: float = 0,
     mtu_bytes: int = 4000,
     header_bytes: int = 64,
-    capacity_scale: np.ndarray | None = None,
+    flow_efficiency: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """Flow-level simulation. ``flows``: a table (DataFrame or dict of columns) with ``src``,
     ``dst`` (host node ids), ``size_bytes``, optional ``id``, ``start_us``, ``sport`` (UDP source
     port hashed by ECMP; default one per flow id, :func:`aifabric.flow.hashing.flow_sport`).
 
     Returns columns id, src, dst, size_bytes, start_us, fct_us, ideal_fct_us, slowdown (one row
-    per input flow, input order). ``df.attrs`` holds ``events`` and ``wall_s``. ``capacity_scale``
-    (per directed link) multiplies the capacities the flows share, not the ideal (a transport's
-    efficiency term: :mod:`aifabric.flow.uet`).
+    per input flow, input order). ``df.attrs`` holds ``events`` and ``wall_s``. ``flow_efficiency``
+    (per flow) caps the rate of each flow that crosses a switch-to-switch link at that share of its
+    bottleneck rate, not its ideal (UET's measured term: :mod:`aifabric.flow.uet`).
     """
     t0 = time.perf_counter()
     df, paths, fixed_s, drain_bits, bottleneck = _routed(
@@ -122,10 +122,14 @@ def simulate_flows(
     start = df["start_us"].to_numpy(np.float64) * 1e-6
     mode = flow_routing(routing)
     split = _path_model(topology).split(src, dst) if mode in MULTIPATH else None
-    cap = link_rates_bps(topology, mode)
-    if capacity_scale is not None:
-        cap = cap * capacity_scale
-    finish, events = simulate_drain(paths, drain_bits, start, cap, split=split)
+    caps = None
+    if flow_efficiency is not None:
+        from aifabric.flow.uet import flow_caps_bps
+
+        caps = flow_caps_bps(topology, paths, split, bottleneck, flow_efficiency)
+    finish, events = simulate_drain(
+        paths, drain_bits, start, link_rates_bps(topology, mode), split=split, flow_cap_bps=caps
+    )
     fct = finish - start + fixed_s
     ideal = fixed_s + drain_bits / bottleneck
     out = pd.DataFrame(
@@ -242,11 +246,13 @@ def simulate_drain(
     start_s: np.ndarray,
     capacity_bps: np.ndarray,
     split: tuple | None = None,
+    flow_cap_bps: np.ndarray | None = None,
 ) -> tuple[np.ndarray, int]:
     """Time (s) each fluid flow finishes draining ``drain_bits`` from ``start_s`` under max-min
     sharing recomputed at each arrival / completion; returns ``(finish_s, events)``. ``split``
     (``(fptr, flink, fw)`` from :meth:`~aifabric.flow.paths.PathModel.split`) replaces the single
     paths: a flow at rate r loads each of its links with r × its share there (per-packet modes).
+    ``flow_cap_bps`` (per flow, ``inf`` for none) caps a flow's rate: a link of its own, appended.
 
     Arrivals at one instant (and completions within the drain tolerance) are one event. The loop
     and the progressive filling run in :func:`aifabric.flow._kernels.drain` (numba): each event
@@ -269,10 +275,26 @@ def simulate_drain(
         flink = np.ascontiguousarray(paths[valid], dtype=np.int64)  # row-major: grouped by flow
         fw = np.ones(len(flink))
     cap = np.ascontiguousarray(capacity_bps, dtype=np.float64)
+    if flow_cap_bps is not None:
+        fptr, flink, fw, cap = _with_flow_caps(fptr, flink, fw, cap, np.asarray(flow_cap_bps, np.float64))
     order = np.argsort(start_s, kind="stable")
     ws = Work(len(cap), len(flink), f)
     events = drain(fptr, flink, fw, cap, drain_bits, start_s, order, finish, *ws.arrays())
     return finish, int(events)
+
+
+def _with_flow_caps(fptr, flink, fw, cap, flow_cap):
+    """Each capped flow gets one more link, its own (ids after the real ones, so each flow's links
+    stay ascending), with its cap as capacity."""
+    capped = np.isfinite(flow_cap)
+    n = int(capped.sum())
+    if not n:
+        return fptr, flink, fw, cap
+    at = fptr[1:][capped]
+    flink = np.ascontiguousarray(np.insert(flink, at, len(cap) + np.arange(n)), dtype=np.int64)
+    fw = np.ascontiguousarray(np.insert(fw, at, 1.0), dtype=np.float64)
+    fptr = fptr + np.concatenate([[0], np.cumsum(capped)])
+    return fptr, flink, fw, np.concatenate([cap, flow_cap[capped]])
 
 
 def summary_of(df: pd.DataFrame) -> dict:

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from aifabric.errors import InputError
+from aifabric.flow import uet
 from aifabric.flow.draws import derangement
 from aifabric.flow.engine import simulate_flows, summary_of
 from aifabric.topology.core import Topology
@@ -67,18 +68,16 @@ def _basic_flows(scenario, topo: Topology) -> pd.DataFrame:
     )
 
 
-def _uet_settings(fab, topo: Topology, kw: dict) -> tuple[dict, dict]:
+def _uet_settings(fab, kw: dict) -> tuple[dict, dict]:
     """A UET fabric at flow level (:mod:`aifabric.flow.uet`): the even split when sprayed, and the
-    measured efficiency term on the fabric links; returns the engine kwargs and ``engine.uet``."""
-    from aifabric.flow import uet
-
-    eta = uet.efficiency(fab.uet.trimming)
-    kw = {**kw, "routing": uet.routing(fab), "capacity_scale": uet.fabric_link_scale(topo, eta)}
+    measured per-flow efficiency; returns the engine kwargs and ``engine.uet``."""
+    kw = {**kw, "routing": uet.routing(fab), "uet_trimming": fab.uet.trimming}
     info = {
-        "model": "flow: even split over equal-cost paths, fabric links at eta x line rate",
+        "model": "flow: even split over equal-cost paths; a flow crossing switch-to-switch links "
+        "capped at its measured efficiency x its bottleneck rate",
         "trimming": fab.uet.trimming,
         "ev_count": fab.uet.ev_count,
-        "fabric_link_efficiency": eta,
+        "mean_flow_efficiency": uet.efficiency(fab.uet.trimming),
         "efficiency_source": "data/reference/uet-flow-efficiency.json (measured on the packet engine)",
     }
     return kw, info
@@ -114,7 +113,7 @@ def simulate_flow_scenario(
     )
     extra = {}
     if fab.transport == "uet":
-        kw, extra["uet"] = _uet_settings(fab, topo, kw)
+        kw, extra["uet"] = _uet_settings(fab, kw)
     if flows is None and scenario.workload.kind == "collective":
         from aifabric.workload.collectives import collective_flow_schedule
 
@@ -139,6 +138,9 @@ def simulate_flow_scenario(
         extra["collective"] = res.as_dict()
     else:
         table = _basic_flows(scenario, topo) if flows is None else flows
+        trimming = kw.pop("uet_trimming", None)
+        if trimming is not None:
+            kw["flow_efficiency"] = uet.flow_efficiencies(len(table), trimming, scenario.seed)
         df = simulate_flows(topo, table, **kw)
         events = int(df.attrs.get("events", 0))
     if tables is not None:
@@ -168,8 +170,8 @@ def simulate_flow_scenario(
         },
         "flows": out_flows,
     }
-    uet = extra.pop("uet", None)
-    if uet is not None:
-        result["engine"]["uet"] = uet
+    uet_info = extra.pop("uet", None)
+    if uet_info is not None:
+        result["engine"]["uet"] = uet_info
     result.update(extra)
     return result

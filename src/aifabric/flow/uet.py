@@ -4,12 +4,15 @@
   ``adaptive-packet`` (:meth:`aifabric.flow.paths.PathModel.split`: at every hop a flow's bytes
   divide evenly over the equal-cost next hops) — the fluid limit of a sender spraying its packets
   over many entropy values. ``uet.ev_count: 1`` keeps a flow on its one ECMP path.
-* **Trimming and retransmission** = one efficiency term ``eta`` on the fabric (switch-to-switch)
-  links: the share of line rate they carry under sprayed lossy traffic, measured on the packet
-  engine (:mod:`aifabric.stages.uet_validation`, ``scripts/uet_flow_efficiency.py``) on
-  calibration permutations that are not the shipped scenarios, one value with trimming and one
-  without, recorded in ``data/reference/uet-flow-efficiency.json``. Host links keep line rate: a
-  receiver's queue trims the packets it cannot take while its link stays busy.
+* **Trimming and retransmission** = a per-flow efficiency: a sprayed flow that crosses a
+  switch-to-switch link runs at most at ``eta`` of its bottleneck rate, where the flows' ``eta``
+  follow the distribution measured on the packet engine (mean over flows of ideal FCT / FCT on
+  calibration permutations that are none of the validated cases: :data:`CALIBRATION`,
+  :mod:`aifabric.stages.uet_validation`, ``scripts/uet_flow_efficiency.py``; one distribution with
+  trimming, one without; ``data/reference/uet-flow-efficiency.json``). Flows are given its
+  quantiles evenly, in a seeded order. Where flows share a link (an incast's receiver, an
+  all-to-all's hosts) the cap does not bind: the shared link's queue trims what it cannot take
+  while the link stays busy.
 """
 
 from __future__ import annotations
@@ -33,14 +36,30 @@ CALIBRATION = {
 }
 
 
+QUANTILES = 101  # recorded quantiles of the per-flow efficiency (0 %, 1 %, ..., 100 %)
+
+
 @cache
 def efficiency_table() -> dict:
     return json.loads(EFFICIENCY_FILE.read_text())
 
 
+def _entry(trimming: bool) -> dict:
+    return efficiency_table()["efficiency"]["trimming" if trimming else "no_trimming"]
+
+
 def efficiency(trimming: bool) -> float:
-    """``eta``: the share of line rate a fabric link carries under UET spraying (measured)."""
-    return float(efficiency_table()["efficiency"]["trimming" if trimming else "no_trimming"]["value"])
+    """The mean per-flow efficiency measured on the calibration permutations."""
+    return float(_entry(trimming)["mean"])
+
+
+def flow_efficiencies(n: int, trimming: bool, seed: int) -> np.ndarray:
+    """``n`` flows' efficiencies: the measured distribution's quantiles at (i + 0.5) / n, in an
+    order drawn from ``seed``."""
+    q = np.asarray(_entry(trimming)["quantiles"], dtype=np.float64)
+    levels = (np.arange(n) + 0.5) / n
+    eff = np.interp(levels, np.linspace(0.0, 1.0, len(q)), q)
+    return eff[np.random.default_rng(seed).permutation(n)]
 
 
 def routing(fabric) -> str:
@@ -48,9 +67,21 @@ def routing(fabric) -> str:
     return "adaptive-packet" if fabric.uet.ev_count > 1 else "ecmp"
 
 
-def fabric_link_scale(topology: Topology, eta: float) -> np.ndarray:
-    """Per directed link (``2*link + dir``): ``eta`` on switch-to-switch links, 1 on host links."""
+def fabric_links(topology: Topology) -> np.ndarray:
+    """Per directed link (``2*link + dir``): True on switch-to-switch links."""
     is_host = np.zeros(topology.num_nodes, bool)
     is_host[topology.hosts] = True
-    host_link = is_host[topology.link_a] | is_host[topology.link_b]
-    return np.repeat(np.where(host_link, 1.0, eta), 2)
+    return np.repeat(~(is_host[topology.link_a] | is_host[topology.link_b]), 2)
+
+
+def flow_caps_bps(topology: Topology, paths, split, bottleneck_bps, eff) -> np.ndarray:
+    """Each flow's rate cap: ``eff`` × its bottleneck rate if it crosses a switch-to-switch link
+    (its split's links, or its path without a split), else none (``inf``)."""
+    fab = fabric_links(topology)
+    if split is not None:
+        fptr, flink = split[0], split[1]
+        fid = np.repeat(np.arange(len(fptr) - 1), np.diff(fptr))
+        uses = np.bincount(fid, weights=fab[flink], minlength=len(fptr) - 1) > 0
+    else:
+        uses = ((paths >= 0) & fab[np.maximum(paths, 0)]).any(axis=1)
+    return np.where(uses, np.asarray(eff) * bottleneck_bps, np.inf)
