@@ -33,7 +33,7 @@ def test_train_json_keys_and_one_fabric(scenario):
     assert [f["technology"] for f in out["fabrics"]] == ["infiniband"]
     it = out["fabrics"][0]["iteration"]
     assert it["iteration_s"] > 0 and 0 < it["mfu"] < 1
-    assert set(it["layout"]) == {"tp", "pp", "cp", "vp", "dp", "ep", "micro_batch"}
+    assert set(it["layout"]) == {"tp", "pp", "cp", "vp", "dp", "ep", "micro_batch", "order"}
     assert it["layout"]["tp"] == 4 and it["layout"]["pp"] == 4
     b = it["breakdown"]
     parts = b["compute_s"] + b["bubble_s"] + b["optimizer_s"] + sum(b["exposed_s"].values())
