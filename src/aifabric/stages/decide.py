@@ -50,7 +50,19 @@ from aifabric.stages.decision import (  # noqa: F401  (re-exported: the stage's 
 from aifabric.stages.design import DesignInput
 from aifabric.stages.design import design as design_stage
 from aifabric.stages.design import roce_key as _roce_key
-from aifabric.stages.explain import GROWTH, JITTER_P99_TOLERANCE, _usd, evaluate_claims, rule_explanations
+from aifabric.stages.explain import (  # noqa: F401  (WHAT_DECIDES_THEN re-exported)
+    GROWTH,
+    JITTER_P99_TOLERANCE,
+    WHAT_DECIDES_THEN,
+    _usd,
+    capex_reason,
+    evaluate_claims,
+    growth_reason,
+    iteration_reason,
+    objective_reason,
+    rule_explanations,
+    verdict_reasons,
+)
 from aifabric.stages.objective import (
     break_even,
     build_objective,
@@ -66,7 +78,6 @@ VERDICTS = ("clear", "no material difference", "depends")
 CLEAR_PROBABILITY = (
     0.7  # issue 15: below this share of Monte-Carlo wins the verdict is "no material difference"
 )
-WHAT_DECIDES_THEN = "team skills, supply lead time, vendor strategy and the growth path"
 
 
 def _pct(x: float) -> str:
@@ -374,7 +385,7 @@ def decide(
     u = _uncertainty(obj, inputs, feasible, seed, winner, runner)
     reasons += _comparison_reasons(adv, evidence, obj, expansion, winner, runner)
     reasons += constraint_reasons
-    reasons += _verdict_reasons(sens, u, winner)
+    reasons += verdict_reasons(sens, u, winner)
     rec = Recommendation(
         family[winner],
         evidence[winner].nic_rate_gbps,
@@ -474,125 +485,19 @@ def _comparison_reasons(adv, evidence, obj, expansion, winner: str, runner: str 
     reasons: list[Reason] = []
     w, r = evidence[winner], evidence.get(runner) if runner else None
     if r is not None:
-        reasons.append(_objective_reason(evidence, obj, w, r, winner, runner))
+        reasons.append(objective_reason(evidence, obj, w, r, winner, runner))
     ratio = (r.capex_usd / w.capex_usd) if r else 1.0
     if r and abs(ratio - 1) > 0.01:
-        reasons.append(_capex_reason(w, r))
+        reasons.append(capex_reason(w, r))
     if r and w.iteration_time_s and r.iteration_time_s:
-        reasons.append(_iteration_reason(w, r))
+        reasons.append(iteration_reason(w, r))
     for ev in evidence.values():
         rk = _risk_reason(adv, ev)
         if rk:
             reasons.append(rk)
     if adv.growth != "none":
-        reasons += [_growth_reason(adv, evidence[k], k, *e) for k, e in expansion.items()]
+        reasons += [growth_reason(adv, evidence[k], k, *e) for k, e in expansion.items()]
     return reasons
-
-
-def _objective_reason(evidence, obj, w, r, winner: str, runner: str) -> Reason:
-    unit = obj.unit
-    ev_obj = {f"{k}_objective": f"{e.objective:.4g} {unit}" for k, e in evidence.items()}
-    gap = r.objective / w.objective - 1
-    text = (
-        f"{winner} has the lowest risk-adjusted cost: {w.objective:.4g} vs {r.objective:.4g} {unit} "
-        f"for {runner} ({gap:.1%} more)"
-    )
-    if obj.training:
-        text = "risk-adjusted cost per million trained tokens decides: " + text
-    return Reason(text, ev_obj, "objective")
-
-
-def _capex_reason(w, r) -> Reason:
-    cheaper, dearer = (w, r) if w.capex_usd < r.capex_usd else (r, w)
-    return Reason(
-        f"{cheaper.fabric} network capex is {cheaper.capex_usd / dearer.capex_usd:.0%} of {dearer.fabric}'s "
-        f"({_usd(dearer.capex_usd - cheaper.capex_usd)} less)",
-        {
-            f"{w.fabric}_capex": _usd(w.capex_usd),
-            f"{r.fabric}_capex": _usd(r.capex_usd),
-            "ratio": f"{cheaper.capex_usd / dearer.capex_usd:.3f}",
-        },
-        "2",
-    )
-
-
-def _iteration_reason(w, r) -> Reason:
-    d = r.iteration_time_s / w.iteration_time_s - 1
-    return Reason(
-        f"a training iteration takes {w.iteration_time_s:.3f} s on {w.fabric} and {r.iteration_time_s:.3f} s "
-        f"on {r.fabric} ({d:+.1%})",
-        {
-            f"{w.fabric}_iteration": f"{w.iteration_time_s:.4f} s",
-            f"{r.fabric}_iteration": f"{r.iteration_time_s:.4f} s",
-            "difference": f"{d:+.2%}",
-        },
-        "3",
-    )
-
-
-def _growth_reason(adv, ev, k: str, cost: float, reaches: bool, target: int) -> Reason:
-    return Reason(
-        f"{k} reaches {ev.max_gpus:,} GPUs in its tiers, {'enough' if reaches else 'not enough'} "
-        f"for {adv.growth} growth to {target:,}: the next expansion step costs {_usd(cost)}"
-        + ("" if reaches else " (the fabric is rebuilt)"),
-        {
-            "max_gpus": f"{ev.max_gpus:,}",
-            "growth_target": f"{target:,}",
-            "expansion_capex": _usd(cost),
-        },
-        "5",
-    )
-
-
-def _verdict_reasons(sens, u: _Uncertainty, winner: str) -> list[Reason]:
-    """The verdict (clear, or no material difference) with the break-evens that would flip it, and
-    the prices no public source gives that the choice is conditional on."""
-    flips = [s for s in sens if s["flips"]]
-    pb = {f"p_best_{k}": f"{v:.2f}" for k, v in u.p_best.items()}
-    if u.gap_band is not None:
-        pb["gap_p10_p90"] = f"{u.gap_band[0]:+.1%} .. {u.gap_band[1]:+.1%}"
-    if u.clear:
-        text = (
-            f"clear: {winner} is cheapest in {u.p_best[winner]:.0%} of {len(u.samples[winner])} Monte-Carlo "
-            "samples over the uncertain inputs' ranges"
-        )
-    else:
-        text = (
-            f"no material difference: {winner} is cheapest in {u.p_best.get(winner, 0):.0%} of the Monte-Carlo "
-            f"samples and the cost gap's P10-P90 band includes zero; then {WHAT_DECIDES_THEN} decide"
-        )
-    if flips:
-        text += f"; {winner} wins unless " + " or ".join(_flip_words(s) for s in flips[:3])
-    reasons = [Reason(text, pb, "verdict")]
-    quoted = [x for x in sens if x.get("break_even_unit_price_usd") is not None and " input" in x["basis"]]
-    if quoted:
-        reasons.append(_quoted_prices_reason(quoted, winner))
-    return reasons
-
-
-def _flip_words(s: dict) -> str:
-    side = "above" if s["break_even"] > s["base"] else "below"
-    if s.get("break_even_unit_price_usd") is not None:
-        return f"{s['item']} costs {side} {s['break_even_unit_price_usd']:,.0f} USD per unit"
-    return f"{s['label']} {side} {s['break_even']:.3g}"
-
-
-def _quoted_prices_reason(quoted: list[dict], winner: str) -> Reason:
-    parts = []
-    for x in quoted:
-        side = "below" if x["break_even"] > x["base"] else "above"
-        parts.append(
-            f"{x['item']} costs {side} {x['break_even_unit_price_usd']:,.0f} USD per unit "
-            f"(catalog input range {x['range'][0] * x['unit_price_usd']:,.0f}–"
-            f"{x['range'][1] * x['unit_price_usd']:,.0f})"
-        )
-    return Reason(
-        f"conditional on prices no public source gives: {winner} stays the choice while "
-        + " and ".join(parts)
-        + "; replace them with your quotes (--catalog FILE)",
-        {x["item"]: f"break-even {x['break_even_unit_price_usd']:,.0f} USD" for x in quoted},
-        "verdict",
-    )
 
 
 def _prices_estimated(design) -> list[str]:
