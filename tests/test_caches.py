@@ -58,8 +58,8 @@ def test_every_module_level_cache_is_bounded():
                 found.append(f"{mod.__name__}.{n}")
     assert not bad, bad
     for known in (
-        "aifabric.stages.measure.rail_topology",
-        "aifabric.stages.measure._run_pattern",
+        "aifabric.stages.measure_flows.rail_topology",
+        "aifabric.stages.measure_flows._run_pattern",
         "aifabric.stages.testbed._MEMO",
     ):
         assert known in found

@@ -53,6 +53,9 @@ NOT_INCLUDED = (
 )
 
 LINK_CLASSES = ("host-leaf", "leaf-spine", "spine-core")
+# default cable lengths per link class (hardware-facts "Recommended defaults": 5 m server–leaf,
+# 40 m leaf–spine, 300 m spine–superspine; SONiC buffers_config.j2 role defaults [S9])
+DEFAULT_LENGTHS_M = {"host-leaf": 5.0, "leaf-spine": 40.0, "spine-core": 300.0}
 OPTICS_BRANDS = ("any", "nvidia", "third-party")
 COPPER = ("dac", "lacc", "aec", "aoc")
 #: host-link media a buyer may impose (``advisor.host_link_media``, ``--host-link-media``) → the
@@ -513,3 +516,15 @@ def bom_cage_violations(catalog, plan) -> list[str]:
                 if why:
                     out.append(f"{line.catalog_id} at {line.where}: {'; '.join(why)}")
     return out
+
+
+def radix_at(switch, rate_gbps: float) -> int | None:
+    """Ports of ``switch`` at ``rate_gbps`` (default mode or a breakout mode), else None."""
+    if switch.port_rate_gbps == rate_gbps:
+        return int(switch.ports)
+    for mode in switch.port_modes or ():
+        r = mode["rate_gbps"] if isinstance(mode, dict) else mode.rate_gbps
+        p = mode["ports"] if isinstance(mode, dict) else mode.ports
+        if r == rate_gbps:
+            return int(p)
+    return None

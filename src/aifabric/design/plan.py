@@ -29,6 +29,7 @@ import math
 from dataclasses import dataclass, field
 
 from aifabric.design.cost import (
+    DEFAULT_LENGTHS_M,
     LINK_CLASSES,
     NOT_INCLUDED,
     OPTICS_BRANDS,
@@ -36,6 +37,7 @@ from aifabric.design.cost import (
     Media,
     check_host_link_media,
     price_rail_fabric,
+    radix_at,
 )
 from aifabric.design.redundancy import (
     DUAL_TOR_SOURCE,
@@ -66,9 +68,6 @@ DEFAULT_NIC = {
     ("roce", 800): "cx8-eth",
     ("roce", 200): "cx7-eth",
 }
-# default cable lengths per link class (hardware-facts "Recommended defaults": 5 m server–leaf,
-# 40 m leaf–spine, 300 m spine–superspine; SONiC buffers_config.j2 role defaults [S9])
-DEFAULT_LENGTHS_M = {"host-leaf": 5.0, "leaf-spine": 40.0, "spine-core": 300.0}
 TECH_OF_SWITCH = {"infiniband": "infiniband", "roce": "ethernet"}
 
 
@@ -201,18 +200,6 @@ class FabricPlan:
             "not_included": list(NOT_INCLUDED),
             "notes": self.notes,
         }
-
-
-def radix_at(switch, rate_gbps: float) -> int | None:
-    """Ports of ``switch`` at ``rate_gbps`` (default mode or a breakout mode), else None."""
-    if switch.port_rate_gbps == rate_gbps:
-        return int(switch.ports)
-    for mode in switch.port_modes or ():
-        r = mode["rate_gbps"] if isinstance(mode, dict) else mode.rate_gbps
-        p = mode["ports"] if isinstance(mode, dict) else mode.ports
-        if r == rate_gbps:
-            return int(p)
-    return None
 
 
 def _rates(switch) -> list[float]:

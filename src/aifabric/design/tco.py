@@ -315,8 +315,7 @@ def price_hybrid(
     leaf-spine of ``front_end_switch`` at the storage NIC's port rate; the storage NICs ship with
     the servers and storage systems, so only switches, optics and cables are added.
     """
-    from aifabric.design.cost import price_rail_fabric
-    from aifabric.design.plan import DEFAULT_LENGTHS_M, radix_at
+    from aifabric.design.cost import DEFAULT_LENGTHS_M, price_rail_fabric, radix_at
     from aifabric.topology import rail_sizing
 
     gpu = catalog.get("gpu", backend.gpu)

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from aifabric.errors import InputError
-from aifabric.sim.aot import kernel as _kernel
+from aifabric.sim.aot_load import kernel as _kernel
 
 # the packet kernel: numba's JIT (aifabric.sim.kernel), or its ahead-of-time build when one matches
-# kernel.py (aifabric.sim.aot; the same compiled function without importing numba)
+# kernel.py (aifabric.sim.aot_load; the same compiled function without importing numba)
 K = _kernel()
 
 # kernel routing codes of the modes (aifabric.scenario.ROUTING_MODES): 0 the precomputed path

@@ -33,7 +33,7 @@ what it would pick and whether this cluster's numbers agree, and why.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -50,7 +50,19 @@ from aifabric.stages.decision import (  # noqa: F401  (re-exported: the stage's 
 from aifabric.stages.design import DesignInput
 from aifabric.stages.design import design as design_stage
 from aifabric.stages.design import roce_key as _roce_key
-from aifabric.stages.explain import GROWTH, JITTER_P99_TOLERANCE, _usd, evaluate_claims, rule_explanations
+from aifabric.stages.explain import (  # noqa: F401  (WHAT_DECIDES_THEN re-exported)
+    GROWTH,
+    JITTER_P99_TOLERANCE,
+    WHAT_DECIDES_THEN,
+    _usd,
+    capex_reason,
+    evaluate_claims,
+    growth_reason,
+    iteration_reason,
+    objective_reason,
+    rule_explanations,
+    verdict_reasons,
+)
 from aifabric.stages.objective import (
     break_even,
     build_objective,
@@ -66,7 +78,6 @@ VERDICTS = ("clear", "no material difference", "depends")
 CLEAR_PROBABILITY = (
     0.7  # issue 15: below this share of Monte-Carlo wins the verdict is "no material difference"
 )
-WHAT_DECIDES_THEN = "team skills, supply lead time, vendor strategy and the growth path"
 
 
 def _pct(x: float) -> str:
@@ -358,6 +369,55 @@ def decide(
     obj.base_x.update(fixed)
     for k, ev in evidence.items():
         ev.objective = obj.value(k)
+    reasons, constraint_reasons, feasible = _feasible(adv, design, perf, risk, catalog, evidence)
+    winner = obj.best(feasible=feasible)
+    ranked = sorted(evidence, key=lambda k: (k not in feasible, evidence[k].objective))
+    runner = next((k for k in ranked if k != winner), None)
+    inputs = [
+        replace(i, base=fixed[i.name], low=fixed[i.name], high=fixed[i.name], basis="set in the scenario")
+        if i.name in fixed
+        else i
+        for i in uncertain_inputs(design, obj, adv.team_expertise)
+    ]
+    family = _families(design, evidence)[0]
+    sens = _sensitivity(obj, inputs, winner, feasible, family, evidence) if sensitivity else []
+    torn = tornado(obj, inputs, winner, runner) if sensitivity else []
+    u = _uncertainty(obj, inputs, feasible, seed, winner, runner)
+    reasons += _comparison_reasons(adv, evidence, obj, expansion, winner, runner)
+    reasons += constraint_reasons
+    reasons += verdict_reasons(sens, u, winner)
+    rec = Recommendation(
+        family[winner],
+        evidence[winner].nic_rate_gbps,
+        reasons,
+        _label(evidence, winner),
+        VERDICTS[0] if u.clear else VERDICTS[1],
+        f"risk-adjusted {obj.unit}",
+    )
+    first = _families(design, evidence)[1]
+    claims = evaluate_claims(
+        first, _roce_key(design.nic_rate_gbps), risk.jitter, _prices_estimated(design), adv.workload
+    )
+    return Decision(
+        rec,
+        tuple(claims),
+        evidence,
+        tuple(sens),
+        tuple(torn),
+        {_label(evidence, k): v for k, v in u.p_best.items()},
+        tuple(
+            rule_explanations(
+                adv, design, evidence, "infiniband" if family[winner] == "hybrid" else family[winner]
+            )
+        ),
+        u.spread,
+    )
+
+
+def _feasible(adv, design, perf, risk, catalog, evidence) -> tuple[list, list, list[str]]:
+    """Which designs stay in the running: (the opening reasons and the workload's notes, the
+    constraints' reasons, the feasible keys — every key, with a reason, when none meets them all).
+    Marks the designs a workload budget rules out in ``evidence``."""
     reasons: list[Reason] = [
         Reason(
             f"{design.nodes} nodes need an inter-node fabric for {adv.workload}",
@@ -384,18 +444,24 @@ def decide(
             )
         )
         feasible = list(evidence)
-    winner = obj.best(feasible=feasible)
-    ranked = sorted(evidence, key=lambda k: (k not in feasible, evidence[k].objective))
-    runner = next((k for k in ranked if k != winner), None)
-    inputs = [
-        replace(i, base=fixed[i.name], low=fixed[i.name], high=fixed[i.name], basis="set in the scenario")
-        if i.name in fixed
-        else i
-        for i in uncertain_inputs(design, obj, adv.team_expertise)
-    ]
-    family = _families(design, evidence)[0]
-    sens = _sensitivity(obj, inputs, winner, feasible, family, evidence) if sensitivity else []
-    torn = tornado(obj, inputs, winner, runner) if sensitivity else []
+    return reasons, constraint_reasons, feasible
+
+
+@dataclass(frozen=True)
+class _Uncertainty:
+    """How sure the choice is over the uncertain inputs' ranges (Monte Carlo)."""
+
+    p_best: dict
+    samples: dict
+    spread: dict
+    gap_band: tuple[float, float] | None
+    clear: bool
+
+
+def _uncertainty(obj, inputs, feasible, seed: int, winner: str, runner: str | None) -> _Uncertainty:
+    """Each design's chance of being cheapest, its objective's P10/P50/P90, the runner-up's cost gap's
+    P10-P90 band, and whether the choice is clear (chance ≥ :data:`CLEAR_PROBABILITY`, gap band
+    above zero)."""
     p_best, samples = monte_carlo(obj, inputs, feasible, seed)
     spread = {
         k: {
@@ -410,145 +476,39 @@ def decide(
         gaps = np.array(samples[runner]) / np.array(samples[winner]) - 1
         gap_band = (float(np.percentile(gaps, 10)), float(np.percentile(gaps, 90)))
     clear = p_best.get(winner, 0.0) >= CLEAR_PROBABILITY and (gap_band is None or gap_band[0] > 0)
-    verdict = VERDICTS[0] if clear else VERDICTS[1]
+    return _Uncertainty(p_best, samples, spread, gap_band, clear)
 
+
+def _comparison_reasons(adv, evidence, obj, expansion, winner: str, runner: str | None) -> list[Reason]:
+    """What separates the winner from the runner-up: the objective, the capex, the iteration time,
+    each design's risk and, with growth asked, each design's next expansion step."""
+    reasons: list[Reason] = []
     w, r = evidence[winner], evidence.get(runner) if runner else None
-    unit = obj.unit
-    ev_obj = {f"{k}_objective": f"{e.objective:.4g} {unit}" for k, e in evidence.items()}
     if r is not None:
-        gap = r.objective / w.objective - 1
-        text = (
-            f"{winner} has the lowest risk-adjusted cost: {w.objective:.4g} vs {r.objective:.4g} {unit} "
-            f"for {runner} ({gap:.1%} more)"
-        )
-        if obj.training:
-            text = "risk-adjusted cost per million trained tokens decides: " + text
-        reasons.append(Reason(text, ev_obj, "objective"))
+        reasons.append(objective_reason(evidence, obj, w, r, winner, runner))
     ratio = (r.capex_usd / w.capex_usd) if r else 1.0
     if r and abs(ratio - 1) > 0.01:
-        cheaper, dearer = (w, r) if w.capex_usd < r.capex_usd else (r, w)
-        reasons.append(
-            Reason(
-                f"{cheaper.fabric} network capex is {cheaper.capex_usd / dearer.capex_usd:.0%} of {dearer.fabric}'s "
-                f"({_usd(dearer.capex_usd - cheaper.capex_usd)} less)",
-                {
-                    f"{w.fabric}_capex": _usd(w.capex_usd),
-                    f"{r.fabric}_capex": _usd(r.capex_usd),
-                    "ratio": f"{cheaper.capex_usd / dearer.capex_usd:.3f}",
-                },
-                "2",
-            )
-        )
+        reasons.append(capex_reason(w, r))
     if r and w.iteration_time_s and r.iteration_time_s:
-        d = r.iteration_time_s / w.iteration_time_s - 1
-        reasons.append(
-            Reason(
-                f"a training iteration takes {w.iteration_time_s:.3f} s on {w.fabric} and {r.iteration_time_s:.3f} s "
-                f"on {r.fabric} ({d:+.1%})",
-                {
-                    f"{w.fabric}_iteration": f"{w.iteration_time_s:.4f} s",
-                    f"{r.fabric}_iteration": f"{r.iteration_time_s:.4f} s",
-                    "difference": f"{d:+.2%}",
-                },
-                "3",
-            )
-        )
+        reasons.append(iteration_reason(w, r))
     for ev in evidence.values():
         rk = _risk_reason(adv, ev)
         if rk:
             reasons.append(rk)
     if adv.growth != "none":
-        for k, (cost, reaches, target) in expansion.items():
-            reasons.append(
-                Reason(
-                    f"{k} reaches {evidence[k].max_gpus:,} GPUs in its tiers, {'enough' if reaches else 'not enough'} "
-                    f"for {adv.growth} growth to {target:,}: the next expansion step costs {_usd(cost)}"
-                    + ("" if reaches else " (the fabric is rebuilt)"),
-                    {
-                        "max_gpus": f"{evidence[k].max_gpus:,}",
-                        "growth_target": f"{target:,}",
-                        "expansion_capex": _usd(cost),
-                    },
-                    "5",
-                )
-            )
-    reasons.extend(constraint_reasons)
-    flips = [s for s in sens if s["flips"]]
-    pb = {f"p_best_{k}": f"{v:.2f}" for k, v in p_best.items()}
-    if gap_band is not None:
-        pb["gap_p10_p90"] = f"{gap_band[0]:+.1%} .. {gap_band[1]:+.1%}"
-    if clear:
-        text = (
-            f"clear: {winner} is cheapest in {p_best[winner]:.0%} of {len(samples[winner])} Monte-Carlo "
-            "samples over the uncertain inputs' ranges"
-        )
-    else:
-        text = (
-            f"no material difference: {winner} is cheapest in {p_best.get(winner, 0):.0%} of the Monte-Carlo "
-            f"samples and the cost gap's P10-P90 band includes zero; then {WHAT_DECIDES_THEN} decide"
-        )
-    if flips:
-        words = []
-        for s in flips[:3]:
-            side = "above" if s["break_even"] > s["base"] else "below"
-            if s.get("break_even_unit_price_usd") is not None:
-                words.append(f"{s['item']} costs {side} {s['break_even_unit_price_usd']:,.0f} USD per unit")
-            else:
-                words.append(f"{s['label']} {side} {s['break_even']:.3g}")
-        text += f"; {winner} wins unless " + " or ".join(words)
-    reasons.append(Reason(text, pb, "verdict"))
-    quoted = [x for x in sens if x.get("break_even_unit_price_usd") is not None and " input" in x["basis"]]
-    if quoted:
-        parts = []
-        for x in quoted:
-            side = "below" if x["break_even"] > x["base"] else "above"
-            parts.append(
-                f"{x['item']} costs {side} {x['break_even_unit_price_usd']:,.0f} USD per unit "
-                f"(catalog input range {x['range'][0] * x['unit_price_usd']:,.0f}–"
-                f"{x['range'][1] * x['unit_price_usd']:,.0f})"
-            )
-        reasons.append(
-            Reason(
-                f"conditional on prices no public source gives: {winner} stays the choice while "
-                + " and ".join(parts)
-                + "; replace them with your quotes (--catalog FILE)",
-                {x["item"]: f"break-even {x['break_even_unit_price_usd']:,.0f} USD" for x in quoted},
-                "verdict",
-            )
-        )
-    first = _families(design, evidence)[1]
-    rec = Recommendation(
-        family[winner],
-        evidence[winner].nic_rate_gbps,
-        reasons,
-        _label(evidence, winner),
-        verdict,
-        f"risk-adjusted {unit}",
-    )
-    prices_estimated = sorted(
+        reasons += [growth_reason(adv, evidence[k], k, *e) for k, e in expansion.items()]
+    return reasons
+
+
+def _prices_estimated(design) -> list[str]:
+    """The catalog items of every design's bill of materials priced by estimate or by input."""
+    return sorted(
         {
             line["catalog_id"]
             for fd in design.fabrics
             for line in fd.plan.to_dict()["bom"]
             if line.get("estimate") or line.get("price_input")
         }
-    )
-    claims = evaluate_claims(
-        first, _roce_key(design.nic_rate_gbps), risk.jitter, prices_estimated, adv.workload
-    )
-    return Decision(
-        rec,
-        tuple(claims),
-        evidence,
-        tuple(sens),
-        tuple(torn),
-        {_label(evidence, k): v for k, v in p_best.items()},
-        tuple(
-            rule_explanations(
-                adv, design, evidence, "infiniband" if family[winner] == "hybrid" else family[winner]
-            )
-        ),
-        spread,
     )
 
 

@@ -4,10 +4,12 @@ would pick and whether the numbers agree (:func:`rule_explanations`). Neither de
 
 from __future__ import annotations
 
+from aifabric.stages.decision import Reason
 from aifabric.stages.risk import MISCONFIG_PROBABILITY
 
 JITTER_P99_TOLERANCE = 0.25  # ASSUMPTION: tail-latency constraint under high jitter sensitivity
 GROWTH = {"none": 1, "2x": 2, "10x": 10}
+WHAT_DECIDES_THEN = "team skills, supply lead time, vendor strategy and the growth path"
 
 
 def _usd(x: float) -> str:
@@ -284,3 +286,111 @@ def _small_message_words(evidence: dict) -> str:
 
 
 __all__ = ["GROWTH", "JITTER_P99_TOLERANCE", "LATENCY_METRIC", "evaluate_claims", "rule_explanations"]
+
+
+# The decision's reasons: each says what separates the designs, with its evidence.
+def objective_reason(evidence, obj, w, r, winner: str, runner: str) -> Reason:
+    unit = obj.unit
+    ev_obj = {f"{k}_objective": f"{e.objective:.4g} {unit}" for k, e in evidence.items()}
+    gap = r.objective / w.objective - 1
+    text = (
+        f"{winner} has the lowest risk-adjusted cost: {w.objective:.4g} vs {r.objective:.4g} {unit} "
+        f"for {runner} ({gap:.1%} more)"
+    )
+    if obj.training:
+        text = "risk-adjusted cost per million trained tokens decides: " + text
+    return Reason(text, ev_obj, "objective")
+
+
+def capex_reason(w, r) -> Reason:
+    cheaper, dearer = (w, r) if w.capex_usd < r.capex_usd else (r, w)
+    return Reason(
+        f"{cheaper.fabric} network capex is {cheaper.capex_usd / dearer.capex_usd:.0%} of {dearer.fabric}'s "
+        f"({_usd(dearer.capex_usd - cheaper.capex_usd)} less)",
+        {
+            f"{w.fabric}_capex": _usd(w.capex_usd),
+            f"{r.fabric}_capex": _usd(r.capex_usd),
+            "ratio": f"{cheaper.capex_usd / dearer.capex_usd:.3f}",
+        },
+        "2",
+    )
+
+
+def iteration_reason(w, r) -> Reason:
+    d = r.iteration_time_s / w.iteration_time_s - 1
+    return Reason(
+        f"a training iteration takes {w.iteration_time_s:.3f} s on {w.fabric} and {r.iteration_time_s:.3f} s "
+        f"on {r.fabric} ({d:+.1%})",
+        {
+            f"{w.fabric}_iteration": f"{w.iteration_time_s:.4f} s",
+            f"{r.fabric}_iteration": f"{r.iteration_time_s:.4f} s",
+            "difference": f"{d:+.2%}",
+        },
+        "3",
+    )
+
+
+def growth_reason(adv, ev, k: str, cost: float, reaches: bool, target: int) -> Reason:
+    return Reason(
+        f"{k} reaches {ev.max_gpus:,} GPUs in its tiers, {'enough' if reaches else 'not enough'} "
+        f"for {adv.growth} growth to {target:,}: the next expansion step costs {_usd(cost)}"
+        + ("" if reaches else " (the fabric is rebuilt)"),
+        {
+            "max_gpus": f"{ev.max_gpus:,}",
+            "growth_target": f"{target:,}",
+            "expansion_capex": _usd(cost),
+        },
+        "5",
+    )
+
+
+def verdict_reasons(sens, u, winner: str) -> list[Reason]:
+    """The verdict (clear, or no material difference) with the break-evens that would flip it, and
+    the prices no public source gives that the choice is conditional on; ``u``: the decision's
+    Monte-Carlo certainty (``p_best``, ``samples``, ``gap_band``, ``clear``)."""
+    flips = [s for s in sens if s["flips"]]
+    pb = {f"p_best_{k}": f"{v:.2f}" for k, v in u.p_best.items()}
+    if u.gap_band is not None:
+        pb["gap_p10_p90"] = f"{u.gap_band[0]:+.1%} .. {u.gap_band[1]:+.1%}"
+    if u.clear:
+        text = (
+            f"clear: {winner} is cheapest in {u.p_best[winner]:.0%} of {len(u.samples[winner])} Monte-Carlo "
+            "samples over the uncertain inputs' ranges"
+        )
+    else:
+        text = (
+            f"no material difference: {winner} is cheapest in {u.p_best.get(winner, 0):.0%} of the Monte-Carlo "
+            f"samples and the cost gap's P10-P90 band includes zero; then {WHAT_DECIDES_THEN} decide"
+        )
+    if flips:
+        text += f"; {winner} wins unless " + " or ".join(_flip_words(s) for s in flips[:3])
+    reasons = [Reason(text, pb, "verdict")]
+    quoted = [x for x in sens if x.get("break_even_unit_price_usd") is not None and " input" in x["basis"]]
+    if quoted:
+        reasons.append(_quoted_prices_reason(quoted, winner))
+    return reasons
+
+
+def _flip_words(s: dict) -> str:
+    side = "above" if s["break_even"] > s["base"] else "below"
+    if s.get("break_even_unit_price_usd") is not None:
+        return f"{s['item']} costs {side} {s['break_even_unit_price_usd']:,.0f} USD per unit"
+    return f"{s['label']} {side} {s['break_even']:.3g}"
+
+
+def _quoted_prices_reason(quoted: list[dict], winner: str) -> Reason:
+    parts = []
+    for x in quoted:
+        side = "below" if x["break_even"] > x["base"] else "above"
+        parts.append(
+            f"{x['item']} costs {side} {x['break_even_unit_price_usd']:,.0f} USD per unit "
+            f"(catalog input range {x['range'][0] * x['unit_price_usd']:,.0f}–"
+            f"{x['range'][1] * x['unit_price_usd']:,.0f})"
+        )
+    return Reason(
+        f"conditional on prices no public source gives: {winner} stays the choice while "
+        + " and ".join(parts)
+        + "; replace them with your quotes (--catalog FILE)",
+        {x["item"]: f"break-even {x['break_even_unit_price_usd']:,.0f} USD" for x in quoted},
+        "verdict",
+    )

@@ -416,7 +416,7 @@ def small_message_latency(
     if nic_ns is None:
         nic_ns = nic_latency_ns()
     if host_link_m is None:
-        from aifabric.design.plan import DEFAULT_LENGTHS_M
+        from aifabric.design.cost import DEFAULT_LENGTHS_M
 
         host_link_m = DEFAULT_LENGTHS_M["host-leaf"]
     most = len(fanout_targets(tb, pairs_of(tb)[1], tb.leaves * tb.hosts_per_leaf))

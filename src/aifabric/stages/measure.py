@@ -46,14 +46,19 @@ from functools import lru_cache
 import numpy as np
 
 from aifabric.errors import InputError
+from aifabric.stages.measure_flows import (
+    HEADER_BYTES,
+    MTU_BYTES,
+    RING_SEEDS,
+    measure_pattern,
+    rail_topology,
+    topology_key,
+)
 from aifabric.workload.nic import NIC_EFFICIENCY, NIC_EFFICIENCY_SOURCE
 
 H100_NVLINK_RING_BUSBW_GBPS = 370.0 * 8  # measured 8 × H100 ring busbw ~370 GB/s (S3), in Gb/s
 H100_NVLINK_GBYTES = 450.0  # per direction (S3/S86)
-HEADER_BYTES = {"infiniband": 26, "roce": 64}
-MTU_BYTES = {"infiniband": 4096, "roce": 4096}
 SWEEP_SIZES = [2**i for i in range(3, 34, 2)]  # 8 B … 8 GiB, ×4 steps (nccl-tests -f 4 style)
-RING_SEEDS = 3  # hash seeds the ring step is averaged over
 # ECMP entropy of one NCCL connection = channels per NIC peer × QPs per connection, each QP a
 # RoCEv2 UDP source port hashed on its own. NCCL 2.28 (src/graph/paths.cc ncclTopoGetNchannels):
 # 2 channels per network peer (NCCL_NCHANNELS_PER_NET_PEER; 2.29+ may use more on fast NICs);
@@ -308,78 +313,6 @@ class NetworkEvidence:
         return {"fabrics": [f.to_dict() for f in self.fabrics]}
 
 
-@lru_cache(maxsize=8)
-def rail_topology(
-    gpus: int, link_rate_bps: int, gpus_per_node: int, radix: int, lengths_m: tuple[float, ...]
-):
-    """The design's rail-optimised topology (cached: every pattern and routing reuses it)."""
-    from aifabric.topology import rail_optimized
-
-    return rail_optimized(gpus, link_rate_bps, gpus_per_node=gpus_per_node, radix=radix, lengths_m=lengths_m)
-
-
-@lru_cache(maxsize=64)
-def measure_pattern(
-    topo_key: tuple, technology: str, pattern, seed: int, switch_latency_ps: float, routing: str
-) -> tuple[float, np.ndarray]:
-    """Flow-level run of one pattern (cached by its inputs); returns (efficiency, fct_us array) of
-    the job's flows. Each connection is ``pattern.qps`` flows (NCCL channels per NIC × QPs per
-    connection, each its own UDP source port under ECMP); with several, the step's ideal is the
-    whole connection's (the pattern with one QP): a sub-flow alone would finish sooner."""
-    ideal, fct = _run_pattern(topo_key, technology, pattern, seed, switch_latency_ps, routing)
-    if getattr(pattern, "qps", 1) > 1:
-        ideal = _ideal_pattern(
-            topo_key, technology, replace(pattern, qps=1), seed, switch_latency_ps, routing
-        )
-    eff = float(ideal / fct.max())
-    return min(1.0, eff), fct
-
-
-@lru_cache(maxsize=64)
-def _run_pattern(
-    topo_key: tuple, technology: str, pattern, seed: int, switch_latency_ps: float, routing: str
-) -> tuple[float, np.ndarray]:
-    """(the slowest ideal FCT, every FCT) of the job's flows of one pattern, µs."""
-    from aifabric.flow import simulate_flows
-
-    df, job = _on_pattern(simulate_flows, topo_key, technology, pattern, seed, switch_latency_ps, routing)
-    if job is not None:
-        df = df[job]
-    return df["ideal_fct_us"].max(), df["fct_us"].to_numpy()
-
-
-def _on_pattern(
-    run, topo_key: tuple, technology: str, pattern, seed: int, switch_latency_ps: float, routing: str
-):
-    """``run`` (:func:`~aifabric.flow.simulate_flows` or :func:`~aifabric.flow.engine.ideal_fct_us`)
-    on the pattern's flows over the design's topology, and the job's mask (shared placement: the
-    job's flows; the rest is other jobs' traffic) or None."""
-    flows = pattern.flows()
-    job = flows.pop("job", None)
-    out = run(
-        rail_topology(*topo_key),
-        flows,
-        routing=routing,
-        seed=seed,
-        switch_latency_ps=switch_latency_ps,
-        mtu_bytes=MTU_BYTES[technology],
-        header_bytes=HEADER_BYTES[technology],
-    )
-    return out, job
-
-
-@lru_cache(maxsize=64)
-def _ideal_pattern(
-    topo_key: tuple, technology: str, pattern, seed: int, switch_latency_ps: float, routing: str
-) -> float:
-    """The slowest ideal FCT (µs) of the job's flows of one pattern — :func:`_run_pattern`'s first
-    value, without the drain it does not depend on."""
-    from aifabric.flow.engine import ideal_fct_us
-
-    ideal, job = _on_pattern(ideal_fct_us, topo_key, technology, pattern, seed, switch_latency_ps, routing)
-    return (ideal[np.asarray(job)] if job is not None else ideal).max()
-
-
 def routed_efficiency(
     topo, flows, technology: str, seed: int, switch_latency_ps: float, routing: str, entropy: int = 1
 ) -> tuple[float, np.ndarray, np.ndarray]:
@@ -420,7 +353,7 @@ def _entropy(workload) -> int:
 def pattern_efficiencies(fd, workload, gpus_per_node: int, seed: int, routing: str) -> tuple:
     """Ring-step efficiency (mean over :data:`RING_SEEDS` hash seeds) with the first seed's FCTs,
     and the permutation's efficiency and FCTs (1.0 / empty when the workload has none)."""
-    key = _topology_key(fd, gpus_per_node)
+    key = topology_key(fd, gpus_per_node)
     hop_ps = fd.switch_hop_ns * 1000
     ring = workload.pattern("dp-ring-step")
     effs, ring_fct = [], np.zeros(0)
@@ -436,16 +369,6 @@ def pattern_efficiencies(fd, workload, gpus_per_node: int, seed: int, routing: s
     return float(np.mean(effs)), ring_fct, a2a_eff, perm_fct
 
 
-def _topology_key(fd, gpus_per_node: int) -> tuple:
-    return (
-        fd.plan.gpus,
-        int(fd.nic_rate_gbps * 1e9),
-        gpus_per_node,
-        fd.radix,
-        tuple(fd.lengths_m[c] for c in ("host-leaf", "leaf-spine", "spine-core")),
-    )
-
-
 def busbw_sweep(fd, gpus_per_node: int, gpu: str, seed: int, routing: str) -> list[dict]:
     """All-reduce over every GPU, nccl-tests sizes 8 B … 8 GiB, with NCCL's tuner choice per size
     (``algorithm="auto"``: ring, tree, and NVLSTree on NVSwitch GPUs; protocol too), flow engine
@@ -455,7 +378,7 @@ def busbw_sweep(fd, gpus_per_node: int, gpu: str, seed: int, routing: str) -> li
     df = nccl_sweep(
         "all-reduce",
         SWEEP_SIZES,
-        rail_topology(*_topology_key(fd, gpus_per_node)),
+        rail_topology(*topology_key(fd, gpus_per_node)),
         algorithm="auto",
         engine="flow",
         routing=routing,

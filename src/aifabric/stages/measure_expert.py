@@ -9,7 +9,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from aifabric.stages.measure import HEADER_BYTES, MTU_BYTES, _topology_key, rail_topology
+from aifabric.stages.measure_flows import HEADER_BYTES, MTU_BYTES, rail_topology, topology_key
 
 #: tokens per GPU of the expert all-to-all *measure* runs: enough for the traffic's shape (the
 #: efficiency is a ratio), fewer than DeepEP's 4096 to keep 1k-GPU designs quick
@@ -79,7 +79,7 @@ def expert_a2a_for(fd, workload, gpus_per_node: int, seed: int, routing: str) ->
     if groups < 1:
         return None
     eff, in_leaf = _expert_a2a_efficiency(
-        _topology_key(fd, gpus_per_node),
+        topology_key(fd, gpus_per_node),
         fd.technology,
         routing,
         seed,

@@ -6,9 +6,14 @@ The expert all-to-all is :mod:`aifabric.stages.measure_expert`'s."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from aifabric.stages.measure import RING_SEEDS, NetworkEvidence, _topology_key, measure_pattern, rail_topology
+from aifabric.stages.measure_flows import RING_SEEDS, measure_pattern, rail_topology, topology_key
+
+if TYPE_CHECKING:
+    from aifabric.stages.measure import NetworkEvidence
 
 
 def pipeline_efficiency(fd, workload, gpus_per_node: int, seed: int, routing: str) -> dict | None:
@@ -22,7 +27,7 @@ def pipeline_efficiency(fd, workload, gpus_per_node: int, seed: int, routing: st
     p = workload.pattern("pp-send-recv")
     if p is None:
         return None
-    key, hop_ps = _topology_key(fd, gpus_per_node), fd.switch_hop_ns * 1000
+    key, hop_ps = topology_key(fd, gpus_per_node), fd.switch_hop_ns * 1000
     effs = [measure_pattern(key, fd.technology, p, seed + s, hop_ps, routing)[0] for s in range(RING_SEEDS)]
     src, dst, pairs = stage_hops(p)
     return {

@@ -323,127 +323,147 @@ def build_objective(
 
 def uncertain_inputs(design, objective: Objective, expertise: str) -> list[UncertainInput]:
     """Every uncertain input of the objective with its base, plausible range and basis."""
+    out = [inp for fd in design.fabrics for inp in _price_inputs(fd)]
+    out += _risk_inputs(objective, expertise)
+    out += _storage_share_input(objective)
+    if objective.training:
+        out += _training_inputs(objective)
+    return out
+
+
+def _price_inputs(fd) -> list[UncertainInput]:
+    """One price multiplier per cost category of a design's bill of materials: the catalog's price
+    ranges where it gives them, else ±50 % for an estimate and ±15 % for a sourced price."""
+    lines = fd.plan.to_dict()["bom"]
     out = []
-    for fd in design.fabrics:
-        lines = fd.plan.to_dict()["bom"]
-        for cat in CATEGORIES:
-            mine = [ln for ln in lines if ln["category"] == cat]
-            total = sum(float(ln["total_usd"]) for ln in mine)
-            if total <= 0:
-                continue
-            low = (
-                sum(ln["count"] * float(ln.get("unit_price_low_usd", ln["unit_price_usd"])) for ln in mine)
-                / total
+    for cat in CATEGORIES:
+        mine = [ln for ln in lines if ln["category"] == cat]
+        total = sum(float(ln["total_usd"]) for ln in mine)
+        if total <= 0:
+            continue
+        low = (
+            sum(ln["count"] * float(ln.get("unit_price_low_usd", ln["unit_price_usd"])) for ln in mine)
+            / total
+        )
+        high = (
+            sum(ln["count"] * float(ln.get("unit_price_high_usd", ln["unit_price_usd"])) for ln in mine)
+            / total
+        )
+        est = any(ln.get("estimate") or ln.get("price_input") for ln in mine)
+        top = max(mine, key=lambda ln: float(ln["total_usd"]))
+        if high - low > 1e-9:
+            ids = sorted({ln["catalog_id"] + (" input" if ln.get("price_input") else "") for ln in mine})
+            basis = "the catalog's price ranges (" + ", ".join(ids) + ")"
+        else:
+            low, high = PRICE_RANGE[est]
+            basis = (
+                "catalog price is an estimate without a range: ±50 % (assumption)"
+                if est
+                else "catalog price has a public source: ±15 % for discounts and dates (assumption)"
             )
-            high = (
-                sum(ln["count"] * float(ln.get("unit_price_high_usd", ln["unit_price_usd"])) for ln in mine)
-                / total
-            )
-            est = any(ln.get("estimate") or ln.get("price_input") for ln in mine)
-            top = max(mine, key=lambda ln: float(ln["total_usd"]))
-            if high - low > 1e-9:
-                basis = (
-                    "the catalog's price ranges ("
-                    + ", ".join(
-                        sorted(
-                            {ln["catalog_id"] + (" input" if ln.get("price_input") else "") for ln in mine}
-                        )
-                    )
-                    + ")"
-                )
-            else:
-                low, high = PRICE_RANGE[est]
-                basis = (
-                    "catalog price is an estimate without a range: ±50 % (assumption)"
-                    if est
-                    else "catalog price has a public source: ±15 % for discounts and dates (assumption)"
-                )
-            out.append(
-                UncertainInput(
-                    f"price.{cat}.{fd.key}",
-                    f"{fd.key} {cat} price (× catalog)",
-                    1.0,
-                    low,
-                    high,
-                    basis,
-                    fd.key,
-                    (0.05, 20.0),
-                    top["catalog_id"],
-                    float(top["unit_price_usd"]),
-                    (
-                        float(top.get("unit_price_low_usd", top["unit_price_usd"])),
-                        float(top.get("unit_price_high_usd", top["unit_price_usd"])),
-                    ),
-                )
-            )
-    if any(objective.risk_items.get(k) for k in objective.designs):
-        lo, hi = PROBABILITY_RANGE[expertise]
         out.append(
             UncertainInput(
-                "misconfiguration_probability",
-                "misconfiguration probability per setting",
-                MISCONFIG_PROBABILITY[expertise],
-                lo,
-                hi,
-                f"assumption (no public source), range for expertise '{expertise}'",
+                f"price.{cat}.{fd.key}",
+                f"{fd.key} {cat} price (× catalog)",
+                1.0,
+                low,
+                high,
+                basis,
+                fd.key,
+                (0.05, 20.0),
+                top["catalog_id"],
+                float(top["unit_price_usd"]),
+                (
+                    float(top.get("unit_price_low_usd", top["unit_price_usd"])),
+                    float(top.get("unit_price_high_usd", top["unit_price_usd"])),
+                ),
+            )
+        )
+    return out
+
+
+def _risk_inputs(objective: Objective, expertise: str) -> list[UncertainInput]:
+    """With risk items: the misconfiguration probability (the team's expertise sets its range) and,
+    where congestion is not the storage share, the share of communication time under congestion."""
+    if not any(objective.risk_items.get(k) for k in objective.designs):
+        return []
+    lo, hi = PROBABILITY_RANGE[expertise]
+    out = [
+        UncertainInput(
+            "misconfiguration_probability",
+            "misconfiguration probability per setting",
+            MISCONFIG_PROBABILITY[expertise],
+            lo,
+            hi,
+            f"assumption (no public source), range for expertise '{expertise}'",
+            bracket=(0.0, 1.0),
+        )
+    ]
+    if not objective.congestion_is_storage and any(
+        i.comm_slowdown_quiet is not None for k in objective.designs for i in objective.risk_items[k]
+    ):
+        out.append(
+            UncertainInput(
+                "congestion_share",
+                "share of communication time under congestion",
+                objective.base_congestion_share,
+                *CONGESTION_SHARE_RANGE,
+                "assumption (no public source) around the risk testbed's default",
                 bracket=(0.0, 1.0),
             )
         )
-        if not objective.congestion_is_storage and any(
-            i.comm_slowdown_quiet is not None for k in objective.designs for i in objective.risk_items[k]
-        ):
-            out.append(
-                UncertainInput(
-                    "congestion_share",
-                    "share of communication time under congestion",
-                    objective.base_congestion_share,
-                    *CONGESTION_SHARE_RANGE,
-                    "assumption (no public source) around the risk testbed's default",
-                    bracket=(0.0, 1.0),
-                )
-            )
+    return out
+
+
+def _storage_share_input(objective: Objective) -> list[UncertainInput]:
+    """The share of time storage traffic shares the fabric (the risk items of kind ``share``), unless
+    the setting or the scenario fixed it."""
     storage = [i for k in objective.designs for i in objective.risk_items.get(k, ()) if i.kind == "share"]
     fixed = all(
         i.persistence_range is not None and i.persistence_range[0] == i.persistence_range[1] for i in storage
     )
-    if storage and not fixed:  # a share fixed by the setting or the scenario is not sampled
-        lo, hi = storage[0].persistence_range or STORAGE_SHARE_RANGE
+    if not storage or fixed:
+        return []
+    lo, hi = storage[0].persistence_range or STORAGE_SHARE_RANGE
+    return [
+        UncertainInput(
+            "storage_share",
+            "share of time storage traffic shares the compute fabric",
+            storage[0].persistence,
+            lo,
+            hi,
+            storage[0].probability_basis,
+            bracket=(0.0, 1.0),
+        )
+    ]
+
+
+def _training_inputs(objective: Objective) -> list[UncertainInput]:
+    """A training job's compute efficiency and each design's achieved NIC efficiency."""
+    b = objective.base_compute_efficiency
+    out = [
+        UncertainInput(
+            "compute_efficiency",
+            "compute efficiency (sustained GEMM fraction of peak)",
+            b,
+            b * (1 - COMPUTE_EFFICIENCY_SPREAD),
+            min(1.0, b * (1 + COMPUTE_EFFICIENCY_SPREAD)),
+            "the step model's fitted GEMM efficiency ±15 % (validation residuals, assumption for the width)",
+            bracket=(0.05, 1.0),
+        )
+    ]
+    for k in objective.designs:
         out.append(
             UncertainInput(
-                "storage_share",
-                "share of time storage traffic shares the compute fabric",
-                storage[0].persistence,
-                lo,
-                hi,
-                storage[0].probability_basis,
-                bracket=(0.0, 1.0),
+                f"nic_efficiency.{k}",
+                f"{k} achieved NIC efficiency (share of line rate)",
+                objective.networks[k].nic_efficiency,
+                *NIC_EFFICIENCY_RANGE,
+                "public nccl-tests reach ~92–96 % of NIC line rate (base: NCCL's 0.94 or the calibration's)",
+                k,
+                (0.2, 1.0),
             )
         )
-    if objective.training:
-        b = objective.base_compute_efficiency
-        out.append(
-            UncertainInput(
-                "compute_efficiency",
-                "compute efficiency (sustained GEMM fraction of peak)",
-                b,
-                b * (1 - COMPUTE_EFFICIENCY_SPREAD),
-                min(1.0, b * (1 + COMPUTE_EFFICIENCY_SPREAD)),
-                "the step model's fitted GEMM efficiency ±15 % (validation residuals, assumption for the width)",
-                bracket=(0.05, 1.0),
-            )
-        )
-        for k in objective.designs:
-            out.append(
-                UncertainInput(
-                    f"nic_efficiency.{k}",
-                    f"{k} achieved NIC efficiency (share of line rate)",
-                    objective.networks[k].nic_efficiency,
-                    *NIC_EFFICIENCY_RANGE,
-                    "public nccl-tests reach ~92–96 % of NIC line rate (base: NCCL's 0.94 or the calibration's)",
-                    k,
-                    (0.2, 1.0),
-                )
-            )
     return out
 
 

@@ -25,7 +25,7 @@ def sharp_down_item(workload, fp, net, of: str):
     """The :class:`~aifabric.stages.risk.RiskItem`, or None where SHARP is not granted or there is
     no step to slow."""
     from aifabric.stages.performance import iteration_slowdown
-    from aifabric.stages.risk import RiskItem, lost_share
+    from aifabric.stages.risk_item import RiskItem, lost_share
 
     if not (net.sharp and net.sharp.get("granted")) or fp.iteration is None:
         return None
