@@ -48,7 +48,14 @@ FINDINGS_EXIT_1 = ("audit", "diagnose")
 # text the history and hand-written-output rules skip) until their outputs are marked for
 # scripts/docs_outputs.py: their examples name files they do not ship (meta.yaml, t70.yaml,
 # all_reduce_perf.txt); their python blocks are not run either.
-OTHER_WORK = {"training-model.md", "front.md", "serve.md", "placed-traffic.md", "report.md", "ultra-ethernet.md"}
+OTHER_WORK = {
+    "training-model.md",
+    "front.md",
+    "serve.md",
+    "placed-traffic.md",
+    "report.md",
+    "ultra-ethernet.md",
+}
 
 # Commands that name a file the docs do not ship (the reader's own), checked for flags only.
 ILLUSTRATIVE = {

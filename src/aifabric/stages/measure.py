@@ -41,7 +41,6 @@ A user with their own numbers builds a :class:`FabricNetwork` directly
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 
 import numpy as np
 
