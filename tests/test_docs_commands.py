@@ -59,6 +59,8 @@ OTHER_WORK = {
 
 # Commands that name a file the docs do not ship (the reader's own), checked for flags only.
 ILLUSTRATIVE = {
+    "aifabric validate --symmetry": "six jobs up to 16,384 GPUs, each against its twin (over the 300 s "
+    "limit on 2 cores); the check itself runs in tests/test_like_for_like.py (validation and slow groups)",
     "aifabric plan --catalog quotes.yaml": "quotes.yaml is the reader's own price file",
     "aifabric simulate --mode flow": "prose naming the flow mode of `simulate FILE`",
     "aifabric results --ci": "prose naming the option",
@@ -83,7 +85,6 @@ SLOW = (
     "aifabric compare --report ",  # the HTML report (rendered in headless Chromium by test_report)
     "aifabric compare --placement ",  # placement on the cluster's testbed
     "aifabric compare --gpus 2048 ",  # 2,048 GPUs: MoE and 405B jobs
-    "aifabric validate --symmetry",  # every symmetry reduction against the full model
     "aifabric validate --routing",  # every routing mode in both engines
     "aifabric collective all-reduce --mode flow --gpus 100000",  # 100,000 GPUs in flow mode
 )
