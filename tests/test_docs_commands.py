@@ -54,7 +54,6 @@ OTHER_WORK = {
     "serve.md",
     "placed-traffic.md",
     "report.md",
-    "ultra-ethernet.md",
 }
 
 # Commands that name a file the docs do not ship (the reader's own), checked for flags only.
