@@ -52,7 +52,6 @@ OTHER_WORK = {
     "training-model.md",
     "serve.md",
     "placed-traffic.md",
-    "report.md",
 }
 
 # Commands that name a file the docs do not ship (the reader's own), checked for flags only.
