@@ -50,7 +50,6 @@ FINDINGS_EXIT_1 = ("audit", "diagnose")
 # all_reduce_perf.txt); their python blocks are not run either.
 OTHER_WORK = {
     "training-model.md",
-    "serve.md",
     "placed-traffic.md",
 }
 
@@ -62,6 +61,9 @@ ILLUSTRATIVE = {
     "aifabric risk --baseline": "prose naming the option",
     "aifabric collective --routing": "prose naming the option",
     "aifabric compare s.yaml --json": "s.yaml is the two advisor/risk keys the sentence gives",
+    "aifabric serve scenarios/advisor/rule3-thousand-gpu.yaml --study runs/size-vs-gpu": (
+        "a server that runs until Ctrl-C"
+    ),
 }
 # Commands run elsewhere (slow, or with their outputs compared there).
 RUN_ELSEWHERE = (
