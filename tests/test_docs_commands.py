@@ -50,7 +50,6 @@ FINDINGS_EXIT_1 = ("audit", "diagnose")
 # all_reduce_perf.txt); their python blocks are not run either.
 OTHER_WORK = {
     "training-model.md",
-    "placed-traffic.md",
 }
 
 # Commands that name a file the docs do not ship (the reader's own), checked for flags only.
