@@ -255,3 +255,22 @@ def test_risk_chart_says_when_nothing_is_lost():
     fab = [{"label": "x", "risk_detail": {"a": {"expected_loss": 0.0, "loss_while_present": 0.0}}}]
     fig = _fig_risk(fab)
     assert fig.layout.annotations and "no measured loss" in fig.layout.annotations[0].text
+
+
+def test_compare_reads_the_scenario_seed(tmp_path):
+    """The scenario's top-level ``seed`` reaches the comparison (step traffic, measurements, Monte
+    Carlo) and is echoed in ``--json``; it was silently ignored before."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from aifabric.cli import app
+
+    f = tmp_path / "seed2.yaml"
+    f.write_text("name: seed2\nseed: 2\nadvisor: {gpus: 64, gpu: h100, workload: training}\n")
+    r = CliRunner().invoke(app, ["compare", str(f), "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["seed"] == 2
+    seeds = {p.get("seed") for p in out["evidence"]["workload"]["patterns"] if "seed" in p}
+    assert seeds == {2}

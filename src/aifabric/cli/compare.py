@@ -51,6 +51,7 @@ class Asked(NamedTuple):
     inference: dict | None = None
     storage: dict | None = None
     assumptions: dict | None = None  # the scenario's assumptions: section
+    seed: int = 1  # the scenario's seed: the step traffic's permutation, the measurements, the Monte Carlo
 
 
 # command-line flags that set a key of a workload section: flag -> (section, key)
@@ -70,10 +71,11 @@ def build_advisor(scenario_path: Path | None, flags: dict, section_flags: dict |
     base = {}
     name = "built-in default (1,024 H100, Llama-3 70B training)"
     training = risk = assumptions = None
+    seed = 1
     sections: dict[str, dict | None] = {"inference": None, "storage": None}
     if scenario_path is not None:
         sc = load_scenario(scenario_path)
-        name, training, risk = sc.name, sc.training, sc.risk
+        name, training, risk, seed = sc.name, sc.training, sc.risk, sc.seed
         if sc.assumptions:
             from aifabric.stages.deployment import check_overrides
 
@@ -140,6 +142,7 @@ def build_advisor(scenario_path: Path | None, flags: dict, section_flags: dict |
         sections["inference"],
         sections["storage"],
         assumptions,
+        seed,
     )
 
 
@@ -491,7 +494,7 @@ def register(app: typer.Typer) -> None:
             from aifabric.hardware.catalog import load_catalog
 
             check_out_file(report, "--report")  # before any work (issue 32)
-            adv, name, training, risk, inference, storage, assumptions = build_advisor(
+            adv, name, training, risk, inference, storage, assumptions, seed = build_advisor(
                 scenario,
                 {
                     "gpus": gpus,
@@ -561,6 +564,7 @@ def register(app: typer.Typer) -> None:
                 inference,
                 storage,
                 assumptions,
+                seed,
             )
             if cal is not None:
                 result["calibration"] = {
@@ -568,6 +572,7 @@ def register(app: typer.Typer) -> None:
                     "warnings": list(dict.fromkeys(cal.warnings)),
                 }
             result["scenario"] = name
+            result["seed"] = seed
             if report is not None:
                 from aifabric.report.html import write_report
 
@@ -619,10 +624,12 @@ def _run(
     inference=None,
     storage=None,
     assumptions=None,
+    seed: int = 1,
 ) -> dict:
     from aifabric.api import compare_advisor
 
     kw = dict(
+        seed=seed,
         compute_efficiency=compute_efficiency,
         congestion_share=congestion_share,
         training=training,

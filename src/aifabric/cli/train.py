@@ -79,12 +79,14 @@ def register(app: typer.Typer) -> None:
                 cat,
                 training,
                 fabric,
+                seed=asked.seed,
                 compute_efficiency=compute_efficiency,
                 scenario_file=str(scenario) if scenario else None,
                 calibration=cal,
                 assumptions=asked.assumptions,
             )
             out["scenario"] = name
+            out["seed"] = asked.seed
             if as_json:
                 from aifabric.report.result import json_safe
 

@@ -58,6 +58,7 @@ class Base:
     inference: dict | None = None
     storage: dict | None = None
     assumptions: dict | None = None
+    seed: int = 1  # the scenario's seed, as compare reads it
 
 
 def load_base(path: Path | None) -> Base:
@@ -82,6 +83,7 @@ def load_base(path: Path | None) -> Base:
         sections["inference"],
         sections["storage"],
         check_overrides(sc.assumptions, str(path)) if sc.assumptions else None,
+        sc.seed,
     )
 
 
@@ -198,6 +200,7 @@ class Workspace:
         return CompareInputs(
             w.advisor,
             self.catalog,
+            seed=b.seed,
             training=b.training,
             scenario_file=b.path,
             risk=b.risk,
