@@ -489,7 +489,12 @@ class UetSpec(_Model):
     dropping), ``ev_count`` (entropy values a sender sprays its packets over), ``queue_limit`` (bytes
     an egress queue holds before it trims or drops; default 1 × BDP with trimming, 5 × BDP without,
     htsim's sizing), ``rto`` (retransmission timeout; default htsim's 15 µs + 6 queue drain times)
-    and ``nscc``. Sources: docs/ultra-ethernet.md."""
+    and ``nscc``; ``load_balancer`` (how a sender picks entropy values: ``mixed``, the UEC htsim's
+    default, recycles EVs that came back clean and skips EVs that came back ECN-marked, trimmed or
+    lost; ``bitmap`` only skips; ``reps`` only recycles; ``oblivious`` ignores the feedback) and
+    ``delivery`` (``rud`` reliable unordered; ``rod`` reliable ordered: one entropy value per flow,
+    the receiver discards out-of-sequence packets, the sender goes back to the lost one). Sources:
+    docs/ultra-ethernet.md."""
 
     trimming: bool = True
     trim_size: Annotated[int, _unit(parse_size, bare_ok=True), Field(ge=64, le=4096)] = 64
@@ -497,6 +502,31 @@ class UetSpec(_Model):
     queue_limit: PosSize | None = None
     rto: PosTime | None = None
     nscc: NsccSpec = NsccSpec()
+    load_balancer: Literal["oblivious", "bitmap", "reps", "mixed"] = "mixed"
+    delivery: Literal["rud", "rod"] = "rud"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _rod_one_ev(cls, data):
+        """Ordered delivery keeps a flow on one path: ``ev_count`` defaults to 1 with it."""
+        if isinstance(data, dict) and data.get("delivery") == "rod" and "ev_count" not in data:
+            return {**data, "ev_count": 1}
+        return data
+
+    @model_validator(mode="after")
+    def _modes(self):
+        if self.delivery == "rod" and self.ev_count != 1:
+            raise _at(
+                "ev_count",
+                f"delivery rod delivers in order, so a flow keeps one path; allowed with rod: 1 (got {self.ev_count})",
+            )
+        if self.load_balancer != "oblivious" and self.ev_count > 1024:
+            raise _at(
+                "ev_count",
+                f"load_balancer {self.load_balancer} keeps state per entropy value; allowed: 1 to 1024 "
+                f"(or load_balancer: oblivious), got {self.ev_count}",
+            )
+        return self
 
 
 TRANSPORTS = ("rc", "uet")

@@ -99,7 +99,8 @@ G_UE_TRIMS = 27  # data packets trimmed to a header by a full switch queue
 G_UE_TRIM_BYTES = 28  # payload those packets lost to trimming (sent again)
 G_UE_TIMEOUTS = 29  # packets the sender declared lost on its retransmission timeout
 G_UE_RTX_BYTES = 30  # payload bytes sent again (counted in G_INJ_BYTES as well)
-G_NUM = 31
+G_UE_OOS_BYTES = 31  # UET ordered delivery: payload the receiver discarded out of sequence
+G_NUM = 32
 
 # ---- cfg: int64 configuration -------------------------------------------------------------------
 C_MTU = 0
@@ -161,7 +162,9 @@ C_UE_QA = 55  # 1: quick_adapt on
 C_UE_QA_GATE = 56  # NSCC qa_gate (quick_adapt only when achieved < max_wnd >> qa_gate)
 C_UE_QA_THRESH = 57  # NSCC qa_threshold (ps)
 C_UE_FI_DELAY = 58  # NSCC fast_increase: a delay below this counts as "~0" (ps)
-C_NUM = 60
+C_UE_LB = 59  # load balancer (aifabric.sim.uet_lb LB_*): how a sender picks entropy values
+C_UE_ROD = 60  # 1: reliable ordered delivery (go-back at the sender); 0: unordered (RUD)
+C_NUM = 64
 
 # ---- cf: float64 configuration ------------------------------------------------------------------
 CF_PMAX = 0
@@ -207,7 +210,8 @@ INT_W = 5
 # UET (fabric.transport uet) widens pk instead: PK_SEQ holds the packet sequence number (PSN)
 PK_UE_EV = 12  # entropy value the sender gave the packet (the switches hash it with the flow)
 PK_UE_RETX = 13  # 1: a retransmission (echoed in its ACK / NACK, UEC 1.0 §3.6.13.1)
-PK_UE_W = 2
+PK_UE_LAST = 14  # 1: trimmed at the last hop (the switch port to the receiver)
+PK_UE_W = 3
 KIND_DATA = 0
 KIND_ACK = 1
 KIND_CNP = 2
@@ -325,7 +329,14 @@ FL_UE_LAST_DEC = 46  # NSCC last_dec_time
 FL_UE_LAST_ADJ = 47  # NSCC last_adjust_time
 FL_UE_INCREASE = 48  # NSCC increase (fast_increase mode)
 FL_UE_BASE_RTT = 49  # NSCC ccc.base_rtt (ps)
-FL_UE_W = 14
+FL_UE_XOR = 50  # load balancer: this round's order of the entropy values
+FL_UE_ROUND = 51  # load balancer: rounds (and random draws) so far
+FL_UE_RQH = 52  # load balancer: head and size of the ring of recycled entropy values
+FL_UE_RQN = 53
+FL_UE_REXP = 54  # ordered delivery: the next PSN the receiver accepts
+FL_UE_W = 19
+# from FL_UE_LB0 the load balancer's per-entropy-value state (aifabric.sim.uet_lb)
+FL_UE_LB0 = 55
 
 FR_RATE = 0
 FR_TARGET = 1

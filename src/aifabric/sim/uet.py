@@ -48,6 +48,10 @@ from __future__ import annotations
 from numba import njit
 
 from aifabric.sim import kernel as K
+from aifabric.sim import uet_lb as LB
+
+UE_EV_SHIFT = 8  # ue[k, 0] keeps the EV of the packet's last copy above its state bits
+UE_BITS = (1 << UE_EV_SHIFT) - 1
 
 
 # =================================================================================================
@@ -97,6 +101,7 @@ def uet_trim_or_drop(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, q, i):
     g[K.G_UE_TRIMS] += 1
     g[K.G_UE_TRIM_BYTES] += pk[i, K.PK_PAYLOAD]
     pk[i, K.PK_KIND] = K.KIND_TRIM
+    pk[i, K.PK_UE_LAST] = 1 - pt[q, K.PT_PEER_IS_SW]
     pk[i, K.PK_SIZE] = cfg[K.C_UE_TRIM_BYTES]
     pk[i, K.PK_PAYLOAD] = 0
     K.fifo_push(pt, pk, q, K.PT_CH, K.PT_CT, i)
@@ -143,7 +148,7 @@ def has_work(fl, f):
 
 
 @njit(cache=True)
-def emit(pk, fl, cfg, h, g, ue, f, psn):
+def emit(pk, fl, fr, cfg, h, g, ue, f, psn):
     """Build data packet ``psn`` of flow ``f`` (new or retransmitted) and account for it."""
     now = g[K.G_NOW]
     payload = payload_of(fl, cfg, f, psn)
@@ -154,9 +159,9 @@ def emit(pk, fl, cfg, h, g, ue, f, psn):
     pk[i, K.PK_PAYLOAD] = payload
     pk[i, K.PK_SIZE] = payload + cfg[K.C_HDR]
     pk[i, K.PK_SEQ] = psn
-    ev = fl[f, K.FL_UE_EV]
+    ev = LB.next_ev(fl, fr, cfg, f)
     pk[i, K.PK_UE_EV] = ev
-    fl[f, K.FL_UE_EV] = (ev + 1) % cfg[K.C_UE_EVS]
+    pk[i, K.PK_UE_LAST] = 0
     k = fl[f, K.FL_UE_OFF] + psn
     st = ue[k, 0]
     pk[i, K.PK_UE_RETX] = 0
@@ -171,7 +176,7 @@ def emit(pk, fl, cfg, h, g, ue, f, psn):
     else:
         fl[f, K.FL_UE_NEXT] += 1
         fl[f, K.FL_SENT] += payload
-    ue[k, 0] = st | K.UE_SENT | K.UE_INFL
+    ue[k, 0] = (st & UE_BITS) | K.UE_SENT | K.UE_INFL | (ev << UE_EV_SHIFT)
     ue[k, 1] = now
     fl[f, K.FL_UE_INFL] += payload + cfg[K.C_HDR]
     g[K.G_INJ_BYTES] += payload
@@ -208,7 +213,7 @@ def uet_next_packet(pt, pk, fl, fr, cfg, h, g, ue, p):
             fl[f, K.FL_ACTIVE] = 0
             f = nxt
             continue
-        i = emit(pk, fl, cfg, h, g, ue, f, psn)
+        i = emit(pk, fl, fr, cfg, h, g, ue, f, psn)
         if has_work(fl, f):
             if pt[p, K.PT_FT] < 0:
                 pt[p, K.PT_FH] = f
@@ -259,7 +264,9 @@ def uet_host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, apath, i):
     if kind == K.KIND_DATA or kind == K.KIND_TRIM:
         f = pk[i, K.PK_FLOW]
         if kind == K.KIND_DATA:
-            deliver(pk, fl, g, ue, f, i)
+            if not deliver(pk, fl, cfg, g, ue, f, i):
+                K.pkt_free(pk, g, i)
+                return
             g[K.G_ACKS] += 1
         else:
             g[K.G_NACKS] += 1
@@ -280,21 +287,29 @@ def uet_host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, apath, i):
 
 
 @njit(cache=True)
-def deliver(pk, fl, g, ue, f, i):
+def deliver(pk, fl, cfg, g, ue, f, i):
     """The receiver takes data packet ``i``: its payload counts once (a duplicate is discarded);
-    the ACK echoes the newly delivered payload in PK_PAYLOAD (0 for a duplicate)."""
-    k = fl[f, K.FL_UE_OFF] + pk[i, K.PK_SEQ]
+    the ACK echoes the newly delivered payload in PK_PAYLOAD (0 for a duplicate). With ordered
+    delivery a packet beyond the next expected PSN is discarded without an ACK (False)."""
+    psn = pk[i, K.PK_SEQ]
+    k = fl[f, K.FL_UE_OFF] + psn
     payload = pk[i, K.PK_PAYLOAD]
     if ue[k, 0] & K.UE_RCVD:
         g[K.G_DISCARD_BYTES] += payload
         pk[i, K.PK_PAYLOAD] = 0
-        return
+        return True
+    if cfg[K.C_UE_ROD] == 1:
+        if psn != fl[f, K.FL_UE_REXP]:
+            g[K.G_UE_OOS_BYTES] += payload
+            return False
+        fl[f, K.FL_UE_REXP] = psn + 1
     ue[k, 0] |= K.UE_RCVD
     fl[f, K.FL_RCVD] += payload
     fl[f, K.FL_RX_PKTS] += 1
     g[K.G_DELIV_BYTES] += payload
     if fl[f, K.FL_RCVD] >= fl[f, K.FL_SIZE]:
         fl[f, K.FL_RX_T] = g[K.G_NOW]
+    return True
 
 
 @njit(cache=True)
@@ -306,6 +321,7 @@ def on_ack(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, i):
     k = fl[f, K.FL_UE_OFF] + psn
     st = ue[k, 0]
     now = g[K.G_NOW]
+    LB.process_ev(fl, cfg, f, pk[i, K.PK_UE_EV], LB.FB_ECN if pk[i, K.PK_ECN] else LB.FB_GOOD)
     if st & K.UE_ACKED:
         return
     wire = payload_of(fl, cfg, f, psn) + cfg[K.C_HDR]
@@ -338,11 +354,35 @@ def on_nack(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, i):
     marked for retransmission; NSCC reacts (NSCC.OnNACK)."""
     f = pk[i, K.PK_FLOW]
     psn = pk[i, K.PK_SEQ]
+    fb = LB.FB_NACK
+    if pk[i, K.PK_UE_LAST] == 1:  # htsim's last_hop rule: the receiver's link is no path choice
+        fb = LB.FB_ECN if pk[i, K.PK_ECN] else LB.FB_GOOD
+    LB.process_ev(fl, cfg, f, pk[i, K.PK_UE_EV], fb)
+    if cfg[K.C_UE_ROD] == 1 and stale(ue[fl[f, K.FL_UE_OFF] + psn, 0], pk[i, K.PK_UE_RETX]):
+        return
     if not mark_lost(fl, cfg, ue, f, psn):
         return
+    if cfg[K.C_UE_ROD] == 1:
+        go_back(fl, cfg, ue, f, psn + 1)
     if cfg[K.C_UE_NSCC] == 1:
         nscc_on_nack(fl, fr, cfg, cf, f, payload_of(fl, cfg, f, psn) + cfg[K.C_HDR], g[K.G_NOW])
     wake_flow(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, f)
+
+
+@njit(cache=True, inline="always")
+def stale(st, retx):
+    """A NACK about a copy older than the one in flight (the packet was sent again since)."""
+    return retx == 0 and (st & K.UE_RETX1) != 0
+
+
+@njit(cache=True)
+def go_back(fl, cfg, ue, f, psn0):
+    """Ordered delivery: the receiver discards everything after a lost packet, so every packet in
+    flight from ``psn0`` on is marked for retransmission (go-back-N at the sender)."""
+    off = fl[f, K.FL_UE_OFF]
+    for psn in range(psn0, fl[f, K.FL_UE_NEXT]):
+        if ue[off + psn, 0] & K.UE_INFL:
+            mark_lost(fl, cfg, ue, f, psn)
 
 
 @njit(cache=True)
@@ -357,6 +397,7 @@ def uet_on_rto(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, f):
     off = fl[f, K.FL_UE_OFF]
     oldest = -1
     lost = False
+    first = -1
     for psn in range(fl[f, K.FL_UE_CACK], fl[f, K.FL_UE_NEXT]):
         if (ue[off + psn, 0] & K.UE_INFL) == 0:
             continue
@@ -364,11 +405,16 @@ def uet_on_rto(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, f):
         if now - t >= rto:
             mark_lost(fl, cfg, ue, f, psn)
             g[K.G_UE_TIMEOUTS] += 1
+            LB.process_ev(fl, cfg, f, ue[off + psn, 0] >> UE_EV_SHIFT, LB.FB_TIMEOUT)
             lost = True
+            first = psn if first < 0 else first
             if cfg[K.C_UE_NSCC] == 1:
                 nscc_on_inferred_loss(fl, fr, cfg, f, payload_of(fl, cfg, f, psn) + cfg[K.C_HDR])
         elif oldest < 0 or t < oldest:
             oldest = t
+    if lost and cfg[K.C_UE_ROD] == 1:
+        go_back(fl, cfg, ue, f, first + 1)
+        oldest = -1
     if oldest >= 0:
         fl[f, K.FL_RTO_PENDING] = 1
         K.heap_push(h, g, oldest + rto, K.EV_RTO, f)

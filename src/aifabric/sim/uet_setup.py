@@ -28,6 +28,8 @@ import math
 
 import numpy as np
 
+from aifabric.sim.uet_lb import LB_NAMES, state_columns
+
 # the UEC's htsim (github.com/ultraethernet/uet-htsim) read for the defaults above
 HTSIM_COMMIT = "40ccb0526bb6297eeb22ab33f9934fb35278dbaf"
 REF_RATE_BPS = 100e9  # NSCC's reference network: 100 Gb/s ...
@@ -49,6 +51,8 @@ def uet_defaults(fab, base_rtt_ps: int, line_bps: float) -> dict:
     mss = fab.mtu_bytes
     return {
         "trimming": bool(u.trimming),
+        "load_balancer": u.load_balancer,
+        "delivery": u.delivery,
         "trim_bytes": int(u.trim_size),
         "ev_count": int(u.ev_count),
         "queue_limit_bytes": qlim,
@@ -84,6 +88,8 @@ def configure(K, fab, cfg, cf, p: dict) -> None:
     cfg[K.C_UE_TRIM] = int(p["trimming"])
     cfg[K.C_UE_QLIM] = p["queue_limit_bytes"]
     cfg[K.C_UE_EVS] = p["ev_count"]
+    cfg[K.C_UE_LB] = LB_NAMES.index(p["load_balancer"])
+    cfg[K.C_UE_ROD] = int(p["delivery"] == "rod")
     cfg[K.C_UE_TRIM_BYTES] = p["trim_bytes"]
     cfg[K.C_UE_RTO] = p["rto_ps"]
     cfg[K.C_UE_NSCC] = int(p["nscc"])
@@ -112,14 +118,18 @@ def configure(K, fab, cfg, cf, p: dict) -> None:
 
 def flow_tables(K, fl, fr, p: dict, mtu: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``fl`` / ``fr`` widened by the UET columns and initialised (a seeded first entropy value
-    per flow, cwnd = max_wnd scaled to the flow's line rate), and the per-packet table ``ue``."""
+    and round order per flow, cwnd = max_wnd scaled to the flow's line rate; the load balancer's
+    per-EV state after them), and the per-packet table ``ue``."""
     nf = fl.shape[0]
     npk = np.maximum(-(-fl[:, K.FL_SIZE] // mtu), 1)
     off = np.concatenate([[0], np.cumsum(npk)[:-1]]) if nf else np.zeros(0, np.int64)
-    ufl = np.zeros((nf, K.FL_UE_W), np.int64)
+    evs = p["ev_count"]
+    ufl = np.zeros((nf, K.FL_UE_W + state_columns(LB_NAMES.index(p["load_balancer"]), evs)), np.int64)
     ufl[:, K.FL_UE_OFF - K.FL_UE0] = off
     ufl[:, K.FL_UE_NPK - K.FL_UE0] = npk
-    ufl[:, K.FL_UE_EV - K.FL_UE0] = np.random.default_rng(seed).integers(0, p["ev_count"], nf)
+    rng = np.random.default_rng(seed)
+    ufl[:, K.FL_UE_EV - K.FL_UE0] = rng.integers(0, evs, nf)
+    ufl[:, K.FL_UE_XOR - K.FL_UE0] = rng.integers(0, evs, nf)
     ufl[:, K.FL_UE_LAST_DEC - K.FL_UE0] = fl[:, K.FL_START]
     ufl[:, K.FL_UE_LAST_ADJ - K.FL_UE0] = fl[:, K.FL_START]
     ufl[:, K.FL_UE_BASE_RTT - K.FL_UE0] = p["base_rtt_ps"]
@@ -142,7 +152,10 @@ def report(K, st) -> dict:
         "retransmitted_packets": int(g[K.G_RETX]),
         "retransmitted_bytes": int(g[K.G_UE_RTX_BYTES]),
         "duplicate_bytes": int(g[K.G_DISCARD_BYTES]),
+        "out_of_sequence_bytes": int(g[K.G_UE_OOS_BYTES]),
         "trimming": p["trimming"],
+        "load_balancer": p["load_balancer"],
+        "delivery": p["delivery"],
         "ev_count": p["ev_count"],
         "queue_limit_bytes": p["queue_limit_bytes"],
         "rto_us": p["rto_ps"] / 1e6,
