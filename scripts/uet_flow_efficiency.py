@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from aifabric.flow.uet import CALIBRATION
+from aifabric.flow.uet import CALIBRATION, efficiency_key
 from aifabric.sim.uet_lb import LB_NAMES
 from aifabric.stages.uet_validation import measure_efficiency
 
@@ -25,12 +25,13 @@ OUT = Path(__file__).resolve().parents[1] / "src/aifabric/data/reference/uet-flo
 
 def main() -> int:
     doc = {"calibration": CALIBRATION, "efficiency": {}}
-    for lb in LB_NAMES:
-        doc["efficiency"][lb] = {}
-        for trimming in (True, False):
-            e = measure_efficiency(trimming, lb)
-            doc["efficiency"][lb]["trimming" if trimming else "no_trimming"] = e
-            print(f"{lb} trimming={trimming}: mean {e['mean']} per seed {e['per_seed']}", file=sys.stderr)
+    for lb, cc in [(lb, cc) for cc in ("nscc", "rccc", "nscc-rccc") for lb in LB_NAMES]:
+        key = efficiency_key(lb, cc)
+        doc["efficiency"][key] = {}
+        for trimming in (True, False) if cc == "nscc" else (True,):  # rccc needs trimming
+            e = measure_efficiency(trimming, lb, cc)
+            doc["efficiency"][key]["trimming" if trimming else "no_trimming"] = e
+            print(f"{key} trimming={trimming}: mean {e['mean']} per seed {e['per_seed']}", file=sys.stderr)
     OUT.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"wrote {OUT}", file=sys.stderr)
     return 0

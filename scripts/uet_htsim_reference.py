@@ -38,6 +38,8 @@ VARIANTS = {  # name -> extra htsim arguments
     "no trimming, mixed load balancing (htsim default)": ["-disable_trim"],
     "trimming, bitmap load balancing": ["-load_balancing_algo", "bitmap"],
     "trimming, reps_legacy load balancing": ["-load_balancing_algo", "reps_legacy"],
+    "trimming, mixed load balancing (htsim default), rccc": ["-receiver_cc_only"],
+    "trimming, mixed load balancing (htsim default), nscc-rccc": ["-receiver_cc"],
 }
 
 

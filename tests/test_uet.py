@@ -46,17 +46,28 @@ MODES = [
     {"load_balancer": "bitmap"},
     {"load_balancer": "reps"},
     {"delivery": "rod"},
+    {"congestion_control": "rccc"},
+    {"congestion_control": "nscc-rccc", "delivery": "rod"},
 ]
 
 
-@pytest.mark.parametrize("mode", MODES, ids=lambda m: "-".join(m.values()))
-@pytest.mark.parametrize("trimming", [True, False])
+@pytest.mark.parametrize(
+    "trimming,mode",
+    [(t, m) for m in MODES for t in (True, False) if t or "rccc" not in m.get("congestion_control", "")],
+    ids=lambda v: "-".join(v.values()) if isinstance(v, dict) else ("trim" if v else "drop"),
+)
 def test_every_byte_delivered_once_retransmissions_counted(trimming, mode):
     """A lossy incast (a 40 KB queue limit, so packets are trimmed or dropped): every flow completes,
     each payload byte is delivered exactly once, and what was sent adds up — injected = delivered +
     trimmed + dropped + duplicates + discarded out of sequence (ordered delivery), injected −
     retransmitted = the flows' bytes."""
-    r = simulate(uet(fat_tree(4), INCAST8, {"trimming": trimming, "queue_limit": "40KB", **mode}))
+    mode = dict(mode)
+    cc = mode.pop("congestion_control", "nscc")
+    r = simulate(
+        uet(
+            fat_tree(4), INCAST8, {"trimming": trimming, "queue_limit": "40KB", **mode}, congestion_control=cc
+        )
+    )
     e, u, s = r.engine, r.engine["uet"], r.summary
     st = r.extra["state"]
     size = st.fl[:, K.FL_SIZE]
@@ -69,6 +80,7 @@ def test_every_byte_delivered_once_retransmissions_counted(trimming, mode):
     assert e["injected_bytes"] == e["delivered_bytes"] + lost + wasted
     assert e["injected_bytes"] - u["retransmitted_bytes"] == size.sum()
     assert r.flows["retransmissions"].sum() == u["retransmitted_packets"] == e["retransmissions"]
+    assert u["congestion_control"] == cc and (u["pulls"] > 0) == ("rccc" in cc)
     assert (u["load_balancer"], u["delivery"]) == (
         mode.get("load_balancer", "mixed"),
         mode.get("delivery", "rud"),
@@ -165,6 +177,11 @@ def _reference(scenario: str, variant: str) -> dict:
         ("perm128-uet", True, "oblivious", 0.10),
         ("alltoall16-uet", True, "mixed", 0.05),
         ("alltoall16-uet", True, "oblivious", 0.05),
+        ("incast32-uet", True, "mixed/rccc", 0.05),
+        ("perm128-uet", True, "mixed/rccc", 0.05),
+        ("alltoall16-uet", True, "mixed/rccc", 0.05),
+        ("incast32-uet", True, "mixed/nscc-rccc", 0.05),
+        ("perm128-uet", True, "mixed/nscc-rccc", 0.05),
     ],
 )
 def test_fct_agrees_with_the_uec_htsim(scenario, trimming, lb, tol):
@@ -173,10 +190,13 @@ def test_fct_agrees_with_the_uec_htsim(scenario, trimming, lb, tol):
     from aifabric.cli._preflight import prepare
     from aifabric.stages.uet_validation import htsim_reference
 
+    lb, _, cc = lb.partition("/")
+    cc = cc or "nscc"
     prep = prepare(ROOT / f"scenarios/{scenario}.yaml", None, None, False, json_flows=False)
     sc = with_uet(prep.scenario, trimming=trimming, load_balancer=lb)
+    sc = sc.model_copy(update={"fabric": sc.fabric.model_copy(update={"congestion_control": cc})})
     r = simulate(sc, flows=prep.flows, topology=prep.topology)
-    ref = htsim_reference(scenario, trimming, lb)
+    ref = htsim_reference(scenario, trimming, lb, cc)
     assert r.summary["flows"] == ref["flows"]
     for key in ("fct_p50_us", "fct_p99_us"):
         assert r.summary[key] == pytest.approx(ref[key], rel=tol), key
@@ -226,6 +246,20 @@ def test_load_balancer_rules():
     assert [LB.next_ev(fl, FR, cfg, 0) for _ in range(5)] == [0, 1, 2, 3, 0]
 
 
+def test_receiver_credits_share_the_incast_receiver_evenly():
+    """incast32: under RCCC the receiver's pull pacer grants its 32 senders credit in turn at its
+    link rate, so they finish together (median within 1 % of the last, htsim too); under NSCC the
+    first finish 8 % earlier than the last."""
+    sc = load_scenario(ROOT / "scenarios/incast32-uet-rccc.yaml")
+    rccc = simulate(sc)
+    nscc = simulate(load_scenario(ROOT / "scenarios/incast32-uet.yaml"))
+    r, n = rccc.summary, nscc.summary
+    assert r["complete"] and rccc.engine["uet"]["pulls"] > 0
+    assert r["fct_p50_us"] > 0.99 * r["fct_max_us"]
+    assert n["fct_p50_us"] < 0.95 * n["fct_max_us"]
+    assert r["fct_max_us"] < 5200 * 1.01  # the receiver's link stays busy
+
+
 def test_ordered_delivery_goes_back_and_is_slower_than_unordered_on_one_path():
     """incast32 with trimming, one path per flow both ways: ordered delivery discards what follows
     a trimmed packet and sends it again (go-back), so it retransmits more and ends later than
@@ -257,6 +291,8 @@ cases = {{"trim": sc({{"queue_limit": "30KB"}}), "drop": sc({{"trimming": False,
           "reps": sc({{"trimming": False, "queue_limit": "30KB", "load_balancer": "reps"}}),
           "rod": sc({{"queue_limit": "30KB", "delivery": "rod"}}),
           "rod-drop": sc({{"trimming": False, "queue_limit": "30KB", "delivery": "rod"}}),
+          "rccc": sc({{"queue_limit": "30KB"}}, congestion_control="rccc"),
+          "nscc-rccc-rod": sc({{"queue_limit": "30KB", "delivery": "rod"}}, congestion_control="nscc-rccc"),
           "pfc": sc({{}}, pfc={{"enabled": True}}), "none": sc({{"ev_count": 3}}, congestion_control="none"),
           "failure": sc({{}}, failures=[{{"link": "tor0-agg0", "at": "3us"}}])}}
 out = {{}}
@@ -277,6 +313,7 @@ def test_uet_parity_with_numba_disabled():
     assert jit["trim"]["uet"]["trimmed_packets"] > 0
     assert jit["drop"]["uet"]["timeouts"] > 0
     assert jit["rod"]["uet"]["out_of_sequence_bytes"] > 0 and jit["rod-drop"]["uet"]["timeouts"] > 0
+    assert jit["rccc"]["uet"]["pulls"] > 0
     assert all(c["summary"]["complete"] for c in jit.values())
     assert jit == nojit
 
@@ -286,7 +323,7 @@ def test_uet_parity_with_numba_disabled():
     [
         ({"transport": "uet", "technology": "infiniband"}, "fabric.transport", "technology: roce"),
         ({"transport": "uet", "routing": "spray"}, "fabric.routing", "allowed for transport uet: ecmp"),
-        ({"transport": "uet", "congestion_control": "hpcc"}, "fabric.congestion_control", "nscc, none"),
+        ({"transport": "uet", "congestion_control": "hpcc"}, "fabric.congestion_control", "nscc-rccc, none"),
         ({"congestion_control": "nscc"}, "fabric.congestion_control", "needs transport: uet"),
         ({"uet": {"ev_count": 2}}, "fabric.uet", "transport: uet"),
         ({"transport": "uet", "uet": {"ev_count": 0}}, "fabric.uet.ev_count", "greater than or equal to 1"),
@@ -301,6 +338,12 @@ def test_uet_parity_with_numba_disabled():
             "with rod: 1",
         ),
         ({"transport": "uet", "uet": {"ev_count": 2048}}, "fabric.uet.ev_count", "load_balancer: oblivious"),
+        (
+            {"transport": "uet", "congestion_control": "rccc", "uet": {"trimming": False}},
+            "fabric.uet.trimming",
+            "allowed with rccc: true",
+        ),
+        ({"congestion_control": "rccc"}, "fabric.congestion_control", "needs transport: uet"),
     ],
 )
 def test_bad_uet_settings_are_one_line_naming_the_field(fabric, field, allowed):

@@ -31,10 +31,12 @@ def test_efficiency_is_measured_and_below_line_rate():
     is a loss (< 1); EV feedback (mixed, htsim's default) loses less than oblivious spraying."""
     doc = uet.efficiency_table()
     assert doc["calibration"]["seeds"] == uet.CALIBRATION["seeds"]
-    assert set(doc["efficiency"]) == {"oblivious", "bitmap", "reps", "mixed"}
+    lbs = ("oblivious", "bitmap", "reps", "mixed")
+    assert set(doc["efficiency"]) == {f"{lb}{cc}" for lb in lbs for cc in ("", "/rccc", "/nscc-rccc")}
     assert uet.efficiency(True, "mixed") > uet.efficiency(True, "oblivious") + 0.02
-    for lb, key in ((lb, k) for lb in doc["efficiency"] for k in ("trimming", "no_trimming")):
-        e = doc["efficiency"][lb][key]
+    for entry in doc["efficiency"].values():
+        assert "trimming" in entry
+        e = entry["trimming"]
         assert 0.5 < e["mean"] < 1.0
         assert e["mean"] == pytest.approx(np.mean(e["per_seed"]), abs=1e-3)
         assert len(e["quantiles"]) == uet.QUANTILES and np.all(np.diff(e["quantiles"]) >= 0)
@@ -118,11 +120,12 @@ def test_ordered_delivery_is_refused_at_flow_level():
 
 
 @pytest.mark.validation
-@pytest.mark.parametrize("lb", ["mixed", "oblivious"])
-def test_efficiency_reproduces_on_the_packet_engine(lb):
+@pytest.mark.parametrize("lb,cc", [("mixed", "nscc"), ("oblivious", "nscc"), ("mixed", "rccc")])
+def test_efficiency_reproduces_on_the_packet_engine(lb, cc):
     from aifabric.stages.uet_validation import measure_efficiency
 
-    assert measure_efficiency(True, lb) == uet.efficiency_table()["efficiency"][lb]["trimming"]
+    key = uet.efficiency_key(lb, cc)
+    assert measure_efficiency(True, lb, cc) == uet.efficiency_table()["efficiency"][key]["trimming"]
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +144,7 @@ def test_routing_validation_case_agrees(report):
 
 
 @pytest.mark.validation
-@pytest.mark.parametrize("name", ["incast32-uet", "perm128-uet", "alltoall16-uet"])
+@pytest.mark.parametrize("name", ["incast32-uet", "perm128-uet", "alltoall16-uet", "incast32-uet-rccc"])
 def test_shipped_scenario_agrees(report, name):
     """With trimming, against the packet engine and the UEC htsim run with the same load balancer
     (mixed, htsim's default): within 10 % (the permutation's p99 missed by 13.5 % under oblivious

@@ -530,6 +530,8 @@ class UetSpec(_Model):
 
 
 TRANSPORTS = ("rc", "uet")
+# UET congestion control: NSCC (sender window), RCCC (receiver credits) or both (UEC 1.0 §3.6.13-14)
+UET_CCS = ("nscc", "rccc", "nscc-rccc")
 
 
 def _uet_defaults(data: dict) -> dict:
@@ -570,7 +572,7 @@ class FabricSpec(_Model):
     nic_latency: Time = 0
     pfc: PfcSpec = PfcSpec()
     ecn: EcnSpec = EcnSpec(enabled=False)
-    congestion_control: Literal["none", "dcqcn", "hpcc", "ib-cc", "nscc"] = "none"
+    congestion_control: Literal["none", "dcqcn", "hpcc", "ib-cc", "nscc", "rccc", "nscc-rccc"] = "none"
     dcqcn: DcqcnSpec = DcqcnSpec()
     hpcc: HpccSpec = HpccSpec()
     # ecmp | flowlet | adaptive-packet | spray | static | scheduled, or the old spelling adaptive
@@ -690,19 +692,20 @@ class FabricSpec(_Model):
         """``transport: uet`` runs on Ethernet, with NSCC (or none) and ECMP hashing of its entropy
         values; NSCC and ``fabric.uet`` belong to it."""
         if self.transport != "uet":
-            if self.congestion_control == "nscc":
+            if self.congestion_control in UET_CCS:
                 raise _at(
-                    "congestion_control", "nscc is the Ultra Ethernet transport's; needs transport: uet"
+                    "congestion_control",
+                    f"{self.congestion_control} is the Ultra Ethernet transport's; needs transport: uet",
                 )
             if "uet" in self.model_fields_set:
                 raise _at("uet", "applies to transport: uet only (allowed: remove it, or transport: uet)")
             return
         if self.technology != "roce":
             raise _at("transport", "uet runs on Ethernet switches; allowed with technology: roce (Ethernet)")
-        if self.congestion_control not in ("nscc", "none"):
+        if self.congestion_control not in (*UET_CCS, "none"):
             raise _at(
                 "congestion_control",
-                f"{self.congestion_control} is not a UET congestion control; allowed for transport uet: nscc, none",
+                f"{self.congestion_control} is not a UET congestion control; allowed for transport uet: nscc, rccc, nscc-rccc, none",
             )
         if self.routing != "ecmp":
             raise _at(
@@ -712,6 +715,12 @@ class FabricSpec(_Model):
             )
         if self.qp_split != 1:
             raise _at("qp_split", "queue pairs are RDMA's; transport uet sprays one flow itself (allowed: 1)")
+        if "rccc" in self.congestion_control and not self.uet.trimming:
+            raise _at(
+                "uet.trimming",
+                f"congestion_control {self.congestion_control} learns of a lost packet from its trimmed "
+                f"header (the receiver owes it credit); allowed with rccc: true",
+            )
 
     @property
     def routing_mode(self) -> str:

@@ -78,14 +78,21 @@ def _uet_settings(fab, kw: dict) -> tuple[dict, dict]:
             value="rod",
             allowed="rud at flow level, or sim.mode: packet (aifabric simulate --mode packet)",
         )
-    kw = {**kw, "routing": uet.routing(fab), "uet_trimming": (fab.uet.trimming, fab.uet.load_balancer)}
+    kw = {
+        **kw,
+        "routing": uet.routing(fab),
+        "uet_trimming": (fab.uet.trimming, fab.uet.load_balancer, fab.congestion_control),
+    }
     info = {
         "model": "flow: even split over equal-cost paths; a flow crossing switch-to-switch links "
         "capped at its measured efficiency x its bottleneck rate",
         "trimming": fab.uet.trimming,
         "ev_count": fab.uet.ev_count,
         "load_balancer": fab.uet.load_balancer,
-        "mean_flow_efficiency": uet.efficiency(fab.uet.trimming, fab.uet.load_balancer),
+        "congestion_control": fab.congestion_control,
+        "mean_flow_efficiency": uet.efficiency(
+            fab.uet.trimming, fab.uet.load_balancer, fab.congestion_control
+        ),
         "efficiency_source": "data/reference/uet-flow-efficiency.json (measured on the packet engine)",
     }
     return kw, info
@@ -148,7 +155,7 @@ def simulate_flow_scenario(
         table = _basic_flows(scenario, topo) if flows is None else flows
         trim_lb = kw.pop("uet_trimming", None)
         if trim_lb is not None:
-            kw["flow_efficiency"] = uet.flow_efficiencies(len(table), trim_lb[0], scenario.seed, trim_lb[1])
+            kw["flow_efficiency"] = uet.flow_efficiencies(len(table), trim_lb[0], scenario.seed, *trim_lb[1:])
         df = simulate_flows(topo, table, **kw)
         events = int(df.attrs.get("events", 0))
     if tables is not None:

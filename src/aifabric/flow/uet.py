@@ -48,19 +48,30 @@ def efficiency_table() -> dict:
     return json.loads(EFFICIENCY_FILE.read_text())
 
 
-def _entry(trimming: bool, load_balancer: str) -> dict:
-    return efficiency_table()["efficiency"][load_balancer]["trimming" if trimming else "no_trimming"]
+def efficiency_key(load_balancer: str, congestion_control: str) -> str:
+    """The calibration entry of a load balancer and congestion control: the load balancer's name
+    under NSCC (and without congestion control), ``LB/CC`` under rccc and nscc-rccc."""
+    return (
+        load_balancer if congestion_control in ("nscc", "none") else f"{load_balancer}/{congestion_control}"
+    )
 
 
-def efficiency(trimming: bool, load_balancer: str = "mixed") -> float:
+def _entry(trimming: bool, load_balancer: str, congestion_control: str) -> dict:
+    per = efficiency_table()["efficiency"][efficiency_key(load_balancer, congestion_control)]
+    return per["trimming" if trimming else "no_trimming"]
+
+
+def efficiency(trimming: bool, load_balancer: str = "mixed", congestion_control: str = "nscc") -> float:
     """The mean per-flow efficiency measured on the calibration permutations."""
-    return float(_entry(trimming, load_balancer)["mean"])
+    return float(_entry(trimming, load_balancer, congestion_control)["mean"])
 
 
-def flow_efficiencies(n: int, trimming: bool, seed: int, load_balancer: str = "mixed") -> np.ndarray:
+def flow_efficiencies(
+    n: int, trimming: bool, seed: int, load_balancer: str = "mixed", congestion_control: str = "nscc"
+) -> np.ndarray:
     """``n`` flows' efficiencies: the measured distribution's quantiles at (i + 0.5) / n, in an
     order drawn from ``seed``."""
-    q = np.asarray(_entry(trimming, load_balancer)["quantiles"], dtype=np.float64)
+    q = np.asarray(_entry(trimming, load_balancer, congestion_control)["quantiles"], dtype=np.float64)
     levels = (np.arange(n) + 0.5) / n
     eff = np.interp(levels, np.linspace(0.0, 1.0, len(q)), q)
     return eff[np.random.default_rng(seed).permutation(n)]

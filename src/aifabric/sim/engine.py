@@ -25,7 +25,7 @@ K = _kernel()
 # 4 a scheduled fabric (ingress VOQs, egress-port credit grants, cells sprayed over the fabric)
 ROUTING_CODES = {"ecmp": 0, "static": 0, "adaptive-packet": 1, "flowlet": 2, "spray": 3, "scheduled": 4}
 # ib-cc: FECN marks + a DCQCN-type reaction; nscc: UET's window (cfg C_UE_NSCC), no rate limiter
-CC_CODES = {"none": 0, "dcqcn": 1, "hpcc": 2, "ib-cc": 1, "nscc": 0}
+CC_CODES = {"none": 0, "dcqcn": 1, "hpcc": 2, "ib-cc": 1, "nscc": 0, "rccc": 0, "nscc-rccc": 0}
 ACK_EVERY = 1  # the receiver ACKs every data packet (ns-3 HPCC's default ACK interval of one packet)
 RESUME_OFFSET_BYTES = 3 * 1024  # dynamic PFC: RESUME 3 KB below the threshold (ns-3 HPCC, hardware-facts E.1)
 

@@ -49,6 +49,7 @@ from numba import njit
 
 from aifabric.sim import kernel as K
 from aifabric.sim import uet_lb as LB
+from aifabric.sim import uet_rccc as RC
 
 UE_EV_SHIFT = 8  # ue[k, 0] keeps the EV of the packet's last copy above its state bits
 UE_BITS = (1 << UE_EV_SHIFT) - 1
@@ -119,7 +120,9 @@ def payload_of(fl, cfg, f, psn):
 
 @njit(cache=True, inline="always")
 def can_send(fl, fr, cfg, f):
-    """NSCC.CanSend (§3.6.13.5): inflight + MTU <= cwnd; always without NSCC."""
+    """NSCC.CanSend (§3.6.13.5): inflight + MTU <= cwnd; always without NSCC. RCCC: credit > 0."""
+    if cfg[K.C_UE_RCCC] == 1 and fl[f, K.FL_UE_CREDIT] <= 0:
+        return False
     if cfg[K.C_UE_NSCC] == 0:
         return True
     return fl[f, K.FL_UE_INFL] + cfg[K.C_MTU] + cfg[K.C_HDR] <= fr[f, K.FR_UE_CWND]
@@ -179,6 +182,9 @@ def emit(pk, fl, fr, cfg, h, g, ue, f, psn):
     ue[k, 0] = (st & UE_BITS) | K.UE_SENT | K.UE_INFL | (ev << UE_EV_SHIFT)
     ue[k, 1] = now
     fl[f, K.FL_UE_INFL] += payload + cfg[K.C_HDR]
+    if cfg[K.C_UE_RCCC] == 1:
+        fl[f, K.FL_UE_CREDIT] -= payload + cfg[K.C_HDR]
+        pk[i, K.PK_UE_PT] = RC.pull_target(fl, fr, cfg, f)
     g[K.G_INJ_BYTES] += payload
     g[K.G_DATA_PKTS] += 1
     if fl[f, K.FL_RTO_PENDING] == 0:
@@ -263,8 +269,12 @@ def uet_host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, apath, i):
     kind = pk[i, K.PK_KIND]
     if kind == K.KIND_DATA or kind == K.KIND_TRIM:
         f = pk[i, K.PK_FLOW]
+        if cfg[K.C_UE_RCCC] == 1:
+            RC.rx_data(fl, cfg, h, g, ue, f, pk[i, K.PK_UE_PT], kind == K.KIND_TRIM)
         if kind == K.KIND_DATA:
             if not deliver(pk, fl, cfg, g, ue, f, i):
+                if cfg[K.C_UE_RCCC] == 1:  # discarded out of sequence: owed its retransmission
+                    RC.rx_data(fl, cfg, h, g, ue, f, 0, True)
                 K.pkt_free(pk, g, i)
                 return
             g[K.G_ACKS] += 1
@@ -279,10 +289,16 @@ def uet_host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, apath, i):
         K.fifo_push(pt, pk, out, K.PT_CH, K.PT_CT, i)
         K.try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, out)
         return
+    if cfg[K.C_UE_RCCC] == 1:  # the sender heard back (htsim stopSpeculating)
+        RC.stop_speculating(fl, pk[i, K.PK_FLOW])
     if kind == K.KIND_ACK:
         on_ack(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, i)
     elif kind == K.KIND_NACK:
         on_nack(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, i)
+    elif kind == K.KIND_PULL:
+        f = pk[i, K.PK_FLOW]
+        RC.on_pull(fl, fr, f, pk[i, K.PK_PAYLOAD])
+        wake_flow(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, f)
     K.pkt_free(pk, g, i)
 
 
@@ -406,6 +422,8 @@ def uet_on_rto(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, f):
             mark_lost(fl, cfg, ue, f, psn)
             g[K.G_UE_TIMEOUTS] += 1
             LB.process_ev(fl, cfg, f, ue[off + psn, 0] >> UE_EV_SHIFT, LB.FB_TIMEOUT)
+            if cfg[K.C_UE_RCCC] == 1:  # credit to send it again (htsim asks with an RTS packet)
+                fl[f, K.FL_UE_CREDIT] += payload_of(fl, cfg, f, psn) + cfg[K.C_HDR]
             lost = True
             first = psn if first < 0 else first
             if cfg[K.C_UE_NSCC] == 1:

@@ -22,16 +22,20 @@ import numpy as np
 
 TOLERANCE = 0.10  # flow model within 10 % of the packet engine and of the UEC htsim (issue text)
 ROOT = Path(__file__).resolve().parents[3]
+# (scenario, the scenario htsim ran the same flows of, trimming)
 SHIPPED = (
-    ("incast32-uet", True),
-    ("incast32-uet", False),
-    ("perm128-uet", True),
-    ("alltoall16-uet", True),
+    ("incast32-uet", "incast32-uet", True),
+    ("incast32-uet", "incast32-uet", False),
+    ("perm128-uet", "perm128-uet", True),
+    ("alltoall16-uet", "alltoall16-uet", True),
+    ("incast32-uet-rccc", "incast32-uet", True),
 )
 HTSIM = Path(__file__).resolve().parents[1] / "data/reference/uet-htsim.json"
 
 
-def _uet_scenario(topology: dict, workload: dict, seed: int, trimming: bool = True, lb: str = "mixed"):
+def _uet_scenario(
+    topology: dict, workload: dict, seed: int, trimming: bool = True, lb: str = "mixed", cc: str = "nscc"
+):
     from aifabric.flow.uet import CALIBRATION
     from aifabric.scenario import scenario_from_dict
 
@@ -44,6 +48,7 @@ def _uet_scenario(topology: dict, workload: dict, seed: int, trimming: bool = Tr
         "switch_latency": "0ns",
         "switch_buffer": f["switch_buffer"],
         "uet": {"trimming": trimming, "ev_count": f["ev_count"], "load_balancer": lb},
+        "congestion_control": cc,
     }
     return scenario_from_dict(
         {
@@ -69,7 +74,7 @@ def _both(sc) -> tuple:
     return pk, tables["flows"]
 
 
-def measure_efficiency(trimming: bool, lb: str = "mixed") -> dict:
+def measure_efficiency(trimming: bool, lb: str = "mixed", cc: str = "nscc") -> dict:
     """The per-flow efficiency (the packet engine's ideal FCT / FCT) on the calibration
     permutations: ``mean`` over all their flows, ``per_seed`` means and the pooled ``quantiles``
     (:data:`aifabric.flow.uet.QUANTILES` of them, 0 % to 100 %)."""
@@ -78,7 +83,7 @@ def measure_efficiency(trimming: bool, lb: str = "mixed") -> dict:
 
     effs = []
     for seed in CALIBRATION["seeds"]:
-        sc = _uet_scenario(CALIBRATION["topology"], CALIBRATION["workload"], seed, trimming, lb)
+        sc = _uet_scenario(CALIBRATION["topology"], CALIBRATION["workload"], seed, trimming, lb, cc)
         fl = simulate(sc).flows
         effs.append((fl["ideal_fct_us"] / fl["fct_us"]).to_numpy(np.float64))
     pooled = np.concatenate(effs)
@@ -102,11 +107,13 @@ HTSIM_VARIANT = {
 }
 
 
-def htsim_reference(name: str, trimming: bool, lb: str) -> dict:
-    """The UEC htsim's recorded run of shipped scenario ``name`` with the same trimming and load
-    balancer."""
+def htsim_reference(name: str, trimming: bool, lb: str, cc: str = "nscc") -> dict:
+    """The UEC htsim's recorded run of shipped scenario ``name`` with the same trimming, load
+    balancer and congestion control (htsim's default is NSCC; ``-receiver_cc_only`` runs RCCC,
+    ``-receiver_cc`` both)."""
     doc = json.loads(HTSIM.read_text())["scenarios"][f"scenarios/{name}.yaml"]
-    return doc[("trimming" if trimming else "no trimming") + ", " + HTSIM_VARIANT[lb]]
+    variant = ("trimming" if trimming else "no trimming") + ", " + HTSIM_VARIANT[lb]
+    return doc[variant if cc == "nscc" else f"{variant}, {cc}"]
 
 
 def shipped_rows() -> list[dict]:
@@ -114,12 +121,18 @@ def shipped_rows() -> list[dict]:
     from aifabric.scenario import load_scenario
 
     rows = []
-    for name, trimming in SHIPPED:
+    for name, peer, trimming in SHIPPED:
         sc = load_scenario(ROOT / "scenarios" / f"{name}.yaml")
         fab = sc.fabric.model_copy(update={"uet": sc.fabric.uet.model_copy(update={"trimming": trimming})})
         pk, fl = _both(sc.model_copy(update={"fabric": fab}))
-        ref = htsim_reference(name, trimming, sc.fabric.uet.load_balancer)
-        row = {"scenario": name, "trimming": trimming, "load_balancer": sc.fabric.uet.load_balancer}
+        u, cc = sc.fabric.uet, sc.fabric.congestion_control
+        ref = htsim_reference(peer, trimming, u.load_balancer, cc)
+        row = {
+            "scenario": name,
+            "trimming": trimming,
+            "load_balancer": u.load_balancer,
+            "congestion_control": cc,
+        }
         for p in (50, 99):
             row[f"packet_p{p}_us"] = float(np.percentile(pk["fct_us"], p))
             row[f"flow_p{p}_us"] = float(np.percentile(fl["fct_us"], p))
@@ -176,7 +189,7 @@ def format_uet(rep: dict) -> str:
     ]
     for r in rep["shipped"]:
         lines.append(
-            f"{r['scenario']:<15} trimming {'on ' if r['trimming'] else 'off'}  p50 flow {r['flow_p50_us']:8.1f} "
+            f"{r['scenario']:<17} trimming {'on ' if r['trimming'] else 'off'}  p50 flow {r['flow_p50_us']:8.1f} "
             f"packet {r['packet_p50_us']:8.1f} htsim {r['htsim_p50_us']:8.1f} | p99 flow {r['flow_p99_us']:8.1f} "
             f"packet {r['packet_p99_us']:8.1f} htsim {r['htsim_p99_us']:8.1f} us  max dev "
             f"{r['max_deviation']:.1%} {'ok' if r['holds'] else 'OUT'}"
