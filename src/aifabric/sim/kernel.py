@@ -1548,7 +1548,7 @@ def run(
                 fl[f, FL_RTO_PENDING] = 1
                 heap_push(h, g, fl[f, FL_PROGRESS_T] + cfg[C_RTO], EV_RTO, f)
         elif kind == EV_UE_PULL:
-            uet_rccc.pacer(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, apath, arg)
+            uet.uet_on_pull_event(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, apath, arg)
         elif kind == EV_DCQCN_INC:
             f = arg // 1024
             if arg % 1024 != fl[f, FL_INC_GEN] % 1024 or fl[f, FL_DONE_T] >= 0:
@@ -1562,4 +1562,4 @@ def run(
 
 # The Ultra Ethernet transport lives in its own module, which calls the helpers above; it is bound
 # here, after them, because the two modules use each other (numba resolves it when run compiles).
-from aifabric.sim import uet, uet_rccc  # noqa: E402
+from aifabric.sim import uet  # noqa: E402

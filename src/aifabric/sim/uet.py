@@ -385,6 +385,12 @@ def on_nack(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, i):
     wake_flow(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, f)
 
 
+@njit(cache=True)
+def uet_on_pull_event(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, apath, r):
+    """Receiver host ``r``'s RCCC pull pacer is due (:func:`aifabric.sim.uet_rccc.pacer`)."""
+    RC.pacer(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, apath, r)
+
+
 @njit(cache=True, inline="always")
 def stale(st, retx):
     """A NACK about a copy older than the one in flight (the packet was sent again since)."""
