@@ -493,8 +493,9 @@ class UetSpec(_Model):
     default, recycles EVs that came back clean and skips EVs that came back ECN-marked, trimmed or
     lost; ``bitmap`` only skips; ``reps`` only recycles; ``oblivious`` ignores the feedback) and
     ``delivery`` (``rud`` reliable unordered; ``rod`` reliable ordered: one entropy value per flow,
-    the receiver discards out-of-sequence packets, the sender goes back to the lost one). Sources:
-    docs/ultra-ethernet.md."""
+    the receiver discards out-of-sequence packets, the sender goes back to the lost one) and
+    ``cbfc`` (credit-based flow control on every link: lossless, a port sends only into buffer its
+    peer granted; the engine's InfiniBand credit machinery). Sources: docs/ultra-ethernet.md."""
 
     trimming: bool = True
     trim_size: Annotated[int, _unit(parse_size, bare_ok=True), Field(ge=64, le=4096)] = 64
@@ -504,6 +505,7 @@ class UetSpec(_Model):
     nscc: NsccSpec = NsccSpec()
     load_balancer: Literal["oblivious", "bitmap", "reps", "mixed"] = "mixed"
     delivery: Literal["rud", "rod"] = "rud"
+    cbfc: bool = False
 
     @model_validator(mode="before")
     @classmethod
@@ -715,6 +717,12 @@ class FabricSpec(_Model):
             )
         if self.qp_split != 1:
             raise _at("qp_split", "queue pairs are RDMA's; transport uet sprays one flow itself (allowed: 1)")
+        if self.uet.cbfc and self.pfc.enabled:
+            raise _at(
+                "uet.cbfc",
+                "credit-based flow control and PFC are two ways to make the fabric lossless; "
+                "allowed: cbfc: true with pfc.enabled: false, or cbfc: false",
+            )
         if "rccc" in self.congestion_control and not self.uet.trimming:
             raise _at(
                 "uet.trimming",

@@ -226,8 +226,10 @@ def compile_scenario(scenario, topo, flows) -> State:
         pt[(pt[:, K.PT_NODE_IS_HOST] == 1) | (pt[:, K.PT_PEER_IS_SW] == 0), K.PT_DELAY] += fab.nic_latency
     for col in (K.PT_CH, K.PT_CT, K.PT_DH, K.PT_DT, K.PT_FH, K.PT_FT, K.PT_WAKE_T, K.PT_STALL_T0):
         pt[:, col] = -1
-    vl_buffer = ib_vl_buffer_bytes(fab, topo) if ib else 0
-    if ib:
+    # credit-based link flow control: InfiniBand's, or UET's CBFC on the same machinery
+    credit_fc = ib or (fab.transport == "uet" and fab.uet.cbfc)
+    vl_buffer = ib_vl_buffer_bytes(fab, topo) if credit_fc else 0
+    if credit_fc:
         pt[:, K.PT_CREDITS] = vl_buffer // fab.ib.credit_bytes
 
     # ---- flows
@@ -319,9 +321,9 @@ def compile_scenario(scenario, topo, flows) -> State:
         cf[K.CF_PMAX] = fab.ecn.pmax if fab.ecn.pmax is not None else float(default("ecn.pmax"))
     cfg[K.C_CC] = CC_CODES[fab.congestion_control]
     cfg[K.C_ROUTING] = ROUTING_CODES[mode]
-    cfg[K.C_IB] = int(ib)
+    cfg[K.C_IB] = int(credit_fc)
     cfg[K.C_CREDIT_BYTES] = fab.ib.credit_bytes
-    cfg[K.C_VL_CREDITS] = vl_buffer // fab.ib.credit_bytes if ib else 0
+    cfg[K.C_VL_CREDITS] = vl_buffer // fab.ib.credit_bytes if credit_fc else 0
     cfg[K.C_SW_LAT] = fab.switch_latency_ps
     cfg[K.C_BUFFER] = fab.switch_buffer_bytes
     cfg[K.C_NHOSTS] = len(pm.hosts)

@@ -85,7 +85,10 @@ def uet_route(pk, fl, pt, cfg, nh_off, nh_links, link_a, i, node):
 def uet_full(pt, pk, cfg, swused, node, q, i):
     """Data packet ``i`` finds no room: egress ``q``'s queue would pass the queue limit, or the
     switch's shared buffer is full. With PFC on the fabric is lossless: PAUSE holds the senders
-    back and only the shared buffer limits (as for RoCE)."""
+    back and only the shared buffer limits (as for RoCE). With CBFC a packet only arrives into
+    buffer its sender had credit for: never full (as InfiniBand)."""
+    if cfg[K.C_IB] == 1:
+        return False
     size = pk[i, K.PK_SIZE]
     if swused[node] + size > cfg[K.C_BUFFER]:
         return True
@@ -272,6 +275,10 @@ def uet_host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, apath, i):
         if cfg[K.C_UE_RCCC] == 1:
             RC.rx_data(fl, cfg, h, g, ue, f, pk[i, K.PK_UE_PT], kind == K.KIND_TRIM)
         if kind == K.KIND_DATA:
+            if cfg[K.C_IB] == 1:  # CBFC: the NIC's receive buffer frees, credits go back
+                n = (pk[i, K.PK_SIZE] + cfg[K.C_CREDIT_BYTES] - 1) // cfg[K.C_CREDIT_BYTES]
+                p = pk[i, K.PK_PORT]
+                K.heap_push(h, g, g[K.G_NOW] + pt[p, K.PT_DELAY], K.EV_CREDIT, n * cfg[K.C_NPORTS] + p)
             if not deliver(pk, fl, cfg, g, ue, f, i):
                 if cfg[K.C_UE_RCCC] == 1:  # discarded out of sequence: owed its retransmission
                     RC.rx_data(fl, cfg, h, g, ue, f, 0, True)
