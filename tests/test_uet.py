@@ -229,13 +229,20 @@ def test_load_balancer_rules():
     """The per-flow rules on a bare table: bitmap skips a penalised EV (taking one penalty off per
     skip), reps / mixed reuse clean EVs first in, first out; oblivious ignores feedback."""
     from aifabric.sim import uet_lb as LB
+    from aifabric.sim.uet_setup import LB_NAMES, state_columns
 
+    assert [LB_NAMES.index(n) for n in ("oblivious", "bitmap", "reps", "mixed")] == [
+        LB.LB_OBLIVIOUS,
+        LB.LB_BITMAP,
+        LB.LB_REPS,
+        LB.LB_MIXED,
+    ]
     FR = np.zeros((1, K.FR_UE0 + K.FR_UE_W))
 
     def table(lb, evs=4):
         cfg = np.zeros(K.C_NUM, np.int64)
         cfg[K.C_UE_EVS], cfg[K.C_UE_LB] = evs, lb
-        return np.zeros((1, K.FL_UE_LB0 + LB.state_columns(lb, evs)), np.int64), cfg
+        return np.zeros((1, K.FL_UE_LB0 + state_columns(lb, evs)), np.int64), cfg
 
     fl, cfg = table(LB.LB_BITMAP)
     LB.process_ev(fl, cfg, 0, 0, LB.FB_NACK)

@@ -35,22 +35,16 @@ from numba import njit
 
 from aifabric.sim import kernel as K
 
-LB_OBLIVIOUS = 0
+LB_OBLIVIOUS = 0  # codes in the order of aifabric.sim.uet_setup.LB_NAMES
 LB_BITMAP = 1
 LB_REPS = 2
 LB_MIXED = 3
-LB_NAMES = ("oblivious", "bitmap", "reps", "mixed")
 FB_GOOD = 0
 FB_ECN = 1
 FB_NACK = 2
 FB_TIMEOUT = 3
 MAX_PENALTY = 15
 PENALTY = (0, 1, 4, 15)  # per feedback kind: good, ECN, NACK, timeout (htsim UecMpBitmap)
-
-
-def state_columns(lb: int, evs: int) -> int:
-    """Columns of per-flow state the algorithm keeps beyond ``FL_UE_LB0``."""
-    return 0 if lb == LB_OBLIVIOUS else 2 * evs
 
 
 @njit(cache=True, inline="always")

@@ -34,7 +34,6 @@ from numba import njit
 
 from aifabric.sim import kernel as K
 
-MTUS_PER_PULL = 4  # htsim UecSink::_mtus_per_pull
 EMPTY_PULL_GAP_BYTES = 1024  # htsim: the pacer's gap after an empty grant
 
 

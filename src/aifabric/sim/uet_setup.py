@@ -28,14 +28,21 @@ import math
 
 import numpy as np
 
-from aifabric.sim.uet_lb import LB_NAMES, state_columns
-from aifabric.sim.uet_rccc import MTUS_PER_PULL
-
 # the UEC's htsim (github.com/ultraethernet/uet-htsim) read for the defaults above
 HTSIM_COMMIT = "40ccb0526bb6297eeb22ab33f9934fb35278dbaf"
 REF_RATE_BPS = 100e9  # NSCC's reference network: 100 Gb/s ...
 REF_RTT_PS = 12e6  # ... and 12 µs base RTT (htsim initNsccParams)
 PS = 1e12
+# fabric.uet.load_balancer in the order of aifabric.sim.uet_lb's LB_* codes (this module imports no
+# numba: an ahead-of-time run never loads it)
+LB_NAMES = ("oblivious", "bitmap", "reps", "mixed")
+MTUS_PER_PULL = 4  # RCCC: credit per pull, in MTU-sized packets (htsim UecSink::_mtus_per_pull)
+
+
+def state_columns(lb: int, evs: int) -> int:
+    """Columns of per-flow load-balancer state beyond ``FL_UE_LB0``: a penalty and a ring entry
+    per entropy value, none for oblivious spraying."""
+    return 0 if lb == 0 else 2 * evs
 
 
 def uet_defaults(fab, base_rtt_ps: int, line_bps: float) -> dict:
