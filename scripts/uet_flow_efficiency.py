@@ -18,7 +18,7 @@ from pathlib import Path
 
 from aifabric.flow.uet import CALIBRATION, efficiency_key
 from aifabric.sim.uet_setup import LB_NAMES
-from aifabric.stages.uet_validation import measure_efficiency
+from aifabric.stages.validate.uet import measure_efficiency
 
 OUT = Path(__file__).resolve().parents[1] / "src/aifabric/data/reference/uet-flow-efficiency.json"
 

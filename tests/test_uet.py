@@ -195,7 +195,7 @@ def test_fct_agrees_with_the_uec_htsim(scenario, trimming, lb, tol):
     """FCT p50 and p99 against the UEC htsim's (recorded with its commit) run with the same load
     balancer and trimming: within 5 % (10 % where the ACK clocking differs, named above)."""
     from aifabric.cli._preflight import prepare
-    from aifabric.stages.uet_validation import htsim_reference
+    from aifabric.stages.validate.uet import htsim_reference
 
     lb, _, cc = lb.partition("/")
     cc = cc or "nscc"

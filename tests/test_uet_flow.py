@@ -1,5 +1,5 @@
 """Ultra Ethernet in the flow model (aifabric.flow.uet) and its agreement with the packet engine
-and the UEC htsim's recorded FCTs (aifabric.stages.uet_validation, ``validate --uet``)."""
+and the UEC htsim's recorded FCTs (aifabric.stages.validate.uet, ``validate --uet``)."""
 
 from __future__ import annotations
 
@@ -122,7 +122,7 @@ def test_ordered_delivery_is_refused_at_flow_level():
 @pytest.mark.validation
 @pytest.mark.parametrize("lb,cc", [("mixed", "nscc"), ("oblivious", "nscc"), ("mixed", "rccc")])
 def test_efficiency_reproduces_on_the_packet_engine(lb, cc):
-    from aifabric.stages.uet_validation import measure_efficiency
+    from aifabric.stages.validate.uet import measure_efficiency
 
     key = uet.efficiency_key(lb, cc)
     assert measure_efficiency(True, lb, cc) == uet.efficiency_table()["efficiency"][key]["trimming"]
@@ -130,7 +130,7 @@ def test_efficiency_reproduces_on_the_packet_engine(lb, cc):
 
 @pytest.fixture(scope="module")
 def report():
-    from aifabric.stages.uet_validation import uet_report
+    from aifabric.stages.validate.uet import uet_report
 
     return uet_report()
 
