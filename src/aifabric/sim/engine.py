@@ -122,6 +122,7 @@ def estimate_bytes(num_flows: int, num_links: int, maxhop: int, fabric=None, jso
         + 8 * (K.FL_NUM + (3 * maxhop if hpcc else 0))
         + 8 * K.FR_NUM
         + (8 * (K.FL_UE_W + K.FR_UE_W) if uet else 0)
+        + (8 * 2 * fabric.uet.ev_count if uet and fabric.uet.load_balancer != "oblivious" else 0)
         + 16 * 8 * pk_cols  # packet rows
         + 33 * 3 * 8  # event heap
         + (8 * 2 * maxhop if adaptive else 0)
