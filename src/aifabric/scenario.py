@@ -532,7 +532,7 @@ class UetSpec(_Model):
 
 
 TRANSPORTS = ("rc", "uet")
-# UET congestion control: NSCC (sender window), RCCC (receiver credits) or both (UEC 1.0 §3.6.13-14)
+# UET congestion control: NSCC (sender window, UEC 1.0 §3.6.13), RCCC (receiver credits, CMS) or both
 UET_CCS = ("nscc", "rccc", "nscc-rccc")
 
 

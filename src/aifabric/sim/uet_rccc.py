@@ -1,7 +1,7 @@
 """UET receiver credit-based congestion control (RCCC): ``fabric.congestion_control: rccc`` (the
 receiver's credits alone) or ``nscc-rccc`` (both: a packet needs window and credit).
 
-UEC 1.0 describes RCCC in its congestion-management section (CMS, §3.6.14): the receiver paces
+UEC 1.0 describes RCCC in its congestion-management section (CMS), beside NSCC: the receiver paces
 credit to its senders at its own link rate, so an incast converges on the receiver's link without
 a standing queue; a sender needs credit for every byte it sends after its first (speculative)
 window. The rules below follow the UEC's htsim (``uec.cpp``: ``UecPullPacer``, ``UecSink::pull``,
