@@ -8,10 +8,16 @@ A transport family beside the RDMA reliable connection of RoCE and InfiniBand (g
   each packet's payload once whatever the order it arrives in, and acknowledges each packet; the
   sender retransmits exactly the packets that were NACKed or timed out — selective retransmission,
   no go-back-N.
+* **Reliable ordered delivery (ROD)**, PDS §3.5 (``fabric.uet.delivery: rod``): one entropy value
+  per flow; the receiver accepts only the next PSN and discards the rest (counted out of
+  sequence); a trim NACK or a timeout sends the lost packet and everything after it again.
 * **Spraying over entropy values**, CMS §3.6.12 (``GetSendParams`` picks the entropy of each
-  packet) and §3.6.16 (load balancing): the sender gives each packet the next of ``ev_count``
-  entropy values (round robin from a seeded start); every switch hashes (flow, EV) onto its
+  packet, ``process_ev`` hears of each ACK, NACK and loss) and §3.6.16 (load balancing): the
+  sender's load balancer (:mod:`aifabric.sim.uet_lb`; EV feedback by default, as the UEC htsim)
+  gives each packet one of ``ev_count`` entropy values; every switch hashes (flow, EV) onto its
   equal-cost next hops, as it hashes the UDP source port that carries the EV.
+* **RCCC** (``congestion_control: rccc`` / ``nscc-rccc``): receiver credits,
+  :mod:`aifabric.sim.uet_rccc`. **CBFC** (``fabric.uet.cbfc``): the kernel's per-port credits.
 * **Packet trimming**, §3.6.17 (switch settings) and the receiver rule of §3.6.12 (``OnRX``: a
   trimmed packet is NACKed at once): a data packet that meets a full egress queue is cut to a
   ``trim_size`` header and forwarded in the strict-priority class; the receiver NACKs it; the
@@ -29,14 +35,13 @@ Simplifications (docs/ultra-ethernet.md lists them with their effect):
 * one message per flow, one PDC per flow, one CCC per PDC; no SES request/response semantics;
 * every data packet is acknowledged on its own (a SACK of one PSN; no ACK coalescing), ACKs and
   NACKs follow the flow's precomputed ECMP path in the strict-priority class and are never lost;
-* oblivious round-robin over the entropy values: no EV feedback (``process_ev`` does nothing,
-  which §3.6.12 allows for blind load balancing);
 * the bytes in flight are counted per packet at the sender (a packet leaves the count when it is
   ACKed, NACKed or timed out) instead of from the receiver's ``Rcvd_Bytes`` counter: the same
   numbers without duplicates, and no drift with them;
 * the nominal packet size is the packet's wire size (payload + header), not UDP length + 40;
-* no receiver flow control (``Rcv_Cwnd_Pend`` 0), no probe packets, no RCCC, no ROD, no LLR,
-  no CBFC; the average delay is an EWMA (implementation-defined in the spec);
+* no receiver flow control (``Rcv_Cwnd_Pend`` 0), no probe packets, no LLR (the engine has no
+  link frame errors); ordered delivery discards out-of-sequence packets without a NACK; the
+  average delay is an EWMA (implementation-defined in the spec);
 * one retransmission timer per flow, re-armed at its oldest packet in flight (the spec keeps a
   timer per packet: the same firing times).
 
