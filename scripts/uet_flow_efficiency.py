@@ -7,7 +7,7 @@ backs off, leaving the receiver's link idle for a while. It is measured on the p
 *calibration* permutations that are not the shipped scenarios (k=8 fat tree, 128 hosts, random
 derangements with seeds 11-13, 1 MB flows): per flow, its drain time alone on the fabric divided
 by its FCT in the run (the packet engine's ideal FCT / FCT); the mean and the quantiles of all
-flows. One value with trimming, one without. Run: PYTHONPATH=src python scripts/uet_flow_efficiency.py
+flows. One distribution per load balancer, with trimming and without. Run: PYTHONPATH=src python scripts/uet_flow_efficiency.py
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import json
 import sys
 from pathlib import Path
 
-from aifabric.flow.uet import CALIBRATION
+from aifabric.flow.uet import CALIBRATION, efficiency_key
+from aifabric.sim.uet_setup import LB_NAMES
 from aifabric.stages.validate.uet import measure_efficiency
 
 OUT = Path(__file__).resolve().parents[1] / "src/aifabric/data/reference/uet-flow-efficiency.json"
@@ -24,10 +25,13 @@ OUT = Path(__file__).resolve().parents[1] / "src/aifabric/data/reference/uet-flo
 
 def main() -> int:
     doc = {"calibration": CALIBRATION, "efficiency": {}}
-    for trimming in (True, False):
-        e = measure_efficiency(trimming)
-        doc["efficiency"]["trimming" if trimming else "no_trimming"] = e
-        print(f"trimming={trimming}: mean {e['mean']} per seed {e['per_seed']}", file=sys.stderr)
+    for lb, cc in [(lb, cc) for cc in ("nscc", "rccc", "nscc-rccc") for lb in LB_NAMES]:
+        key = efficiency_key(lb, cc)
+        doc["efficiency"][key] = {}
+        for trimming in (True, False) if cc == "nscc" else (True,):  # rccc needs trimming
+            e = measure_efficiency(trimming, lb, cc)
+            doc["efficiency"][key]["trimming" if trimming else "no_trimming"] = e
+            print(f"{key} trimming={trimming}: mean {e['mean']} per seed {e['per_seed']}", file=sys.stderr)
     OUT.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"wrote {OUT}", file=sys.stderr)
     return 0

@@ -35,6 +35,11 @@ VARIANTS = {  # name -> extra htsim arguments
     "trimming, mixed load balancing (htsim default)": [],
     "trimming, oblivious spraying": ["-load_balancing_algo", "oblivious"],
     "no trimming, oblivious spraying": ["-load_balancing_algo", "oblivious", "-disable_trim"],
+    "no trimming, mixed load balancing (htsim default)": ["-disable_trim"],
+    "trimming, bitmap load balancing": ["-load_balancing_algo", "bitmap"],
+    "trimming, reps_legacy load balancing": ["-load_balancing_algo", "reps_legacy"],
+    "trimming, mixed load balancing (htsim default), rccc": ["-receiver_cc_only"],
+    "trimming, mixed load balancing (htsim default), nscc-rccc": ["-receiver_cc"],
 }
 
 
@@ -86,7 +91,9 @@ def main(binary: str, commit: str) -> None:
             for name, extra in VARIANTS.items():
                 args = ["-tm", str(ROOT / cm) if not Path(cm).is_absolute() else cm, "-nodes", str(nodes)]
                 args += ["-tiers", "3", *COMMON, *extra]
-                text = subprocess.run([binary, *args], capture_output=True, text=True, check=True).stdout
+                text = subprocess.run(
+                    [binary, *args], capture_output=True, text=True, check=True, cwd=tmp
+                ).stdout
                 runs[name] = {
                     "command": "htsim_uec " + " ".join(args).replace(str(ROOT) + "/", ""),
                     **parse(text),

@@ -41,6 +41,8 @@ FAST = {
     "scenarios/incast32.yaml",
     "scenarios/incast32-ib.yaml",
     "scenarios/incast32-uet.yaml",
+    "scenarios/incast32-uet-rccc.yaml",
+    "scenarios/incast32-uet-rod.yaml",
     "scenarios/alltoall16-uet.yaml",
     "scenarios/pause-storm.yaml",
     "scenarios/pfc-mismatch.yaml",

@@ -124,7 +124,7 @@ def test_built_kernels_give_the_jit_results_without_numba(tmp_path):
         env=env,
     )
     assert check.returncode == 0, check.stdout
-    for name in ("incast32", "perm128-hpcc", "ring5-deadlock", "incast32-uet"):
+    for name in ("incast32", "perm128-hpcc", "ring5-deadlock", "incast32-uet", "incast32-uet-rccc"):
         sc = ROOT / "scenarios" / f"{name}.yaml"
         aot, aot_meta = _simulate(sc, env)
         jit, jit_meta = _simulate(sc, {**env, _aot.ENV: "0"})

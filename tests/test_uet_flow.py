@@ -27,11 +27,16 @@ def _uet(workload: dict, **uet_settings):
 
 
 def test_efficiency_is_measured_and_below_line_rate():
-    """The recorded term comes from the calibration runs (three seeds each) and is a loss (< 1)."""
+    """The recorded term comes from the calibration runs (three seeds each, per load balancer) and
+    is a loss (< 1); EV feedback (mixed, htsim's default) loses less than oblivious spraying."""
     doc = uet.efficiency_table()
     assert doc["calibration"]["seeds"] == uet.CALIBRATION["seeds"]
-    for key in ("trimming", "no_trimming"):
-        e = doc["efficiency"][key]
+    lbs = ("oblivious", "bitmap", "reps", "mixed")
+    assert set(doc["efficiency"]) == {f"{lb}{cc}" for lb in lbs for cc in ("", "/rccc", "/nscc-rccc")}
+    assert uet.efficiency(True, "mixed") > uet.efficiency(True, "oblivious") + 0.02
+    for entry in doc["efficiency"].values():
+        assert "trimming" in entry
+        e = entry["trimming"]
         assert 0.5 < e["mean"] < 1.0
         assert e["mean"] == pytest.approx(np.mean(e["per_seed"]), abs=1e-3)
         assert len(e["quantiles"]) == uet.QUANTILES and np.all(np.diff(e["quantiles"]) >= 0)
@@ -39,7 +44,7 @@ def test_efficiency_is_measured_and_below_line_rate():
 
 def test_flows_get_the_measured_distribution_in_a_seeded_order():
     a = uet.flow_efficiencies(200, True, seed=1)
-    q = uet.efficiency_table()["efficiency"]["trimming"]["quantiles"]
+    q = uet.efficiency_table()["efficiency"]["mixed"]["trimming"]["quantiles"]
     assert np.array_equal(a, uet.flow_efficiencies(200, True, seed=1))
     assert not np.array_equal(a, uet.flow_efficiencies(200, True, seed=2))
     assert q[0] <= a.min() and a.max() <= q[-1]
@@ -108,11 +113,19 @@ def test_shipped_scenarios_run_in_flow_mode():
         assert res["engine"]["uet"]["trimming"] is True
 
 
+def test_ordered_delivery_is_refused_at_flow_level():
+    sc = _uet({"kind": "permutation", "flow_size": "100KB"}, delivery="rod")
+    with pytest.raises(InputError, match="packet engine"):
+        simulate_flow_scenario(sc)
+
+
 @pytest.mark.validation
-def test_efficiency_reproduces_on_the_packet_engine():
+@pytest.mark.parametrize("lb,cc", [("mixed", "nscc"), ("oblivious", "nscc"), ("mixed", "rccc")])
+def test_efficiency_reproduces_on_the_packet_engine(lb, cc):
     from aifabric.stages.validate.uet import measure_efficiency
 
-    assert measure_efficiency(True) == uet.efficiency_table()["efficiency"]["trimming"]
+    key = uet.efficiency_key(lb, cc)
+    assert measure_efficiency(True, lb, cc) == uet.efficiency_table()["efficiency"][key]["trimming"]
 
 
 @pytest.fixture(scope="module")
@@ -131,14 +144,17 @@ def test_routing_validation_case_agrees(report):
 
 
 @pytest.mark.validation
-@pytest.mark.parametrize("name", ["incast32-uet", "alltoall16-uet"])
+@pytest.mark.parametrize("name", ["incast32-uet", "perm128-uet", "alltoall16-uet", "incast32-uet-rccc"])
 def test_shipped_scenario_agrees(report, name):
+    """With trimming, against the packet engine and the UEC htsim run with the same load balancer
+    (mixed, htsim's default): within 10 % (the permutation's p99 missed by 13.5 % under oblivious
+    spraying; EV feedback brings it within)."""
     (row,) = [r for r in report["shipped"] if r["scenario"] == name and r["trimming"]]
     assert row["holds"], row
 
 
 @pytest.mark.validation
-@pytest.mark.parametrize("name,trimming", [("perm128-uet", True), ("incast32-uet", False)])
+@pytest.mark.parametrize("name,trimming", [("incast32-uet", False)])
 def test_known_misses_are_reported_with_the_reason(report, name, trimming):
     """Where the flow model misses by more than 10 % the report says so (holds false, a reason) and
     validate --uet exits 1."""

@@ -489,7 +489,13 @@ class UetSpec(_Model):
     dropping), ``ev_count`` (entropy values a sender sprays its packets over), ``queue_limit`` (bytes
     an egress queue holds before it trims or drops; default 1 × BDP with trimming, 5 × BDP without,
     htsim's sizing), ``rto`` (retransmission timeout; default htsim's 15 µs + 6 queue drain times)
-    and ``nscc``. Sources: docs/ultra-ethernet.md."""
+    and ``nscc``; ``load_balancer`` (how a sender picks entropy values: ``mixed``, the UEC htsim's
+    default, recycles EVs that came back clean and skips EVs that came back ECN-marked, trimmed or
+    lost; ``bitmap`` only skips; ``reps`` only recycles; ``oblivious`` ignores the feedback) and
+    ``delivery`` (``rud`` reliable unordered; ``rod`` reliable ordered: one entropy value per flow,
+    the receiver discards out-of-sequence packets, the sender goes back to the lost one) and
+    ``cbfc`` (credit-based flow control on every link: lossless, a port sends only into buffer its
+    peer granted; the engine's InfiniBand credit machinery). Sources: docs/ultra-ethernet.md."""
 
     trimming: bool = True
     trim_size: Annotated[int, _unit(parse_size, bare_ok=True), Field(ge=64, le=4096)] = 64
@@ -497,9 +503,37 @@ class UetSpec(_Model):
     queue_limit: PosSize | None = None
     rto: PosTime | None = None
     nscc: NsccSpec = NsccSpec()
+    load_balancer: Literal["oblivious", "bitmap", "reps", "mixed"] = "mixed"
+    delivery: Literal["rud", "rod"] = "rud"
+    cbfc: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _rod_one_ev(cls, data):
+        """Ordered delivery keeps a flow on one path: ``ev_count`` defaults to 1 with it."""
+        if isinstance(data, dict) and data.get("delivery") == "rod" and "ev_count" not in data:
+            return {**data, "ev_count": 1}
+        return data
+
+    @model_validator(mode="after")
+    def _modes(self):
+        if self.delivery == "rod" and self.ev_count != 1:
+            raise _at(
+                "ev_count",
+                f"delivery rod delivers in order, so a flow keeps one path; allowed with rod: 1 (got {self.ev_count})",
+            )
+        if self.load_balancer != "oblivious" and self.ev_count > 1024:
+            raise _at(
+                "ev_count",
+                f"load_balancer {self.load_balancer} keeps state per entropy value; allowed: 1 to 1024 "
+                f"(or load_balancer: oblivious), got {self.ev_count}",
+            )
+        return self
 
 
 TRANSPORTS = ("rc", "uet")
+# UET congestion control: NSCC (sender window, UEC 1.0 §3.6.13), RCCC (receiver credits, CMS) or both
+UET_CCS = ("nscc", "rccc", "nscc-rccc")
 
 
 def _uet_defaults(data: dict) -> dict:
@@ -540,7 +574,7 @@ class FabricSpec(_Model):
     nic_latency: Time = 0
     pfc: PfcSpec = PfcSpec()
     ecn: EcnSpec = EcnSpec(enabled=False)
-    congestion_control: Literal["none", "dcqcn", "hpcc", "ib-cc", "nscc"] = "none"
+    congestion_control: Literal["none", "dcqcn", "hpcc", "ib-cc", "nscc", "rccc", "nscc-rccc"] = "none"
     dcqcn: DcqcnSpec = DcqcnSpec()
     hpcc: HpccSpec = HpccSpec()
     # ecmp | flowlet | adaptive-packet | spray | static | scheduled, or the old spelling adaptive
@@ -660,19 +694,20 @@ class FabricSpec(_Model):
         """``transport: uet`` runs on Ethernet, with NSCC (or none) and ECMP hashing of its entropy
         values; NSCC and ``fabric.uet`` belong to it."""
         if self.transport != "uet":
-            if self.congestion_control == "nscc":
+            if self.congestion_control in UET_CCS:
                 raise _at(
-                    "congestion_control", "nscc is the Ultra Ethernet transport's; needs transport: uet"
+                    "congestion_control",
+                    f"{self.congestion_control} is the Ultra Ethernet transport's; needs transport: uet",
                 )
             if "uet" in self.model_fields_set:
                 raise _at("uet", "applies to transport: uet only (allowed: remove it, or transport: uet)")
             return
         if self.technology != "roce":
             raise _at("transport", "uet runs on Ethernet switches; allowed with technology: roce (Ethernet)")
-        if self.congestion_control not in ("nscc", "none"):
+        if self.congestion_control not in (*UET_CCS, "none"):
             raise _at(
                 "congestion_control",
-                f"{self.congestion_control} is not a UET congestion control; allowed for transport uet: nscc, none",
+                f"{self.congestion_control} is not a UET congestion control; allowed for transport uet: nscc, rccc, nscc-rccc, none",
             )
         if self.routing != "ecmp":
             raise _at(
@@ -682,6 +717,18 @@ class FabricSpec(_Model):
             )
         if self.qp_split != 1:
             raise _at("qp_split", "queue pairs are RDMA's; transport uet sprays one flow itself (allowed: 1)")
+        if self.uet.cbfc and self.pfc.enabled:
+            raise _at(
+                "uet.cbfc",
+                "credit-based flow control and PFC are two ways to make the fabric lossless; "
+                "allowed: cbfc: true with pfc.enabled: false, or cbfc: false",
+            )
+        if "rccc" in self.congestion_control and not self.uet.trimming:
+            raise _at(
+                "uet.trimming",
+                f"congestion_control {self.congestion_control} learns of a lost packet from its trimmed "
+                f"header (the receiver owes it credit); allowed with rccc: true",
+            )
 
     @property
     def routing_mode(self) -> str:

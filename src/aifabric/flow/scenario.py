@@ -71,13 +71,28 @@ def _basic_flows(scenario, topo: Topology) -> pd.DataFrame:
 def _uet_settings(fab, kw: dict) -> tuple[dict, dict]:
     """A UET fabric at flow level (:mod:`aifabric.flow.uet`): the even split when sprayed, and the
     measured per-flow efficiency; returns the engine kwargs and ``engine.uet``."""
-    kw = {**kw, "routing": uet.routing(fab), "uet_trimming": fab.uet.trimming}
+    if fab.uet.delivery == "rod":
+        raise InputError(
+            "ordered delivery (go-back after each lost packet) is modelled on the packet engine only",
+            field="fabric.uet.delivery",
+            value="rod",
+            allowed="rud at flow level, or sim.mode: packet (aifabric simulate --mode packet)",
+        )
+    kw = {
+        **kw,
+        "routing": uet.routing(fab),
+        "uet_trimming": (fab.uet.trimming, fab.uet.load_balancer, fab.congestion_control),
+    }
     info = {
         "model": "flow: even split over equal-cost paths; a flow crossing switch-to-switch links "
         "capped at its measured efficiency x its bottleneck rate",
         "trimming": fab.uet.trimming,
         "ev_count": fab.uet.ev_count,
-        "mean_flow_efficiency": uet.efficiency(fab.uet.trimming),
+        "load_balancer": fab.uet.load_balancer,
+        "congestion_control": fab.congestion_control,
+        "mean_flow_efficiency": uet.efficiency(
+            fab.uet.trimming, fab.uet.load_balancer, fab.congestion_control
+        ),
         "efficiency_source": "data/reference/uet-flow-efficiency.json (measured on the packet engine)",
     }
     return kw, info
@@ -138,9 +153,9 @@ def simulate_flow_scenario(
         extra["collective"] = res.as_dict()
     else:
         table = _basic_flows(scenario, topo) if flows is None else flows
-        trimming = kw.pop("uet_trimming", None)
-        if trimming is not None:
-            kw["flow_efficiency"] = uet.flow_efficiencies(len(table), trimming, scenario.seed)
+        trim_lb = kw.pop("uet_trimming", None)
+        if trim_lb is not None:
+            kw["flow_efficiency"] = uet.flow_efficiencies(len(table), trim_lb[0], scenario.seed, *trim_lb[1:])
         df = simulate_flows(topo, table, **kw)
         events = int(df.attrs.get("events", 0))
     if tables is not None:

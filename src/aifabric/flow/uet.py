@@ -8,11 +8,15 @@
   switch-to-switch link runs at most at ``eta`` of its bottleneck rate, where the flows' ``eta``
   follow the distribution measured on the packet engine (mean over flows of ideal FCT / FCT on
   calibration permutations that are none of the validated cases: :data:`CALIBRATION`,
-  :mod:`aifabric.stages.validate.uet`, ``scripts/uet_flow_efficiency.py``; one distribution with
-  trimming, one without; ``data/reference/uet-flow-efficiency.json``). Flows are given its
+  :mod:`aifabric.stages.validate.uet`, ``scripts/uet_flow_efficiency.py``; one distribution per
+  load balancer (``uet.load_balancer``), with trimming and without;
+  ``data/reference/uet-flow-efficiency.json``). Flows are given its
   quantiles evenly, in a seeded order. Where flows share a link (an incast's receiver, an
   all-to-all's hosts) the cap does not bind: the shared link's queue trims what it cannot take
   while the link stays busy.
+
+Ordered delivery (``uet.delivery: rod``) has no flow-level model: it is refused with one line (a
+go-back after each lost packet is a packet-level effect; run it on the packet engine).
 """
 
 from __future__ import annotations
@@ -44,19 +48,30 @@ def efficiency_table() -> dict:
     return json.loads(EFFICIENCY_FILE.read_text())
 
 
-def _entry(trimming: bool) -> dict:
-    return efficiency_table()["efficiency"]["trimming" if trimming else "no_trimming"]
+def efficiency_key(load_balancer: str, congestion_control: str) -> str:
+    """The calibration entry of a load balancer and congestion control: the load balancer's name
+    under NSCC (and without congestion control), ``LB/CC`` under rccc and nscc-rccc."""
+    return (
+        load_balancer if congestion_control in ("nscc", "none") else f"{load_balancer}/{congestion_control}"
+    )
 
 
-def efficiency(trimming: bool) -> float:
+def _entry(trimming: bool, load_balancer: str, congestion_control: str) -> dict:
+    per = efficiency_table()["efficiency"][efficiency_key(load_balancer, congestion_control)]
+    return per["trimming" if trimming else "no_trimming"]
+
+
+def efficiency(trimming: bool, load_balancer: str = "mixed", congestion_control: str = "nscc") -> float:
     """The mean per-flow efficiency measured on the calibration permutations."""
-    return float(_entry(trimming)["mean"])
+    return float(_entry(trimming, load_balancer, congestion_control)["mean"])
 
 
-def flow_efficiencies(n: int, trimming: bool, seed: int) -> np.ndarray:
+def flow_efficiencies(
+    n: int, trimming: bool, seed: int, load_balancer: str = "mixed", congestion_control: str = "nscc"
+) -> np.ndarray:
     """``n`` flows' efficiencies: the measured distribution's quantiles at (i + 0.5) / n, in an
     order drawn from ``seed``."""
-    q = np.asarray(_entry(trimming)["quantiles"], dtype=np.float64)
+    q = np.asarray(_entry(trimming, load_balancer, congestion_control)["quantiles"], dtype=np.float64)
     levels = (np.arange(n) + 0.5) / n
     eff = np.interp(levels, np.linspace(0.0, 1.0, len(q)), q)
     return eff[np.random.default_rng(seed).permutation(n)]

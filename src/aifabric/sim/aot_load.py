@@ -13,7 +13,7 @@ from pathlib import Path
 
 from aifabric.flow import _aot
 
-SOURCES = [Path(__file__).with_name("kernel.py"), Path(__file__).with_name("uet.py")]
+SOURCES = [Path(__file__).with_name(n) for n in ("kernel.py", "uet.py", "uet_lb.py", "uet_rccc.py")]
 
 
 def _constants_path() -> Path:

@@ -25,7 +25,7 @@ K = _kernel()
 # 4 a scheduled fabric (ingress VOQs, egress-port credit grants, cells sprayed over the fabric)
 ROUTING_CODES = {"ecmp": 0, "static": 0, "adaptive-packet": 1, "flowlet": 2, "spray": 3, "scheduled": 4}
 # ib-cc: FECN marks + a DCQCN-type reaction; nscc: UET's window (cfg C_UE_NSCC), no rate limiter
-CC_CODES = {"none": 0, "dcqcn": 1, "hpcc": 2, "ib-cc": 1, "nscc": 0}
+CC_CODES = {"none": 0, "dcqcn": 1, "hpcc": 2, "ib-cc": 1, "nscc": 0, "rccc": 0, "nscc-rccc": 0}
 ACK_EVERY = 1  # the receiver ACKs every data packet (ns-3 HPCC's default ACK interval of one packet)
 RESUME_OFFSET_BYTES = 3 * 1024  # dynamic PFC: RESUME 3 KB below the threshold (ns-3 HPCC, hardware-facts E.1)
 
@@ -122,6 +122,7 @@ def estimate_bytes(num_flows: int, num_links: int, maxhop: int, fabric=None, jso
         + 8 * (K.FL_NUM + (3 * maxhop if hpcc else 0))
         + 8 * K.FR_NUM
         + (8 * (K.FL_UE_W + K.FR_UE_W) if uet else 0)
+        + (8 * 2 * fabric.uet.ev_count if uet and fabric.uet.load_balancer != "oblivious" else 0)
         + 16 * 8 * pk_cols  # packet rows
         + 33 * 3 * 8  # event heap
         + (8 * 2 * maxhop if adaptive else 0)
@@ -226,8 +227,10 @@ def compile_scenario(scenario, topo, flows) -> State:
         pt[(pt[:, K.PT_NODE_IS_HOST] == 1) | (pt[:, K.PT_PEER_IS_SW] == 0), K.PT_DELAY] += fab.nic_latency
     for col in (K.PT_CH, K.PT_CT, K.PT_DH, K.PT_DT, K.PT_FH, K.PT_FT, K.PT_WAKE_T, K.PT_STALL_T0):
         pt[:, col] = -1
-    vl_buffer = ib_vl_buffer_bytes(fab, topo) if ib else 0
-    if ib:
+    # credit-based link flow control: InfiniBand's, or UET's CBFC on the same machinery
+    credit_fc = ib or (fab.transport == "uet" and fab.uet.cbfc)
+    vl_buffer = ib_vl_buffer_bytes(fab, topo) if credit_fc else 0
+    if credit_fc:
         pt[:, K.PT_CREDITS] = vl_buffer // fab.ib.credit_bytes
 
     # ---- flows
@@ -319,9 +322,9 @@ def compile_scenario(scenario, topo, flows) -> State:
         cf[K.CF_PMAX] = fab.ecn.pmax if fab.ecn.pmax is not None else float(default("ecn.pmax"))
     cfg[K.C_CC] = CC_CODES[fab.congestion_control]
     cfg[K.C_ROUTING] = ROUTING_CODES[mode]
-    cfg[K.C_IB] = int(ib)
+    cfg[K.C_IB] = int(credit_fc)
     cfg[K.C_CREDIT_BYTES] = fab.ib.credit_bytes
-    cfg[K.C_VL_CREDITS] = vl_buffer // fab.ib.credit_bytes if ib else 0
+    cfg[K.C_VL_CREDITS] = vl_buffer // fab.ib.credit_bytes if credit_fc else 0
     cfg[K.C_SW_LAT] = fab.switch_latency_ps
     cfg[K.C_BUFFER] = fab.switch_buffer_bytes
     cfg[K.C_NHOSTS] = len(pm.hosts)

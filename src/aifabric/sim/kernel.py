@@ -55,6 +55,7 @@ EV_RTO = 7  # arg = flow: retransmission timeout check (lossy mode)
 EV_LINK_DOWN = 8  # arg = link: the link fails (both directions)
 EV_XPAUSE = 9  # arg = port * 2 + on: an injected (spurious) PAUSE starts / ends (fabric.pause_storms)
 EV_VOQ = 10  # arg = packet: scheduled fabric — the egress port's grant releases it from its ingress VOQ
+EV_UE_PULL = 11  # arg = receiver host index: UET RCCC — its pull pacer grants the next credit
 
 # ---- status codes returned by run() ------------------------------------------------------------
 ST_DONE = 0  # every flow completed, or nothing left to do
@@ -99,7 +100,9 @@ G_UE_TRIMS = 27  # data packets trimmed to a header by a full switch queue
 G_UE_TRIM_BYTES = 28  # payload those packets lost to trimming (sent again)
 G_UE_TIMEOUTS = 29  # packets the sender declared lost on its retransmission timeout
 G_UE_RTX_BYTES = 30  # payload bytes sent again (counted in G_INJ_BYTES as well)
-G_NUM = 31
+G_UE_OOS_BYTES = 31  # UET ordered delivery: payload the receiver discarded out of sequence
+G_UE_PULLS = 32  # UET RCCC: pull (credit) packets the receivers sent
+G_NUM = 33
 
 # ---- cfg: int64 configuration -------------------------------------------------------------------
 C_MTU = 0
@@ -161,7 +164,12 @@ C_UE_QA = 55  # 1: quick_adapt on
 C_UE_QA_GATE = 56  # NSCC qa_gate (quick_adapt only when achieved < max_wnd >> qa_gate)
 C_UE_QA_THRESH = 57  # NSCC qa_threshold (ps)
 C_UE_FI_DELAY = 58  # NSCC fast_increase: a delay below this counts as "~0" (ps)
-C_NUM = 60
+C_UE_LB = 59  # load balancer (aifabric.sim.uet_lb LB_*): how a sender picks entropy values
+C_UE_ROD = 60  # 1: reliable ordered delivery (go-back at the sender); 0: unordered (RUD)
+C_UE_RCCC = 61  # 1: RCCC, receiver credits (aifabric.sim.uet_rccc): a sender needs credit to send
+C_UE_PULL_BYTES = 62  # RCCC: credit one pull grants (bytes on the wire)
+C_UE_HOST0 = 63  # RCCC: first row of the per-receiver pull pacers in ``ue`` (two rows per host)
+C_NUM = 64
 
 # ---- cf: float64 configuration ------------------------------------------------------------------
 CF_PMAX = 0
@@ -207,12 +215,15 @@ INT_W = 5
 # UET (fabric.transport uet) widens pk instead: PK_SEQ holds the packet sequence number (PSN)
 PK_UE_EV = 12  # entropy value the sender gave the packet (the switches hash it with the flow)
 PK_UE_RETX = 13  # 1: a retransmission (echoed in its ACK / NACK, UEC 1.0 §3.6.13.1)
-PK_UE_W = 2
+PK_UE_LAST = 14  # 1: trimmed at the last hop (the switch port to the receiver)
+PK_UE_PT = 15  # RCCC: the sender's pull target (cumulative credit it asks for), carried by data
+PK_UE_W = 4
 KIND_DATA = 0
 KIND_ACK = 1
 KIND_CNP = 2
 KIND_NACK = 3
 KIND_TRIM = 4  # UET: a data packet trimmed to its header by a switch (high priority, like control)
+KIND_PULL = 5  # UET RCCC: a receiver's credit grant (PK_PAYLOAD: the cumulative bytes granted)
 
 # ---- pt: directed ports -------------------------------------------------------------------------
 PT_NODE = 0  # sending node
@@ -325,7 +336,22 @@ FL_UE_LAST_DEC = 46  # NSCC last_dec_time
 FL_UE_LAST_ADJ = 47  # NSCC last_adjust_time
 FL_UE_INCREASE = 48  # NSCC increase (fast_increase mode)
 FL_UE_BASE_RTT = 49  # NSCC ccc.base_rtt (ps)
-FL_UE_W = 14
+FL_UE_XOR = 50  # load balancer: this round's order of the entropy values
+FL_UE_ROUND = 51  # load balancer: rounds (and random draws) so far
+FL_UE_RQH = 52  # load balancer: head and size of the ring of recycled entropy values
+FL_UE_RQN = 53
+FL_UE_REXP = 54  # ordered delivery: the next PSN the receiver accepts
+FL_UE_CREDIT = 55  # RCCC sender: credit (bytes it may still send; may go below 0 by one packet)
+FL_UE_SPEC = 56  # RCCC sender: 1 while sending on its speculative first window
+FL_UE_PULLED = 57  # RCCC sender: cumulative credit granted so far
+FL_UE_HPT = 58  # RCCC receiver: highest pull target heard
+FL_UE_LPULL = 59  # RCCC receiver: cumulative credit granted
+FL_UE_OWED = 60  # RCCC receiver: credit owed for trimmed packets (their retransmissions)
+FL_UE_INPULL = 61  # RCCC receiver: 1 while on its pull pacer's list
+FL_UE_PNEXT = 62  # RCCC receiver: next flow on the pull pacer's list
+FL_UE_W = 27
+# from FL_UE_LB0 the load balancer's per-entropy-value state (aifabric.sim.uet_lb)
+FL_UE_LB0 = 63
 
 FR_RATE = 0
 FR_TARGET = 1
@@ -1521,6 +1547,8 @@ def run(
             else:
                 fl[f, FL_RTO_PENDING] = 1
                 heap_push(h, g, fl[f, FL_PROGRESS_T] + cfg[C_RTO], EV_RTO, f)
+        elif kind == EV_UE_PULL:
+            uet.uet_on_pull_event(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, apath, arg)
         elif kind == EV_DCQCN_INC:
             f = arg // 1024
             if arg % 1024 != fl[f, FL_INC_GEN] % 1024 or fl[f, FL_DONE_T] >= 0:

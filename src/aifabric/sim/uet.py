@@ -8,10 +8,16 @@ A transport family beside the RDMA reliable connection of RoCE and InfiniBand (g
   each packet's payload once whatever the order it arrives in, and acknowledges each packet; the
   sender retransmits exactly the packets that were NACKed or timed out — selective retransmission,
   no go-back-N.
+* **Reliable ordered delivery (ROD)**, PDS §3.5 (``fabric.uet.delivery: rod``): one entropy value
+  per flow; the receiver accepts only the next PSN and discards the rest (counted out of
+  sequence); a trim NACK or a timeout sends the lost packet and everything after it again.
 * **Spraying over entropy values**, CMS §3.6.12 (``GetSendParams`` picks the entropy of each
-  packet) and §3.6.16 (load balancing): the sender gives each packet the next of ``ev_count``
-  entropy values (round robin from a seeded start); every switch hashes (flow, EV) onto its
+  packet, ``process_ev`` hears of each ACK, NACK and loss) and §3.6.16 (load balancing): the
+  sender's load balancer (:mod:`aifabric.sim.uet_lb`; EV feedback by default, as the UEC htsim)
+  gives each packet one of ``ev_count`` entropy values; every switch hashes (flow, EV) onto its
   equal-cost next hops, as it hashes the UDP source port that carries the EV.
+* **RCCC** (``congestion_control: rccc`` / ``nscc-rccc``): receiver credits,
+  :mod:`aifabric.sim.uet_rccc`. **CBFC** (``fabric.uet.cbfc``): the kernel's per-port credits.
 * **Packet trimming**, §3.6.17 (switch settings) and the receiver rule of §3.6.12 (``OnRX``: a
   trimmed packet is NACKed at once): a data packet that meets a full egress queue is cut to a
   ``trim_size`` header and forwarded in the strict-priority class; the receiver NACKs it; the
@@ -29,14 +35,13 @@ Simplifications (docs/ultra-ethernet.md lists them with their effect):
 * one message per flow, one PDC per flow, one CCC per PDC; no SES request/response semantics;
 * every data packet is acknowledged on its own (a SACK of one PSN; no ACK coalescing), ACKs and
   NACKs follow the flow's precomputed ECMP path in the strict-priority class and are never lost;
-* oblivious round-robin over the entropy values: no EV feedback (``process_ev`` does nothing,
-  which §3.6.12 allows for blind load balancing);
 * the bytes in flight are counted per packet at the sender (a packet leaves the count when it is
   ACKed, NACKed or timed out) instead of from the receiver's ``Rcvd_Bytes`` counter: the same
   numbers without duplicates, and no drift with them;
 * the nominal packet size is the packet's wire size (payload + header), not UDP length + 40;
-* no receiver flow control (``Rcv_Cwnd_Pend`` 0), no probe packets, no RCCC, no ROD, no LLR,
-  no CBFC; the average delay is an EWMA (implementation-defined in the spec);
+* no receiver flow control (``Rcv_Cwnd_Pend`` 0), no probe packets, no LLR (the engine has no
+  link frame errors); ordered delivery discards out-of-sequence packets without a NACK; the
+  average delay is an EWMA (implementation-defined in the spec);
 * one retransmission timer per flow, re-armed at its oldest packet in flight (the spec keeps a
   timer per packet: the same firing times).
 
@@ -48,6 +53,11 @@ from __future__ import annotations
 from numba import njit
 
 from aifabric.sim import kernel as K
+from aifabric.sim import uet_lb as LB
+from aifabric.sim import uet_rccc as RC
+
+UE_EV_SHIFT = 8  # ue[k, 0] keeps the EV of the packet's last copy above its state bits
+UE_BITS = (1 << UE_EV_SHIFT) - 1
 
 
 # =================================================================================================
@@ -80,7 +90,10 @@ def uet_route(pk, fl, pt, cfg, nh_off, nh_links, link_a, i, node):
 def uet_full(pt, pk, cfg, swused, node, q, i):
     """Data packet ``i`` finds no room: egress ``q``'s queue would pass the queue limit, or the
     switch's shared buffer is full. With PFC on the fabric is lossless: PAUSE holds the senders
-    back and only the shared buffer limits (as for RoCE)."""
+    back and only the shared buffer limits (as for RoCE). With CBFC a packet only arrives into
+    buffer its sender had credit for: never full (as InfiniBand)."""
+    if cfg[K.C_IB] == 1:
+        return False
     size = pk[i, K.PK_SIZE]
     if swused[node] + size > cfg[K.C_BUFFER]:
         return True
@@ -97,6 +110,7 @@ def uet_trim_or_drop(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, q, i):
     g[K.G_UE_TRIMS] += 1
     g[K.G_UE_TRIM_BYTES] += pk[i, K.PK_PAYLOAD]
     pk[i, K.PK_KIND] = K.KIND_TRIM
+    pk[i, K.PK_UE_LAST] = 1 - pt[q, K.PT_PEER_IS_SW]
     pk[i, K.PK_SIZE] = cfg[K.C_UE_TRIM_BYTES]
     pk[i, K.PK_PAYLOAD] = 0
     K.fifo_push(pt, pk, q, K.PT_CH, K.PT_CT, i)
@@ -114,7 +128,9 @@ def payload_of(fl, cfg, f, psn):
 
 @njit(cache=True, inline="always")
 def can_send(fl, fr, cfg, f):
-    """NSCC.CanSend (§3.6.13.5): inflight + MTU <= cwnd; always without NSCC."""
+    """NSCC.CanSend (§3.6.13.5): inflight + MTU <= cwnd; always without NSCC. RCCC: credit > 0."""
+    if cfg[K.C_UE_RCCC] == 1 and fl[f, K.FL_UE_CREDIT] <= 0:
+        return False
     if cfg[K.C_UE_NSCC] == 0:
         return True
     return fl[f, K.FL_UE_INFL] + cfg[K.C_MTU] + cfg[K.C_HDR] <= fr[f, K.FR_UE_CWND]
@@ -143,7 +159,7 @@ def has_work(fl, f):
 
 
 @njit(cache=True)
-def emit(pk, fl, cfg, h, g, ue, f, psn):
+def emit(pk, fl, fr, cfg, h, g, ue, f, psn):
     """Build data packet ``psn`` of flow ``f`` (new or retransmitted) and account for it."""
     now = g[K.G_NOW]
     payload = payload_of(fl, cfg, f, psn)
@@ -154,9 +170,9 @@ def emit(pk, fl, cfg, h, g, ue, f, psn):
     pk[i, K.PK_PAYLOAD] = payload
     pk[i, K.PK_SIZE] = payload + cfg[K.C_HDR]
     pk[i, K.PK_SEQ] = psn
-    ev = fl[f, K.FL_UE_EV]
+    ev = LB.next_ev(fl, fr, cfg, f)
     pk[i, K.PK_UE_EV] = ev
-    fl[f, K.FL_UE_EV] = (ev + 1) % cfg[K.C_UE_EVS]
+    pk[i, K.PK_UE_LAST] = 0
     k = fl[f, K.FL_UE_OFF] + psn
     st = ue[k, 0]
     pk[i, K.PK_UE_RETX] = 0
@@ -171,9 +187,12 @@ def emit(pk, fl, cfg, h, g, ue, f, psn):
     else:
         fl[f, K.FL_UE_NEXT] += 1
         fl[f, K.FL_SENT] += payload
-    ue[k, 0] = st | K.UE_SENT | K.UE_INFL
+    ue[k, 0] = (st & UE_BITS) | K.UE_SENT | K.UE_INFL | (ev << UE_EV_SHIFT)
     ue[k, 1] = now
     fl[f, K.FL_UE_INFL] += payload + cfg[K.C_HDR]
+    if cfg[K.C_UE_RCCC] == 1:
+        fl[f, K.FL_UE_CREDIT] -= payload + cfg[K.C_HDR]
+        pk[i, K.PK_UE_PT] = RC.pull_target(fl, fr, cfg, f)
     g[K.G_INJ_BYTES] += payload
     g[K.G_DATA_PKTS] += 1
     if fl[f, K.FL_RTO_PENDING] == 0:
@@ -208,7 +227,7 @@ def uet_next_packet(pt, pk, fl, fr, cfg, h, g, ue, p):
             fl[f, K.FL_ACTIVE] = 0
             f = nxt
             continue
-        i = emit(pk, fl, cfg, h, g, ue, f, psn)
+        i = emit(pk, fl, fr, cfg, h, g, ue, f, psn)
         if has_work(fl, f):
             if pt[p, K.PT_FT] < 0:
                 pt[p, K.PT_FH] = f
@@ -258,8 +277,18 @@ def uet_host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, apath, i):
     kind = pk[i, K.PK_KIND]
     if kind == K.KIND_DATA or kind == K.KIND_TRIM:
         f = pk[i, K.PK_FLOW]
+        if cfg[K.C_UE_RCCC] == 1:
+            RC.rx_data(fl, cfg, h, g, ue, f, pk[i, K.PK_UE_PT], kind == K.KIND_TRIM)
         if kind == K.KIND_DATA:
-            deliver(pk, fl, g, ue, f, i)
+            if cfg[K.C_IB] == 1:  # CBFC: the NIC's receive buffer frees, credits go back
+                n = (pk[i, K.PK_SIZE] + cfg[K.C_CREDIT_BYTES] - 1) // cfg[K.C_CREDIT_BYTES]
+                p = pk[i, K.PK_PORT]
+                K.heap_push(h, g, g[K.G_NOW] + pt[p, K.PT_DELAY], K.EV_CREDIT, n * cfg[K.C_NPORTS] + p)
+            if not deliver(pk, fl, cfg, g, ue, f, i):
+                if cfg[K.C_UE_RCCC] == 1:  # discarded out of sequence: owed its retransmission
+                    RC.rx_data(fl, cfg, h, g, ue, f, 0, True)
+                K.pkt_free(pk, g, i)
+                return
             g[K.G_ACKS] += 1
         else:
             g[K.G_NACKS] += 1
@@ -272,29 +301,43 @@ def uet_host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, apath, i):
         K.fifo_push(pt, pk, out, K.PT_CH, K.PT_CT, i)
         K.try_send(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, out)
         return
+    if cfg[K.C_UE_RCCC] == 1:  # the sender heard back (htsim stopSpeculating)
+        RC.stop_speculating(fl, pk[i, K.PK_FLOW])
     if kind == K.KIND_ACK:
         on_ack(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, i)
     elif kind == K.KIND_NACK:
         on_nack(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, i)
+    elif kind == K.KIND_PULL:
+        f = pk[i, K.PK_FLOW]
+        RC.on_pull(fl, fr, f, pk[i, K.PK_PAYLOAD])
+        wake_flow(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, f)
     K.pkt_free(pk, g, i)
 
 
 @njit(cache=True)
-def deliver(pk, fl, g, ue, f, i):
+def deliver(pk, fl, cfg, g, ue, f, i):
     """The receiver takes data packet ``i``: its payload counts once (a duplicate is discarded);
-    the ACK echoes the newly delivered payload in PK_PAYLOAD (0 for a duplicate)."""
-    k = fl[f, K.FL_UE_OFF] + pk[i, K.PK_SEQ]
+    the ACK echoes the newly delivered payload in PK_PAYLOAD (0 for a duplicate). With ordered
+    delivery a packet beyond the next expected PSN is discarded without an ACK (False)."""
+    psn = pk[i, K.PK_SEQ]
+    k = fl[f, K.FL_UE_OFF] + psn
     payload = pk[i, K.PK_PAYLOAD]
     if ue[k, 0] & K.UE_RCVD:
         g[K.G_DISCARD_BYTES] += payload
         pk[i, K.PK_PAYLOAD] = 0
-        return
+        return True
+    if cfg[K.C_UE_ROD] == 1:
+        if psn != fl[f, K.FL_UE_REXP]:
+            g[K.G_UE_OOS_BYTES] += payload
+            return False
+        fl[f, K.FL_UE_REXP] = psn + 1
     ue[k, 0] |= K.UE_RCVD
     fl[f, K.FL_RCVD] += payload
     fl[f, K.FL_RX_PKTS] += 1
     g[K.G_DELIV_BYTES] += payload
     if fl[f, K.FL_RCVD] >= fl[f, K.FL_SIZE]:
         fl[f, K.FL_RX_T] = g[K.G_NOW]
+    return True
 
 
 @njit(cache=True)
@@ -306,6 +349,7 @@ def on_ack(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, i):
     k = fl[f, K.FL_UE_OFF] + psn
     st = ue[k, 0]
     now = g[K.G_NOW]
+    LB.process_ev(fl, cfg, f, pk[i, K.PK_UE_EV], LB.FB_ECN if pk[i, K.PK_ECN] else LB.FB_GOOD)
     if st & K.UE_ACKED:
         return
     wire = payload_of(fl, cfg, f, psn) + cfg[K.C_HDR]
@@ -338,11 +382,41 @@ def on_nack(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, i):
     marked for retransmission; NSCC reacts (NSCC.OnNACK)."""
     f = pk[i, K.PK_FLOW]
     psn = pk[i, K.PK_SEQ]
+    fb = LB.FB_NACK
+    if pk[i, K.PK_UE_LAST] == 1:  # htsim's last_hop rule: the receiver's link is no path choice
+        fb = LB.FB_ECN if pk[i, K.PK_ECN] else LB.FB_GOOD
+    LB.process_ev(fl, cfg, f, pk[i, K.PK_UE_EV], fb)
+    if cfg[K.C_UE_ROD] == 1 and stale(ue[fl[f, K.FL_UE_OFF] + psn, 0], pk[i, K.PK_UE_RETX]):
+        return
     if not mark_lost(fl, cfg, ue, f, psn):
         return
+    if cfg[K.C_UE_ROD] == 1:
+        go_back(fl, cfg, ue, f, psn + 1)
     if cfg[K.C_UE_NSCC] == 1:
         nscc_on_nack(fl, fr, cfg, cf, f, payload_of(fl, cfg, f, psn) + cfg[K.C_HDR], g[K.G_NOW])
     wake_flow(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, f)
+
+
+@njit(cache=True)
+def uet_on_pull_event(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, apath, r):
+    """Receiver host ``r``'s RCCC pull pacer is due (:func:`aifabric.sim.uet_rccc.pacer`)."""
+    RC.pacer(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, apath, r)
+
+
+@njit(cache=True, inline="always")
+def stale(st, retx):
+    """A NACK about a copy older than the one in flight (the packet was sent again since)."""
+    return retx == 0 and (st & K.UE_RETX1) != 0
+
+
+@njit(cache=True)
+def go_back(fl, cfg, ue, f, psn0):
+    """Ordered delivery: the receiver discards everything after a lost packet, so every packet in
+    flight from ``psn0`` on is marked for retransmission (go-back-N at the sender)."""
+    off = fl[f, K.FL_UE_OFF]
+    for psn in range(psn0, fl[f, K.FL_UE_NEXT]):
+        if ue[off + psn, 0] & K.UE_INFL:
+            mark_lost(fl, cfg, ue, f, psn)
 
 
 @njit(cache=True)
@@ -357,6 +431,7 @@ def uet_on_rto(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, f):
     off = fl[f, K.FL_UE_OFF]
     oldest = -1
     lost = False
+    first = -1
     for psn in range(fl[f, K.FL_UE_CACK], fl[f, K.FL_UE_NEXT]):
         if (ue[off + psn, 0] & K.UE_INFL) == 0:
             continue
@@ -364,11 +439,18 @@ def uet_on_rto(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, f):
         if now - t >= rto:
             mark_lost(fl, cfg, ue, f, psn)
             g[K.G_UE_TIMEOUTS] += 1
+            LB.process_ev(fl, cfg, f, ue[off + psn, 0] >> UE_EV_SHIFT, LB.FB_TIMEOUT)
+            if cfg[K.C_UE_RCCC] == 1:  # credit to send it again (htsim asks with an RTS packet)
+                fl[f, K.FL_UE_CREDIT] += payload_of(fl, cfg, f, psn) + cfg[K.C_HDR]
             lost = True
+            first = psn if first < 0 else first
             if cfg[K.C_UE_NSCC] == 1:
                 nscc_on_inferred_loss(fl, fr, cfg, f, payload_of(fl, cfg, f, psn) + cfg[K.C_HDR])
         elif oldest < 0 or t < oldest:
             oldest = t
+    if lost and cfg[K.C_UE_ROD] == 1:
+        go_back(fl, cfg, ue, f, first + 1)
+        oldest = -1
     if oldest >= 0:
         fl[f, K.FL_RTO_PENDING] = 1
         K.heap_push(h, g, oldest + rto, K.EV_RTO, f)

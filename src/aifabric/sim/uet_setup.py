@@ -33,6 +33,16 @@ HTSIM_COMMIT = "40ccb0526bb6297eeb22ab33f9934fb35278dbaf"
 REF_RATE_BPS = 100e9  # NSCC's reference network: 100 Gb/s ...
 REF_RTT_PS = 12e6  # ... and 12 µs base RTT (htsim initNsccParams)
 PS = 1e12
+# fabric.uet.load_balancer in the order of aifabric.sim.uet_lb's LB_* codes (this module imports no
+# numba: an ahead-of-time run never loads it)
+LB_NAMES = ("oblivious", "bitmap", "reps", "mixed")
+MTUS_PER_PULL = 4  # RCCC: credit per pull, in MTU-sized packets (htsim UecSink::_mtus_per_pull)
+
+
+def state_columns(lb: int, evs: int) -> int:
+    """Columns of per-flow load-balancer state beyond ``FL_UE_LB0``: a penalty and a ring entry
+    per entropy value, none for oblivious spraying."""
+    return 0 if lb == 0 else 2 * evs
 
 
 def uet_defaults(fab, base_rtt_ps: int, line_bps: float) -> dict:
@@ -49,11 +59,16 @@ def uet_defaults(fab, base_rtt_ps: int, line_bps: float) -> dict:
     mss = fab.mtu_bytes
     return {
         "trimming": bool(u.trimming),
+        "load_balancer": u.load_balancer,
+        "delivery": u.delivery,
+        "cbfc": bool(u.cbfc),
         "trim_bytes": int(u.trim_size),
         "ev_count": int(u.ev_count),
         "queue_limit_bytes": qlim,
         "rto_ps": int(u.rto) if u.rto is not None else int(15e6 + qlim * 6 * 8 * PS / line_bps),
-        "nscc": fab.congestion_control == "nscc",
+        "congestion_control": fab.congestion_control,
+        "nscc": fab.congestion_control in ("nscc", "nscc-rccc"),
+        "rccc": fab.congestion_control in ("rccc", "nscc-rccc"),
         "base_rtt_ps": base,
         "target_qdelay_ps": tq,
         "max_wnd_bytes": 1.5 * bdp,
@@ -84,9 +99,14 @@ def configure(K, fab, cfg, cf, p: dict) -> None:
     cfg[K.C_UE_TRIM] = int(p["trimming"])
     cfg[K.C_UE_QLIM] = p["queue_limit_bytes"]
     cfg[K.C_UE_EVS] = p["ev_count"]
+    cfg[K.C_UE_LB] = LB_NAMES.index(p["load_balancer"])
+    cfg[K.C_UE_ROD] = int(p["delivery"] == "rod")
     cfg[K.C_UE_TRIM_BYTES] = p["trim_bytes"]
     cfg[K.C_UE_RTO] = p["rto_ps"]
     cfg[K.C_UE_NSCC] = int(p["nscc"])
+    cfg[K.C_UE_RCCC] = int(p["rccc"])
+    cfg[K.C_UE_PULL_BYTES] = MTUS_PER_PULL * (fab.mtu_bytes + fab.header_bytes)
+    cfg[K.C_UE_HOST0] = 0  # the pull pacers' rows open the ue table (flow_tables)
     cfg[K.C_UE_BASE_RTT] = p["base_rtt_ps"]
     cfg[K.C_UE_TQD] = p["target_qdelay_ps"]
     cfg[K.C_UE_ADJ_T] = p["adjust_period_ps"]
@@ -112,14 +132,20 @@ def configure(K, fab, cfg, cf, p: dict) -> None:
 
 def flow_tables(K, fl, fr, p: dict, mtu: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``fl`` / ``fr`` widened by the UET columns and initialised (a seeded first entropy value
-    per flow, cwnd = max_wnd scaled to the flow's line rate), and the per-packet table ``ue``."""
+    and round order per flow, cwnd = max_wnd scaled to the flow's line rate; the load balancer's
+    per-EV state after them), and the per-packet table ``ue``."""
     nf = fl.shape[0]
     npk = np.maximum(-(-fl[:, K.FL_SIZE] // mtu), 1)
-    off = np.concatenate([[0], np.cumsum(npk)[:-1]]) if nf else np.zeros(0, np.int64)
-    ufl = np.zeros((nf, K.FL_UE_W), np.int64)
+    # with RCCC two rows per receiver host first (its pull pacer: list head / tail, pending)
+    host_rows = 2 * (int(fl[:, K.FL_DST].max()) + 1) if p["rccc"] and nf else 0
+    off = host_rows + (np.concatenate([[0], np.cumsum(npk)[:-1]]) if nf else np.zeros(0, np.int64))
+    evs = p["ev_count"]
+    ufl = np.zeros((nf, K.FL_UE_W + state_columns(LB_NAMES.index(p["load_balancer"]), evs)), np.int64)
     ufl[:, K.FL_UE_OFF - K.FL_UE0] = off
     ufl[:, K.FL_UE_NPK - K.FL_UE0] = npk
-    ufl[:, K.FL_UE_EV - K.FL_UE0] = np.random.default_rng(seed).integers(0, p["ev_count"], nf)
+    rng = np.random.default_rng(seed)
+    ufl[:, K.FL_UE_EV - K.FL_UE0] = rng.integers(0, evs, nf)
+    ufl[:, K.FL_UE_XOR - K.FL_UE0] = rng.integers(0, evs, nf)
     ufl[:, K.FL_UE_LAST_DEC - K.FL_UE0] = fl[:, K.FL_START]
     ufl[:, K.FL_UE_LAST_ADJ - K.FL_UE0] = fl[:, K.FL_START]
     ufl[:, K.FL_UE_BASE_RTT - K.FL_UE0] = p["base_rtt_ps"]
@@ -128,7 +154,11 @@ def flow_tables(K, fl, fr, p: dict, mtu: int, seed: int) -> tuple[np.ndarray, np
     maxwnd = 1.5 * line / 8 * p["base_rtt_ps"] / PS
     ufr[:, K.FR_UE_CWND - K.FR_UE0] = maxwnd
     ufr[:, K.FR_UE_MAXWND - K.FR_UE0] = maxwnd
-    ue = np.zeros((max(int(npk.sum()) if nf else 0, 1), 2), np.int64)
+    if p["rccc"]:  # a speculative first window of credit (htsim: _credit = max_wnd)
+        ufl[:, K.FL_UE_CREDIT - K.FL_UE0] = maxwnd.astype(np.int64)
+        ufl[:, K.FL_UE_SPEC - K.FL_UE0] = 1
+    ue = np.zeros((max(host_rows + (int(npk.sum()) if nf else 0), 1), 2), np.int64)
+    ue[0:host_rows:2] = -1  # empty pull lists
     return np.concatenate([fl, ufl], axis=1), np.concatenate([fr, ufr], axis=1), ue
 
 
@@ -142,11 +172,16 @@ def report(K, st) -> dict:
         "retransmitted_packets": int(g[K.G_RETX]),
         "retransmitted_bytes": int(g[K.G_UE_RTX_BYTES]),
         "duplicate_bytes": int(g[K.G_DISCARD_BYTES]),
+        "out_of_sequence_bytes": int(g[K.G_UE_OOS_BYTES]),
+        "pulls": int(g[K.G_UE_PULLS]),
         "trimming": p["trimming"],
+        "load_balancer": p["load_balancer"],
+        "delivery": p["delivery"],
+        "cbfc": p["cbfc"],
         "ev_count": p["ev_count"],
         "queue_limit_bytes": p["queue_limit_bytes"],
         "rto_us": p["rto_ps"] / 1e6,
-        "congestion_control": "nscc" if p["nscc"] else "none",
+        "congestion_control": p["congestion_control"],
         "base_rtt_us": p["base_rtt_ps"] / 1e6,
         "target_qdelay_us": p["target_qdelay_ps"] / 1e6,
         "max_wnd_bytes": round(p["max_wnd_bytes"], 1),
