@@ -131,3 +131,35 @@ def test_built_kernels_give_the_jit_results_without_numba(tmp_path):
         assert aot == jit, name
         assert aot_meta["code"] == jit_meta["code"]
         assert aot_meta["numba"] is False and jit_meta["numba"] is True, name
+
+
+def test_a_stale_kernel_cache_index_is_dropped(tmp_path):
+    """numba checks a cached function against its own file only; the kernel's sources read each
+    other's constants, so every cache index of those modules older than the newest source goes."""
+    import os
+
+    import pytest
+
+    from aifabric.sim import aot_load
+    from aifabric.sim import kernel as K
+
+    if not hasattr(K.run, "py_func"):
+        pytest.skip("NUMBA_DISABLE_JIT=1: nothing cached")
+    from numba.core.caching import FunctionCache
+
+    folder = Path(FunctionCache(K.run.py_func)._cache_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    stale = folder / "uet.zz_test_stale-1.py311.nbi"
+    fresh = folder / "uet.zz_test_fresh-1.py311.nbi"
+    other = folder / "zz_other_module.f-1.py311.nbi"
+    for f in (stale, fresh, other):
+        f.write_bytes(b"")
+    newest = max(s.stat().st_mtime for s in aot_load.SOURCES)
+    os.utime(stale, (newest - 10, newest - 10))
+    os.utime(other, (newest - 10, newest - 10))
+    try:
+        aot_load._drop_stale_cache(K.run)
+        assert not stale.exists() and fresh.exists() and other.exists()
+    finally:
+        for f in (stale, fresh, other):
+            f.unlink(missing_ok=True)

@@ -38,15 +38,20 @@ def kernel():
 
 
 def _drop_stale_cache(dispatcher) -> None:
-    """numba checks a cached function against its own file only: ``kernel.run`` compiled before
-    the last edit of another source it calls (:data:`SOURCES`: the UET module) would be reused.
-    Such an index is removed, so numba compiles afresh (a no-op when the cache is current)."""
+    """numba checks a cached function against its own file only, while the kernel's sources
+    (:data:`SOURCES`) read each other's constants: ``kernel.run`` or a UET handler compiled before
+    the last edit of another of these files would be reused with stale constants (a crash, not an
+    error). Every cache index of these modules older than the newest source is removed, so numba
+    compiles afresh (a no-op when the cache is current)."""
     try:
         from numba.core.caching import FunctionCache
 
-        index = Path(FunctionCache(dispatcher.py_func)._cache_file._index_path)
-        if index.exists() and max(s.stat().st_mtime for s in SOURCES) > index.stat().st_mtime:
-            index.unlink()
+        folder = Path(FunctionCache(dispatcher.py_func)._cache_path)
+        newest = max(s.stat().st_mtime for s in SOURCES)
+        stems = {s.stem for s in SOURCES}
+        for index in folder.glob("*.nbi"):
+            if index.name.split(".", 1)[0] in stems and index.stat().st_mtime < newest:
+                index.unlink(missing_ok=True)
     except Exception:  # noqa: BLE001 - numba internals may change; then numba's own check stands
         return
 
