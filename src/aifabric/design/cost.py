@@ -321,12 +321,34 @@ def choose_media(
     if far_cage is None:
         far_cage = near_cage if not host_end else Cage("server", None, None, (), None, 1)
     tech = "ethernet" if technology in ("roce", "ethernet") else "infiniband"
+    cages = (near_cage, far_cage)
+    options, rejected = _cable_options(catalog, cages, rate_gbps, length_m, tech, kinds)
+    options += _optic_options(catalog, cages, rate_gbps, length_m, tech, optics, kinds)
+    if options:
+        # exact-rate modules first only as a tie-break: cost decides
+        options.sort(key=lambda x: (round(x[0], 6), x[1], x[2]))
+        return options[0][3]
+    if kinds is not None:
+        asked = next((k for k, v in HOST_LINK_MEDIA.items() if v == kinds), "/".join(kinds))
+        raise InputError(
+            f"no {asked} part in the catalog for {rate_gbps:g}G {technology} {link_class} links of {length_m:g} m "
+            f"({'; '.join(rejected) or f'far end: {far_cage.describe()}'})",
+            field=MEDIA_FIELD,
+            value=asked,
+            allowed="auto, another media kind, a shorter --lengths, or add a part via --catalog FILE",
+        )
+    raise _no_reach(catalog, cages, rate_gbps, length_m, tech, optics, link_class)
+
+
+def _cable_options(catalog, cages, rate_gbps, length_m, tech, kinds):
+    """(options, rejected): each copper cable that serves the link as ``(cost per link, 0, id,
+    Media)``, and why each cable of an imposed kind does not (for the error)."""
     options: list[tuple[float, int, str, Media]] = []
-    rejected: list[str] = []  # why each cable of an imposed kind does not serve (for the error)
+    rejected: list[str] = []
     for cable in catalog.cables.values():
         if cable.kind not in COPPER or (kinds is not None and cable.kind not in kinds):
             continue
-        why = cable_fits(cable, (near_cage, far_cage), rate_gbps)
+        why = cable_fits(cable, cages, rate_gbps)
         if (cable.max_reach_m or 0) < length_m:
             why.insert(0, f"reaches {cable.max_reach_m or 0:g} m")
         if cable.technology not in ("any", tech):
@@ -339,6 +361,13 @@ def choose_media(
         options.append(
             (cost, 0, cable.id, Media(cable.kind, cable.id, None, None, length_m, legs, 1, 1, cost))
         )
+    return options, rejected
+
+
+def _optic_options(catalog, cages, rate_gbps, length_m, tech, optics, kinds) -> list:
+    """Each transceiver pair that fits both cages (same optics and fibre, within reach) plus the
+    cheapest fibre that reaches: ``(cost per link, inexact-rate modules, ids, Media)``."""
+    near_cage, far_cage = cages
     fibres = {
         media: sorted(
             (
@@ -361,6 +390,7 @@ def choose_media(
         if not optic_fits(o, near_cage, rate_gbps)
     ]
     far = [(o, _cage_links(o, far_cage, rate_gbps)) for o in usable if not optic_fits(o, far_cage, rate_gbps)]
+    options = []
     for a, la in near:
         for b, lb in far:
             if a.optical != b.optical or a.media != b.media or not fibres[a.media]:
@@ -370,27 +400,14 @@ def choose_media(
             fibre = fibres[a.media][0]
             cost = fibre.price_for_length(length_m) + a.price_usd / la + b.price_usd / lb
             inexact = int(a.port_rate_gbps != rate_gbps) + int(b.port_rate_gbps != rate_gbps)
-            options.append(
-                (
-                    cost,
-                    inexact,
-                    f"{a.id}|{b.id}",
-                    Media(a.media, fibre.id, a.id, b.id, length_m, 1, la, lb, cost),
-                )
-            )
-    if options:
-        # exact-rate modules first only as a tie-break: cost decides
-        options.sort(key=lambda x: (round(x[0], 6), x[1], x[2]))
-        return options[0][3]
-    if kinds is not None:
-        asked = next((k for k, v in HOST_LINK_MEDIA.items() if v == kinds), "/".join(kinds))
-        raise InputError(
-            f"no {asked} part in the catalog for {rate_gbps:g}G {technology} {link_class} links of {length_m:g} m "
-            f"({'; '.join(rejected) or f'far end: {far_cage.describe()}'})",
-            field=MEDIA_FIELD,
-            value=asked,
-            allowed="auto, another media kind, a shorter --lengths, or add a part via --catalog FILE",
-        )
+            media = Media(a.media, fibre.id, a.id, b.id, length_m, 1, la, lb, cost)
+            options.append((cost, inexact, f"{a.id}|{b.id}", media))
+    return options
+
+
+def _no_reach(catalog, cages, rate_gbps, length_m, tech, optics, link_class) -> InputError:
+    """The error when no part serves the link: the longest reach that fits the switch cage."""
+    near_cage, far_cage = cages
     reach = [
         o.reach_m
         for o in catalog.optics.values()
@@ -402,7 +419,7 @@ def choose_media(
         else f"no {rate_gbps:g}G module fits the {near_cage.describe()}"
         + (f" (optics brand {optics})" if optics != "any" else "")
     )
-    raise InputError(
+    return InputError(
         f"no cable/transceiver in the catalog for {rate_gbps:g}G {link_class} links of {length_m:g} m "
         f"({longest}; far end: {far_cage.describe()})",
         field="--lengths",

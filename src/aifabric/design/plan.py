@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from aifabric.design.cost import (
     DEFAULT_LENGTHS_M,
@@ -219,6 +220,19 @@ def default_parts(gpu_spec, technology: str, nic_rate_gbps: float) -> tuple[str 
     return DEFAULT_SWITCH.get(key), nic or DEFAULT_NIC.get(key)
 
 
+class _Parts(NamedTuple):
+    """The parts and rates chosen for a plan."""
+
+    switch_id: str
+    switch: object
+    nic_id: str
+    nic: object
+    planes: int
+    server_cages: str
+    link_rate_gbps: float
+    radix: int
+
+
 def plan_fabric(
     gpus: int,
     technology: str,
@@ -256,6 +270,79 @@ def plan_fabric(
     :mod:`aifabric.design.redundancy` for the rules and sources. ``host_link_media`` imposes a
     media kind on host links (``auto``: the cheapest that reaches, the same rule and table for both
     protocols; see :data:`aifabric.design.cost.HOST_LINK_MEDIA`)."""
+    gpu_spec, spine_spares, nic_rate_gbps = _checked_inputs(
+        catalog, technology, gpu, nic_rate_gbps, planes, optics, dual_tor, spine_spares, host_link_media
+    )
+    p = _parts(
+        catalog, gpu_spec, technology, nic_rate_gbps, switch_id, nic_id, planes, server_cages, dual_tor
+    )
+    sw_id, switch, nc_id, _nic, planes, cages, link_rate, radix = p
+    legs = 2 if dual_tor else 1
+    gpn = int(gpu_spec.gpus_per_node or 8)
+    sizing = (gpus, gpn, radix, oversubscription, planes, max_tiers)
+    design = _size(catalog, sizing, switch, sw_id, link_rate, rail_only, dual_tor)
+    base_spines = design.spines
+    design, tolerated = add_spine_spares(design, spine_spares, (1 if rail_only else gpn) * legs)
+    lengths = _lengths(data_hall_m, lengths_m)
+    nodes = max(1, -(-gpus // gpn))
+    bom, media = _price(catalog, p, design, technology, lengths, optics, gpus, nodes, legs, host_link_media)
+    fp = FabricPlan(
+        technology,
+        gpus,
+        gpu,
+        nic_rate_gbps,
+        planes,
+        float(oversubscription),
+        sw_id,
+        nc_id,
+        radix,
+        design,
+        bom,
+        media,
+        {c: lengths[c] for c in LINK_CLASSES},
+        [],
+        server_cages=cages,
+        optics=optics,
+        rail_only=rail_only,
+        nodes=nodes,
+        front_end=_front_end(catalog, gpu_spec, nodes),
+        dual_tor=bool(dual_tor),
+        spine_spares=spine_spares,
+        spine_failures_tolerated=tolerated,
+        host_link_media=host_link_media,
+    )
+    fp.notes.extend(_layout_notes(fp, gpu_spec, gpn, switch) + _redundancy_notes(fp, base_spines))
+    from aifabric.design.tco import fabric_tco
+
+    fp.tco = fabric_tco(fp, catalog, tco_inputs)
+    return fp
+
+
+def _price(catalog, p: _Parts, design, technology, lengths, optics, gpus, nodes, legs, host_link_media):
+    """(bill of materials, media per link class) of the sized fabric with the chosen parts."""
+    return price_rail_fabric(
+        catalog,
+        design,
+        technology,
+        p.switch,
+        p.nic,
+        p.link_rate_gbps,
+        lengths,
+        server_cages=p.server_cages,
+        radix=p.radix,
+        optics=optics,
+        nics=gpus,
+        nodes=nodes,
+        legs_per_port=legs,
+        host_link_media=host_link_media,
+    )
+
+
+def _checked_inputs(
+    catalog, technology, gpu, nic_rate_gbps, planes, optics, dual_tor, spine_spares, host_link_media
+):
+    """The options checked before any part is chosen: (GPU system record, spine spares, NIC rate
+    per GPU — the system's own when not given)."""
     if technology not in TECHNOLOGIES:
         raise InputError(
             "unknown technology", field="--technology", value=technology, allowed="ib, infiniband, roce, both"
@@ -275,6 +362,25 @@ def plan_fabric(
         nic_rate_gbps = float(gpu_spec.nic_rate_gbps)
     if nic_rate_gbps <= 0:
         raise InputError("must be > 0", field="--nic-rate", value=nic_rate_gbps, allowed="e.g. 400Gbps")
+    return gpu_spec, spine_spares, nic_rate_gbps
+
+
+def _parts(catalog, gpu_spec, technology, nic_rate_gbps, switch_id, nic_id, planes, server_cages, dual_tor):
+    """The switch and NIC, the planes, the server cages, the host-link rate and the radix at it."""
+    sw_id, switch, nc_id, nic = _choose_parts(
+        catalog, gpu_spec, technology, nic_rate_gbps, switch_id, nic_id, planes
+    )
+    planes = _planes(catalog, nic, nc_id, nic_rate_gbps, planes)
+    cages = _server_cages(server_cages, gpu_spec, nc_id)
+    link_rate = nic_rate_gbps / planes / (2 if dual_tor else 1)
+    sw_id, switch, radix = _leg_switch(catalog, technology, switch_id, sw_id, switch, link_rate)
+    return _Parts(sw_id, switch, nc_id, nic, planes, cages, link_rate, radix)
+
+
+def _choose_parts(catalog, gpu_spec, technology, nic_rate_gbps, switch_id, nic_id, planes):
+    """(switch id, switch, NIC id, NIC): the named parts, else the defaults for the GPU system,
+    technology and rate; a NIC with fewer ports than the planes asked becomes the catalog card
+    whose ports are the planes. Each must be of the technology."""
     def_sw, def_nic = default_parts(gpu_spec, technology, nic_rate_gbps)
     sw_id = switch_id or def_sw
     nc_id = nic_id or def_nic
@@ -293,36 +399,44 @@ def plan_fabric(
         and planes > nic.ports
         and nic_rate_gbps / planes < nic.port_rate_gbps
     ):
-        # planes asked of a NIC with fewer ports: the catalog card whose ports are the planes (an
-        # 800G ConnectX-8 as 2 × NDR 400G is the C8240, cx8-ib-2x400, as on Ethernet cx8-eth)
-        split = sorted(
-            n.id
-            for n in catalog.nics.values()
-            if n.technology == nic.technology
-            and n.role == "scale-out"
-            and n.ports == planes
-            and n.port_rate_gbps == nic_rate_gbps / planes
-        )
-        if split:
-            nc_id, nic = split[0], catalog.nics[split[0]]
-    if switch.technology != TECH_OF_SWITCH[technology]:
-        raise InputError(
-            f"switch {sw_id} is {switch.technology}, not usable for {technology}",
-            field="--switch",
-            value=sw_id,
-            allowed=", ".join(
-                sorted(s.id for s in catalog.switches.values() if s.technology == TECH_OF_SWITCH[technology])
-            ),
-        )
-    if nic.technology != TECH_OF_SWITCH[technology]:
-        raise InputError(
-            f"NIC {nc_id} is {nic.technology}, not usable for {technology}",
-            field="--nic",
-            value=nc_id,
-            allowed=", ".join(
-                sorted(n.id for n in catalog.nics.values() if n.technology == TECH_OF_SWITCH[technology])
-            ),
-        )
+        nc_id, nic = _split_nic(catalog, nc_id, nic, planes, nic_rate_gbps)
+    _check_technology(catalog, technology, "switch", sw_id, switch)
+    _check_technology(catalog, technology, "nic", nc_id, nic)
+    return sw_id, switch, nc_id, nic
+
+
+def _split_nic(catalog, nc_id, nic, planes, nic_rate_gbps):
+    """Planes asked of a NIC with fewer ports: the catalog card whose ports are the planes (an
+    800G ConnectX-8 as 2 × NDR 400G is the C8240, cx8-ib-2x400, as on Ethernet cx8-eth)."""
+    split = sorted(
+        n.id
+        for n in catalog.nics.values()
+        if n.technology == nic.technology
+        and n.role == "scale-out"
+        and n.ports == planes
+        and n.port_rate_gbps == nic_rate_gbps / planes
+    )
+    if split:
+        return split[0], catalog.nics[split[0]]
+    return nc_id, nic
+
+
+def _check_technology(catalog, technology, kind, part_id, part) -> None:
+    """InputError unless the switch / NIC ``part`` is of the fabric's technology."""
+    if part.technology == TECH_OF_SWITCH[technology]:
+        return
+    parts = catalog.switches if kind == "switch" else catalog.nics
+    raise InputError(
+        f"{'switch' if kind == 'switch' else 'NIC'} {part_id} is {part.technology}, not usable for {technology}",
+        field=f"--{kind}",
+        value=part_id,
+        allowed=", ".join(sorted(p.id for p in parts.values() if p.technology == TECH_OF_SWITCH[technology])),
+    )
+
+
+def _planes(catalog, nic, nc_id, nic_rate_gbps, planes) -> int:
+    """The planes: as asked, else the NIC's port count when its ports share the rate (else 1);
+    refused when a plane's share exceeds a port or the NIC is slower than the rate."""
     if planes is None:
         planes = int(nic.ports) if nic.ports > 1 and nic.ports * nic.port_rate_gbps == nic_rate_gbps else 1
     if nic_rate_gbps / planes > nic.port_rate_gbps:
@@ -347,6 +461,11 @@ def plan_fabric(
             )
             or "a faster NIC",
         )
+    return planes
+
+
+def _server_cages(server_cages, gpu_spec, nc_id) -> str:
+    """The server-side cage style: as asked, else the GPU system's with its own NICs, else per-nic."""
     cages = server_cages or (
         gpu_spec.server_cages if nc_id in (gpu_spec.nic_ib, gpu_spec.nic_eth) else "per-nic"
     )
@@ -354,12 +473,15 @@ def plan_fabric(
         raise InputError(
             "unknown server cage style", field="--server-cages", value=cages, allowed="twin-port, per-nic"
         )
-    legs = 2 if dual_tor else 1
-    link_rate = nic_rate_gbps / planes / legs
+    return cages
+
+
+def _leg_switch(catalog, technology, switch_id, sw_id, switch, link_rate):
+    """(switch id, switch, radix) at the host-link rate. Planes asked without a switch: the
+    default switch of the legs' rate (an 800G ConnectX-8 as 2 × 400G NDR planes on QM9700 when
+    the XDR Q3400 has no 400G ports)."""
     radix = radix_at(switch, link_rate)
     if radix is None and switch_id is None and DEFAULT_SWITCH.get((technology, int(link_rate))):
-        # planes asked without a switch: the default switch of the legs' rate (an 800G ConnectX-8 as
-        # 2 × 400G NDR planes on QM9700 when the XDR Q3400 has no 400G ports)
         sw_id = DEFAULT_SWITCH[(technology, int(link_rate))]
         switch = catalog.get("switch", sw_id)
         radix = radix_at(switch, link_rate)
@@ -371,80 +493,85 @@ def plan_fabric(
             allowed=f"a switch with {link_rate:g}G ports (its rates: "
             f"{', '.join(f'{r:g}G' for r in _rates(switch))})",
         )
-    gpn = int(gpu_spec.gpus_per_node or 8)
+    return sw_id, switch, radix
+
+
+def _size(catalog, sizing, switch, sw_id, link_rate, rail_only, dual_tor) -> RailDesign:
+    """The tiers and switch counts (``sizing`` = gpus, GPUs per node, radix, oversubscription,
+    planes, max tiers): rail-only (each rail × plane its own fabric of one endpoint per server),
+    dual-ToR or rail-optimised. A size beyond the switch names the catalog switches that reach it."""
+    gpus, gpn, radix, oversubscription, planes, max_tiers = sizing
+    legs = 2 if dual_tor else 1
     if max_tiers not in (1, 2, 3):
         raise InputError("must be 1, 2 or 3", field="--max-tiers", value=max_tiers, allowed="1, 2, 3")
     if rail_only and gpus > gpn and gpus % gpn:
         raise InputError(f"must be a multiple of {gpn} GPUs per node", field="--gpus", value=gpus)
     try:
         if rail_only:
-            # each rail × plane is its own fabric of one endpoint per server
             design = rail_sizing(
                 max(1, gpus // gpn) * legs, legs, radix, oversubscription, planes * min(gpn, gpus), max_tiers
             )
-            design = pair_leaves(design) if dual_tor else design
-        elif dual_tor:
-            design = dual_tor_sizing(gpus, gpn, radix, oversubscription, planes, max_tiers)
-        else:
-            design = rail_sizing(gpus, gpn, radix, oversubscription, planes, max_tiers)
+            return pair_leaves(design) if dual_tor else design
+        if dual_tor:
+            return dual_tor_sizing(gpus, gpn, radix, oversubscription, planes, max_tiers)
+        return rail_sizing(gpus, gpn, radix, oversubscription, planes, max_tiers)
     except InputError as exc:
         if exc.field != "gpus" or "exceed" not in exc.problem:
             raise InputError(
                 exc.problem, field=f"--{exc.field.replace('_', '-')}", value=exc.value, allowed=exc.allowed
             ) from None
-        can = [
-            s.id
-            for s in catalog.switches.values()
-            if s.technology == switch.technology
-            and (r := radix_at(s, link_rate))
-            and max_rail_gpus(r, gpn, oversubscription)[max_tiers] >= gpus
-        ]
-        hint = f"switches that reach it: {', '.join(sorted(can))}" if can else "no catalog switch reaches it"
-        raise InputError(
-            f"{gpus} GPUs exceed what {sw_id} ({radix} × {link_rate:g}G) reaches in {max_tiers} tiers "
-            f"({max_rail_gpus(radix, gpn, oversubscription)[max_tiers]} GPUs at {oversubscription:g}:1)",
-            field="--gpus",
-            value=gpus,
-            allowed=f"{hint}; or --planes 2",
-        ) from None
-    base_spines = design.spines
-    design, tolerated = add_spine_spares(design, spine_spares, (1 if rail_only else gpn) * legs)
+        raise _too_large(catalog, sizing, switch, sw_id, link_rate) from None
+
+
+def _too_large(catalog, sizing, switch, sw_id, link_rate) -> InputError:
+    """The error for a size the switch does not reach in the allowed tiers, naming those that do."""
+    gpus, gpn, radix, oversubscription, _planes, max_tiers = sizing
+    can = [
+        s.id
+        for s in catalog.switches.values()
+        if s.technology == switch.technology
+        and (r := radix_at(s, link_rate))
+        and max_rail_gpus(r, gpn, oversubscription)[max_tiers] >= gpus
+    ]
+    hint = f"switches that reach it: {', '.join(sorted(can))}" if can else "no catalog switch reaches it"
+    return InputError(
+        f"{gpus} GPUs exceed what {sw_id} ({radix} × {link_rate:g}G) reaches in {max_tiers} tiers "
+        f"({max_rail_gpus(radix, gpn, oversubscription)[max_tiers]} GPUs at {oversubscription:g}:1)",
+        field="--gpus",
+        value=gpus,
+        allowed=f"{hint}; or --planes 2",
+    )
+
+
+def _lengths(data_hall_m, lengths_m) -> dict[str, float]:
+    """Cable lengths per link class: the defaults, switch-to-switch runs of 2 × the hall side when
+    one is given, then the lengths named."""
     lengths = dict(DEFAULT_LENGTHS_M)
     if data_hall_m is not None:
         if data_hall_m <= 0:
             raise InputError("must be > 0", field="--hall-size", value=data_hall_m, allowed="e.g. 60m")
         lengths.update({"leaf-spine": 2 * data_hall_m, "spine-core": 2 * data_hall_m})
     lengths.update(lengths_m or {})
-    nodes = max(1, -(-gpus // gpn))
-    bom, media = price_rail_fabric(
-        catalog,
-        design,
-        technology,
-        switch,
-        nic,
-        link_rate,
-        lengths,
-        server_cages=cages,
-        radix=radix,
-        optics=optics,
-        nics=gpus,
-        nodes=nodes,
-        legs_per_port=legs,
-        host_link_media=host_link_media,
-    )
+    return lengths
+
+
+def _layout_notes(fp: FabricPlan, gpu_spec, gpn: int, switch) -> list[str]:
+    """Notes on how the fabric is laid out: rail-only fabrics, server cages, NVLink domains,
+    planes, the switch's port mode."""
+    gpus, planes, link_rate = fp.gpus, fp.planes, fp.link_rate_gbps
     notes = []
-    if rail_only:
+    if fp.rail_only:
         notes.append(
-            f"rail-only: {min(gpn, gpus) * planes} separate rail fabrics of {nodes} endpoints; "
+            f"rail-only: {min(gpn, gpus) * planes} separate rail fabrics of {fp.nodes} endpoints; "
             "traffic between rails crosses NVLink inside a server (S97)"
         )
-    if cages == "twin-port":
+    if fp.server_cages == "twin-port":
         notes.append("server side: DGX-class twin-port flat-top OSFP cages, 2 NIC ports per module")
     domain = int(gpu_spec.scale_up_gpus or gpn)
     if domain > gpn:
         racks = gpus / domain
         notes.append(
-            f"{gpus} GPUs = {racks:.4g} NVLink domains of {domain} ({gpu_spec.system or gpu}); "
+            f"{gpus} GPUs = {racks:.4g} NVLink domains of {domain} ({gpu_spec.system or fp.gpu}); "
             f"scale-out NICs per {gpn}-GPU tray"
             + (
                 ""
@@ -454,14 +581,22 @@ def plan_fabric(
         )
     if planes > 1:
         notes.append(
-            f"{planes} planes: each NIC's {nic_rate_gbps:g}G split into {planes} × {link_rate:g}G legs"
+            f"{planes} planes: each NIC's {fp.nic_rate_gbps:g}G split into {planes} × {link_rate:g}G legs"
         )
-    if radix != switch.ports:
-        notes.append(f"{sw_id} used in its {radix} × {link_rate:g}G mode")
-    if dual_tor:
+    if fp.radix != switch.ports:
+        notes.append(f"{fp.switch_id} used in its {fp.radix} × {link_rate:g}G mode")
+    return notes
+
+
+def _redundancy_notes(fp: FabricPlan, base_spines: int) -> list[str]:
+    """Notes on dual-ToR legs and spine spares (:mod:`aifabric.design.redundancy`)."""
+    notes = []
+    design, spine_spares = fp.design, fp.spine_spares
+    if fp.dual_tor:
         notes.append(
-            f"dual-ToR: each NIC's {nic_rate_gbps / planes:g}G per plane as 2 × {link_rate:g}G legs on two "
-            f"leaves (MLAG / EVPN multihoming, LACP at the host); each leaf port carries half ({DUAL_TOR_SOURCE})"
+            f"dual-ToR: each NIC's {fp.nic_rate_gbps / fp.planes:g}G per plane as 2 × {fp.link_rate_gbps:g}G legs "
+            f"on two leaves (MLAG / EVPN multihoming, LACP at the host); each leaf port carries half "
+            f"({DUAL_TOR_SOURCE})"
         )
     if spine_spares and design.tiers == 1:
         notes.append("spine spares not applied: a 1-switch fabric has no spine tier")
@@ -469,49 +604,26 @@ def plan_fabric(
         notes.append(
             f"spine spares: {spine_spares} asked per plane → {design.spines} spines per plane (non-blocking "
             f"needs {base_spines} at the original leaf split); every leaf has {design.leaf_up} uplinks for "
-            f"{design.nodes_per_su} hosts; {tolerated} spine failure(s) per plane cost no bandwidth"
+            f"{design.nodes_per_su} hosts; {fp.spine_failures_tolerated} spine failure(s) per plane cost no "
+            "bandwidth"
         )
-    front = {}
-    if gpu_spec.storage_nics_per_node and gpu_spec.storage_nic:
-        sn = catalog.nics.get(gpu_spec.storage_nic)
-        front = {
-            "nic": gpu_spec.storage_nic,
-            "per_node": int(gpu_spec.storage_nics_per_node),
-            "count": int(gpu_spec.storage_nics_per_node) * nodes,
-            "port_rate_gbps": sn.port_rate_gbps if sn else None,
-            "ports": sn.ports if sn else None,
-            "note": "storage / front-end NICs of the system, listed only: ship with the servers; their "
-            "network is priced by aifabric.design.tco.price_hybrid",
-        }
-    fp = FabricPlan(
-        technology,
-        gpus,
-        gpu,
-        nic_rate_gbps,
-        planes,
-        float(oversubscription),
-        sw_id,
-        nc_id,
-        radix,
-        design,
-        bom,
-        media,
-        {c: lengths[c] for c in LINK_CLASSES},
-        notes,
-        server_cages=cages,
-        optics=optics,
-        rail_only=rail_only,
-        nodes=nodes,
-        front_end=front,
-        dual_tor=bool(dual_tor),
-        spine_spares=spine_spares,
-        spine_failures_tolerated=tolerated,
-        host_link_media=host_link_media,
-    )
-    from aifabric.design.tco import fabric_tco
+    return notes
 
-    fp.tco = fabric_tco(fp, catalog, tco_inputs)
-    return fp
+
+def _front_end(catalog, gpu_spec, nodes: int) -> dict:
+    """The GPU system's storage / front-end NICs, listed only (they ship with the servers)."""
+    if not (gpu_spec.storage_nics_per_node and gpu_spec.storage_nic):
+        return {}
+    sn = catalog.nics.get(gpu_spec.storage_nic)
+    return {
+        "nic": gpu_spec.storage_nic,
+        "per_node": int(gpu_spec.storage_nics_per_node),
+        "count": int(gpu_spec.storage_nics_per_node) * nodes,
+        "port_rate_gbps": sn.port_rate_gbps if sn else None,
+        "ports": sn.ports if sn else None,
+        "note": "storage / front-end NICs of the system, listed only: ship with the servers; their "
+        "network is priced by aifabric.design.tco.price_hybrid",
+    }
 
 
 #: Named fabric designs buyers choose between (label → plan_fabric arguments). ``nic_rate_gbps``

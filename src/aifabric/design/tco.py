@@ -315,68 +315,23 @@ def price_hybrid(
     leaf-spine of ``front_end_switch`` at the storage NIC's port rate; the storage NICs ship with
     the servers and storage systems, so only switches, optics and cables are added.
     """
-    from aifabric.design.cost import DEFAULT_LENGTHS_M, price_rail_fabric, radix_at
     from aifabric.topology import rail_sizing
 
-    gpu = catalog.get("gpu", backend.gpu)
-    nic = catalog.get("nic", gpu.storage_nic) if gpu.storage_nic else None
-    if nic is None or not gpu.storage_nics_per_node:
-        raise InputError(
-            f"GPU system {backend.gpu} lists no storage / front-end NICs",
-            field="gpu",
-            value=backend.gpu,
-            allowed="a system with storage_nics_per_node (h100, h200, b200, gb200-nvl72, ...)",
-        )
+    gpu, nic = _storage_nic(backend, catalog)
     if storage_nodes is None:
         storage_nodes = (
             storage_nodes_for(checkpoint_gbytes_per_s, storage_node_gbps) if checkpoint_gbytes_per_s else 0
         )
     if storage_nodes < 0:
         raise InputError("must be ≥ 0", field="storage_nodes", value=storage_nodes)
-    switch = catalog.get("switch", front_end_switch)
-    if switch.technology != "ethernet":
-        raise InputError("the front end is Ethernet", field="front_end_switch", value=front_end_switch)
-    rate = float(nic.port_rate_gbps)
-    radix = radix_at(switch, rate)
-    if radix is None:
-        raise InputError(
-            f"switch {front_end_switch} has no {rate:g}G ports",
-            field="front_end_switch",
-            value=front_end_switch,
-        )
+    switch, rate, radix = _front_end_switch(catalog, front_end_switch, nic)
     server_ports = backend.nodes * gpu.storage_nics_per_node * nic.ports
     storage_ports = storage_nodes * max(1, math.ceil(storage_node_gbps / rate))
     endpoints = server_ports + storage_ports
     design = rail_sizing(endpoints, 1, radix, oversubscription, 1)
-    lengths = dict(DEFAULT_LENGTHS_M)
-    lengths.update(lengths_m or {})
-    bom, _media = price_rail_fabric(
-        catalog,
-        design,
-        "roce",
-        switch,
-        nic,
-        rate,
-        lengths,
-        server_cages="per-nic",
-        radix=radix,
-        optics=optics,
-    )
-    # the NICs ship with servers and storage systems: drop the NIC line
-    bom.lines = [x for x in bom.lines if x.category != "nic"]
+    bom = _front_end_bom(catalog, design, switch, nic, radix, lengths_m, optics)
     fe_capex = bom.total("total_usd")
-    from types import SimpleNamespace
-
-    fe_plan = SimpleNamespace(
-        switch_id=switch.id,
-        capex_usd=fe_capex,
-        capex_range_usd=bom.total_range(),
-        bom=bom,
-        power_w=bom.total("total_power_w"),
-        gpus=backend.gpus,
-        nodes=0,
-    )
-    fe_tco = fabric_tco(fe_plan, catalog, overrides).tco_usd
+    fe_tco = _front_end_tco(catalog, switch, bom, backend, overrides)
     notes = (
         f"front end: {server_ports} server storage ports ({gpu.storage_nics_per_node} × {nic.id} per node) + "
         f"{storage_ports} storage-node ports at {rate:g}G",
@@ -397,6 +352,78 @@ def price_hybrid(
         notes=notes,
         bom=bom,
     )
+
+
+def _storage_nic(backend, catalog):
+    """(GPU system record, storage / front-end NIC) of the backend's servers; refused when the
+    system lists none."""
+    gpu = catalog.get("gpu", backend.gpu)
+    nic = catalog.get("nic", gpu.storage_nic) if gpu.storage_nic else None
+    if nic is None or not gpu.storage_nics_per_node:
+        raise InputError(
+            f"GPU system {backend.gpu} lists no storage / front-end NICs",
+            field="gpu",
+            value=backend.gpu,
+            allowed="a system with storage_nics_per_node (h100, h200, b200, gb200-nvl72, ...)",
+        )
+    return gpu, nic
+
+
+def _front_end_switch(catalog, front_end_switch: str, nic):
+    """(switch, port rate, radix at it): an Ethernet switch with ports at the storage NIC's rate."""
+    from aifabric.design.cost import radix_at
+
+    switch = catalog.get("switch", front_end_switch)
+    if switch.technology != "ethernet":
+        raise InputError("the front end is Ethernet", field="front_end_switch", value=front_end_switch)
+    rate = float(nic.port_rate_gbps)
+    radix = radix_at(switch, rate)
+    if radix is None:
+        raise InputError(
+            f"switch {front_end_switch} has no {rate:g}G ports",
+            field="front_end_switch",
+            value=front_end_switch,
+        )
+    return switch, rate, radix
+
+
+def _front_end_bom(catalog, design, switch, nic, radix, lengths_m, optics):
+    """The front end's switches, optics and cables: the NIC line is dropped (the NICs ship with
+    the servers and storage systems)."""
+    from aifabric.design.cost import DEFAULT_LENGTHS_M, price_rail_fabric
+
+    lengths = dict(DEFAULT_LENGTHS_M)
+    lengths.update(lengths_m or {})
+    bom, _media = price_rail_fabric(
+        catalog,
+        design,
+        "roce",
+        switch,
+        nic,
+        float(nic.port_rate_gbps),
+        lengths,
+        server_cages="per-nic",
+        radix=radix,
+        optics=optics,
+    )
+    bom.lines = [x for x in bom.lines if x.category != "nic"]
+    return bom
+
+
+def _front_end_tco(catalog, switch, bom, backend, overrides) -> float:
+    """The front end's TCO: its capex, power and the catalog's TCO inputs (``overrides`` by key)."""
+    from types import SimpleNamespace
+
+    fe_plan = SimpleNamespace(
+        switch_id=switch.id,
+        capex_usd=bom.total("total_usd"),
+        capex_range_usd=bom.total_range(),
+        bom=bom,
+        power_w=bom.total("total_power_w"),
+        gpus=backend.gpus,
+        nodes=0,
+    )
+    return fabric_tco(fe_plan, catalog, overrides).tco_usd
 
 
 # --------------------------------------------------------------------------------------------

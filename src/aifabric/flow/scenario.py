@@ -130,7 +130,7 @@ def simulate_flow_scenario(
     if fab.transport == "uet":
         kw, extra["uet"] = _uet_settings(fab, kw)
     if flows is None and scenario.workload.kind == "collective":
-        from aifabric.workload.collectives import collective_flow_schedule
+        from aifabric.workload.collectives.schedule import collective_flow_schedule
 
         if fab.transport == "uet":
             raise InputError(

@@ -149,7 +149,8 @@ def simulate_collective(scenario, topology=None, progress=None) -> CollectiveRes
 
     from aifabric.flow.engine import path_latency
     from aifabric.sim import simulate
-    from aifabric.workload import collectives as C
+    from aifabric.workload.collectives.decompose import collective_flows
+    from aifabric.workload.collectives.run import run_collective
     from aifabric.workload.traffic import split_qps
 
     t0 = time.perf_counter()
@@ -168,7 +169,7 @@ def simulate_collective(scenario, topology=None, progress=None) -> CollectiveRes
             allowed="a topology with 2 or more hosts",
         )
     algorithm = w.algorithm or "ring"
-    steps = C.collective_flows(w.op, w.size, topo, ranks=w.hosts, algorithm=algorithm)
+    steps = collective_flows(w.op, w.size, topo, ranks=w.hosts, algorithm=algorithm)
     times: dict[int, tuple[float, float, str]] = {}  # id(network step) → (bandwidth_s, phys_s, "packet")
     qp = int(fab.qp_split or 1)
 
@@ -283,7 +284,7 @@ def simulate_collective(scenario, topology=None, progress=None) -> CollectiveRes
     def packet_timer(step, proto_eff):  # the packet step times above (protocol Simple: proto_eff 1)
         return times[id(step)]
 
-    coll = C.run_collective(
+    coll = run_collective(
         w.op,
         w.size,
         topo,

@@ -41,12 +41,11 @@ from aifabric.workload.collectives import (
     NIC_EFFICIENCY,
     NvlinkDomain,
     Step,
-    _Ctx,
-    _time_steps,
     host_nic_rate_bps,
     nccl_constants,
     rank_layout,
 )
+from aifabric.workload.collectives.timing import _Ctx, _time_steps
 
 #: DeepSeek-V3's MoE routing (arXiv 2412.19437 §2.1.2, §3.4.1): 256 routed experts, top-8, each
 #: token sent to at most 4 nodes; hidden size 7168 (its config.json). DeepEP's normal-kernel
