@@ -189,3 +189,44 @@ def test_the_uet_mirror_holds_on_the_small_job():
     name, adv, _ = next(j for j in JOBS if j[0] == "small-64")
     c = mirror_check(name, adv, "uet")
     assert c.designs == ("uec-400g", "uec-400g-mirror") and c.holds, c.to_dict()
+
+
+# ---- the flow model's UET term in the measure stage ------------------------------------------------------
+_KEY = (256, 400 * 10**9, 8, 32, (5.0, 40.0, 300.0))  # radix 32: a rail spans two leaves
+
+
+class _Shift:
+    """Every host sends 16 MiB to the host half the fabric away (crosses the spines)."""
+
+    def __hash__(self):
+        return 1
+
+    def __eq__(self, other):
+        return isinstance(other, _Shift)
+
+    def flows(self):
+        import numpy as np
+
+        from aifabric.stages.measure_flows import rail_topology
+
+        h = np.asarray(rail_topology(*_KEY).hosts)
+        return {
+            "src": h,
+            "dst": h[(np.arange(len(h)) + len(h) // 2) % len(h)],
+            "size_bytes": np.full(len(h), 16 << 20),
+        }
+
+
+def test_measure_caps_sprayed_flows_at_the_measured_uet_efficiency():
+    """A UET design's pattern runs the even split plus the packet engine's per-flow efficiency: on
+    flows that cross the spines it measures lower than the same split without it (the cap binds at
+    the measured distribution's lowest quantiles, about 0.75)."""
+    from aifabric.flow.uet import efficiency_table
+    from aifabric.stages.measure_flows import flow_technology, measure_pattern
+
+    uet = measure_pattern(_KEY, "uet", _Shift(), 1, 600e3, "adaptive-packet")[0]
+    plain = measure_pattern(_KEY, "roce", _Shift(), 1, 600e3, "adaptive-packet")[0]
+    low = min(efficiency_table()["efficiency"]["trimming"]["quantiles"])
+    assert plain == pytest.approx(1.0) and low - 0.02 < uet < 0.9
+    fd = type("FD", (), {"transport": "uet", "technology": "roce"})()
+    assert flow_technology(fd) == "uet"

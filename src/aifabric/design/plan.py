@@ -493,6 +493,8 @@ def plan_fabric(
         )
     if radix != switch.ports:
         notes.append(f"{sw_id} used in its {radix} × {link_rate:g}G mode")
+    roce_words = transport_words(default_transport(technology), nic)  # a UEC-capable NIC run as RoCE
+    notes.extend([roce_words] if roce_words else [])
     if dual_tor:
         notes.append(
             f"dual-ToR: each NIC's {nic_rate_gbps / planes:g}G per plane as 2 × {link_rate:g}G legs on two "
@@ -637,8 +639,10 @@ def plan_design(label: str, gpus: int, catalog, gpu: str = "h100", **kw) -> Fabr
         check_uet_parts(label, catalog.get("switch", p.switch_id), nic)
     p.design_label = label
     p.transport = transport
-    words = transport_words(transport, nic)
-    p.notes.extend([x for x in (note, words) if x])
+    if transport != default_transport(technology):  # the RoCE sentence plan_fabric wrote gives way
+        p.notes = [n for n in p.notes if n != transport_words(default_transport(technology), nic)]
+        p.notes.append(transport_words(transport, nic))
+    p.notes.extend([note] if note else [])
     return p
 
 
