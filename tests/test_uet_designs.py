@@ -108,6 +108,18 @@ def test_uet_scenarios_apply_to_uet_only_and_pfc_scenarios_not_on_lossy_uet():
         assert LIBRARY[sid].applies(uet)[0], sid
 
 
+def test_pfc_scenarios_apply_to_a_lossless_uet_class_and_run():
+    """In the lossless class (baseline nscc-pfc: PFC on, the trim limit at the whole buffer) the PFC
+    scenarios apply and are measured; two switch batches with different PFC thresholds pause."""
+    tb = _uet_testbed(baseline="nscc-pfc")
+    fab = perturb(tb, None)
+    assert fab["pfc"]["enabled"] and fab["uet"]["queue_limit"] == f"{tb.buffer_bytes}B"
+    for sid in ("pfc-storm", "pfc-threshold-mismatch", "pfc-watchdog-off"):
+        assert LIBRARY[sid].applies(tb)[0], sid
+    r = T.run_testbed(tb, "pfc-threshold-mismatch", "quiet", 1)
+    assert r.pause_frames > 0 and r.drops == 0
+
+
 def test_uet_scenarios_are_valid_simulate_files_changing_one_setting():
     tb = _uet_testbed()
     base = perturb(tb, None)

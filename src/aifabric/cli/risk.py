@@ -126,7 +126,8 @@ def register(app: typer.Typer) -> None:
         baseline: str = typer.Option(
             None,
             "--baseline",
-            help="The fabric as intended: roce hpcc | dcqcn | pfc-only; infiniband none | ib-cc.",
+            help="The fabric as intended: roce hpcc | dcqcn | pfc-only; infiniband none | ib-cc; "
+            "uet nscc (lossy) | nscc-pfc (a lossless class).",
         ),
         list_: bool = typer.Option(False, "--list", help="List the scenario library and exit."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),

@@ -40,6 +40,9 @@ _BASELINE_WORDS = {
     "nscc": "Ultra Ethernet transport, lossy (no PFC): packets sprayed over 64 entropy values, switches trim "
     "at a full queue (1 x BDP), the receiver NACKs at once, selective retransmission, NSCC window on ECN "
     "and delay (UEC 1.0 defaults as in docs/ultra-ethernet.md)",
+    "nscc-pfc": "Ultra Ethernet transport in a lossless class: as nscc, with PFC dynamic thresholds (alpha 1/8) "
+    "on the class and the trim limit at the whole buffer, so PFC pauses first (UEC 1.0 allows lossless "
+    "operation; not a uec-* design's default)",
     "ib-cc": "credit flow control + IB congestion control (FECN marked on output queues above 32 KB, ramping to "
     "128 KB, a DCQCN-type BECN reaction with the paper parameters: a coarse stand-in, the CCT tables and "
     "switch thresholds are not public)",
@@ -59,7 +62,7 @@ class Trigger:
 
     def applies(self, tb: Testbed) -> tuple[bool, str]:
         """Whether the scenario exists on this testbed's fabric and baseline (and why not)."""
-        if tb.technology == "uet" and self.id in PFC_SCENARIOS:
+        if tb.technology == "uet" and self.id in PFC_SCENARIOS and tb.baseline != "nscc-pfc":
             return False, "the UET design runs lossy (no PFC): PFC scenarios apply only to a lossless class"
         if tb.technology not in self.fabrics:
             return False, f"not a {tb.technology} mechanism"
@@ -93,6 +96,7 @@ ONE_SWITCH_ABSENT = {
 }
 ROCE, IB, BOTH = ("roce",), ("infiniband",), ("roce", "infiniband", "uet")
 UET = ("uet",)
+PFC_FABRICS = ("roce", "uet")  # lossless RoCE, and UET only in a lossless class (baseline nscc-pfc)
 PFC_SCENARIOS = ("pfc-threshold-mismatch", "pfc-storm", "pfc-watchdog-off")
 # UET scenarios the packet engine cannot run yet, with the reason (reported as not applicable)
 UET_NOT_MODELLED = {
@@ -118,14 +122,14 @@ LIBRARY: dict[str, Trigger] = {
         ),
         Trigger(
             "pfc-threshold-mismatch",
-            ROCE,
+            PFC_FABRICS,
             "two switch batches with different PFC thresholds: unbalanced back-pressure",
             f"half the leaves and spines pause at a static xoff of {MISMATCH_XOFF_BYTES} B "
             "(below the ECN marking point)",
         ),
         Trigger(
             "pfc-storm",
-            ROCE,
+            PFC_FABRICS,
             "spurious PAUSE from one spine (flow-control firmware bug): small network jitter",
             "spine0 pauses every neighbour 2 us every 100 us; too short for the PFC watchdog to see "
             "(on a one-switch plan: the switch)",
@@ -133,7 +137,7 @@ LIBRARY: dict[str, Trigger] = {
         ),
         Trigger(
             "pfc-watchdog-off",
-            ROCE,
+            PFC_FABRICS,
             "a stuck NIC pauses its leaf forever and, without the PFC watchdog, the pause spreads to victims",
             "the incast target stops draining (receiver stall for the whole run), no watchdog",
             traffic=("congested",),
@@ -260,8 +264,9 @@ MISCONFIGS = {k: t.breaks for k, t in LIBRARY.items() if t.kind == "mistake"}
 
 # ---- scenario building ----------------------------------------------------------------------------
 def _uet_fabric(tb: Testbed) -> dict:
-    """The UET baseline: lossy Ethernet, Ultra Ethernet transport with its defaults (docs/ultra-ethernet.md)."""
-    return {
+    """The UET baseline: lossy Ethernet, Ultra Ethernet transport with its defaults (docs/ultra-ethernet.md);
+    ``nscc-pfc``: the same in a lossless class."""
+    fab = {
         "technology": "roce",
         "transport": "uet",
         "mtu": "4096B",
@@ -272,6 +277,10 @@ def _uet_fabric(tb: Testbed) -> dict:
         "routing": "ecmp",
         "uet": {"trimming": True, "ev_count": 64},
     }
+    if tb.baseline == "nscc-pfc":  # lossless: PFC pauses before a queue could reach the trim limit
+        fab["pfc"] = {"enabled": True, "mode": "dynamic", "alpha": TUNED_ALPHA}
+        fab["uet"]["queue_limit"] = f"{tb.buffer_bytes}B"
+    return fab
 
 
 def unloaded_rtt_us(tb: Testbed) -> float:

@@ -82,7 +82,7 @@ SPECTRUM4_PORTS = 64  # SN5600: 64 × 800G ports (the buffer is shared by them)
 BASELINES = {
     "roce": ("dcqcn-vendor", "hpcc", "dcqcn", "pfc-only"),
     "infiniband": ("none", "ib-cc"),
-    "uet": ("nscc",),
+    "uet": ("nscc", "nscc-pfc"),
 }
 
 
@@ -494,7 +494,7 @@ def testbed_for(
         route = "adaptive" if routing in ("adaptive", "adaptive-packet") else "static"
         base = baseline or "none"
     elif technology == "uet":  # the sender sprays over entropy values; the switches hash (ECMP)
-        route, base = "ecmp", "nscc"
+        route, base = "ecmp", baseline if baseline in BASELINES["uet"] else "nscc"
     else:
         route = "adaptive" if routing in ("adaptive", "adaptive-packet", "scheduled") else "ecmp"
         base = baseline or "hpcc"
