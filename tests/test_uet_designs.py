@@ -12,8 +12,8 @@ from aifabric.design.plan import DESIGNS, plan_design
 from aifabric.errors import InputError
 from aifabric.hardware.catalog import load_catalog
 from aifabric.scenario import scenario_from_dict
-from aifabric.stages import testbed as T
-from aifabric.stages.risk_library import LIBRARY, perturb
+from aifabric.stages.risk import testbed as T
+from aifabric.stages.risk.library import LIBRARY, perturb
 
 CAT = load_catalog()
 UET_SCENARIOS = (
@@ -88,7 +88,7 @@ def test_plan_cli_json_and_text_show_the_transport():
 
 def test_default_compare_options_have_no_uet_design():
     from aifabric.scenario import AdvisorSpec
-    from aifabric.stages.design_options import options_for
+    from aifabric.stages.design.options import options_for
 
     opts = options_for(AdvisorSpec(), CAT.get("gpu", "h100"), CAT)
     assert [o.key for o in opts] == ["infiniband", "roce-400g"] and not any(o.transport for o in opts)
@@ -219,7 +219,7 @@ class _Shift:
     def flows(self):
         import numpy as np
 
-        from aifabric.stages.measure_flows import rail_topology
+        from aifabric.stages.measure.flows import rail_topology
 
         h = np.asarray(rail_topology(*_KEY).hosts)
         return {
@@ -234,7 +234,7 @@ def test_measure_caps_sprayed_flows_at_the_measured_uet_efficiency():
     flows that cross the spines it measures lower than the same split without it (the cap binds at
     the measured distribution's lowest quantiles, about 0.75)."""
     from aifabric.flow.uet import efficiency_table
-    from aifabric.stages.measure_flows import flow_technology, measure_pattern
+    from aifabric.stages.measure.flows import flow_technology, measure_pattern
 
     uet = measure_pattern(_KEY, "uet", _Shift(), 1, 600e3, "adaptive-packet")[0]
     plain = measure_pattern(_KEY, "roce", _Shift(), 1, 600e3, "adaptive-packet")[0]

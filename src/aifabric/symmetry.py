@@ -157,7 +157,7 @@ def risk_coverage() -> dict[str, dict]:
     """Per risk scenario: on each family's risk testbed (a two-tier pod at 400G, the family's default
     congestion control), ``measured`` or the reason it does not apply; and its counterparts on the other
     families (:data:`COUNTERPARTS`). A fabric-specific scenario without counterparts is a gap."""
-    from aifabric.stages.testbed import LIBRARY, testbed_for
+    from aifabric.stages.risk.testbed import LIBRARY, testbed_for
 
     beds = {
         fam: testbed_for(400, None, 600, 40, "ecmp" if fam != "infiniband" else "adaptive", technology=fam)
@@ -176,7 +176,7 @@ def risk_coverage() -> dict[str, dict]:
 def coverage_gaps(coverage: dict[str, dict]) -> list[str]:
     """``scenario on family`` wherever a scenario of another family's library is neither asked of this
     family (measured, or not applicable with a reason) nor given a counterpart here."""
-    from aifabric.stages.testbed import LIBRARY
+    from aifabric.stages.risk.testbed import LIBRARY
 
     gaps = []
     for sid, row in coverage.items():
