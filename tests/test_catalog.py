@@ -543,7 +543,8 @@ def test_every_module_fits_a_cage_by_lane_rate_form_factor_and_cooling(catalog):
             assert not [s for s in switches if catalog.switches[s].ports_per_cage == 2], optic.id
         if optic.lane_rate_gbps == 200:
             assert set(switches) <= two_hundred, optic.id
-            assert set(nics) <= {"cx8-ib"}, optic.id
+            # ConnectX-8 (P10) and the 4 × 200G version of Broadcom Thor Ultra (P46)
+            assert set(nics) <= {"cx8-ib", "thor-ultra"}, optic.id
 
 
 def test_xdr_has_no_multimode_optics_and_no_passive_copper(catalog):

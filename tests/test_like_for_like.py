@@ -242,17 +242,17 @@ def test_every_stage_treats_a_design_and_its_twin_alike():
     from aifabric.symmetry import symmetry
 
     checks = symmetry(include_slow=False)
-    assert len(checks) == 10
+    assert len(checks) == 15  # five jobs x three families (infiniband, roce, uet)
     assert [c.to_dict() for c in checks if not c.holds] == []
 
 
 @pytest.mark.slow
 def test_the_16384_gpu_mirror_holds():
     """The 16,384-GPU job's mirrors hold too (slow: the three-tier fabric's flow model)."""
-    from aifabric.symmetry import JOBS, mirror_check
+    from aifabric.symmetry import FAMILIES, JOBS, mirror_check
 
     name, adv, _ = JOBS[-1]
-    for fam in ("infiniband", "roce"):
+    for fam in FAMILIES:
         c = mirror_check(name, adv, fam)
         assert c.holds, c.to_dict()
 

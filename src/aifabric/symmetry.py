@@ -1,6 +1,7 @@
 """``aifabric validate --symmetry``: the main job run on a mirror (issue 25).
 
-For each job of :data:`JOBS` and each fabric family (InfiniBand, RoCE), the pipeline compares a design
+For each job of :data:`JOBS` and each fabric family (InfiniBand, RoCE, Ultra Ethernet: the ``uec-*``
+design at the job's NIC rate), the pipeline compares a design
 with its **twin** — the same design under another key (``…-mirror``): identical physics, parts, prices
 and tuning. Every stage must treat the two alike, so the check holds when
 
@@ -12,6 +13,10 @@ and tuning. Every stage must treat the two alike, so the check holds when
 Any asymmetry it finds is a bug (a stage keyed on a design's name or position), not a tolerance to
 widen. What a mirror cannot test: differences between the two technologies' physics (credits vs PFC),
 which are modelled on purpose and listed in the assumption register with their sources.
+
+:func:`risk_coverage` is the symmetric ask of the risk library: every scenario, on each family's risk
+testbed, is either measured or not applicable with the reason, and every fabric-specific scenario names
+its counterpart on the other families (:data:`COUNTERPARTS`).
 """
 
 from __future__ import annotations
@@ -35,7 +40,34 @@ JOBS: tuple[tuple[str, dict, bool], ...] = (
     ("small-64", {"gpus": 64, "gpu": "h100", "workload": "training", "model": "llama3-8b"}, False),
     ("large-16384", {"gpus": 16384, "gpu": "h100", "workload": "training", "model": "llama3.1-405b"}, True),
 )
-FAMILIES = ("infiniband", "roce")
+FAMILIES = ("infiniband", "roce", "uet")
+# the named design each family's mirror runs when it is not one of compare's two default fabrics
+FAMILY_DESIGN = {"uet": {400: "uec-400g", 800: "uec-800g"}}
+# each fabric-specific risk scenario and what stands for it on the other families (the symmetric ask)
+COUNTERPARTS = {
+    "ecn-off": {"infiniband": "ib-cc-off", "uet": "uet-nscc-off"},
+    "ib-cc-off": {"roce": "ecn-off", "uet": "uet-nscc-off"},
+    "uet-nscc-off": {"roce": "ecn-off", "infiniband": "ib-cc-off"},
+    "dcqcn-defaults": {"infiniband": "ib-cc-off (no tunable public CC table)", "uet": "uet-nscc-misset"},
+    "uet-nscc-misset": {"roce": "dcqcn-defaults", "infiniband": "ib-cc-off (no tunable public CC table)"},
+    "ib-no-ar": {"roce": "adaptive-routing-off (flow model)", "uet": "uet-spraying-off"},
+    "uet-spraying-off": {"roce": "adaptive-routing-off (flow model)", "infiniband": "ib-no-ar"},
+    "ecmp-polarisation": {
+        "infiniband": "none: no hashing",
+        "uet": "uet-spraying-off (hashing of entropy values)",
+    },
+    "lossy-class": {"infiniband": "none: credits, no lossy class", "uet": "uet-trimming-off"},
+    "lossy-go-back-n": {"infiniband": "none: credits, no lossy class", "uet": "uet-trimming-off"},
+    "uet-trimming-off": {"roce": "lossy-go-back-n", "infiniband": "none: credits, no drops"},
+    "uet-roce-fallback": {"roce": "none: already RoCE", "infiniband": "none: one transport"},
+    "uet-llr-off": {
+        "roce": "none: link bit errors not modelled",
+        "infiniband": "none: link bit errors not modelled",
+    },
+    "pfc-threshold-mismatch": {"infiniband": "none: credits", "uet": "only with a lossless class"},
+    "pfc-storm": {"infiniband": "none: credits", "uet": "only with a lossless class"},
+    "pfc-watchdog-off": {"infiniband": "stuck-receiver (HOQ lifetime)", "uet": "only with a lossless class"},
+}
 
 
 @dataclass(frozen=True)
@@ -91,7 +123,13 @@ def mirror_check(job: str, advisor: dict, family: str, seed: int = 1) -> MirrorC
     from aifabric.stages.pipeline import CompareInputs, run
 
     t0 = time.perf_counter()
-    c = run(CompareInputs(AdvisorSpec(**advisor), load_catalog(None), seed, mirror=family))
+    cat = load_catalog(None)
+    if family in FAMILY_DESIGN:
+        from aifabric.stages.design import nic_rate_for
+
+        rate = int(nic_rate_for(cat.get("gpu", advisor.get("gpu", "h100")))[0])
+        advisor = {**advisor, "designs": [FAMILY_DESIGN[family][rate]]}
+    c = run(CompareInputs(AdvisorSpec(**advisor), cat, seed, mirror=family))
     a, b = c.design.fabrics
     ev = c.decision.evidence
     it = []
@@ -115,6 +153,42 @@ def mirror_check(job: str, advisor: dict, family: str, seed: int = 1) -> MirrorC
     )
 
 
+def risk_coverage() -> dict[str, dict]:
+    """Per risk scenario: on each family's risk testbed (a two-tier pod at 400G, the family's default
+    congestion control), ``measured`` or the reason it does not apply; and its counterparts on the other
+    families (:data:`COUNTERPARTS`). A fabric-specific scenario without counterparts is a gap."""
+    from aifabric.stages.risk.testbed import LIBRARY, testbed_for
+
+    beds = {
+        fam: testbed_for(400, None, 600, 40, "ecmp" if fam != "infiniband" else "adaptive", technology=fam)
+        for fam in FAMILIES
+    }
+    out = {}
+    for sid, trig in LIBRARY.items():
+        on = {}
+        for fam, tb in beds.items():
+            ok, why = trig.applies(tb)
+            on[fam] = "measured" if ok else why
+        out[sid] = {"on": on, "counterparts": COUNTERPARTS.get(sid, {})}
+    return out
+
+
+def coverage_gaps(coverage: dict[str, dict]) -> list[str]:
+    """``scenario on family`` wherever a scenario of another family's library is neither asked of this
+    family (measured, or not applicable with a reason) nor given a counterpart here."""
+    from aifabric.stages.risk.testbed import LIBRARY
+
+    gaps = []
+    for sid, row in coverage.items():
+        for fam, state in row["on"].items():
+            own = fam in LIBRARY[sid].fabrics
+            if not own and fam not in row["counterparts"]:
+                gaps.append(f"{sid} on {fam}")
+            elif own and state != "measured" and not state:
+                gaps.append(f"{sid} on {fam} (no reason given)")
+    return gaps
+
+
 def symmetry(include_slow: bool = True, progress=None) -> list[MirrorCheck]:
     """Every job × family mirror of :data:`JOBS` (the 16,384-GPU job only with ``include_slow``)."""
     out = []
@@ -128,4 +202,15 @@ def symmetry(include_slow: bool = True, progress=None) -> list[MirrorCheck]:
     return out
 
 
-__all__ = ["FAMILIES", "ITERATION_TOL", "JOBS", "LOSS_TOL", "MirrorCheck", "mirror_check", "symmetry"]
+__all__ = [
+    "COUNTERPARTS",
+    "coverage_gaps",
+    "risk_coverage",
+    "FAMILIES",
+    "ITERATION_TOL",
+    "JOBS",
+    "LOSS_TOL",
+    "MirrorCheck",
+    "mirror_check",
+    "symmetry",
+]

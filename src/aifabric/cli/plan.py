@@ -414,7 +414,8 @@ def _print_rich(out: dict) -> None:
 
     con = Console(width=max(100, Console().width))
     for f in out["fabrics"]:
-        t = Table(title=f"{f['technology']} fabric for {f['gpus']:,} × {f['gpu']}", show_header=False)
+        uet = " (Ultra Ethernet transport)" if f.get("transport") == "uet" else ""
+        t = Table(title=f"{f['technology']} fabric{uet} for {f['gpus']:,} × {f['gpu']}", show_header=False)
         t.add_column("", style="bold")
         t.add_column("")
         for k, v in _summary_rows(f):

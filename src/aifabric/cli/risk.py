@@ -48,9 +48,9 @@ def build_testbed(
 
     if technology not in BASELINES:
         raise InputError(
-            "not an allowed value", field="--technology", value=technology, allowed="roce, infiniband"
+            "not an allowed value", field="--technology", value=technology, allowed=", ".join(BASELINES)
         )
-    allowed_routing = ("ecmp", "adaptive") if technology == "roce" else ("static", "adaptive")
+    allowed_routing = {"roce": ("ecmp", "adaptive"), "uet": ("ecmp",)}.get(technology, ("static", "adaptive"))
     if routing == "ecmp" and technology == "infiniband":
         routing = "static"
     if routing == "adaptive-packet":  # the routing mode's name; the testbed's adaptive is per packet
@@ -120,11 +120,14 @@ def register(app: typer.Typer) -> None:
             0.02, "--storm-duty", help="Share of time spine0 is paused (pfc-storm)."
         ),
         seeds: str = typer.Option("1,2", "--seeds", help="Hash seeds to average over, comma-separated."),
-        technology: str = typer.Option("roce", "--technology", help="roce | infiniband."),
+        technology: str = typer.Option(
+            "roce", "--technology", help="roce | infiniband | uet (Ultra Ethernet transport, ECMP)."
+        ),
         baseline: str = typer.Option(
             None,
             "--baseline",
-            help="The fabric as intended: roce hpcc | dcqcn | pfc-only; infiniband none | ib-cc.",
+            help="The fabric as intended: roce hpcc | dcqcn | pfc-only; infiniband none | ib-cc; "
+            "uet nscc (lossy) | nscc-pfc (a lossless class).",
         ),
         list_: bool = typer.Option(False, "--list", help="List the scenario library and exit."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
@@ -175,8 +178,10 @@ def register(app: typer.Typer) -> None:
 def library_rows() -> list[dict]:
     """The scenario library with each scenario's rate and its basis (``aifabric risk --list``)."""
     from aifabric.stages.risk.assess import MISCONFIG_PROBABILITY_BASIS, RATES
+    from aifabric.stages.risk.scenario_files import shipped_files
     from aifabric.stages.risk.testbed import LIBRARY
 
+    shipped = {name for name, *_ in shipped_files()}
     return [
         {
             "scenario": sid,
@@ -186,7 +191,7 @@ def library_rows() -> list[dict]:
             "model": t.model,
             "traffic": list(t.traffic),
             "rate": RATES[sid].basis if sid in RATES else MISCONFIG_PROBABILITY_BASIS,
-            "files": [f"scenarios/risk/{f}-{sid}.yaml" for f in t.fabrics],
+            "files": [f"scenarios/risk/{f}-{sid}.yaml" for f in t.fabrics if f"{f}-{sid}.yaml" in shipped],
         }
         for sid, t in LIBRARY.items()
     ]

@@ -152,16 +152,20 @@ def _symmetry(as_json: bool, include_slow: bool) -> int:
     import json
     import sys
 
-    from aifabric.symmetry import ITERATION_TOL, LOSS_TOL, symmetry
+    from aifabric.symmetry import ITERATION_TOL, LOSS_TOL, coverage_gaps, risk_coverage, symmetry
 
     checks = symmetry(include_slow, progress=lambda m: print(m, file=sys.stderr))
-    ok = all(c.holds for c in checks)
+    coverage = risk_coverage()
+    gaps = coverage_gaps(coverage)
+    ok = all(c.holds for c in checks) and not gaps
     if as_json:
         typer.echo(
             json.dumps(
                 {
                     "checks": [c.to_dict() for c in checks],
                     "tolerance": {"iteration": ITERATION_TOL, "expected_loss": LOSS_TOL},
+                    "risk_coverage": coverage,
+                    "coverage_gaps": gaps,
                     "holds": ok,
                 },
                 indent=2,
@@ -179,6 +183,11 @@ def _symmetry(as_json: bool, include_slow: bool) -> int:
             f"{sum(c.holds for c in checks)} of {len(checks)} mirrors treat identical fabrics alike "
             f"(iteration within {ITERATION_TOL:.1%}, expected loss within {LOSS_TOL * 100:.1f} points, "
             "verdict no material difference)"
+        )
+        typer.echo(
+            f"risk library: {len(coverage)} scenarios asked of every family (infiniband, roce, uet): measured, "
+            f"not applicable with a reason, or a named counterpart; {len(gaps)} gaps"
+            + (f" ({', '.join(gaps)})" if gaps else "")
         )
     return 0 if ok else 1
 

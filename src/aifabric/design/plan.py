@@ -70,6 +70,39 @@ DEFAULT_NIC = {
     ("roce", 200): "cx7-eth",
 }
 TECH_OF_SWITCH = {"infiniband": "infiniband", "roce": "ethernet"}
+#: the transport a design runs end to end: InfiniBand RC, RoCE (RC, go-back-N) or Ultra Ethernet
+TRANSPORTS = ("roce", "infiniband", "uet")
+
+
+def default_transport(technology: str) -> str:
+    """The transport a technology runs unless a design says otherwise (RoCE on Ethernet)."""
+    return "infiniband" if technology == "infiniband" else "roce"
+
+
+def transport_words(transport: str, nic) -> str:
+    """One sentence on the transport a design runs and why (a UEC-ready NIC run as RoCE said so)."""
+    if transport == "uet":
+        return (
+            "transport: Ultra Ethernet (UET, UEC 1.0): packets sprayed over 64 entropy values, "
+            "unordered delivery with selective retransmission, switches trim, NSCC; lossy (no PFC)"
+        )
+    if transport == "roce" and nic is not None and nic.uet is not None and nic.uet.transport:
+        return (
+            f"transport: RoCE (RC, go-back-N) — {nic.id} is UEC-capable but this design runs it as plain "
+            "RoCE; the uec-* designs run its UET transport"
+        )
+    return ""
+
+
+def check_uet_parts(label: str, switch, nic) -> None:
+    """A UET design needs a NIC that runs the UET transport (catalog ``uet.transport``)."""
+    if nic.uet is None or not nic.uet.transport:
+        raise InputError(
+            f"design {label} runs the UET transport; NIC {nic.id} has no UET transport in the catalog",
+            field="--nic",
+            value=nic.id,
+            allowed="a NIC with uet.transport: true (pollara400, thor-ultra)",
+        )
 
 
 @dataclass
@@ -101,6 +134,7 @@ class FabricPlan:
     spine_spares: int = 0
     spine_failures_tolerated: int = 0
     host_link_media: str = "auto"
+    transport: str = ""  # roce | infiniband | uet (set by plan_fabric / plan_design)
 
     @property
     def legs_per_nic(self) -> int:
@@ -154,6 +188,7 @@ class FabricPlan:
         d = self.design
         return {
             "technology": self.technology,
+            "transport": self.transport or default_transport(self.technology),
             "gpus": self.gpus,
             "gpu": self.gpu,
             "tiers": d.tiers,
@@ -310,8 +345,9 @@ def plan_fabric(
         spine_spares=spine_spares,
         spine_failures_tolerated=tolerated,
         host_link_media=host_link_media,
+        transport=default_transport(technology),
     )
-    fp.notes.extend(_layout_notes(fp, gpu_spec, gpn, switch) + _redundancy_notes(fp, base_spines))
+    fp.notes.extend(_layout_notes(fp, gpu_spec, gpn, switch, _nic) + _redundancy_notes(fp, base_spines))
     from aifabric.design.tco import fabric_tco
 
     fp.tco = fabric_tco(fp, catalog, tco_inputs)
@@ -555,7 +591,7 @@ def _lengths(data_hall_m, lengths_m) -> dict[str, float]:
     return lengths
 
 
-def _layout_notes(fp: FabricPlan, gpu_spec, gpn: int, switch) -> list[str]:
+def _layout_notes(fp: FabricPlan, gpu_spec, gpn: int, switch, nic) -> list[str]:
     """Notes on how the fabric is laid out: rail-only fabrics, server cages, NVLink domains,
     planes, the switch's port mode."""
     gpus, planes, link_rate = fp.gpus, fp.planes, fp.link_rate_gbps
@@ -585,6 +621,8 @@ def _layout_notes(fp: FabricPlan, gpu_spec, gpn: int, switch) -> list[str]:
         )
     if fp.radix != switch.ports:
         notes.append(f"{fp.switch_id} used in its {fp.radix} × {link_rate:g}G mode")
+    roce_words = transport_words(default_transport(fp.technology), nic)  # a UEC-capable NIC run as RoCE
+    notes.extend([roce_words] if roce_words else [])
     return notes
 
 
@@ -680,6 +718,21 @@ DESIGNS: dict[str, dict] = {
         "switch_id": "jericho3-ai",
         "nic_id": "cx7-eth",
     },
+    # Ultra Ethernet: UEC-capable NICs on a trimming Tomahawk 6 (catalog uet fields, sources P46–P49)
+    "uec-400g": {
+        "technology": "roce",
+        "transport": "uet",
+        "nic_rate_gbps": 400,
+        "switch_id": "tomahawk6-100g",
+        "nic_id": "pollara400",
+    },
+    "uec-800g": {
+        "technology": "roce",
+        "transport": "uet",
+        "nic_rate_gbps": 800,
+        "switch_id": "dell-z9964f",
+        "nic_id": "thor-ultra",
+    },
 }
 
 
@@ -690,9 +743,17 @@ def plan_design(label: str, gpus: int, catalog, gpu: str = "h100", **kw) -> Fabr
         raise InputError("unknown design", field="--design", value=label, allowed=", ".join(DESIGNS))
     args = {**DESIGNS[label], **kw}
     technology = args.pop("technology")
+    transport = args.pop("transport", default_transport(technology))
     note = ib_dual_tor_note(technology, args)
     p = plan_fabric(gpus, technology, catalog, gpu=gpu, **args)
+    nic = catalog.get("nic", p.nic_id)
+    if transport == "uet":
+        check_uet_parts(label, catalog.get("switch", p.switch_id), nic)
     p.design_label = label
+    p.transport = transport
+    if transport != default_transport(technology):  # the RoCE sentence plan_fabric wrote gives way
+        p.notes = [n for n in p.notes if n != transport_words(default_transport(technology), nic)]
+        p.notes.append(transport_words(transport, nic))
     p.notes.extend([note] if note else [])
     return p
 

@@ -219,7 +219,22 @@ class PortMode(BaseModel):
     rate_gbps: int = Field(gt=0)
 
 
+class UetSupport(BaseModel):
+    """What a part does of Ultra Ethernet (UEC 1.0): ``transport`` (a NIC runs the UET transport:
+    spraying, unordered delivery, selective retransmission), ``trimming`` (a switch trims a full
+    queue's packets to their header), ``llr`` (link-level retry), ``cbfc`` (credit-based flow
+    control). None = not stated in the sources (never read as "no")."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    transport: bool | None = None
+    trimming: bool | None = None
+    llr: bool | None = None
+    cbfc: bool | None = None
+
+
 _SWITCH_PROV = (
+    "uet",
     "ports",
     "port_modes",
     "cages",
@@ -261,13 +276,14 @@ class SwitchSpec(_Priced, _with_provenance(*_SWITCH_PROV)):
     adaptive_routing: bool | None = None
     in_network_reduction: str | None = None
     software: str | None = None
+    uet: UetSupport | None = None
 
     @property
     def rate_gbps(self) -> int:
         return self.port_rate_gbps
 
 
-class NicSpec(_Priced, _with_provenance("ports", "power", "price")):
+class NicSpec(_Priced, _with_provenance("ports", "power", "price", "uet")):
     """A host adapter (NIC) without optics; its cages are ``form_factor`` with ``lane_rate_gbps``
     lanes and take flat-top (riding heat sink) modules."""
 
@@ -280,6 +296,7 @@ class NicSpec(_Priced, _with_provenance("ports", "power", "price")):
     form_factor: FormFactor | None = None
     role: Literal["scale-out", "storage", "any"] = "any"
     power_w: float = Field(ge=0)
+    uet: UetSupport | None = None
 
     @property
     def rate_gbps(self) -> int:

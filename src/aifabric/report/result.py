@@ -89,6 +89,7 @@ def assumptions(c: Comparison) -> list[str]:
     note = placed_note(c.network)
     if note:
         out.append(note)
+    out += [uet_note(f) for f in c.design.fabrics if _transport(f) == "uet"]
     wl = c.workload
     if wl.inference is not None:
         out.append(
@@ -122,11 +123,40 @@ def with_gbytes(row: dict) -> dict:
     return {**row, "busbw_gbytes_per_s": gbytes(row.get("busbw_gbps"))}
 
 
+def uet_note(fd) -> str:
+    """What a UET design's measurement substitutes, in words (the assumptions list)."""
+    return (
+        f"{fd.key} runs the Ultra Ethernet transport (UET, lossy, trimming on, 64 entropy values, NSCC): "
+        "in the flow model its spraying is the even split over equal-cost paths and a flow that crosses "
+        "switch-to-switch links is capped at the per-flow efficiency measured on the packet engine "
+        "(data/reference/uet-flow-efficiency.json; ring step, permutation, pipeline sends); the expert "
+        "all-to-all and the NCCL busbw sweep use the even split without that cap (flows that share host links, "
+        "where it does not bind); the risk testbed runs the UET transport itself on the packet engine with "
+        "the same traffic as the other designs; PFC scenarios do not apply (no PFC); the UET mistakes "
+        "(trimming off, spraying off, NSCC off or mis-set, RoCE fallback) take the same misconfiguration "
+        "probability as RoCE's and InfiniBand's; link-level retry off is not measured (no link bit errors "
+        "in the packet engine)"
+    )
+
+
+def _transport(fd) -> str:
+    """The transport a designed fabric runs: roce | infiniband | uet."""
+    return fd.plan.to_dict()["transport"]
+
+
+def _recommendation(c: Comparison) -> dict:
+    """The recommendation with the transport its design runs (None: no design recommended)."""
+    rec = c.decision.recommendation.to_dict()
+    fd = next((f for f in c.design.fabrics if rec.get("design") in (f.design_name, f.key)), None)
+    return {**rec, "transport": _transport(fd) if fd is not None else None}
+
+
 def _fabric_row(c: Comparison, fd) -> dict:
     net, fp, fr = c.network.fabric(fd.key), c.performance.fabric(fd.key), c.risk.fabric(fd.key)
     ev = c.decision.evidence[fd.key]
     return {
         "technology": fd.technology,
+        "transport": _transport(fd),
         "fabric": fd.key,
         "label": fd.label,
         "design": ev.design,
@@ -208,7 +238,7 @@ def comparison_dict(c: Comparison) -> dict:
             "parallelism": wl.parallelism.to_dict() if wl.parallelism is not None else None,
             "inference": ({"model": wl.inference.model, **wl.serving} if wl.inference is not None else None),
             "storage": wl.storage.to_dict() if wl.storage is not None else None,
-            "recommendation": c.decision.recommendation.to_dict(),
+            "recommendation": _recommendation(c),
             "fabrics": [_fabric_row(c, fd) for fd in c.design.fabrics],
             "radix_note": c.design.radix_note,
             "claims": list(c.decision.claims),

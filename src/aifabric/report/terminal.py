@@ -112,7 +112,8 @@ def print_answer(con, result: dict) -> None:
 
     rec = result["recommendation"]
     rate = f" at {rec['nic_rate_gbps']:g}G per GPU" if rec.get("nic_rate_gbps") else ""
-    design = f" ({rec['design']})" if rec.get("design") else ""
+    uet = ", Ultra Ethernet transport" if rec.get("transport") == "uet" else ""
+    design = f" ({rec['design']}{uet})" if rec.get("design") else ""
     con.print(f"[bold green]Recommendation: {rec['fabric']}{rate}[/bold green]{design}")
     best = result.get("probability_best") or {}
     share = f" (cheapest in {best[rec['design']]:.0%} of samples)" if rec.get("design") in best else ""
@@ -141,6 +142,8 @@ def _core_rows(fabrics: list[dict]) -> list[tuple]:
         ("switches (tiers)", lambda f: f"{f['plan']['switch_count']:,} ({f['plan']['tiers']})"),
         ("network capex", lambda f: f"${f['capex_usd']:,.0f}"),
     ]
+    if any(f.get("transport") == "uet" for f in fabrics):  # said when a design runs a transport of its own
+        rows.insert(1, ("transport", lambda f: f.get("transport") or "—"))
     if any(f.get("front_end") for f in fabrics):
         rows.append(
             (

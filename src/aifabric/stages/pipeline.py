@@ -160,7 +160,7 @@ def run_performance(
 
         from aifabric.stages.design.fabrics import MIRROR_SUFFIX
 
-        one = next(o for o in options if o.technology == inputs.mirror)
+        one = next(o for o in options if (o.transport or o.technology) == inputs.mirror)
         options = (one, replace(one, key=one.key + MIRROR_SUFFIX))
     des = design(DesignInput(adv.gpus, adv.gpu, options, cat), progress)
     dep = resolve(adv, inputs.assumptions, inputs.storage)

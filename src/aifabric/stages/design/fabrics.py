@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from aifabric.design.plan import FabricPlan, plan_fabric
+from aifabric.design.plan import FabricPlan, default_transport, plan_fabric
 from aifabric.design.redundancy import ib_dual_tor_note
 from aifabric.errors import InputError
 from aifabric.hardware.catalog import default_value
@@ -82,6 +82,7 @@ class DesignOption:
     lossy: bool = False
     hybrid: tuple[int | None, float | None] | None = None
     plan_kw: dict = field(default_factory=dict, compare=False, hash=False)
+    transport: str = ""  # uet: the Ultra Ethernet transport (a uec-* design); "" = the technology's own
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,11 @@ class FabricDesign:
     # the switch's in-network reduction (the catalog's in_network_reduction, e.g. SHARPv3 on
     # Quantum-2); None on Ethernet switches: no shipping, sourced equivalent (stages.measure.sharp)
     in_network_reduction: str | None = None
+    transport: str = ""  # uet on a uec-* design; "" = the technology's own (RoCE / InfiniBand RC)
+
+    @property
+    def runs_uet(self) -> bool:
+        return self.transport == "uet"
 
     @property
     def label(self) -> str:
@@ -154,6 +160,7 @@ class FabricDesign:
             "lossy": self.lossy,
             "front_end": self.front_end,
             "in_network_reduction": self.in_network_reduction,
+            "transport": self.plan.transport or default_transport(self.technology),
         } | ({"preset": self.preset} if self.preset else {})
 
 
@@ -389,6 +396,7 @@ def _fabric(option: DesignOption, gpus: int, gpn: int, gpu_id: str, catalog) -> 
         in_network_reduction=getattr(sw, "in_network_reduction", None)
         if option.technology == "infiniband"
         else None,
+        transport=option.transport,
     )
 
 

@@ -23,6 +23,9 @@ from aifabric.stages.design.fabrics import (
 # VOQs, egress-port grants, cells sprayed over every fabric link; README "Routing modes").
 DESIGN_ROUTING = {
     "spectrum-x": ("adaptive-packet", "spectrum-x"),
+    # Ultra Ethernet sprays each flow's packets over 64 entropy values: in the flow model the even
+    # split over equal-cost paths (aifabric.flow.uet), on the risk testbed the UET transport itself
+    "uec-": ("adaptive-packet", ""),
     "jericho3-ai": ("scheduled", ""),
     "ib-": ("adaptive-packet", ""),
 }
@@ -137,7 +140,7 @@ def options_for(adv, gpu, catalog) -> tuple[DesignOption, ...]:
             d = DESIGNS[label]
             tech = d["technology"]
             rate = float(d.get("nic_rate_gbps") or nic_rate_for(gpu)[0])
-            is_lossy = lossy and tech == "roce"
+            is_lossy = lossy and tech == "roce" and d.get("transport") != "uet"  # UET is lossy already
             routing, preset = _design_routing(label, tech, roce_routing, ib_routing)
             out.append(
                 DesignOption(
@@ -153,6 +156,7 @@ def options_for(adv, gpu, catalog) -> tuple[DesignOption, ...]:
                     lossy=is_lossy,
                     hybrid=hybrid,
                     plan_kw=kw,
+                    transport=d.get("transport", ""),
                 )
             )
         return tuple(out)

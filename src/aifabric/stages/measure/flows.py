@@ -12,9 +12,15 @@ from functools import lru_cache
 
 import numpy as np
 
-HEADER_BYTES = {"infiniband": 26, "roce": 64}
-MTU_BYTES = {"infiniband": 4096, "roce": 4096}
+HEADER_BYTES = {"infiniband": 26, "roce": 64, "uet": 64}
+MTU_BYTES = {"infiniband": 4096, "roce": 4096, "uet": 4096}
 RING_SEEDS = 3  # hash seeds the ring step is averaged over
+
+
+def flow_technology(fd) -> str:
+    """The pattern runs' technology key: ``uet`` for a design that runs the Ultra Ethernet transport
+    (the flow model's even split plus its measured per-flow efficiency, :mod:`aifabric.flow.uet`)."""
+    return "uet" if getattr(fd, "transport", "") == "uet" else fd.technology
 
 
 @lru_cache(maxsize=8)
@@ -65,6 +71,12 @@ def _on_pattern(
     job's flows; the rest is other jobs' traffic) or None."""
     flows = pattern.flows()
     job = flows.pop("job", None)
+    kw = {}
+    if technology == "uet" and run.__name__ == "simulate_flows":
+        from aifabric.flow.uet import flow_efficiencies
+
+        # trimming on (the uec-* designs' setting); quantiles in an order drawn from the seed
+        kw["flow_efficiency"] = flow_efficiencies(len(flows["src"]), True, seed)
     out = run(
         rail_topology(*topo_key),
         flows,
@@ -73,6 +85,7 @@ def _on_pattern(
         switch_latency_ps=switch_latency_ps,
         mtu_bytes=MTU_BYTES[technology],
         header_bytes=HEADER_BYTES[technology],
+        **kw,
     )
     return out, job
 

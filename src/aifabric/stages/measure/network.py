@@ -49,6 +49,7 @@ from aifabric.stages.measure.flows import (
     HEADER_BYTES,
     MTU_BYTES,
     RING_SEEDS,
+    flow_technology,
     measure_pattern,
     rail_topology,
     topology_key,
@@ -357,14 +358,14 @@ def pattern_efficiencies(fd, workload, gpus_per_node: int, seed: int, routing: s
     ring = workload.pattern("dp-ring-step")
     effs, ring_fct = [], np.zeros(0)
     for s in range(RING_SEEDS):
-        e, f = measure_pattern(key, fd.technology, ring, seed + s, hop_ps, routing)
+        e, f = measure_pattern(key, flow_technology(fd), ring, seed + s, hop_ps, routing)
         effs.append(e)
         if s == 0:
             ring_fct = f
     a2a_eff, perm_fct = 1.0, np.zeros(0)
     perm = workload.pattern("rail-permutation")
     if perm is not None:
-        a2a_eff, perm_fct = measure_pattern(key, fd.technology, perm, seed, hop_ps, routing)
+        a2a_eff, perm_fct = measure_pattern(key, flow_technology(fd), perm, seed, hop_ps, routing)
     return float(np.mean(effs)), ring_fct, a2a_eff, perm_fct
 
 

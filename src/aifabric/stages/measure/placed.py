@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from aifabric.stages.measure.flows import RING_SEEDS, measure_pattern, rail_topology, topology_key
+from aifabric.stages.measure.flows import (
+    RING_SEEDS,
+    flow_technology,
+    measure_pattern,
+    rail_topology,
+    topology_key,
+)
 
 if TYPE_CHECKING:
     from aifabric.stages.measure.network import NetworkEvidence
@@ -28,7 +34,9 @@ def pipeline_efficiency(fd, workload, gpus_per_node: int, seed: int, routing: st
     if p is None:
         return None
     key, hop_ps = topology_key(fd, gpus_per_node), fd.switch_hop_ns * 1000
-    effs = [measure_pattern(key, fd.technology, p, seed + s, hop_ps, routing)[0] for s in range(RING_SEEDS)]
+    effs = [
+        measure_pattern(key, flow_technology(fd), p, seed + s, hop_ps, routing)[0] for s in range(RING_SEEDS)
+    ]
     src, dst, pairs = stage_hops(p)
     return {
         "efficiency": float(np.mean(effs)),

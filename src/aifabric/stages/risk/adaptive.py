@@ -28,7 +28,10 @@ def adaptive_off_applies(fd, fp, has_network: bool) -> bool:
     keep) for a job whose step the model times — the same rule for every technology. A scheduled
     fabric's spraying is not a switch setting."""
     timed = fp.iteration is not None or (fp.inference is not None and fp.uses_backend)
-    return bool(has_network and timed and is_adaptive(fd.routing) and fd.routing != "scheduled")
+    # UET's spraying is the NIC's, not a switch setting: its "spraying off" is measured on the
+    # risk testbed (uet-spraying-off), not here
+    uet = getattr(fd, "transport", "") == "uet"
+    return bool(has_network and timed and is_adaptive(fd.routing) and fd.routing != "scheduled" and not uet)
 
 
 def _decode_efficiency(net) -> float:

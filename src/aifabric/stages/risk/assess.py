@@ -241,6 +241,16 @@ def _jitter(rm: RiskMeasurement, workload, perf, network) -> dict:
     }
 
 
+def testbed_technology(fd) -> str:
+    """The testbed's fabric family: uet for a design that runs the Ultra Ethernet transport."""
+    return "uet" if getattr(fd, "transport", "") == "uet" else fd.technology
+
+
+def _jitter_swept(fd) -> bool:
+    """The PAUSE-jitter sweep runs on lossless RoCE only (a lossy UET design has no PAUSE)."""
+    return testbed_technology(fd) == "roce"
+
+
 def testbed_of(fd, spec: RiskSpec | None = None, placement=None, tuning: str = "as-shipped") -> Testbed:
     """The testbed derived from one planned fabric (:func:`aifabric.stages.risk.testbed.testbed_for`),
     its ring placed as the job is (``placement``: :class:`aifabric.workload.placement.Placement`),
@@ -250,7 +260,10 @@ def testbed_of(fd, spec: RiskSpec | None = None, placement=None, tuning: str = "
 
     spec = spec or RiskSpec()
     plan = fd.plan.to_dict()
-    base = spec.roce_baseline if fd.technology == "roce" else spec.ib_congestion_control
+    tech = testbed_technology(fd)
+    base = spec.roce_baseline if tech == "roce" else spec.ib_congestion_control
+    if tech == "uet":
+        base = "nscc"  # the UET transport's own congestion control (the risk: section's are RoCE's / IB's)
     if base is None:
         base = baseline_for(tuning, fd.technology, getattr(fd, "preset", "") or "")
     tb = testbed_for(
@@ -259,7 +272,7 @@ def testbed_of(fd, spec: RiskSpec | None = None, placement=None, tuning: str = "
         fd.switch_hop_ns,
         fd.lengths_m["leaf-spine"],
         fd.routing,
-        technology=fd.technology,
+        technology=tech,
         baseline=base,
         # dual-ToR legs are not modelled on the testbed: its NIC runs at the full rate on the radix of it
         radix=int(plan.get("radix") or 64) // int(plan.get("legs_per_nic") or 1),
@@ -307,7 +320,7 @@ def assess(
     # switch failures are valued when a design asks for redundancy: then for every fabric (like with like)
     redundancy = spec.switch_failures or any(f.plan.dual_tor or f.plan.spine_spares for f in design.fabrics)
     if design.has_network:  # every fabric's testbed runs (and the scaling check's) in one parallel pool
-        beds = [(testbed_of(fd, spec, tuning=dep.tuning), fd.technology == "roce") for fd in design.fabrics]
+        beds = [(testbed_of(fd, spec, tuning=dep.tuning), _jitter_swept(fd)) for fd in design.fabrics]
         scaled = [T.scaling_requests(tb, T.measured_of(tb, js)) for tb, js in beds if spec.check_scaling]
         T.measure_testbeds([(tb, js, None) for tb, js in beds] + sum(scaled, []), tick)
     for fd in design.fabrics:
@@ -322,7 +335,7 @@ def assess(
         if design.has_network:
             tick(f"packet-level risk testbed: {fd.key}")
             tb = testbed_of(fd, spec, getattr(workload, "placement", None), dep.tuning)
-            rm = measure_testbed(tb, fd.technology == "roce")
+            rm = measure_testbed(tb, _jitter_swept(fd))
             scaled = scaling_check(tb, tuple(rm.measured)) if spec.check_scaling else {}
             view = DesignView.of(fd, rm.measured)
             # with the flow model's re-measure below, InfiniBand's AR-off mistake is that item (as on RoCE)
@@ -376,7 +389,7 @@ def assess(
                         prange,
                     )
                 )
-            if fd.technology == "roce" and rm.jitter_sweep:
+            if _jitter_swept(fd) and rm.jitter_sweep:
                 jitter = _jitter(rm, workload, fp, net)
         if ar_off:
             tick("flow model of the same patterns with adaptive routing off")

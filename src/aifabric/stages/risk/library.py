@@ -37,6 +37,12 @@ _BASELINE_WORDS = {
     "pfc-only": "PFC dynamic thresholds, no ECN / congestion control (valid by design where admission "
     "control and deep buffers hold; the testbed models neither)",
     "none": "credit flow control, no congestion control (OpenSM default congestion_control FALSE; not re-read)",
+    "nscc": "Ultra Ethernet transport, lossy (no PFC): packets sprayed over 64 entropy values, switches trim "
+    "at a full queue (1 x BDP), the receiver NACKs at once, selective retransmission, NSCC window on ECN "
+    "and delay (UEC 1.0 defaults as in docs/ultra-ethernet.md)",
+    "nscc-pfc": "Ultra Ethernet transport in a lossless class: as nscc, with PFC dynamic thresholds (alpha 1/8) "
+    "on the class and the trim limit at the whole buffer, so PFC pauses first (UEC 1.0 allows lossless "
+    "operation; not a uec-* design's default)",
     "ib-cc": "credit flow control + IB congestion control (FECN marked on output queues above 32 KB, ramping to "
     "128 KB, a DCQCN-type BECN reaction with the paper parameters: a coarse stand-in, the CCT tables and "
     "switch thresholds are not public)",
@@ -56,8 +62,12 @@ class Trigger:
 
     def applies(self, tb: Testbed) -> tuple[bool, str]:
         """Whether the scenario exists on this testbed's fabric and baseline (and why not)."""
+        if tb.technology == "uet" and self.id in PFC_SCENARIOS and tb.baseline != "nscc-pfc":
+            return False, "the UET design runs lossy (no PFC): PFC scenarios apply only to a lossless class"
         if tb.technology not in self.fabrics:
             return False, f"not a {tb.technology} mechanism"
+        if self.id in UET_NOT_MODELLED:
+            return False, UET_NOT_MODELLED[self.id]
         if self.id in ("ecn-off", "dcqcn-defaults") and not tb.has_cc:
             return False, "the chosen baseline runs without congestion control by design"
         if self.id == "dcqcn-defaults" and tb.baseline == "dcqcn-vendor":
@@ -84,7 +94,17 @@ ONE_SWITCH_ABSENT = {
     "pfc-threshold-mismatch": "one switch: one batch, one set of PFC thresholds",
     "ecmp-polarisation": "one switch: no hashing between switches",
 }
-ROCE, IB, BOTH = ("roce",), ("infiniband",), ("roce", "infiniband")
+ROCE, IB, BOTH = ("roce",), ("infiniband",), ("roce", "infiniband", "uet")
+UET = ("uet",)
+PFC_FABRICS = ("roce", "uet")  # lossless RoCE, and UET only in a lossless class (baseline nscc-pfc)
+PFC_SCENARIOS = ("pfc-threshold-mismatch", "pfc-storm", "pfc-watchdog-off")
+# UET scenarios the packet engine cannot run yet, with the reason (reported as not applicable)
+UET_NOT_MODELLED = {
+    "uet-llr-off": "link-level retry (LLR) and link bit errors are not modelled in the packet engine: "
+    "a lossy link's packets are not lost there, so LLR off costs nothing measurable (not measured)",
+}
+# NSCC mis-set: base_rtt (and with it target_qdelay) configured this many times the fabric's own
+NSCC_MISSET_FACTOR = 10
 LIBRARY: dict[str, Trigger] = {
     t.id: t
     for t in (
@@ -102,14 +122,14 @@ LIBRARY: dict[str, Trigger] = {
         ),
         Trigger(
             "pfc-threshold-mismatch",
-            ROCE,
+            PFC_FABRICS,
             "two switch batches with different PFC thresholds: unbalanced back-pressure",
             f"half the leaves and spines pause at a static xoff of {MISMATCH_XOFF_BYTES} B "
             "(below the ECN marking point)",
         ),
         Trigger(
             "pfc-storm",
-            ROCE,
+            PFC_FABRICS,
             "spurious PAUSE from one spine (flow-control firmware bug): small network jitter",
             "spine0 pauses every neighbour 2 us every 100 us; too short for the PFC watchdog to see "
             "(on a one-switch plan: the switch)",
@@ -117,7 +137,7 @@ LIBRARY: dict[str, Trigger] = {
         ),
         Trigger(
             "pfc-watchdog-off",
-            ROCE,
+            PFC_FABRICS,
             "a stuck NIC pauses its leaf forever and, without the PFC watchdog, the pause spreads to victims",
             "the incast target stops draining (receiver stall for the whole run), no watchdog",
             traffic=("congested",),
@@ -154,6 +174,46 @@ LIBRARY: dict[str, Trigger] = {
             IB,
             "subnet manager routing engine without adaptive routing: static linear forwarding tables",
             "routing static (D-mod-K style linear forwarding) instead of adaptive",
+        ),
+        Trigger(
+            "uet-trimming-off",
+            UET,
+            "packet trimming off on the switches: a full queue drops, the sender waits for its timeout",
+            "uet.trimming false (drop at a full queue, 5 x BDP; recovery by retransmission timeout)",
+        ),
+        Trigger(
+            "uet-spraying-off",
+            UET,
+            "spraying off / entropy-value count too low: each flow stays on one ECMP path, hashing collides",
+            "uet.ev_count 1 (one entropy value per flow: per-flow ECMP, as RoCE's hash)",
+        ),
+        Trigger(
+            "uet-nscc-off",
+            UET,
+            "NSCC left off: senders at line rate, only trimming and retransmission hold the fabric",
+            "congestion_control none (no window; trimming and NACKs still on): the twin of RoCE's ecn-off",
+        ),
+        Trigger(
+            "uet-nscc-misset",
+            UET,
+            "NSCC parameters mis-set: base RTT (and its target queueing delay) from another fabric",
+            f"uet.nscc.base_rtt and target_qdelay {NSCC_MISSET_FACTOR} x this fabric's unloaded round trip: "
+            "the window reacts late, queues build and trim",
+        ),
+        Trigger(
+            "uet-llr-off",
+            UET,
+            "link-level retry off on long (optical) links: a corrupted packet costs an end-to-end retransmission",
+            "not modelled (see why in not_applicable)",
+            kind="fault",
+        ),
+        Trigger(
+            "uet-roce-fallback",
+            UET,
+            "a NIC without UET (firmware or profile) falls back to RoCE on the lossy fabric: go-back-N on every drop",
+            "transport rc (RoCE go-back-N) + DCQCN (paper parameters) on the same lossy fabric, ECN marked "
+            "over UET's band (0.2 to 0.8 BDP); "
+            "all flows fall back (RoCE's own risks then apply as to a lossy RoCE design)",
         ),
         Trigger(
             "slow-receiver",
@@ -203,7 +263,63 @@ MISCONFIGS = {k: t.breaks for k, t in LIBRARY.items() if t.kind == "mistake"}
 
 
 # ---- scenario building ----------------------------------------------------------------------------
+def _uet_fabric(tb: Testbed) -> dict:
+    """The UET baseline: lossy Ethernet, Ultra Ethernet transport with its defaults (docs/ultra-ethernet.md);
+    ``nscc-pfc``: the same in a lossless class."""
+    fab = {
+        "technology": "roce",
+        "transport": "uet",
+        "mtu": "4096B",
+        "header": "64B",
+        "switch_latency": f"{tb.switch_latency_ns:g}ns",
+        "switch_buffer": f"{tb.buffer_bytes}B",
+        "congestion_control": "nscc",
+        "routing": "ecmp",
+        "uet": {"trimming": True, "ev_count": 64},
+    }
+    if tb.baseline == "nscc-pfc":  # lossless: PFC pauses before a queue could reach the trim limit
+        fab["pfc"] = {"enabled": True, "mode": "dynamic", "alpha": TUNED_ALPHA}
+        fab["uet"]["queue_limit"] = f"{tb.buffer_bytes}B"
+    return fab
+
+
+def unloaded_rtt_us(tb: Testbed) -> float:
+    """The testbed's longest unloaded round trip (an MTU packet out across leaf-spine-leaf, a 64 B
+    ACK back): 4 links of propagation and 3 switch hops each way, serialisation at each link."""
+    links = 2 if tb.single_switch else 4
+    hops = links - 1
+    ser_us = (4096 + 64 + 64) * 8 / tb.link_rate_bps * 1e6 * links
+    return 2 * (links * tb.link_delay_ns + hops * tb.switch_latency_ns) / 1000 + ser_us
+
+
+def _perturb_uet(tb: Testbed, sid: str, fab: dict) -> bool:
+    """Apply a UET scenario to ``fab``; False when ``sid`` is not one."""
+    if sid == "uet-trimming-off":
+        fab["uet"] = {**fab["uet"], "trimming": False}
+    elif sid == "uet-spraying-off":
+        fab["uet"] = {**fab["uet"], "ev_count": 1}
+    elif sid == "uet-nscc-off":
+        fab["congestion_control"] = "none"
+    elif sid == "uet-nscc-misset":
+        rtt = NSCC_MISSET_FACTOR * unloaded_rtt_us(tb)
+        fab["uet"] = {
+            **fab["uet"],
+            "nscc": {"base_rtt": f"{rtt:.3f}us", "target_qdelay": f"{0.75 * rtt:.3f}us"},
+        }
+    elif sid == "uet-roce-fallback":
+        fab.pop("uet")
+        bdp = tb.link_rate_bps / 8 * unloaded_rtt_us(tb) * 1e-6  # UET's marking band: 0.2 to 0.8 BDP
+        ecn = {"kmin": int(0.2 * bdp), "kmax": int(0.8 * bdp), "pmax": 1.0}
+        fab.update(transport="rc", congestion_control="dcqcn", pfc={"enabled": False}, ecn=_ecn(ecn))
+        fab["dcqcn"] = {"preset": "paper"}
+    else:
+        return False
+    return True
+
+
 def _baseline_fabric(tb: Testbed) -> dict:
+    if tb.technology == "uet":
+        return _uet_fabric(tb)
     if tb.technology == "infiniband":
         fab: dict = {
             "technology": "infiniband",
@@ -270,6 +386,8 @@ def perturb(tb: Testbed, sid: str | None, duty: float | None = None, share: floa
     fab = _baseline_fabric(tb)
     if sid in (None, "storage-incast"):
         return fab
+    if tb.technology == "uet" and _perturb_uet(tb, sid, fab):
+        return fab
     if sid == "ecn-off":
         fab.update(congestion_control="none", ecn={"enabled": False})
     elif sid == "ib-cc-off":
@@ -305,7 +423,7 @@ def perturb(tb: Testbed, sid: str | None, duty: float | None = None, share: floa
         ]
     elif sid in ("pfc-watchdog-off", "stuck-receiver"):
         fab["receiver_stalls"] = [_stall(target_name(tb), 0.0, HORIZON_US)]
-        if sid == "stuck-receiver":
+        if sid == "stuck-receiver" and tb.technology != "uet":  # lossy UET: nothing to pause
             fab["pfc_watchdog"] = {"detection": f"{tb.watchdog_us:g}us"}
     elif sid == "lossy-class":
         fab.update(pfc={"enabled": False}, ecn={"enabled": False}, congestion_control="none")
@@ -378,7 +496,7 @@ def _jitter_stalls(tb: Testbed, duty: float, share: float) -> list[dict]:
 # the PFC mistakes cannot happen on it. A design with its own storage network (the hybrid's front
 # end) has no storage incast on its back end.
 LOSSY_DESIGN = "lossy-by-design"
-NOT_ON_LOSSY = ("pfc-threshold-mismatch", "pfc-storm", "pfc-watchdog-off")
+NOT_ON_LOSSY = PFC_SCENARIOS
 LOSSY_P_D = (1.0, 1.0, 1.0, 1.0, 1.0, 1.0, "a design choice, not a failure: always present")
 
 

@@ -31,9 +31,11 @@ SHIPPED_EXTRA = (
 
 def shipped_testbed(technology: str, baseline: str | None = None) -> Testbed:
     """The testbed the shipped files use: the default 400G plans (SN5600 / QM9700 class, 64-port
-    buffer share, 600 / 130 ns hops, ECMP / adaptive routing)."""
+    buffer share, 600 / 130 ns hops, ECMP / adaptive routing); UET on the RoCE pod."""
     if technology == "infiniband":
         return testbed_for(400, None, 130, 40, "adaptive", technology="infiniband", baseline=baseline)
+    if technology == "uet":  # the UET transport (lossy, trimming, NSCC) on the same Ethernet pod
+        return testbed_for(400, None, 600, 40, "ecmp", technology="uet")
     return testbed_for(400, None, 600, 40, "ecmp", technology="roce", baseline=baseline)
 
 

@@ -82,6 +82,7 @@ SPECTRUM4_PORTS = 64  # SN5600: 64 × 800G ports (the buffer is shared by them)
 BASELINES = {
     "roce": ("dcqcn-vendor", "hpcc", "dcqcn", "pfc-only"),
     "infiniband": ("none", "ib-cc"),
+    "uet": ("nscc", "nscc-pfc"),
 }
 
 
@@ -106,8 +107,10 @@ class Testbed:
     storm_pause_us: float = 2.0
     storm_period_us: float = 100.0
     seeds: tuple[int, ...] = (1, 2)
-    technology: str = "roce"
-    baseline: str = "hpcc"  # roce: dcqcn-vendor | hpcc | dcqcn | pfc-only; infiniband: none | ib-cc
+    technology: str = "roce"  # roce | infiniband | uet (Ultra Ethernet transport on Ethernet)
+    baseline: str = (
+        "hpcc"  # roce: dcqcn-vendor | hpcc | dcqcn | pfc-only; infiniband: none | ib-cc; uet: nscc
+    )
     tiers: int = 2  # of the planned fabric (the pod is its two lower tiers)
     watchdog_us: float = 50.0  # PFC watchdog / HOQ lifetime, compressed to the testbed's time scale
     slow_drain: float = 0.5  # a slow receiver drains at this share of its line rate
@@ -490,6 +493,8 @@ def testbed_for(
     if technology == "infiniband":
         route = "adaptive" if routing in ("adaptive", "adaptive-packet") else "static"
         base = baseline or "none"
+    elif technology == "uet":  # the sender sprays over entropy values; the switches hash (ECMP)
+        route, base = "ecmp", baseline if baseline in BASELINES["uet"] else "nscc"
     else:
         route = "adaptive" if routing in ("adaptive", "adaptive-packet", "scheduled") else "ecmp"
         base = baseline or "hpcc"
