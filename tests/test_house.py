@@ -64,3 +64,22 @@ def test_no_function_in_the_decision_layer_is_over_100_lines():
 def test_the_allow_list_holds_only_functions_still_too_long():
     stale = ALLOWED - set(_all_long())
     assert not stale, f"now at most {MAX_LINES} lines (or gone): remove from ALLOWED: {sorted(stale)}"
+
+
+def test_a_stage_package_never_hides_its_own_modules():
+    """``from aifabric.stages.risk import assess`` is the module: a package re-exports no name that one
+    of its modules has (the name would shadow the module for imports and monkeypatch targets)."""
+    import importlib
+    import pkgutil
+    import types
+
+    import aifabric.stages as stages
+
+    packages = [m.name for m in pkgutil.iter_modules(stages.__path__, "aifabric.stages.") if m.ispkg]
+    assert len(packages) >= 4
+    for name in packages:
+        pkg = importlib.import_module(name)
+        for sub in pkgutil.iter_modules(pkg.__path__, name + "."):
+            module = importlib.import_module(sub.name)
+            attr = getattr(pkg, sub.name.rsplit(".", 1)[1])
+            assert isinstance(attr, types.ModuleType) and attr is module, f"{name} hides {sub.name}"
