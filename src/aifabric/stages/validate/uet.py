@@ -21,14 +21,14 @@ from pathlib import Path
 import numpy as np
 
 TOLERANCE = 0.10  # flow model within 10 % of the packet engine and of the UEC htsim (issue text)
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 SHIPPED = (
     ("incast32-uet", True),
     ("incast32-uet", False),
     ("perm128-uet", True),
     ("alltoall16-uet", True),
 )
-HTSIM = Path(__file__).resolve().parents[1] / "data/reference/uet-htsim.json"
+HTSIM = Path(__file__).resolve().parents[2] / "data/reference/uet-htsim.json"
 
 
 def _uet_scenario(topology: dict, workload: dict, seed: int, trimming: bool = True):
