@@ -208,7 +208,8 @@ def evidence_chain(c: Comparison) -> dict:
         "measure": c.network.to_dict(),
         "performance": c.performance.to_dict(),
         "risk": c.risk.to_dict(),
-        "decide": c.decision.to_dict(),
+        # the recommendation as the top level shows it (with the transport its design runs)
+        "decide": {**c.decision.to_dict(), "recommendation": _recommendation(c)},
     }
 
 

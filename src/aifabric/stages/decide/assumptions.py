@@ -103,14 +103,39 @@ def register(
 ) -> list[Assumption]:
     """Every assumption that reached the verdict (module docstring), ``decides`` set from what the
     verdict hinges on and from the sensitivity rows that move the recommendation or the verdict."""
-    from aifabric.stages.risk.library import _BASELINE_WORDS
-    from aifabric.stages.risk.rates import DAYS_TO_FIND, RATES
-    from aifabric.stages.risk.testbed import BASELINES, SMALL_JITTER_DUTY
-
     keys = tuple(fd.key for fd in design.fabrics)
     hinges = {h["assumption"] for h in decision.recommendation.hinges_on}
     moving = {s["input"] for s in decision.sensitivity if s.get("flips") or s.get("verdict_changes")}
-    out = [
+    out = _deployment(dep, risk, keys)
+    out += in_network_reduction(design, network, dep)
+    out += _per_fabric(design, risk)
+    out += _uncertain_inputs(decision, keys)
+    out += _risk_inputs(adv, design, keys)
+    if getattr(perf, "server_usd_per_gpu", None):
+        out.append(
+            Assumption(
+                "price.server_per_gpu",
+                perf.server_usd_per_gpu,
+                "USD",
+                keys,
+                "the GPU system's price / GPUs per system (catalog)",
+                kind="price",
+            )
+        )
+    out += _failure_inputs(keys)
+    if catalog is not None:
+        out += _media(design, catalog)
+    decided = hinges | moving
+
+    def decides(a: Assumption) -> bool:
+        return a.name in decided or (a.name.startswith("media.host_link.") and "media.host_link" in decided)
+
+    return [replace_decides(a, decides(a)) for a in out]
+
+
+def _deployment(dep: Deployment, risk, keys: tuple) -> list[Assumption]:
+    """The deployment settings: storage placement and share, the congestion share, the tuning state."""
+    return [
         Assumption(
             "storage.placement",
             dep.storage_placement,
@@ -149,7 +174,14 @@ def register(
             kind="deployment",
         ),
     ]
-    out += in_network_reduction(design, network, dep)
+
+
+def _per_fabric(design, risk) -> list[Assumption]:
+    """Each fabric's congestion control on the risk testbed (where it ran) and its routing."""
+    from aifabric.stages.risk.library import _BASELINE_WORDS
+    from aifabric.stages.risk.testbed import BASELINES
+
+    out = []
     for fd in design.fabrics:
         fr = risk.fabric(fd.key)
         tb = fr.testbed.testbed if fr is not None and fr.testbed is not None else None
@@ -175,6 +207,12 @@ def register(
                 kind="deployment",
             )
         )
+    return out
+
+
+def _uncertain_inputs(decision, keys: tuple) -> list[Assumption]:
+    """The decision's numeric uncertain inputs (prices, probabilities, efficiencies) with their ranges."""
+    out = []
     for srow in decision.sensitivity:
         if srow.get("kind") == "categorical":
             continue
@@ -190,6 +228,15 @@ def register(
                 kind=kind,
             )
         )
+    return out
+
+
+def _risk_inputs(adv, design, keys: tuple) -> list[Assumption]:
+    """The risk library's rates, the days a mistake lasts by team expertise, the small-jitter duty."""
+    from aifabric.stages.risk.rates import DAYS_TO_FIND, RATES
+    from aifabric.stages.risk.testbed import SMALL_JITTER_DUTY
+
+    out = []
     for sid, r in RATES.items():
         out.append(
             Assumption(
@@ -225,40 +272,26 @@ def register(
             kind="physics",
         )
     )
-    if getattr(perf, "server_usd_per_gpu", None):
-        out.append(
-            Assumption(
-                "price.server_per_gpu",
-                perf.server_usd_per_gpu,
-                "USD",
-                keys,
-                "the GPU system's price / GPUs per system (catalog)",
-                kind="price",
-            )
-        )
+    return out
+
+
+def _failure_inputs(keys: tuple) -> list[Assumption]:
+    """The failure model's inputs (:func:`aifabric.stages.risk.rates.failure_assumptions`)."""
     from aifabric.stages.risk.rates import failure_assumptions
 
-    for d in failure_assumptions():
-        out.append(
-            Assumption(
-                d["name"],
-                d["value"],
-                d.get("unit"),
-                keys,
-                d["source"],
-                tuple(d["range"]) if d.get("range") else None,
-                tuple(d["alternatives"]) if d.get("alternatives") else None,
-                d["kind"],
-            )
+    return [
+        Assumption(
+            d["name"],
+            d["value"],
+            d.get("unit"),
+            keys,
+            d["source"],
+            tuple(d["range"]) if d.get("range") else None,
+            tuple(d["alternatives"]) if d.get("alternatives") else None,
+            d["kind"],
         )
-    if catalog is not None:
-        out += _media(design, catalog)
-    decided = hinges | moving
-
-    def decides(a: Assumption) -> bool:
-        return a.name in decided or (a.name.startswith("media.host_link.") and "media.host_link" in decided)
-
-    return [replace_decides(a, decides(a)) for a in out]
+        for d in failure_assumptions()
+    ]
 
 
 def replace_decides(a: Assumption, decides: bool) -> Assumption:

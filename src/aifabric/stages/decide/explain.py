@@ -161,26 +161,33 @@ def _latency_claim(ib, roce, workload: str) -> dict | None:
 
 def rule_explanations(adv, design, evidence: dict, winner: str) -> list[dict]:
     """The product brief's decision rules, each with what it would pick and whether the numbers agree."""
-    nodes = design.nodes
-    ib = "infiniband"
-    out = []
+    rules = (
+        _rule_no_fabric(adv, design, winner),
+        _rule_budget(adv, evidence, winner),
+        _rule_scale(adv, design, winner),
+        _rule_determinism(adv, evidence, winner),
+        _rule_expertise(adv, evidence, winner),
+        _rule_hybrid(adv, design, winner),
+        _rule_nic_rate(design),
+    )
+    return [
+        {
+            "rule": rule,
+            "rule_says": says,
+            "applies": applies,
+            "numbers_pick": winner,
+            "agrees": agrees if applies else None,
+            "why": why,
+        }
+        for rule, says, applies, agrees, why in rules
+    ]
 
-    def add(rule, says, applies, agrees, why):
-        out.append(
-            {
-                "rule": rule,
-                "rule_says": says,
-                "applies": applies,
-                "numbers_pick": winner,
-                "agrees": agrees if applies else None,
-                "why": why,
-            }
-        )
 
-    few = nodes <= 4 and adv.workload in ("inference", "storage")
+def _rule_no_fabric(adv, design, winner: str) -> tuple:
+    """Rule 1: one node needs no fabric; a few nodes of inference or storage an ordinary network."""
+    few = design.nodes <= 4 and adv.workload in ("inference", "storage")
     lossy = [fd.key for fd in getattr(design, "fabrics", ()) if getattr(fd, "lossy", False)]
-    hybrid = [fd.key for fd in getattr(design, "fabrics", ()) if getattr(fd, "family", "") == "hybrid"]
-    add(
+    return (
         "1",
         "one node needs no fabric; 2-4 nodes of inference or storage need only an ordinary network",
         not design.has_network or few,
@@ -199,8 +206,12 @@ def rule_explanations(adv, design, evidence: dict, winner: str) -> list[dict]:
             else "more than one node: a fabric is needed"
         ),
     )
+
+
+def _rule_budget(adv, evidence: dict, winner: str) -> tuple:
+    """Rule 2: a low budget picks RoCEv2 at 400G."""
     caps = {k: ev.capex_usd for k, ev in evidence.items()}
-    add(
+    return (
         "2",
         "a low budget picks RoCEv2 at 400G",
         adv.budget == "low",
@@ -211,45 +222,60 @@ def rule_explanations(adv, design, evidence: dict, winner: str) -> list[dict]:
             + "; cost per useful work, not the budget word, decides"
         ),
     )
-    big = adv.gpus >= 1000 and adv.workload == "training"
-    add(
+
+
+def _rule_scale(adv, design, winner: str) -> tuple:
+    """Rule 3: thousand-GPU training on 800G RoCE or InfiniBand."""
+    return (
         "3",
         "thousand-GPU training: 800G RoCE or InfiniBand",
-        big,
-        winner in (ib, "roce-800g"),
+        adv.gpus >= 1000 and adv.workload == "training",
+        winner in (_IB, "roce-800g"),
         f"the NIC rate follows the GPU ({design.nic_rate_gbps:g}G for {design.gpu.upper()}, rule 7); "
         f"the cheapest design per useful token is {winner}",
     )
-    det = adv.workload == "trading" or adv.jitter_sensitivity == "high"
-    add(
+
+
+def _rule_determinism(adv, evidence: dict, winner: str) -> tuple:
+    """Rule 4: determinism-critical jobs on InfiniBand (here: a tail-latency constraint, then cost)."""
+    return (
         "4",
         "determinism-critical (trading, high jitter sensitivity): InfiniBand",
-        det,
-        winner == ib,
+        adv.workload == "trading" or adv.jitter_sensitivity == "high",
+        winner == _IB,
         "tail latency is a constraint (each design's small-message round trips on the packet engine within "
         f"{getattr(adv, 'p99_budget', None) or JITTER_P99_TOLERANCE:.0%} of the best design's)"
         + _small_message_words(evidence)
         + "; among the designs that meet it, cost decides",
     )
+
+
+def _rule_expertise(adv, evidence: dict, winner: str) -> tuple:
+    """Rule 5: no RDMA expertise picks InfiniBand; growth beyond a fabric's reach rules it out."""
     if adv.team_expertise == "none" and adv.growth == "none":
-        agrees5 = winner == ib
+        agrees = winner == _IB
     elif winner in evidence:
-        agrees5 = evidence[winner].max_gpus >= adv.gpus * GROWTH[adv.growth]
+        agrees = evidence[winner].max_gpus >= adv.gpus * GROWTH[adv.growth]
     else:
-        agrees5 = None
-    add(
+        agrees = None
+    return (
         "5",
         "no RDMA expertise with budget to spend: InfiniBand; growth beyond a fabric's reach rules it out",
         adv.team_expertise == "none" or adv.growth != "none",
-        agrees5,
+        agrees,
         f"expertise '{adv.team_expertise}' sets the misconfiguration probability "
         f"{MISCONFIG_PROBABILITY[adv.team_expertise]:.0%} the risk stage weighs; growth {adv.growth} adds each "
         "design's next expansion step to its cost",
     )
-    add(
+
+
+def _rule_hybrid(adv, design, winner: str) -> tuple:
+    """Rule 6: InfiniBand for the training core plus RoCE for storage and front-end."""
+    hybrid = [fd.key for fd in getattr(design, "fabrics", ()) if getattr(fd, "family", "") == "hybrid"]
+    return (
         "6",
         "InfiniBand for the training core plus RoCE for storage and front-end (hybrid)",
-        winner == ib and adv.budget != "high" and adv.workload == "training",
+        winner == _IB and adv.budget != "high" and adv.workload == "training",
         (winner == "hybrid" or winner in hybrid) if hybrid else None,
         (
             f"every design is priced whole, with its Ethernet front-end/storage network ({hybrid[0]} is the "
@@ -259,16 +285,22 @@ def rule_explanations(adv, design, evidence: dict, winner: str) -> list[dict]:
             "the front-end/storage network to every design), so here it is not recommended on numbers"
         ),
     )
+
+
+def _rule_nic_rate(design) -> tuple:
+    """Rule 7: 400G or 800G from the GPU's NVLink generation."""
     nvl = float(design.nic_rate_evidence.get("nvlink_gbytes_per_s", "0 GB/s").split()[0])
     by_nvlink = 800.0 if nvl >= 900 else 400.0
-    add(
+    return (
         "7",
         f"400G or 800G from the GPU's NVLink generation ({by_nvlink:g}G for {design.gpu.upper()})",
         True,
         design.nic_rate_gbps == by_nvlink,
         design.nic_rate_basis,
     )
-    return out
+
+
+_IB = "infiniband"
 
 
 def _small_message_words(evidence: dict) -> str:

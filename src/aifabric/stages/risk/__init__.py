@@ -1,6 +1,6 @@
 """Stage 5, *risk*: what each fabric loses to faults, mistakes and shared traffic → :class:`RiskEvidence`.
 
-:mod:`.assess` runs the stage: every scenario of the failure and misconfiguration library
+:mod:`.assess` runs the stage (``assess.assess``): every scenario of the failure and misconfiguration library
 (:mod:`.library`) measured on a packet-level pod derived from each planned fabric (:mod:`.testbed`,
 its traffic :mod:`.traffic`, its step-time tail :mod:`.tail`, the shipped scenario files
 :mod:`.scenario_files`), sent through *performance* again and weighed by sourced rates
@@ -11,7 +11,6 @@ from aifabric.stages.risk.assess import (
     MISCONFIG_PROBABILITY_BASIS,
     RATES,
     RiskEvidence,
-    assess,
     combine,
     interruption_events,
     lost_share,
@@ -26,7 +25,6 @@ __all__ = [
     "RATES",
     "RiskEvidence",
     "Testbed",
-    "assess",
     "combine",
     "interruption_events",
     "lost_share",

@@ -34,6 +34,7 @@ range; the user overrides any of them in the scenario file's ``risk:`` section (
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from aifabric.scenario import RiskSpec
 from aifabric.stages.performance import iteration_slowdown
@@ -304,6 +305,33 @@ def assess(
 
     spec = spec or RiskSpec()
     dep = deployment or Deployment(storage_share=0.0, storage_share_range=(0.0, 0.0))
+    _check_scenario_names(spec)
+    tick = progress or (lambda msg: None)
+    out, jitter = [], None
+    # switch failures are valued when a design asks for redundancy: then for every fabric (like with like)
+    redundancy = spec.switch_failures or any(f.plan.dual_tor or f.plan.spine_spares for f in design.fabrics)
+    if design.has_network:  # every fabric's testbed runs (and the scaling check's) in one parallel pool
+        beds = [(testbed_of(fd, spec, tuning=dep.tuning), _jitter_swept(fd)) for fd in design.fabrics]
+        scaled = [T.scaling_requests(tb, T.measured_of(tb, js)) for tb, js in beds if spec.check_scaling]
+        T.measure_testbeds([(tb, js, None) for tb, js in beds] + sum(scaled, []), tick)
+    ctx = _Context(design, workload, gpu, expertise, congestion_share, seed, spec, dep, tick)
+    for fd in design.fabrics:
+        risk, fabric_jitter = _fabric_risk(ctx, fd, network.fabric(fd.key), perf.fabric(fd.key), redundancy)
+        out.append(risk)
+        jitter = fabric_jitter if fabric_jitter is not None else jitter
+    return RiskEvidence(
+        expertise,
+        MISCONFIG_PROBABILITY[expertise],
+        congestion_share,
+        tuple(out),
+        jitter,
+        congestion_is_storage,
+        dep.storage_on_fabric,
+    )
+
+
+def _check_scenario_names(spec: RiskSpec) -> None:
+    """The risk: section names only scenarios of the library (one-line error)."""
     for key, table in (("probability", spec.probability), ("hours", spec.hours)):
         unknown = sorted(set(table) - set(LIBRARY) - {ADAPTIVE_OFF})
         if unknown:
@@ -315,150 +343,187 @@ def assess(
                 value=unknown[0],
                 allowed=", ".join([*LIBRARY, ADAPTIVE_OFF]),
             )
-    tick = progress or (lambda msg: None)
-    out, jitter = [], None
-    # switch failures are valued when a design asks for redundancy: then for every fabric (like with like)
-    redundancy = spec.switch_failures or any(f.plan.dual_tor or f.plan.spine_spares for f in design.fabrics)
-    if design.has_network:  # every fabric's testbed runs (and the scaling check's) in one parallel pool
-        beds = [(testbed_of(fd, spec, tuning=dep.tuning), _jitter_swept(fd)) for fd in design.fabrics]
-        scaled = [T.scaling_requests(tb, T.measured_of(tb, js)) for tb, js in beds if spec.check_scaling]
-        T.measure_testbeds([(tb, js, None) for tb, js in beds] + sum(scaled, []), tick)
-    for fd in design.fabrics:
-        net, fp = network.fabric(fd.key), perf.fabric(fd.key)
-        of = "training iteration" if fp.iteration is not None else "network communication"
-        of = "decode step" if fp.inference is not None else of
-        fspec = spec
-        items: list[RiskItem] = []
-        rm = None
-        plan = fd.plan.to_dict()
-        ar_off = adaptive_off_applies(fd, fp, design.has_network)
-        if design.has_network:
-            tick(f"packet-level risk testbed: {fd.key}")
-            tb = testbed_of(fd, spec, getattr(workload, "placement", None), dep.tuning)
-            rm = measure_testbed(tb, _jitter_swept(fd))
-            scaled = scaling_check(tb, tuple(rm.measured)) if spec.check_scaling else {}
-            view = DesignView.of(fd, rm.measured)
-            # with the flow model's re-measure below, InfiniBand's AR-off mistake is that item (as on RoCE)
-            skip = {"ib-no-ar"} if ar_off else set()
-            for sid in (x for x in rm.measured if not view.skips(x) and x not in skip):
-                comm = rm.scenario_slowdown(sid, congestion_share)
-                if sid in scaled:
-                    comm = max(comm, scaled[sid]["use"])
-                it = _slowdown(workload, fp, net, comm, extra=True)
-                p, pl, ph, d, dl, dh, basis = _p_d(sid, LIBRARY[sid].kind, plan, expertise, fspec)
-                prange = (dl, dh)
-                if sid == "storage-incast" and "storage-incast" not in spec.probability:
-                    # one setting: the deployment's storage placement and the job's own share
-                    d = dep.storage_share or 0.0
-                    dl, dh = prange = dep.storage_share_range or (d, d)
-                    basis = dep.storage_basis or basis
-                    own = fp.storage["backend_busy_share"] if fp.storage and dep.storage_on_fabric else None
-                    if own is not None and (dep.source or {}).get("storage.share") is None:
-                        # the storage workload: this fabric's own write burst / period
-                        d, (dl, dh) = own, (own * 0.5, min(1.0, own * 2.0))
-                        prange = (dl, dh)
-                elif sid == "storage-incast":
-                    prange = (d, d)  # the user's risk: section fixed it
-                elif sid == "slow-receiver" and sid not in spec.probability:
-                    k = congestion_share / CONGESTION_SHARE  # a share of the congested time
-                    d, dl, dh = d * k, dl * k, dh * k
-                    prange = (dl, dh)
-                name, what = view.name(sid, LIBRARY[sid].breaks)
-                if view.is_design(sid):
-                    p, pl, ph, d, dl, dh, basis = LOSSY_P_D
-                ell = lost_share(it)
-                q, c = rm.comm_slowdown["quiet"].get(sid), rm.comm_slowdown["congested"].get(sid)
-                items.append(
-                    RiskItem(
-                        name,
-                        what,
-                        p,
-                        comm,
-                        it,
-                        0.0,
-                        of,
-                        q,
-                        c,
-                        d,
-                        basis,
-                        LIBRARY[sid].model,
-                        ell,
-                        p * d * ell,
-                        (pl * dl * ell, ph * dh * ell),
-                        _KIND_OF_TRIGGER[LIBRARY[sid].kind],
-                        prange,
-                    )
-                )
-            if _jitter_swept(fd) and rm.jitter_sweep:
-                jitter = _jitter(rm, workload, fp, net)
-        if ar_off:
-            tick("flow model of the same patterns with adaptive routing off")
-            items.append(_adaptive_off_item(fd, workload, gpu, seed, net, fp, plan, expertise, spec, of))
-        if design.has_network and net is not None:
-            from aifabric.stages.risk.sharp import sharp_down_item
 
-            sharp = sharp_down_item(workload, fp, net, of)
-            items += [sharp] if sharp is not None else []
-        good = (0.0, 0.0, 0.0, {})
-        if design.has_network and fp.uses_backend:  # inference inside NVLink domains: a fault stops nothing
-            good = interruptions(fd, spec)
-            items.append(
-                RiskItem(
-                    "job-interruptions",
-                    "NIC, link and switch failures that stop the synchronous job: detection, "
-                    "restart and the work since the last checkpoint",
-                    1.0,
-                    None,
-                    float("inf"),
-                    0.0,
-                    of,
-                    None,
-                    None,
-                    good[0],
-                    good[3]["basis"],
-                    "rate x hours per interruption / one year (no slowdown model: every GPU waits)",
-                    1.0,
-                    good[0],
-                    (good[1], good[2]),
-                    "fault",
-                )
+
+@dataclass(frozen=True)
+class _Context:
+    """What every fabric's risk reads alike: the job, the team, the risk: section, the deployment."""
+
+    design: Any
+    workload: Any
+    gpu: Any
+    expertise: str
+    congestion_share: float
+    seed: int
+    spec: RiskSpec
+    dep: Any
+    tick: Any
+
+
+def _fabric_risk(ctx: _Context, fd, net, fp, redundancy: bool) -> tuple[FabricRisk, dict | None]:
+    """One fabric's risk items (testbed scenarios, adaptive routing off, SHARP down, interruptions,
+    switch failures) and its testbed's jitter sweep (RoCE; else None)."""
+    has_network = ctx.design.has_network
+    of = "training iteration" if fp.iteration is not None else "network communication"
+    of = "decode step" if fp.inference is not None else of
+    plan = fd.plan.to_dict()
+    ar_off = adaptive_off_applies(fd, fp, has_network)
+    items: list[RiskItem] = []
+    rm, jitter = None, None
+    if has_network:
+        rm, items = _testbed_items(ctx, fd, net, fp, plan, of, ar_off)
+        if _jitter_swept(fd) and rm.jitter_sweep:
+            jitter = _jitter(rm, ctx.workload, fp, net)
+    if ar_off:
+        ctx.tick("flow model of the same patterns with adaptive routing off")
+        items.append(
+            _adaptive_off_item(
+                fd, ctx.workload, ctx.gpu, ctx.seed, net, fp, plan, ctx.expertise, ctx.spec, of
             )
-        if redundancy and design.has_network and fp.uses_backend:
-            sf = switch_failures(
-                plan,
-                (spec.interrupt_hours,) * 3 if spec.interrupt_hours else INTERRUPT_HOURS,
-                lambda c, fp=fp, net=net: _slowdown(workload, fp, net, c),
-                bool(good[3].get("fabric_link_failure_stops_the_job")),
-                (spec.hours["link-failure"],) * 3 if "link-failure" in spec.hours else SWITCH_REPAIR_HOURS,
+        )
+    if has_network and net is not None:
+        from aifabric.stages.risk.sharp import sharp_down_item
+
+        sharp = sharp_down_item(ctx.workload, fp, net, of)
+        items += [sharp] if sharp is not None else []
+    good = (0.0, 0.0, 0.0, {})
+    if has_network and fp.uses_backend:  # inference inside NVLink domains: a fault stops nothing
+        good = interruptions(fd, ctx.spec)
+        items.append(_interruptions_item(good, of))
+    if redundancy and has_network and fp.uses_backend:
+        sf = _switch_failures(ctx, plan, fp, net, good)
+        items.append(_switch_failures_item(sf, of))
+        good = (*good[:3], {**good[3], "switch_failures": sf})
+    return FabricRisk(fd.key, _attribute(items), rm, good[0], good[3]), jitter
+
+
+def _testbed_items(ctx: _Context, fd, net, fp, plan: dict, of: str, ar_off: bool):
+    """The fabric's testbed measured under every library scenario that applies to it, each one a
+    :class:`RiskItem`; returns the testbed's measurement and the items."""
+    spec = ctx.spec
+    ctx.tick(f"packet-level risk testbed: {fd.key}")
+    tb = testbed_of(fd, spec, getattr(ctx.workload, "placement", None), ctx.dep.tuning)
+    rm = measure_testbed(tb, _jitter_swept(fd))
+    scaled = scaling_check(tb, tuple(rm.measured)) if spec.check_scaling else {}
+    view = DesignView.of(fd, rm.measured)
+    # with the flow model's re-measure below, InfiniBand's AR-off mistake is that item (as on RoCE)
+    skip = {"ib-no-ar"} if ar_off else set()
+    items = []
+    for sid in (x for x in rm.measured if not view.skips(x) and x not in skip):
+        comm = rm.scenario_slowdown(sid, ctx.congestion_share)
+        if sid in scaled:
+            comm = max(comm, scaled[sid]["use"])
+        it = _slowdown(ctx.workload, fp, net, comm, extra=True)
+        p, pl, ph, d, dl, dh, basis = _p_d(sid, LIBRARY[sid].kind, plan, ctx.expertise, spec)
+        d, dl, dh, prange, basis = _persistence(ctx, sid, fp, (d, dl, dh), basis)
+        name, what = view.name(sid, LIBRARY[sid].breaks)
+        if view.is_design(sid):
+            p, pl, ph, d, dl, dh, basis = LOSSY_P_D
+        ell = lost_share(it)
+        q, c = rm.comm_slowdown["quiet"].get(sid), rm.comm_slowdown["congested"].get(sid)
+        items.append(
+            RiskItem(
+                name,
+                what,
+                p,
+                comm,
+                it,
+                0.0,
+                of,
+                q,
+                c,
+                d,
+                basis,
+                LIBRARY[sid].model,
+                ell,
+                p * d * ell,
+                (pl * dl * ell, ph * dh * ell),
+                _KIND_OF_TRIGGER[LIBRARY[sid].kind],
+                prange,
             )
-            items.append(
-                RiskItem(
-                    "switch-failures",
-                    f"leaf / spine switch failures: {sf['leaf_failure']}; spines beyond the spares cut bisection",
-                    1.0,
-                    None,
-                    float("inf"),  # expressed as the equivalent share of the year with every GPU stopped
-                    0.0,
-                    of,
-                    persistence=sf["slowdown_loss"],
-                    probability_basis=sf["basis"],
-                    model="rate x (interruption hours + servers out, or repair hours x loss at the reduced "
-                    "bandwidth) / one year, as GPU-hours of every GPU",
-                    loss_while_present=1.0,
-                    own_loss=sf["slowdown_loss"],  # its interruptions are in job-interruptions
-                    own_loss_range=(sf["slowdown_loss_low"], sf["slowdown_loss_high"]),
-                )
-            )
-            good = (*good[:3], {**good[3], "switch_failures": sf})
-        out.append(FabricRisk(fd.key, _attribute(items), rm, good[0], good[3]))
-    return RiskEvidence(
-        expertise,
-        MISCONFIG_PROBABILITY[expertise],
-        congestion_share,
-        tuple(out),
-        jitter,
-        congestion_is_storage,
-        dep.storage_on_fabric,
+        )
+    return rm, items
+
+
+def _persistence(ctx: _Context, sid: str, fp, d3: tuple, basis: str):
+    """A scenario's persistence (d, low, high), the range it is shown with and its basis: the storage
+    incast's is the deployment's one storage share (or this fabric's own storage burst), the slow
+    receiver's a share of the congested time; the library's otherwise."""
+    spec, dep = ctx.spec, ctx.dep
+    d, dl, dh = d3
+    prange = (dl, dh)
+    if sid == "storage-incast" and "storage-incast" not in spec.probability:
+        # one setting: the deployment's storage placement and the job's own share
+        d = dep.storage_share or 0.0
+        dl, dh = prange = dep.storage_share_range or (d, d)
+        basis = dep.storage_basis or basis
+        own = fp.storage["backend_busy_share"] if fp.storage and dep.storage_on_fabric else None
+        if own is not None and (dep.source or {}).get("storage.share") is None:
+            # the storage workload: this fabric's own write burst / period
+            d, (dl, dh) = own, (own * 0.5, min(1.0, own * 2.0))
+            prange = (dl, dh)
+    elif sid == "storage-incast":
+        prange = (d, d)  # the user's risk: section fixed it
+    elif sid == "slow-receiver" and sid not in spec.probability:
+        k = ctx.congestion_share / CONGESTION_SHARE  # a share of the congested time
+        d, dl, dh = d * k, dl * k, dh * k
+        prange = (dl, dh)
+    return d, dl, dh, prange, basis
+
+
+def _interruptions_item(good: tuple, of: str) -> RiskItem:
+    """The goodput lost to failures that stop the synchronous job, as one item (p = 1, l = 1)."""
+    return RiskItem(
+        "job-interruptions",
+        "NIC, link and switch failures that stop the synchronous job: detection, "
+        "restart and the work since the last checkpoint",
+        1.0,
+        None,
+        float("inf"),
+        0.0,
+        of,
+        None,
+        None,
+        good[0],
+        good[3]["basis"],
+        "rate x hours per interruption / one year (no slowdown model: every GPU waits)",
+        1.0,
+        good[0],
+        (good[1], good[2]),
+        "fault",
+    )
+
+
+def _switch_failures(ctx: _Context, plan: dict, fp, net, good: tuple) -> dict:
+    """Leaf and spine failures of this plan valued by :func:`switch_failures` (its interruption and
+    repair hours from the risk: section where set)."""
+    spec = ctx.spec
+    return switch_failures(
+        plan,
+        (spec.interrupt_hours,) * 3 if spec.interrupt_hours else INTERRUPT_HOURS,
+        lambda c, fp=fp, net=net: _slowdown(ctx.workload, fp, net, c),
+        bool(good[3].get("fabric_link_failure_stops_the_job")),
+        (spec.hours["link-failure"],) * 3 if "link-failure" in spec.hours else SWITCH_REPAIR_HOURS,
+    )
+
+
+def _switch_failures_item(sf: dict, of: str) -> RiskItem:
+    """Switch failures as one item: the slowdown while a switch is out, as GPU-hours of every GPU."""
+    return RiskItem(
+        "switch-failures",
+        f"leaf / spine switch failures: {sf['leaf_failure']}; spines beyond the spares cut bisection",
+        1.0,
+        None,
+        float("inf"),  # expressed as the equivalent share of the year with every GPU stopped
+        0.0,
+        of,
+        persistence=sf["slowdown_loss"],
+        probability_basis=sf["basis"],
+        model="rate x (interruption hours + servers out, or repair hours x loss at the reduced "
+        "bandwidth) / one year, as GPU-hours of every GPU",
+        loss_while_present=1.0,
+        own_loss=sf["slowdown_loss"],  # its interruptions are in job-interruptions
+        own_loss_range=(sf["slowdown_loss_low"], sf["slowdown_loss_high"]),
     )
 
 

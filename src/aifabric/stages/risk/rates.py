@@ -232,8 +232,12 @@ def _assumption(name, value, unit, source, rng, kind, applies_to=("infiniband", 
 def failure_assumptions() -> list[dict]:
     """The failure model's inputs for the assumption register: component fault rates (probability)
     and the times that decide whether a fault stops the job (physics), each with its source and range."""
+    return _fault_rates() + _stop_times()
+
+
+def _fault_rates() -> list[dict]:
+    """Component fault rates per 1,000 a year (StepFun's public trace; Gill et al. for switches)."""
     trace = f"{STEPFUN}, fault_statistics.json"
-    rr = REROUTE_S
     return [
         _assumption(
             "failures.link_per_1000_per_year",
@@ -277,6 +281,13 @@ def failure_assumptions() -> list[dict]:
             SWITCH_FAULTS_PER_1000_YEAR[1:],
             "probability",
         ),
+    ]
+
+
+def _stop_times() -> list[dict]:
+    """The times that decide whether a fault stops the job, and what a stop or a repair costs."""
+    rr = REROUTE_S
+    return [
         _assumption(
             "failures.nccl_retry_budget_s",
             NCCL_RETRY_BUDGET_S,
