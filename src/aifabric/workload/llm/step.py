@@ -3,7 +3,7 @@ of every communication, each with its true overlap window. MFU is an output.
 
 Schedule (per step, ``M`` micro-batches per replica, the slowest pipeline stage sets the pace):
 
-    step = M · (F + B) + (pp − 1)/vp · (F̄ + B̄) + PP exposed + DP exposed + optimizer
+    step = M · (F + B) + (pp − 1)/vp · (F̄ + B̄) + PP exposed + DP exposed + optimizer + straggler
 
 ``F``/``B`` are one micro-batch's forward/backward on a stage (compute, recomputation, and the
 exposed TP, CP, EP and FSDP communication of that micro-batch); the bubble is the interleaved-1F1B
@@ -31,6 +31,22 @@ Communication and its overlap window (Megatron-Core / NeMo behaviour):
   ZeRO-3/FSDP: parameter all-gathers per layer, prefetched one layer ahead (window: the layer's
   compute), and gradient reduce-scatters per layer in backward.
 
+Costs that grow with the job's size at the same work per GPU:
+
+* the DP collectives' ring and latency terms ((n − 1)/n of the bytes, NCCL's per-step latency)
+  grow with the DP size (above);
+* **per-step reductions** on the critical path before the optimizer step: the gradient-norm
+  all-reduce (one FP32 value; over every GPU with the distributed optimizer, whose shards each hold
+  part of the norm, else over the model-parallel ranks) and the loss all-reduce over DP (Megatron
+  averages the reported loss over the DP group every step) — latency-bound, log₂ of the group;
+* **straggler spread**: a synchronous step runs at the pace of its slowest GPU. Identical GPUs
+  differ in speed (Sinha et al., "Not All GPUs Are Created Equal", SC'22, arXiv 2208.11035: 8 %
+  average, up to 22 %, performance variation across GPUs of one SKU in one cluster, outliers 1.5×
+  slower than the median). With per-GPU speeds spread normally with relative standard deviation
+  σ (``Calibration.straggler_spread``, fitted on weak-scaling series only), the slowest of ``n``
+  GPUs is E[max of n standard normals] · σ slower (Blom's approximation, 0 for one GPU);
+  the compute and the bubble (GPU-bound parts) stretch by that, the network does not.
+
 The network enters only through ``comm.collective_s(op, size_bytes, ranks, span)`` (span
 ``"nvlink"`` inside the NVLink domain, ``"network"`` one rank per domain on one rail). A group that
 spans ``N`` domains with ``L`` of its ranks in each is timed hierarchically
@@ -42,6 +58,7 @@ NICs carries its share), or the larger of the two with the full per-GPU bytes (a
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from statistics import NormalDist
 
 from aifabric.errors import InputError
 from aifabric.workload.llm.compute import CALIBRATION, Calibration, head_time, layer_time, optimizer_time
@@ -91,12 +108,14 @@ class Collective:
 
 @dataclass(frozen=True)
 class Breakdown:
-    """Seconds per step. ``compute_s + bubble_s + sum(exposed_s) + optimizer_s == iteration_s``."""
+    """Seconds per step. ``compute_s + bubble_s + sum(exposed_s) + optimizer_s + straggler_s ==
+    iteration_s``."""
 
     compute_s: float
     bubble_s: float
     optimizer_s: float
     exposed_s: dict[str, float] = field(default_factory=dict)
+    straggler_s: float = 0.0  # the slowest GPU's lag (straggler spread)
 
     @property
     def exposed_total_s(self) -> float:
@@ -107,6 +126,7 @@ class Breakdown:
             "compute_s": self.compute_s,
             "bubble_s": self.bubble_s,
             "optimizer_s": self.optimizer_s,
+            "straggler_s": self.straggler_s,
             "exposed_s": dict(self.exposed_s),
             "exposed_total_s": self.exposed_total_s,
         }
@@ -170,6 +190,32 @@ def group_strides(layout: Layout, etp: int, domain: int) -> dict[str, int]:
         "ep": domain_stride(expert, o, ("ep",), domain),
         "edp": domain_stride(expert, o, ("dp",), domain),
     }
+
+
+def expected_slowest(n: int) -> float:
+    """E[max of ``n`` standard normals] by Blom's approximation Φ⁻¹((n − 0.375)/(n + 0.25)); 0 for
+    one GPU. Grows like √(2 ln n): 1.43 at 8, 2.59 at 128, 3.43 at 2,048, 3.94 at 16,384."""
+    if n <= 1:
+        return 0.0
+    return NormalDist().inv_cdf((n - 0.375) / (n + 0.25))
+
+
+def step_reductions(
+    comm, layout: Layout, gpus: int, zero: int, dp_stride: int, domain: int
+) -> list[Collective]:
+    """The per-step all-reduces on the critical path before the optimizer step (module doc): the
+    gradient norm (4 bytes; every GPU with the distributed optimizer, else the model-parallel ranks)
+    and the loss (4 bytes, over DP × CP)."""
+    norm_ranks = gpus if zero >= 1 else gpus // max(layout.dp, 1)
+    dp_ranks = layout.dp * layout.cp
+    out = []
+    for what, ranks, stride in (("gradient norm", norm_ranks, 1), ("loss", dp_ranks, dp_stride)):
+        t, span = group_time(comm, "all-reduce", 4.0, ranks, stride, domain)
+        if t > 0:
+            out.append(
+                Collective("dp", "all-reduce", 4.0, ranks, span, 1, t, 0.0, f"none ({what}, per step)", t)
+            )
+    return out
 
 
 def _drain_exposure(end_s: list[float], window_s: float, comm_s: list[float], t_end: float) -> float:
@@ -481,11 +527,17 @@ def step_time(
                                     "next step's first forward of each chunk" if fw.overlap_param_gather else "none",
                                     ag_exposed))  # fmt: skip
 
+    # per-step reductions before the optimizer step (gradient norm, loss)
+    for c in step_reductions(comm, layout, gpus, fw.zero, stride["dp"], domain):
+        exposed["dp"] += c.exposed_s
+        colls.append(c)
+
     # optimizer
     opt_params = lp.dense / dp_dense + lp.expert / dp_expert if fw.zero >= 1 else lp.total
     t_opt = optimizer_time(opt_params, gpu, cal)
 
-    iteration = t_end + exposed["dp"] - m * fsdp_exposed_mb + t_opt
+    straggler = cal.straggler_spread * expected_slowest(dp_dense) * compute
+    iteration = t_end + exposed["dp"] - m * fsdp_exposed_mb + t_opt + straggler
     # exposed per-micro-batch parts are already in t_pipe; DP (ZeRO-0/1/2) and optimizer come after
     exposed_final = {g: exposed[g] for g in GROUPS}
     # attribute per-collective exposure for per-micro-batch groups
@@ -502,7 +554,9 @@ def step_time(
     tokens_step = float(global_batch) * seq_len
     flops = model.model_flops_per_token(seq_len) * tokens_step
     mfu = flops / (iteration * gpus * gpu.bf16_dense_tflops * 1e12)
-    bd = Breakdown(compute_s=compute, bubble_s=bubble, optimizer_s=t_opt, exposed_s=exposed_final)
+    bd = Breakdown(
+        compute_s=compute, bubble_s=bubble, optimizer_s=t_opt, exposed_s=exposed_final, straggler_s=straggler
+    )
     mem = memory_per_gpu(model, layout, seq_len, global_batch, fw, cal, precision)
     return StepResult(
         iteration_s=iteration,

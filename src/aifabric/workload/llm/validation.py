@@ -28,7 +28,7 @@ from aifabric.workload.llm.layout import Framework, Layout
 from aifabric.workload.llm.memory import check_memory
 from aifabric.workload.llm.models import ModelConfig, get_model
 from aifabric.workload.llm.network import AlphaBetaNetwork
-from aifabric.workload.llm.step import StepResult, step_time
+from aifabric.workload.llm.step import StepResult, expected_slowest, step_time
 
 TOLERANCE = 0.10
 
@@ -605,6 +605,80 @@ def validation_table(cal: Calibration = CALIBRATION, cases: tuple[Case, ...] = C
     return rows
 
 
+DGXC_2409_8B = (
+    "NVIDIA/dgxc-benchmarking llama3.1/README_8b.md @35a9aecc8d5b (NeMo 24.09), Eos H100, InfiniBand"
+)
+DGXC_2409_70B = "NVIDIA/dgxc-benchmarking llama3.1/README_70b.md @35a9aec (NeMo 24.09), Eos H100, InfiniBand"
+
+
+def _release_2409(case: Case, source: str, step: float) -> Case:
+    """A 24.09 point of a series the step-time table holds in its v25.04 release: same model, GPUs,
+    batch and layout (published-training.md 1.1, 1.2, 1.5, 1.6), an older software release."""
+    return Case(**{**asdict(case), "case": case.case + " (NeMo 24.09)", "source": source, "published": step,
+                   "layout": case.layout, "framework": case.framework, "role": "fit", "fits": "straggler_spread",
+                   "tags": ("weak-scaling",)})  # fmt: skip
+
+
+def _series_2409(prec: str, steps: tuple[float, ...], big: bool) -> tuple[Case, ...]:
+    gpus = (64, 128, 256, 512, 1024, 2048) if big else (8, 16, 32, 64, 128)
+    src = DGXC_2409_70B if big else DGXC_2409_8B
+    # 24.09 ran 70B FP8 with the BF16 layout (TP 4, PP 4, CP 2, VP 5), unlike v25.04
+    make = (lambda g: _dgxc_70b(g, "bf16", 0.0)) if big else (lambda g: _dgxc_8b(g, prec, 0.0))
+    return tuple(
+        _release_2409(Case(**{**asdict(make(g)), "layout": make(g).layout, "framework": make(g).framework,
+                              "precision": prec, "case": make(g).case.replace("BF16", prec.upper())}), src, s)
+        for g, s in zip(gpus, steps, strict=True)
+    )  # fmt: skip
+
+
+#: weak-scaling series that fit ``straggler_spread`` (their growth only) and nothing else: dgxc NeMo
+#: 24.09 (published-training.md 1.1, 1.2, 1.5, 1.6); the step-time table's series check it
+SCALING_FIT_SERIES: tuple[tuple[Case, ...], ...] = (
+    _series_2409("bf16", (12.91, 13.00, 13.05, 13.08, 13.10), big=False),
+    _series_2409("fp8", (9.67, 9.73, 9.75, 9.80, 9.82), big=False),
+    _series_2409("bf16", (14.72, 14.73, 14.80, 14.89, 14.92, 14.98), big=True),
+    _series_2409("fp8", (11.01, 10.93, 11.16, 11.18, 11.28, 11.39), big=True),
+)
+
+
+def series_growth(series: tuple[Case, ...], cal: Calibration = CALIBRATION) -> list[tuple[float, float]]:
+    """(published, model) growth of each point's step over the series' first point (step-time terms)."""
+    steps = [(c.published if c.metric == "step_s" else 1 / c.published,
+              model_value(c, run_case(c, cal)) if c.metric == "step_s" else 1 / model_value(c, run_case(c, cal)))
+             for c in series]  # fmt: skip
+    return [(p / steps[0][0] - 1, m / steps[0][1] - 1) for p, m in steps]
+
+
+def _golden_min(f, lo: float, hi: float, tol: float = 1e-6) -> float:
+    g = (5**0.5 - 1) / 2
+    a, b = lo, hi
+    while b - a > tol:
+        c, d = b - g * (b - a), a + g * (b - a)
+        a, b = (a, d) if f(c) <= f(d) else (c, b)
+    return (a + b) / 2
+
+
+def fit_straggler_spread(base: Calibration = CALIBRATION) -> float:
+    """σ minimising the squared growth error over :data:`SCALING_FIT_SERIES` (every point against its
+    series' first): the other parameters as in ``base``; the straggler term is additive, so the steps
+    and their compute + bubble are computed once at σ = 0."""
+    zero = Calibration(**{**asdict(base), "straggler_spread": 0.0})
+    pts = []
+    for series in SCALING_FIT_SERIES:
+        res = [run_case(c, zero) for c in series]
+        lag = [
+            expected_slowest(c.layout.dp * c.layout.cp) * r.breakdown.compute_s
+            for c, r in zip(series, res, strict=True)
+        ]
+        pts += [(r.iteration_s, lg, res[0].iteration_s, lag[0], c.published / series[0].published - 1)
+                for c, r, lg in zip(series, res, lag, strict=True)]  # fmt: skip
+
+    def sse(sigma: float) -> float:
+        return sum(((t + sigma * lg) / (t0 + sigma * l0) - 1 - g) ** 2 for t, lg, t0, l0, g in pts)
+
+    return round(_golden_min(sse, 0.0, 0.1), 4)
+
+
 def _bisect(f, lo: float, hi: float, tol: float = 1e-5) -> float:
     flo = f(lo)
     for _ in range(60):
@@ -628,9 +702,11 @@ FIT_ORDER = (
 
 
 def fit_calibration(base: Calibration = CALIBRATION) -> Calibration:
-    """Fit each fitted parameter on its one ``role="fit"`` case (``Case.fits`` names it), in order."""
+    """Fit ``straggler_spread`` on :data:`SCALING_FIT_SERIES`, then each other fitted parameter on its one
+    ``role="fit"`` case (``Case.fits`` names it), in order."""
     fit = {c.fits: c for c in CASES if c.role == "fit"}
     values = asdict(base)
+    values["straggler_spread"] = fit_straggler_spread(base)
     for key, lo, hi in FIT_ORDER:
         case = fit[key]
 
