@@ -62,8 +62,7 @@ KNOWN_MISSES = {  # error in step-time terms: + = model slower than published
     # pipeline schedule not published: with one layer per virtual stage (the case's reading) the model
     # is faster, with Megatron's non-interleaved default it is slower (+9.8 % / +9.6 %); the published
     # step lies between the two readings
-    "GPT-like 119B BF16 1536 H100 (Megatron-Core r0.8.0)",  # −12.7 %
-    "GPT-like 177B BF16 2304 H100 (Megatron-Core r0.8.0)",  # −12.1 %
+    "GPT-like 119B BF16 1536 H100 (Megatron-Core r0.8.0)",  # −10.4 %
     # Meta's 16K-GPU run (+8.7 % before the straggler spread): 128 DP replicas stretch compute by
     # 2.59 σ against the 1.43 σ the 8-GPU fit case absorbs (+1.8 % of compute); the case's unpublished
     # settings (ZeRO-2 gradient reduce-scatter every micro-batch, 1.1 s exposed; vp 4; no TP-comm
@@ -76,7 +75,7 @@ def test_fitted_parameters_are_reproducible():
     """fit_calibration() on the fit cases returns the packaged CALIBRATION values (to 0.005; the
     straggler spread, fitted on the NeMo 24.09 weak-scaling series, to 0.0005)."""
     fit = fit_calibration()
-    for key in ("gemm_efficiency", "fp8_gemm_efficiency", "tp_overlap_fraction", "blackwell_gemm_scale"):
+    for key in ("gemm_efficiency", "fp8_gemm_efficiency", "tp_overlap_interference", "blackwell_gemm_scale"):
         assert getattr(fit, key) == pytest.approx(getattr(CALIBRATION, key), abs=0.005), key
     assert fit.straggler_spread == pytest.approx(CALIBRATION.straggler_spread, abs=0.0005)
 

@@ -85,7 +85,10 @@ class Framework:
     the bytes of BF16). ``overlap_p2p``: overlap steady-state pipeline sends (None = on with
     interleaving, as Megatron does). ``ep_a2a_overlap``: MoE all-to-all overlapped with another
     micro-batch's compute (DualPipe, Megatron's 1F1B A2A overlap); off = exposed in full.
-    ``tp_comm_overlap``: Transformer Engine's TP-communication/GEMM overlap.
+    ``tp_comm_overlap``: Transformer Engine's TP-communication/GEMM overlap, with the per-GEMM
+    methods of the table ``tp_overlap`` names (:data:`aifabric.workload.llm.overlap.TP_TABLES`;
+    ``te-default``: Transformer Engine's defaults). ``training.overlap`` presets set these and the
+    DP/PP overlaps together (:mod:`aifabric.workload.llm.overlap`).
     """
 
     recompute: str = "none"
@@ -94,6 +97,7 @@ class Framework:
     overlap_grad_reduce: bool = True
     overlap_param_gather: bool = True
     tp_comm_overlap: bool = False
+    tp_overlap: str = "te-default"
     ep_a2a_overlap: bool = False
     overlap_p2p: bool | None = None
     fp8_param_gather: bool = False

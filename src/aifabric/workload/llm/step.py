@@ -77,6 +77,7 @@ from aifabric.workload.llm.layout import (
 from aifabric.workload.llm.memory import MemoryBreakdown, expert_dp, local_params, memory_per_gpu
 from aifabric.workload.llm.models import ModelConfig
 from aifabric.workload.llm.network import PIPELINE_SEND_RECV
+from aifabric.workload.llm.overlap import MOE_MLP_SLOTS, Slot, slot_exposed, tp_table
 
 GROUPS = ("tp", "cp", "pp", "dp", "ep")
 
@@ -218,6 +219,36 @@ def step_reductions(
     return out
 
 
+def tp_overlap_exposed(table: str, times, tp: int, sms: int, layers, moe_share: float, interference: float):
+    """(forward, backward) exposed TP seconds per layer and micro-batch under the TP overlap table
+    ``table`` (:mod:`aifabric.workload.llm.overlap`), mixed over the (dense, MoE) ``layers``;
+    ``times`` = (all-gather, reduce-scatter) seconds."""
+    dense_slots, (t_ag, t_rs) = tp_table(table), times
+    # MoE layers: the experts run TE's GroupedLinear, which has no userbuffers overlap, so the MLP
+    # half of the table does not apply there (its TP collectives are the token dispatcher's)
+    moe_slots = {**dense_slots, **dict.fromkeys(MOE_MLP_SLOTS, Slot())}
+
+    def one(lt, slots) -> tuple[float, float]:
+        (qkv_f, qkv_b), (proj_f, proj_b), (fc1_f, fc1_b), (fc2_f, fc2_b) = lt.tp_gemms
+        fwd = (
+            ("qkv_fprop", t_ag, qkv_f),
+            ("proj_fprop", t_rs, proj_f),
+            ("fc1_fprop", t_ag, fc1_f),
+            ("fc2_fprop", t_rs, fc2_f),
+        )
+        bwd = (
+            ("proj_dgrad", t_ag, proj_b / 2),
+            ("fc2_dgrad", t_ag, fc2_b / 2),
+            ("qkv_wgrad", t_rs, qkv_b / 2),
+            ("fc1_wgrad", t_rs, fc1_b / 2),
+        )
+        f, b = (sum(slot_exposed(slots[n], t, g, tp, sms, interference) for n, t, g in d) for d in (fwd, bwd))
+        return f, b
+
+    (df, db), (mf, mb) = one(layers[0], dense_slots), one(layers[1], moe_slots)
+    return (1 - moe_share) * df + moe_share * mf, (1 - moe_share) * db + moe_share * mb
+
+
 def _drain_exposure(end_s: list[float], window_s: float, comm_s: list[float], t_end: float) -> float:
     """Exposure past ``t_end`` of transfers that start ``window_s`` before their chunk's end, in
     order of availability, one at a time on the link."""
@@ -332,10 +363,16 @@ def step_time(
         tp_dir = 2 * (t_ag + t_rs)
         fwd_count = 2 if fw.recompute == "full" else 1
         if fw.tp_comm_overlap:
-            hidden = cal.tp_overlap_fraction
-            exp_f = max(tp_dir * (1 - hidden), tp_dir - gemm_fwd)
-            exp_b = max(tp_dir * (1 - hidden), tp_dir - 2 * gemm_fwd)
-            win = "GEMMs of the same layer (TP-comm overlap)"
+            exp_f, exp_b = tp_overlap_exposed(
+                fw.tp_overlap,
+                (t_ag, t_rs),
+                tp,
+                gpu.sms,
+                (lt_dense, lt_moe),
+                moe_share,
+                cal.tp_overlap_interference,
+            )
+            win = f"GEMMs of the same layer (TP-comm overlap, {fw.tp_overlap})"
         else:
             exp_f, exp_b, win = tp_dir, tp_dir, "none (TP exposed)"
         exposed_mb["tp"] = exp_f * fwd_count + exp_b

@@ -5,9 +5,9 @@ precision, sequence, global batch, layout, framework settings) and one published
 time, tokens/s per GPU or model TFLOP/s per GPU. The network of the published cluster is the
 sourced α-β model of :mod:`aifabric.workload.llm.network` at the cluster's link rate.
 
-Parameters: :data:`~aifabric.workload.llm.compute.CALIBRATION` — the same for all cases. Its four
-fitted values are fitted on the cases marked ``role="fit"`` only (:func:`fit_calibration`); every
-other case is a validation case. Grades: A = primary artefact (repository file, paper text),
+Parameters: :data:`~aifabric.workload.llm.compute.CALIBRATION` — the same for all cases. Four of
+its fitted values are fitted on the cases marked ``role="fit"`` only, the straggler spread on
+:data:`SCALING_FIT_SERIES` (:func:`fit_calibration`); every other case is a validation case. Grades: A = primary artefact (repository file, paper text),
 B = credible secondary source (see ../shared/reference/published-training.md).
 
 :func:`validation_table` returns the rows ``case, source, published, model, error`` that
@@ -52,11 +52,15 @@ NEMO_2407 = "NVIDIA/NeMo docs/source/performance/performance_summary.md @070a0bb
 
 
 def _nemo(label, source, grade, model, gpu, gpus, prec, seq, gbs, layout, tok_s, tags=()) -> Case:
+    fw = (GPT3_H100 if gpu == "h100" else GPT3_B200) if model == "gpt3-175b" else NEMO
     return Case(label, source, grade, model, gpu, gpus, prec, seq, gbs, layout, "tokens_per_s_per_gpu", tok_s,
-                tags=tags)  # fmt: skip
+                framework=fw, tags=tags)  # fmt: skip
 
 
 NEMO = Framework(tp_comm_overlap=True)  # NeMo recipes: distributed optimizer, FP32 grad reduce, overlaps on
+# NeMo's gpt3_175b recipe names its Transformer Engine TP overlap table per GPU (overlap.py)
+GPT3_H100 = Framework(tp_comm_overlap=True, tp_overlap="nemo-h100-h12288-tp4")
+GPT3_B200 = Framework(tp_comm_overlap=True, tp_overlap="nemo-b200-h12288-tp4")
 
 
 @dataclass(frozen=True)
@@ -124,7 +128,9 @@ def _dgxc_70b(gpus: int, prec: str, step: float) -> Case:
         "step_s",
         step,
         role="fit" if (gpus == 64 and prec == "bf16") else "validate",
-        fits="tp_overlap_fraction" if (gpus == 64 and prec == "bf16") else "",
+        fits="tp_overlap_interference" if (gpus == 64 and prec == "bf16") else "",
+        # the NeMo llama3_70b recipe's TP overlap table (MegatronCommOverlapCallback)
+        framework=Framework(tp_comm_overlap=True, tp_overlap="nemo-h100-h8192-tp4"),
         tags=("weak-scaling",) + (("dense-1000",) if gpus >= 1000 else ()),
     )
 
@@ -143,6 +149,7 @@ def _dgxc_175b(gpus: int, prec: str, step: float) -> Case:
         Layout(tp=4, pp=8, cp=1, vp=12, dp=gpus // 32),
         "step_s",
         step,
+        framework=GPT3_H100,
         tags=("weak-scaling",) + (("dense-1000",) if gpus >= 1000 else ()),
     )
 
@@ -163,6 +170,7 @@ def _gb200_405b(gpus: int, prec: str, step: float) -> Case:
         step,
         role="fit" if (gpus == 128 and prec == "bf16") else "validate",
         fits="blackwell_gemm_scale" if (gpus == 128 and prec == "bf16") else "",
+        framework=Framework(tp_comm_overlap=True, tp_overlap=f"nemo-b200-h16384-tp4-cp2-{prec}"),
         tags=("weak-scaling",),
     )
 
@@ -696,7 +704,7 @@ def _bisect(f, lo: float, hi: float, tol: float = 1e-5) -> float:
 FIT_ORDER = (
     ("gemm_efficiency", 0.2, 1.0),
     ("fp8_gemm_efficiency", 0.2, 1.0),
-    ("tp_overlap_fraction", 0.0, 1.0),
+    ("tp_overlap_interference", 0.0, 1.0),
     ("blackwell_gemm_scale", 0.3, 1.5),
 )
 
