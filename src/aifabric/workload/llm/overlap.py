@@ -191,3 +191,16 @@ def resolve_overlap(value) -> Preset:
     return Preset(
         f"{base.source}; changed: {', '.join(k for k in value if k != 'preset') or 'nothing'}", **out
     )
+
+
+def overlap_flags(preset: Preset) -> dict:
+    """The :class:`~aifabric.workload.llm.layout.Framework` fields a preset sets."""
+    flags = {
+        "tp_comm_overlap": preset.tp != "none",
+        "overlap_grad_reduce": preset.grad_reduce,
+        "overlap_param_gather": preset.param_gather,
+        "overlap_p2p": preset.p2p,
+    }
+    if preset.tp != "none":
+        flags["tp_overlap"] = preset.tp
+    return flags

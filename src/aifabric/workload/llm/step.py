@@ -151,6 +151,7 @@ class StepResult:
     precision: str
 
     mfu_vs_precision_peak: float = 0.0  # the same FLOPs against the FP8 peak for FP8 runs
+    overlap: dict = field(default_factory=dict)  # the overlap settings the step ran with
 
     @property
     def tokens_per_s(self) -> float:
@@ -175,6 +176,7 @@ class StepResult:
             "model_flops_per_step": self.model_flops_per_step,
             "memory": {k: v for k, v in self.memory.to_dict().items()},
             "collectives": [c.to_dict() for c in self.collectives],
+            "overlap": dict(self.overlap),
         }
 
 
@@ -247,6 +249,16 @@ def tp_overlap_exposed(table: str, times, tp: int, sms: int, layers, moe_share: 
 
     (df, db), (mf, mb) = one(layers[0], dense_slots), one(layers[1], moe_slots)
     return (1 - moe_share) * df + moe_share * mf, (1 - moe_share) * db + moe_share * mb
+
+
+def overlap_settings(fw: Framework) -> dict:
+    """What ``iteration.overlap`` reports: the TP table (``none`` when off), the DP and PP overlaps."""
+    return {
+        "tp": fw.tp_overlap if fw.tp_comm_overlap else "none",
+        "grad_reduce": fw.overlap_grad_reduce,
+        "param_gather": fw.overlap_param_gather,
+        "p2p": fw.overlap_p2p,
+    }
 
 
 def _drain_exposure(end_s: list[float], window_s: float, comm_s: list[float], t_end: float) -> float:
@@ -610,4 +622,5 @@ def step_time(
         f"also for FP8 runs",
         precision=precision,
         mfu_vs_precision_peak=flops / (iteration * gpus * gpu.peak_tflops(precision) * 1e12),
+        overlap=overlap_settings(fw),
     )
