@@ -63,11 +63,6 @@ KNOWN_MISSES = {  # error in step-time terms: + = model slower than published
     # is faster, with Megatron's non-interleaved default it is slower (+9.8 % / +9.6 %); the published
     # step lies between the two readings
     "GPT-like 119B BF16 1536 H100 (Megatron-Core r0.8.0)",  # −10.4 %
-    # Meta's 16K-GPU run (+8.7 % before the straggler spread): 128 DP replicas stretch compute by
-    # 2.59 σ against the 1.43 σ the 8-GPU fit case absorbs (+1.8 % of compute); the case's unpublished
-    # settings (ZeRO-2 gradient reduce-scatter every micro-batch, 1.1 s exposed; vp 4; no TP-comm
-    # overlap) weigh more than that
-    "Llama 3 405B BF16 16384 H100 (Meta, RoCE)",  # +10.3 %
 }
 
 

@@ -106,6 +106,13 @@ class Framework:
     expert_tp: int | None = None  # expert tensor parallelism (None = tp, Megatron's default)
     a2a_node_limit: int | None = None  # tokens sent to at most this many nodes (DeepSeek-V3: 4)
     fp8_recipe: str = "tensorwise"  # tensorwise (TE per-tensor) | blockwise (DeepSeek-V3 1×128/128×128)
+    # micro-batches per group of the interleaved schedule (Megatron-Core microbatch_group_size_per_vp_stage;
+    # None = pp, its default)
+    pp_group: int | None = None
+    dualpipe: bool = (
+        False  # DeepSeek's DualPipe: pp + 1 micro-batches in flight, two copies of the parameters
+    )
+    fp8_moe_activations: bool = False  # DeepSeek-V3 §3.3.3: expert inputs and SwiGLU inputs cached in FP8
 
     def etp(self, tp: int) -> int:
         return tp if self.expert_tp is None else self.expert_tp

@@ -17,7 +17,7 @@ training:
 Optional extensions (not in the contract, all with defaults): ``framework:`` (the
 :class:`~aifabric.workload.llm.layout.Framework` options: recompute, zero, grad_reduce_fp32,
 overlap_grad_reduce, overlap_param_gather, tp_comm_overlap, ep_a2a_overlap, overlap_p2p,
-fp8_param_gather, a2a_fp8_dispatch, comm_sms, expert_tp, a2a_node_limit, fp8_recipe, tp_overlap),
+fp8_param_gather, a2a_fp8_dispatch, comm_sms, expert_tp, a2a_node_limit, fp8_recipe, tp_overlap, pp_group, dualpipe, fp8_moe_activations),
 ``overlap:`` (a preset named after a public recipe, or a mapping ``{preset, tp, grad_reduce,
 param_gather, p2p}``: :mod:`aifabric.workload.llm.overlap`; it sets the framework's overlap flags,
 and a flag ``framework:`` names itself wins) and ``compute_efficiency`` (a measured GEMM
@@ -79,6 +79,9 @@ class FrameworkSpec(_Frozen):
     a2a_node_limit: int | None = Field(None, ge=1)
     fp8_recipe: Literal["tensorwise", "blockwise"] = "tensorwise"
     tp_overlap: str = "te-default"
+    pp_group: int | None = Field(None, ge=1)
+    dualpipe: bool = False
+    fp8_moe_activations: bool = False
 
     @field_validator("tp_overlap")
     @classmethod

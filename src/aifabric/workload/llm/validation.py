@@ -186,7 +186,7 @@ def _llama3_meta(gpus: int, dp: int, tflops: float) -> Case:
         "bf16",
         8192,
         2048,
-        Layout(tp=8, pp=16, cp=1, vp=4, dp=dp),
+        Layout(tp=8, pp=16, cp=1, vp=8, dp=dp),
         "tflops_per_gpu",
         tflops,
         fabric="roce",
@@ -196,7 +196,10 @@ def _llama3_meta(gpus: int, dp: int, tflops: float) -> Case:
         framework=Framework(zero=2),
         notes="data parallelism as published (Llama 3 paper §3.3.2, §3.3.4): FSDP sharding optimizer states and "
         "gradients (ZeRO-2), gradients accumulated and reduce-scattered in FP32; other framework settings not "
-        "published: Megatron defaults (no TP-comm overlap); vp not published: 4 assumed (128 layer-slots / 16 stages = 8 per stage, 2 per chunk); "
+        "published: Megatron defaults (no TP-comm overlap, no recompute); vp not published: 8, one layer per model chunk "
+        "(126 layers, 7 on the first and last stage, 8 on the others, §3.3.2) — the interleaving that holds the "
+        "fewest activations, the only reading under which the 8,192-GPU run's 32 micro-batches come near 80 GB "
+        "(vp 4 needs 86 GiB on rank 1); "
         "TFLOPS counted with this package's convention (Meta's may differ by the causal-mask share, ≤ 4 %)",
         tags=("roce", "dense-1000"),
     )
@@ -510,6 +513,8 @@ CASES: tuple[Case, ...] = (
             recompute="mla_up_proj",
             a2a_node_limit=4,
             fp8_recipe="blockwise",  # 1×128 activation / 128×128 weight scales (§3.3)
+            dualpipe=True,  # memory: PP + 1 micro-batches in flight, two parameter copies (Table 2)
+            fp8_moe_activations=True,  # §3.3.3: FP8 dispatch inputs and SwiGLU inputs, SwiGLU recomputed
         ),  # recompute: RMSNorm and MLA up-projections only (arXiv 2412.19437 §3.3.4)
         notes="DualPipe modelled as 2 model chunks per rank (its bidirectional schedule); all-to-all "
         "overlapped with compute, node-limited to 4 nodes per token, FP8 dispatch; 20 of 132 SMs for "
