@@ -38,7 +38,8 @@ Costs that grow with the job's size at the same work per GPU:
 * **per-step reductions** on the critical path before the optimizer step: the gradient-norm
   all-reduce (one FP32 value; over every GPU with the distributed optimizer, whose shards each hold
   part of the norm, else over the model-parallel ranks) and the loss all-reduce over DP (Megatron
-  averages the reported loss over the DP group every step) — latency-bound, log₂ of the group;
+  averages the reported loss over the DP group every step) — latency-bound, timed as NCCL's tree
+  for small messages: 2·⌈log₂⌉ send-recv steps over the domain's ranks and over the domains;
 * **straggler spread**: a synchronous step runs at the pace of its slowest GPU. Identical GPUs
   differ in speed (Sinha et al., "Not All GPUs Are Created Equal", SC'22, arXiv 2208.11035: 8 %
   average, up to 22 %, performance variation across GPUs of one SKU in one cluster, outliers 1.5×
@@ -57,13 +58,14 @@ NICs carries its share), or the larger of the two with the full per-GPU bytes (a
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from statistics import NormalDist
 
 from aifabric.errors import InputError
 from aifabric.workload.llm.compute import CALIBRATION, Calibration, head_time, layer_time, optimizer_time
 from aifabric.workload.llm.gpus import GpuSpec
-from aifabric.workload.llm.groups import ep_dispatch_combine, group_time
+from aifabric.workload.llm.groups import ep_dispatch_combine, group_domains, group_time
 from aifabric.workload.llm.layout import (
     Framework,
     Layout,
@@ -203,17 +205,31 @@ def expected_slowest(n: int) -> float:
     return NormalDist().inv_cdf((n - 0.375) / (n + 0.25))
 
 
+def tree_allreduce_s(comm, ranks: int, stride: int, domain: int) -> tuple[float, str]:
+    """A latency-bound all-reduce (a few bytes) as NCCL's tree runs it: 2·⌈log₂ L⌉ NVLink steps over
+    the L ranks of a domain and 2·⌈log₂ N⌉ network steps over the N domains, each step one send-recv
+    of the fabric (so a ring's 2(n − 1) latencies are never paid for one value)."""
+    if ranks < 2:
+        return 0.0, "none"
+    local, nodes = (ranks, 1) if stride * ranks <= domain else group_domains(ranks, stride, domain)
+    t = 0.0
+    for n, span in ((local, "nvlink"), (nodes, "network")):
+        if n > 1:
+            t += 2 * math.ceil(math.log2(n)) * comm.collective_s("send-recv", 4.0, 2, span)
+    return t, "nvlink" if nodes == 1 else ("network" if local == 1 else "nvlink+network")
+
+
 def step_reductions(
     comm, layout: Layout, gpus: int, zero: int, dp_stride: int, domain: int
 ) -> list[Collective]:
     """The per-step all-reduces on the critical path before the optimizer step (module doc): the
     gradient norm (4 bytes; every GPU with the distributed optimizer, else the model-parallel ranks)
-    and the loss (4 bytes, over DP × CP)."""
+    and the loss (4 bytes, over DP × CP), each timed as a tree (:func:`tree_allreduce_s`)."""
     norm_ranks = gpus if zero >= 1 else gpus // max(layout.dp, 1)
     dp_ranks = layout.dp * layout.cp
     out = []
     for what, ranks, stride in (("gradient norm", norm_ranks, 1), ("loss", dp_ranks, dp_stride)):
-        t, span = group_time(comm, "all-reduce", 4.0, ranks, stride, domain)
+        t, span = tree_allreduce_s(comm, ranks, stride, domain)
         if t > 0:
             out.append(
                 Collective("dp", "all-reduce", 4.0, ranks, span, 1, t, 0.0, f"none ({what}, per step)", t)
