@@ -10,18 +10,9 @@ from aifabric.workload.llm.memory import check_memory, in_flight, memory_per_gpu
 from aifabric.workload.llm.models import get_model
 from aifabric.workload.llm.validation import CASES, validation_table
 
-# Published layouts the memory check still refuses, with why (docs/training-model.md, "Memory"): the
-# activations, not the gradients, exceed the GPU under Megatron/Transformer Engine's activation
-# inventory; the runs' own inventories (Meta's framework, DeepSeek's FP8 caching) are leaner than it
-KNOWN_MEMORY_REFUSALS = {
-    # interleaved 1F1B with vp = 4 (assumed; not published) and 32 micro-batches holds 77 model chunks on
-    # rank 1: 76 GiB of activations (86 GiB in all); at 16,384 GPUs (16 micro-batches) the same layout
-    # holds 64 GiB and fits. Meta's schedule (flexible micro-batch groups) is not published in detail
-    "Llama 3 405B BF16 8192 H100 (Meta, RoCE)",
-    # BF16 MoE activations of 9 experts per token; DeepSeek caches them in FP8 and recomputes SwiGLU
-    # (arXiv 2412.19437 §3.3.3), which the inventory does not model
-    "DeepSeek-V3 FP8 2048 H800 (GPU-h per 1T tokens)",
-}
+# Published layouts the memory check still refuses (none: Meta's 8,192-GPU layout fits with one layer
+# per model chunk, 79.63 of 79.65 GiB; DeepSeek-V3 with DualPipe's in-flight count and its FP8 caching)
+KNOWN_MEMORY_REFUSALS: set[str] = set()
 
 
 def _state_per_param(fw: Framework, dp: int) -> float:
@@ -116,3 +107,35 @@ def test_published_layouts_pass_the_memory_check(case, rows):
             pytest.xfail(f"known refusal: {mem['need_gib']:.1f} of {mem['hbm_gib']:.1f} GiB")
         pytest.fail(f"{case} now fits: remove it from KNOWN_MEMORY_REFUSALS")
     assert mem["fits"], mem["refusal"]
+
+
+def test_every_validation_case_goes_through_trains_memory_check(rows):
+    """The validation table runs each case's layout through check_memory, the function train calls, and
+    no layout a published run used is refused."""
+    import inspect
+
+    from aifabric.workload.llm import validation
+
+    assert "check_memory(" in inspect.getsource(validation.memory_check)
+    assert set(rows) == {c.case for c in CASES}
+    assert [c for c, r in rows.items() if not r["memory"]["fits"]] == []
+
+
+def test_microbatch_group_lowers_the_interleaved_in_flight_count():
+    """Megatron-Core's microbatch_group_size_per_vp_stage (default pp): warm-up 2(pp − r − 1) + (vp − 1)·G."""
+    lay = Layout(tp=8, pp=16, vp=4, dp=64)
+    assert in_flight(lay, 1, 32) == pytest.approx((2 * 14 + 3 * 16 + 1) / 4)
+    assert in_flight(lay, 1, 32, Framework(pp_group=8)) == pytest.approx((2 * 14 + 3 * 8 + 1) / 4)
+
+
+def test_dualpipe_and_fp8_moe_activations():
+    """DualPipe: pp + 1 micro-batches in flight and parameters twice; DeepSeek's FP8 MoE caching keeps
+    fewer activation bytes than BF16 MoE activations."""
+    m = get_model("deepseek-v3")
+    lay = Layout(tp=1, pp=16, vp=2, dp=128, ep=64)
+    assert in_flight(lay, 0, 60, Framework(dualpipe=True)) == 17.0
+    base = memory_per_gpu(m, lay, 4096, 15360, Framework(), precision="fp8")
+    dual = memory_per_gpu(m, lay, 4096, 15360, Framework(dualpipe=True), precision="fp8")
+    assert dual.weights_bytes == pytest.approx(2 * base.weights_bytes)
+    fp8 = memory_per_gpu(m, lay, 4096, 15360, Framework(fp8_moe_activations=True), precision="fp8")
+    assert fp8.activations_bytes < 0.8 * base.activations_bytes

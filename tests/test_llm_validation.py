@@ -62,16 +62,17 @@ KNOWN_MISSES = {  # error in step-time terms: + = model slower than published
     # pipeline schedule not published: with one layer per virtual stage (the case's reading) the model
     # is faster, with Megatron's non-interleaved default it is slower (+9.8 % / +9.6 %); the published
     # step lies between the two readings
-    "GPT-like 119B BF16 1536 H100 (Megatron-Core r0.8.0)",  # −12.7 %
-    "GPT-like 177B BF16 2304 H100 (Megatron-Core r0.8.0)",  # −12.1 %
+    "GPT-like 119B BF16 1536 H100 (Megatron-Core r0.8.0)",  # −10.4 %
 }
 
 
 def test_fitted_parameters_are_reproducible():
-    """fit_calibration() on the fit cases returns the packaged CALIBRATION values (to 0.005)."""
+    """fit_calibration() on the fit cases returns the packaged CALIBRATION values (to 0.005; the
+    straggler spread, fitted on the NeMo 24.09 weak-scaling series, to 0.0005)."""
     fit = fit_calibration()
-    for key in ("gemm_efficiency", "fp8_gemm_efficiency", "tp_overlap_fraction", "blackwell_gemm_scale"):
+    for key in ("gemm_efficiency", "fp8_gemm_efficiency", "tp_overlap_interference", "blackwell_gemm_scale"):
         assert getattr(fit, key) == pytest.approx(getattr(CALIBRATION, key), abs=0.005), key
+    assert fit.straggler_spread == pytest.approx(CALIBRATION.straggler_spread, abs=0.0005)
 
 
 def test_case_set_covers_what_the_issue_asks():
@@ -145,3 +146,42 @@ def test_megatron_table_is_bf16_and_self_consistent():
         assert c.layout.dp == 48 and c.layout.gpus == c.gpus
         assert c.layout.micro_batches(c.global_batch) == 4 * c.layout.pp
         assert case_model(c).layers % (c.layout.pp * c.layout.vp) == 0
+
+
+# ---- weak scaling: the growth of the step with the GPU count at the same work per GPU -------------
+@pytest.fixture(scope="module")
+def weak():
+    from aifabric.workload.llm.scaling_check import weak_scaling_table
+
+    return weak_scaling_table()
+
+
+def test_weak_scaling_fit_and_check_series_are_disjoint():
+    """The straggler spread is fitted on series no step-time case and no checked series holds."""
+    from aifabric.workload.llm.scaling_check import held_out_series
+    from aifabric.workload.llm.validation import SCALING_FIT_SERIES
+
+    fit = {(c.source, c.gpus, c.precision, c.model) for s in SCALING_FIT_SERIES for c in s}
+    held = {(c.source, c.gpus, c.precision, c.model) for s in held_out_series() for c in s}
+    table = {(c.source, c.gpus, c.precision, c.model) for c in CASES}
+    assert fit and not fit & held and not fit & table
+    assert len(held_out_series()) >= 8
+
+
+def test_weak_scaling_growth_within_three_points(weak):
+    """Held-out series: the model's growth (first → last GPU count) within ±3 points of the published
+    one, except the GPT-3 175B FP8 series that is not monotonic in scale (known miss, above)."""
+    checked = [r for r in weak if r["role"] == "check"]
+    misses = {r["series"] for r in checked if not r["within_tolerance"]}
+    assert misses == {"GPT-3 175B FP8 128 → 2048 H100"}, misses
+    assert all(r["model_growth"] > 0 for r in checked)  # the direction: steps grow with scale
+
+
+def test_straggler_spread_is_what_brings_the_growth(weak):
+    """Without the straggler spread the model is flat (< 0.3 % growth on every series) and misses
+    the held-out growth by more on average than with it."""
+    checked = [r for r in weak if r["role"] == "check"]
+    assert all(abs(r["flat_growth"]) < 0.003 for r in checked)
+    err = sum(abs(r["error_points"]) for r in checked)
+    flat = sum(abs(r["flat_growth"] - r["published_growth"]) for r in checked)
+    assert err < 0.75 * flat, (err, flat)

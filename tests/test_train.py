@@ -36,7 +36,9 @@ def test_train_json_keys_and_one_fabric(scenario):
     assert set(it["layout"]) == {"tp", "pp", "cp", "vp", "dp", "ep", "micro_batch", "order"}
     assert it["layout"]["tp"] == 4 and it["layout"]["pp"] == 4
     b = it["breakdown"]
-    parts = b["compute_s"] + b["bubble_s"] + b["optimizer_s"] + sum(b["exposed_s"].values())
+    parts = (
+        b["compute_s"] + b["bubble_s"] + b["optimizer_s"] + b["straggler_s"] + sum(b["exposed_s"].values())
+    )
     assert parts == pytest.approx(it["iteration_s"], rel=1e-9)
 
 

@@ -132,6 +132,7 @@ def _print(out: dict) -> None:
     row("tokens / s", lambda f: f"{f['tokens_per_s']:,.0f}")
     row("compute", lambda f: f"{f['iteration']['breakdown']['compute_s']:.3f} s")
     row("pipeline bubble", lambda f: f"{f['iteration']['breakdown']['bubble_s']:.3f} s")
+    row("straggler spread", lambda f: f"{f['iteration']['breakdown'].get('straggler_s', 0.0):.3f} s")
     for g in ("tp", "cp", "pp", "dp", "ep"):
         row(
             f"{g.upper()} exposed",

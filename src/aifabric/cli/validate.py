@@ -331,6 +331,7 @@ def _published(as_json: bool) -> int:
     from aifabric.workload.collective_validation import collective_validation_table
     from aifabric.workload.llm.attention_check import ATTENTION_TOLERANCE, attention_validation_table
     from aifabric.workload.llm.gemm import GEMM_TOLERANCE, fit_shape_model, gemm_validation_table
+    from aifabric.workload.llm.scaling_check import GROWTH_TOLERANCE, format_weak_scaling, weak_scaling_table
     from aifabric.workload.llm.validation import validation_table
     from aifabric.workload.llm.validation_collectives import TOLERANCE as EP_TOLERANCE
     from aifabric.workload.llm.validation_collectives import collective_validation_table as ep_table
@@ -350,6 +351,9 @@ def _published(as_json: bool) -> int:
     attn = attention_validation_table()
     attn_checked = [r for r in attn if r["role"] == "check"]
     attn_ok = sum(1 for r in attn_checked if r["within_tolerance"])
+    weak = weak_scaling_table()
+    weak_checked = [r for r in weak if r["role"] == "check"]
+    weak_ok = sum(1 for r in weak_checked if r["within_tolerance"])
     if as_json:
         typer.echo(
             dumps(
@@ -385,19 +389,37 @@ def _published(as_json: bool) -> int:
                         "checked": len(attn_checked),
                         "tolerance": ATTENTION_TOLERANCE,
                     },
+                    "weak_scaling": {
+                        "series": weak,
+                        "within_tolerance": weak_ok,
+                        "checked": len(weak_checked),
+                        "tolerance_points": GROWTH_TOLERANCE,
+                    },
                 },
                 default=str,
             )
         )
     else:
         _print_published(rows, coll, ep_rows, gemm_rows, gemm_fit, attn)
+        from rich.console import Console
+
+        from aifabric.cli._tables import pipe_table
+
+        Console().print(
+            pipe_table(
+                format_weak_scaling(weak),
+                f"Weak scaling: step-time growth, first → last GPU count (±{100 * GROWTH_TOLERANCE:.0f} points; "
+                "fit: straggler spread on the NeMo 24.09 series)",
+            )
+        )
         _print_memory(rows)
         from rich.console import Console
 
         Console().print(
             f"{ok} of {len(checked)} step-time cases, {coll_ok} of {len(coll_checked)} collective figures, "
             f"{ep_ok} of {len(ep_rows)} expert all-to-all cases, {gemm_ok} of {len(gemm_rows)} GEMM shapes and "
-            f"{attn_ok} of {len(attn_checked)} attention checks within their tolerance (none used in a fit)"
+            f"{attn_ok} of {len(attn_checked)} attention checks and {weak_ok} of {len(weak_checked)} weak-scaling "
+            "series within their tolerance (none used in a fit)"
         )
     return 0
 

@@ -80,6 +80,7 @@ def _step_parts(f: dict) -> list[tuple[str, float]]:
     communication, and the whole step."""
     b = f["iteration"]["breakdown"]
     parts = [("compute", b["compute_s"]), ("pipeline bubble", b["bubble_s"]), ("optimizer", b["optimizer_s"])]
+    parts.append(("straggler spread", b.get("straggler_s", 0.0)))
     parts += [(f"{g.upper()} exposed", s) for g, s in sorted(b["exposed_s"].items())]
     return [*parts, ("whole step", f["iteration"]["iteration_s"])]
 

@@ -30,9 +30,11 @@ and, with sequence parallelism, the element-wise work):
 * **Optimizer step** (Adam, mixed precision): 30 bytes per local parameter (read fp32 master,
   grad, m, v; write master, m, v; write the bf16 copy) at sustained HBM bandwidth.
 
-The fitted parameters are the four of :data:`CALIBRATION` (the large-GEMM efficiency for BF16 and
-FP8 inside a step, the share of TP communication that TP-comm overlap hides, Blackwell's GEMM
-scale), each fitted on one published case and validated on the others (validation.py); the GEMM
+The fitted parameters are the four of :data:`CALIBRATION`: the straggler spread (on weak-scaling
+series that no other check uses), the large-GEMM efficiency for BF16 and FP8 inside a step and
+the TP-overlap interference and Blackwell's GEMM scale (each on one published
+case), validated on the others (validation.py;
+TP-communication overlap is counted per GEMM from the recipe's table, overlap.py); the GEMM
 shape constants are fitted on microbenchmarks, not on training steps. Everything else is counted, comes from
 the GPU table (:mod:`aifabric.workload.llm.gpus`), or is an estimate saying so.
 """
@@ -61,23 +63,33 @@ class Calibration:
     Cross-check: cuBLASLt large-GEMM microbenchmarks on Hopper reach about 0.8 of peak (gpus.py
     [GEMM-FP8], [GEMM-BF16]); a training step reaches less. ``--compute-efficiency`` replaces it (the
     shape factors still apply); with ``per_shape_gemm`` off every GEMM runs flat at the efficiency.
-    ``tp_overlap_fraction``: share of the TP all-gather/reduce-scatter time that Transformer Engine's
-    TP-communication overlap hides (at most the GEMM time of the layer). **Fitted** on Llama 3.1 70B
-    BF16 on 64 H100 (dgxc v25.04, 14.66 s) after the two above.
+    ``tp_overlap_interference``: TP-communication overlap is counted per GEMM and method from the
+    recipe's Transformer Engine table (overlap.py); this is the share of the communication time the
+    method hides that still costs (smaller chunked GEMMs, HBM/L2/SM contention). **Fitted** on Llama
+    3.1 70B BF16 on 64 H100 (dgxc v25.04, 14.66 s, NeMo's llama3_70b TP-overlap table) after the two
+    GEMM efficiencies.
     ``blackwell_gemm_scale``: Blackwell's GEMM efficiency relative to Hopper's (no public Blackwell
     GEMM shape sweep was read; attention has its own measured fractions, gpus.py [CUDNN-B200]).
-    **Fitted** on Llama 3.1 405B BF16 on 128 GB200 (dgxc v25.05.04, 9.347 s) after the three above.
+    **Fitted** on Llama 3.1 405B BF16 on 128 GB200 (dgxc v25.05.04, 9.347 s) after the two above.
     The fit is reproducible: ``fit_calibration()`` returns these values (tested).
+    ``straggler_spread``: relative standard deviation σ of per-GPU speed; a synchronous step waits
+    for the slowest GPU, E[max of n normals] · σ of the compute and bubble behind the mean
+    (step.py). **Fitted** on the growth of weak-scaling series that no other check uses (dgxc
+    NeMo 24.09 Llama 3.1 8B/70B, BF16/FP8, 8 → 128 and 64 → 2,048 H100) before the three above, and
+    validated on the growth of the step-time table's weak-scaling series (``aifabric validate
+    --published``, block ``weak_scaling``). Cross-check: Sinha et al. (SC'22) measure 8 % average
+    performance variation across thousands of same-SKU GPUs, i.e. σ of order 1 %.
     ``reserve_bytes``: memory per GPU not available to the model (CUDA context, NCCL buffers,
     allocator fragmentation) — estimate, no public source: 3 GiB (CUDA context ≈ 0.5 GiB, NCCL
     buffers ≈ 1 GiB, allocator slack).
     ``optimizer_bytes_per_param``: 30, counted (see module docstring).
     """
 
-    gemm_efficiency: float = 0.684
-    fp8_gemm_efficiency: float = 0.551
-    tp_overlap_fraction: float = 0.214
-    blackwell_gemm_scale: float = 0.800
+    gemm_efficiency: float = 0.704
+    fp8_gemm_efficiency: float = 0.570
+    tp_overlap_interference: float = 0.688
+    blackwell_gemm_scale: float = 0.797
+    straggler_spread: float = 0.0156
     reserve_bytes: float = 3 * 2**30
     optimizer_bytes_per_param: float = 30.0
     loss_bytes_per_logit: float = 16.0
@@ -100,6 +112,9 @@ class LayerTime:
     ew_bwd_s: float
     flops_fwd: float  # executed FLOPs forward (GEMM + causal attention)
     mla_up_fwd_s: float = 0.0  # forward of MLA's up-projections + latent norms (mla_up_proj recompute)
+    # (forward, backward) GEMM seconds of the four TP-overlap partners: attention input (QKV), attention
+    # output projection, MLP input (FC1), MLP output (FC2) — overlap.py's slots
+    tp_gemms: tuple[tuple[float, float], ...] = ()
 
     @property
     def fwd_s(self) -> float:
@@ -184,6 +199,7 @@ def layer_time(
         ]
     else:
         rest += [lin(tokens, (q + 2 * kv) / tp, h), lin(tokens, h, q / tp)]
+    n_attn = len(rest)
     routed = []
     if moe:
         if model.shared_experts:
@@ -272,7 +288,27 @@ def layer_time(
         ew_bwd_s=2 * ew_fwd,
         flops_fwd=gemm_flops + attn_flops,
         mla_up_fwd_s=mla_up,
+        tp_gemms=_tp_partners(rest, routed, n_attn, moe),
     )
+
+
+def _tp_partners(rest: list, routed: list, n_attn: int, moe: bool) -> tuple[tuple[float, float], ...]:
+    """(forward, backward) seconds of the GEMMs each TP collective overlaps with: attention input (all
+    attention GEMMs but the output projection), attention output, MLP input (FC1 / gate-up; MoE:
+    shared experts' input, router, routed experts' input), MLP output."""
+
+    def add(items) -> tuple[float, float]:
+        return sum(x[0] for x in items), sum(x[1] for x in items)
+
+    attn_in, attn_out = add(rest[: n_attn - 1]), rest[n_attn - 1]
+    mlp = rest[n_attn:]
+    if moe:  # [shared in, shared out]? + router, then routed in, out
+        shared = mlp[:-1]
+        mlp_in = add(shared[:1] + mlp[-1:] + routed[:1]) if shared else add(mlp[-1:] + routed[:1])
+        mlp_out = add(shared[1:2] + routed[1:])
+    else:
+        mlp_in, mlp_out = mlp[0], mlp[1]
+    return (attn_in, attn_out, mlp_in, mlp_out)
 
 
 def head_time(

@@ -155,14 +155,16 @@ class GpuSpec:
         return p
 
 
-_H = "[S86] peaks, HBM 80 GB (nvidia-smi: 81,559 MiB = 79.6 GiB); [S3] NVLink 450 GB/s per direction, 8 per HGX node; 132 SMs"
+#: H100/H800 80 GB usable memory as nvidia-smi reports it: 81,559 MiB (79.65 GiB)
+H100_HBM = 81559 * 2**20
+_H = "[S86] peaks, HBM 80 GB (nvidia-smi: 81,559 MiB = 79.65 GiB); [S3] NVLink 450 GB/s per direction, 8 per HGX node; 132 SMs"
 GPUS: dict[str, GpuSpec] = {
-    "h100": GpuSpec("h100", 989.4, 1978.9, 79.6 * GIB, 3.35e12, 450e9, 8, 132, sources=_H),
+    "h100": GpuSpec("h100", 989.4, 1978.9, H100_HBM, 3.35e12, 450e9, 8, 132, sources=_H),
     "h800": GpuSpec(
         "h800",
         989.4,
         1978.9,
-        79.6 * GIB,
+        H100_HBM,
         3.35e12,
         200e9,
         8,

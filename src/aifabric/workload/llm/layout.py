@@ -85,7 +85,10 @@ class Framework:
     the bytes of BF16). ``overlap_p2p``: overlap steady-state pipeline sends (None = on with
     interleaving, as Megatron does). ``ep_a2a_overlap``: MoE all-to-all overlapped with another
     micro-batch's compute (DualPipe, Megatron's 1F1B A2A overlap); off = exposed in full.
-    ``tp_comm_overlap``: Transformer Engine's TP-communication/GEMM overlap.
+    ``tp_comm_overlap``: Transformer Engine's TP-communication/GEMM overlap, with the per-GEMM
+    methods of the table ``tp_overlap`` names (:data:`aifabric.workload.llm.overlap.TP_TABLES`;
+    ``te-default``: Transformer Engine's defaults). ``training.overlap`` presets set these and the
+    DP/PP overlaps together (:mod:`aifabric.workload.llm.overlap`).
     """
 
     recompute: str = "none"
@@ -94,6 +97,7 @@ class Framework:
     overlap_grad_reduce: bool = True
     overlap_param_gather: bool = True
     tp_comm_overlap: bool = False
+    tp_overlap: str = "te-default"
     ep_a2a_overlap: bool = False
     overlap_p2p: bool | None = None
     fp8_param_gather: bool = False
@@ -102,6 +106,13 @@ class Framework:
     expert_tp: int | None = None  # expert tensor parallelism (None = tp, Megatron's default)
     a2a_node_limit: int | None = None  # tokens sent to at most this many nodes (DeepSeek-V3: 4)
     fp8_recipe: str = "tensorwise"  # tensorwise (TE per-tensor) | blockwise (DeepSeek-V3 1×128/128×128)
+    # micro-batches per group of the interleaved schedule (Megatron-Core microbatch_group_size_per_vp_stage;
+    # None = pp, its default)
+    pp_group: int | None = None
+    dualpipe: bool = (
+        False  # DeepSeek's DualPipe: pp + 1 micro-batches in flight, two copies of the parameters
+    )
+    fp8_moe_activations: bool = False  # DeepSeek-V3 §3.3.3: expert inputs and SwiGLU inputs cached in FP8
 
     def etp(self, tp: int) -> int:
         return tp if self.expert_tp is None else self.expert_tp

@@ -19,7 +19,12 @@ for every pipeline rank, the fullest one reported (and the one a refusal names).
   s² term, so ``selective`` recompute equals ``none`` here; ``full`` keeps only the layer input
   (2·h bytes per token) plus one layer's full activations. In flight on rank r (Megatron's
   schedules): 1F1B holds min(pp − r, M) micro-batches of the rank's layers; interleaved 1F1B holds
-  min(M · vp, 2 (pp − r − 1) + (vp − 1) · pp + 1) model chunks, each 1/vp of the rank's layers.
+  min(M · vp, 2 (pp − r − 1) + (vp − 1) · G + 1) model chunks, each 1/vp of the rank's layers, G
+  the micro-batches per group (Megatron-Core's ``microbatch_group_size_per_vp_stage``, default pp;
+  ``framework.pp_group``); DeepSeek's DualPipe holds pp + 1 micro-batches and two copies of the
+  parameters (DualPipe README / arXiv 2412.19437 Table 2: activation PP + 1, parameters 2×).
+  ``fp8_moe_activations`` (DeepSeek-V3 §3.3.3): the dispatched expert inputs and the SwiGLU inputs
+  are cached in FP8 (1 byte) and the SwiGLU output is recomputed (not kept).
   The last rank adds the FP32 logits of one micro-batch, 4 bytes per token per vocab/tp.
 * **reserve**: :data:`~aifabric.workload.llm.compute.CALIBRATION` ``reserve_bytes`` (estimate).
 """
@@ -106,7 +111,7 @@ class MemoryBreakdown:
 
 
 def activation_bytes_per_token_layer(
-    model: ModelConfig, moe: bool, precision: str = "bf16", recompute: str = "none"
+    model: ModelConfig, moe: bool, precision: str = "bf16", recompute: str = "none", fp8_moe: bool = False
 ) -> float:
     """Bytes kept for backward per token and layer (before the tp split). FP8 runs keep the inputs of
     the four GEMMs (QKV, projection, FC1, FC2) as their FP8 casts, 1 byte instead of 2
@@ -123,6 +128,14 @@ def activation_bytes_per_token_layer(
     if model.mla and recompute in ("mla_up_proj", "full"):
         m = model.mla
         attn = 5 * h + m.kv_lora_rank + m.qk_rope_head_dim + (m.q_lora_rank or h)
+    if moe and fp8_moe:  # FP8 dispatch copies and SwiGLU inputs (1 byte), SwiGLU output recomputed
+        k = model.experts_per_token + model.shared_experts
+        return (
+            2.0 * (attn + h)
+            + k * h
+            + 2 * model.moe_ffn_hidden * k
+            - (2 * h + model.q_dim if precision == "fp8" else 0)
+        )
     total = 2.0 * (attn + mlp)
     if precision == "fp8":
         fc2_in = (
@@ -148,13 +161,16 @@ def rank_params(model: ModelConfig, layout: Layout, etp: int, rank: int) -> Loca
     return LocalParams(dense=dense / layout.tp, expert=expert / etp)
 
 
-def in_flight(layout: Layout, rank: int, micro_batches: int) -> float:
+def in_flight(layout: Layout, rank: int, micro_batches: int, fw: Framework = Framework()) -> float:
     """Micro-batches whose activations rank ``rank`` holds at its peak, in units of the rank's whole
-    layer set (Megatron's 1F1B and interleaved-1F1B warm-up, see the module docstring)."""
+    layer set (Megatron's 1F1B and interleaved-1F1B warm-up, DualPipe; see the module docstring)."""
     pp, vp = layout.pp, layout.vp
+    if fw.dualpipe:
+        return float(min(pp + 1, micro_batches))
     if vp == 1:
         return float(min(pp - rank, micro_batches))
-    chunks = min(micro_batches * vp, 2 * (pp - rank - 1) + (vp - 1) * pp + 1)
+    group = fw.pp_group or pp
+    chunks = min(micro_batches * vp, 2 * (pp - rank - 1) + (vp - 1) * group + 1)
     return chunks / vp
 
 
@@ -170,7 +186,8 @@ def _state_bytes(
         weights = 2.0 * sharded + 2 * 2.0 * lp.total / max(per_stage, 1)
     grads = grad_b * (sharded if fw.zero >= 2 else lp.total)
     optimizer = opt_b * (sharded if fw.zero >= 1 else lp.total)
-    return weights, grads, optimizer
+    copies = 2.0 if fw.dualpipe else 1.0  # DualPipe keeps two copies of the parameters
+    return copies * weights, copies * grads, copies * optimizer
 
 
 def _activations(model, layout, seq_len, fw, precision, rank: int, layers: float, m: int) -> float:
@@ -181,10 +198,11 @@ def _activations(model, layout, seq_len, fw, precision, rank: int, layers: float
         / layout.tp
         * (
             (1 - moe_share) * activation_bytes_per_token_layer(model, False, precision, fw.recompute)
-            + moe_share * activation_bytes_per_token_layer(model, True, precision, fw.recompute)
+            + moe_share
+            * activation_bytes_per_token_layer(model, True, precision, fw.recompute, fw.fp8_moe_activations)
         )
     )
-    held = in_flight(layout, rank, m)
+    held = in_flight(layout, rank, m, fw)
     if fw.recompute == "full":
         acts = held * layers * tokens / layout.tp * 2.0 * model.hidden + per_layer
     else:

@@ -17,7 +17,10 @@ training:
 Optional extensions (not in the contract, all with defaults): ``framework:`` (the
 :class:`~aifabric.workload.llm.layout.Framework` options: recompute, zero, grad_reduce_fp32,
 overlap_grad_reduce, overlap_param_gather, tp_comm_overlap, ep_a2a_overlap, overlap_p2p,
-fp8_param_gather, a2a_fp8_dispatch, comm_sms, expert_tp, a2a_node_limit, fp8_recipe) and ``compute_efficiency`` (a measured GEMM
+fp8_param_gather, a2a_fp8_dispatch, comm_sms, expert_tp, a2a_node_limit, fp8_recipe, tp_overlap, pp_group, dualpipe, fp8_moe_activations),
+``overlap:`` (a preset named after a public recipe, or a mapping ``{preset, tp, grad_reduce,
+param_gather, p2p}``: :mod:`aifabric.workload.llm.overlap`; it sets the framework's overlap flags,
+and a flag ``framework:`` names itself wins) and ``compute_efficiency`` (a measured GEMM
 efficiency that replaces the fitted one). Unknown keys are errors; a model mapping with unknown keys
 is an error naming the key.
 """
@@ -26,10 +29,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from aifabric.workload.llm.layout import Framework, parse_order
 from aifabric.workload.llm.models import ModelConfig, resolve_model
+from aifabric.workload.llm.overlap import overlap_flags, resolve_overlap, tp_table
 
 
 class _Frozen(BaseModel):
@@ -74,6 +78,16 @@ class FrameworkSpec(_Frozen):
     expert_tp: int | None = Field(None, ge=1)
     a2a_node_limit: int | None = Field(None, ge=1)
     fp8_recipe: Literal["tensorwise", "blockwise"] = "tensorwise"
+    tp_overlap: str = "te-default"
+    pp_group: int | None = Field(None, ge=1)
+    dualpipe: bool = False
+    fp8_moe_activations: bool = False
+
+    @field_validator("tp_overlap")
+    @classmethod
+    def _known_table(cls, v):
+        tp_table(v)  # raises InputError (a ValueError) naming the tables
+        return v
 
     def to_framework(self) -> Framework:
         return Framework(**self.model_dump())
@@ -90,6 +104,20 @@ class TrainingSpec(_Frozen):
     parallelism: ParallelismSpec = ParallelismSpec()
     framework: FrameworkSpec = FrameworkSpec()
     compute_efficiency: float | None = Field(None, gt=0, le=1)
+    overlap: str | dict[str, str | bool | None] | None = Field(
+        None, description="an overlap preset name or a mapping (preset, tp, grad_reduce, param_gather, p2p)"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _overlap_into_framework(cls, data):
+        """``overlap`` sets the framework's overlap flags; a flag ``framework`` names itself wins."""
+        if not isinstance(data, dict) or data.get("overlap") is None:
+            return data
+        fw = dict(data.get("framework") or {})
+        for key, value in overlap_flags(resolve_overlap(data["overlap"])).items():
+            fw.setdefault(key, value)
+        return {**data, "framework": fw}
 
     @field_validator("model")
     @classmethod

@@ -3,7 +3,7 @@ of every communication, each with its true overlap window. MFU is an output.
 
 Schedule (per step, ``M`` micro-batches per replica, the slowest pipeline stage sets the pace):
 
-    step = M · (F + B) + (pp − 1)/vp · (F̄ + B̄) + PP exposed + DP exposed + optimizer
+    step = M · (F + B) + (pp − 1)/vp · (F̄ + B̄) + PP exposed + DP exposed + optimizer + straggler
 
 ``F``/``B`` are one micro-batch's forward/backward on a stage (compute, recomputation, and the
 exposed TP, CP, EP and FSDP communication of that micro-batch); the bubble is the interleaved-1F1B
@@ -31,6 +31,23 @@ Communication and its overlap window (Megatron-Core / NeMo behaviour):
   ZeRO-3/FSDP: parameter all-gathers per layer, prefetched one layer ahead (window: the layer's
   compute), and gradient reduce-scatters per layer in backward.
 
+Costs that grow with the job's size at the same work per GPU:
+
+* the DP collectives' ring and latency terms ((n − 1)/n of the bytes, NCCL's per-step latency)
+  grow with the DP size (above);
+* **per-step reductions** on the critical path before the optimizer step: the gradient-norm
+  all-reduce (one FP32 value; over every GPU with the distributed optimizer, whose shards each hold
+  part of the norm, else over the model-parallel ranks) and the loss all-reduce over DP (Megatron
+  averages the reported loss over the DP group every step) — latency-bound, timed as NCCL's tree
+  for small messages: 2·⌈log₂⌉ send-recv steps over the domain's ranks and over the domains;
+* **straggler spread**: a synchronous step runs at the pace of its slowest GPU. Identical GPUs
+  differ in speed (Sinha et al., "Not All GPUs Are Created Equal", SC'22, arXiv 2208.11035: 8 %
+  average, up to 22 %, performance variation across GPUs of one SKU in one cluster, outliers 1.5×
+  slower than the median). With per-GPU speeds spread normally with relative standard deviation
+  σ (``Calibration.straggler_spread``, fitted on weak-scaling series only), the slowest of ``n``
+  GPUs is E[max of n standard normals] · σ slower (Blom's approximation, 0 for one GPU);
+  the compute and the bubble (GPU-bound parts) stretch by that, the network does not.
+
 The network enters only through ``comm.collective_s(op, size_bytes, ranks, span)`` (span
 ``"nvlink"`` inside the NVLink domain, ``"network"`` one rank per domain on one rail). A group that
 spans ``N`` domains with ``L`` of its ranks in each is timed hierarchically
@@ -41,12 +58,14 @@ NICs carries its share), or the larger of the two with the full per-GPU bytes (a
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
+from statistics import NormalDist
 
 from aifabric.errors import InputError
 from aifabric.workload.llm.compute import CALIBRATION, Calibration, head_time, layer_time, optimizer_time
 from aifabric.workload.llm.gpus import GpuSpec
-from aifabric.workload.llm.groups import ep_dispatch_combine, group_time
+from aifabric.workload.llm.groups import ep_dispatch_combine, group_domains, group_time
 from aifabric.workload.llm.layout import (
     Framework,
     Layout,
@@ -60,6 +79,7 @@ from aifabric.workload.llm.layout import (
 from aifabric.workload.llm.memory import MemoryBreakdown, expert_dp, local_params, memory_per_gpu
 from aifabric.workload.llm.models import ModelConfig
 from aifabric.workload.llm.network import PIPELINE_SEND_RECV
+from aifabric.workload.llm.overlap import MOE_MLP_SLOTS, Slot, slot_exposed, tp_table
 
 GROUPS = ("tp", "cp", "pp", "dp", "ep")
 
@@ -91,12 +111,14 @@ class Collective:
 
 @dataclass(frozen=True)
 class Breakdown:
-    """Seconds per step. ``compute_s + bubble_s + sum(exposed_s) + optimizer_s == iteration_s``."""
+    """Seconds per step. ``compute_s + bubble_s + sum(exposed_s) + optimizer_s + straggler_s ==
+    iteration_s``."""
 
     compute_s: float
     bubble_s: float
     optimizer_s: float
     exposed_s: dict[str, float] = field(default_factory=dict)
+    straggler_s: float = 0.0  # the slowest GPU's lag (straggler spread)
 
     @property
     def exposed_total_s(self) -> float:
@@ -107,6 +129,7 @@ class Breakdown:
             "compute_s": self.compute_s,
             "bubble_s": self.bubble_s,
             "optimizer_s": self.optimizer_s,
+            "straggler_s": self.straggler_s,
             "exposed_s": dict(self.exposed_s),
             "exposed_total_s": self.exposed_total_s,
         }
@@ -130,6 +153,7 @@ class StepResult:
     precision: str
 
     mfu_vs_precision_peak: float = 0.0  # the same FLOPs against the FP8 peak for FP8 runs
+    overlap: dict = field(default_factory=dict)  # the overlap settings the step ran with
 
     @property
     def tokens_per_s(self) -> float:
@@ -154,6 +178,7 @@ class StepResult:
             "model_flops_per_step": self.model_flops_per_step,
             "memory": {k: v for k, v in self.memory.to_dict().items()},
             "collectives": [c.to_dict() for c in self.collectives],
+            "overlap": dict(self.overlap),
         }
 
 
@@ -169,6 +194,86 @@ def group_strides(layout: Layout, etp: int, domain: int) -> dict[str, int]:
         "dp": domain_stride(dense, o, ("cp", "dp"), domain),
         "ep": domain_stride(expert, o, ("ep",), domain),
         "edp": domain_stride(expert, o, ("dp",), domain),
+    }
+
+
+def expected_slowest(n: int) -> float:
+    """E[max of ``n`` standard normals] by Blom's approximation Φ⁻¹((n − 0.375)/(n + 0.25)); 0 for
+    one GPU. Grows like √(2 ln n): 1.43 at 8, 2.59 at 128, 3.43 at 2,048, 3.94 at 16,384."""
+    if n <= 1:
+        return 0.0
+    return NormalDist().inv_cdf((n - 0.375) / (n + 0.25))
+
+
+def tree_allreduce_s(comm, ranks: int, stride: int, domain: int) -> tuple[float, str]:
+    """A latency-bound all-reduce (a few bytes) as NCCL's tree runs it: 2·⌈log₂ L⌉ NVLink steps over
+    the L ranks of a domain and 2·⌈log₂ N⌉ network steps over the N domains, each step one send-recv
+    of the fabric (so a ring's 2(n − 1) latencies are never paid for one value)."""
+    if ranks < 2:
+        return 0.0, "none"
+    local, nodes = (ranks, 1) if stride * ranks <= domain else group_domains(ranks, stride, domain)
+    t = 0.0
+    for n, span in ((local, "nvlink"), (nodes, "network")):
+        if n > 1:
+            t += 2 * math.ceil(math.log2(n)) * comm.collective_s("send-recv", 4.0, 2, span)
+    return t, "nvlink" if nodes == 1 else ("network" if local == 1 else "nvlink+network")
+
+
+def step_reductions(
+    comm, layout: Layout, gpus: int, zero: int, dp_stride: int, domain: int
+) -> list[Collective]:
+    """The per-step all-reduces on the critical path before the optimizer step (module doc): the
+    gradient norm (4 bytes; every GPU with the distributed optimizer, else the model-parallel ranks)
+    and the loss (4 bytes, over DP × CP), each timed as a tree (:func:`tree_allreduce_s`)."""
+    norm_ranks = gpus if zero >= 1 else gpus // max(layout.dp, 1)
+    dp_ranks = layout.dp * layout.cp
+    out = []
+    for what, ranks, stride in (("gradient norm", norm_ranks, 1), ("loss", dp_ranks, dp_stride)):
+        t, span = tree_allreduce_s(comm, ranks, stride, domain)
+        if t > 0:
+            out.append(
+                Collective("dp", "all-reduce", 4.0, ranks, span, 1, t, 0.0, f"none ({what}, per step)", t)
+            )
+    return out
+
+
+def tp_overlap_exposed(table: str, times, tp: int, sms: int, layers, moe_share: float, interference: float):
+    """(forward, backward) exposed TP seconds per layer and micro-batch under the TP overlap table
+    ``table`` (:mod:`aifabric.workload.llm.overlap`), mixed over the (dense, MoE) ``layers``;
+    ``times`` = (all-gather, reduce-scatter) seconds."""
+    dense_slots, (t_ag, t_rs) = tp_table(table), times
+    # MoE layers: the experts run TE's GroupedLinear, which has no userbuffers overlap, so the MLP
+    # half of the table does not apply there (its TP collectives are the token dispatcher's)
+    moe_slots = {**dense_slots, **dict.fromkeys(MOE_MLP_SLOTS, Slot())}
+
+    def one(lt, slots) -> tuple[float, float]:
+        (qkv_f, qkv_b), (proj_f, proj_b), (fc1_f, fc1_b), (fc2_f, fc2_b) = lt.tp_gemms
+        fwd = (
+            ("qkv_fprop", t_ag, qkv_f),
+            ("proj_fprop", t_rs, proj_f),
+            ("fc1_fprop", t_ag, fc1_f),
+            ("fc2_fprop", t_rs, fc2_f),
+        )
+        bwd = (
+            ("proj_dgrad", t_ag, proj_b / 2),
+            ("fc2_dgrad", t_ag, fc2_b / 2),
+            ("qkv_wgrad", t_rs, qkv_b / 2),
+            ("fc1_wgrad", t_rs, fc1_b / 2),
+        )
+        f, b = (sum(slot_exposed(slots[n], t, g, tp, sms, interference) for n, t, g in d) for d in (fwd, bwd))
+        return f, b
+
+    (df, db), (mf, mb) = one(layers[0], dense_slots), one(layers[1], moe_slots)
+    return (1 - moe_share) * df + moe_share * mf, (1 - moe_share) * db + moe_share * mb
+
+
+def overlap_settings(fw: Framework) -> dict:
+    """What ``iteration.overlap`` reports: the TP table (``none`` when off), the DP and PP overlaps."""
+    return {
+        "tp": fw.tp_overlap if fw.tp_comm_overlap else "none",
+        "grad_reduce": fw.overlap_grad_reduce,
+        "param_gather": fw.overlap_param_gather,
+        "p2p": fw.overlap_p2p,
     }
 
 
@@ -286,10 +391,16 @@ def step_time(
         tp_dir = 2 * (t_ag + t_rs)
         fwd_count = 2 if fw.recompute == "full" else 1
         if fw.tp_comm_overlap:
-            hidden = cal.tp_overlap_fraction
-            exp_f = max(tp_dir * (1 - hidden), tp_dir - gemm_fwd)
-            exp_b = max(tp_dir * (1 - hidden), tp_dir - 2 * gemm_fwd)
-            win = "GEMMs of the same layer (TP-comm overlap)"
+            exp_f, exp_b = tp_overlap_exposed(
+                fw.tp_overlap,
+                (t_ag, t_rs),
+                tp,
+                gpu.sms,
+                (lt_dense, lt_moe),
+                moe_share,
+                cal.tp_overlap_interference,
+            )
+            win = f"GEMMs of the same layer (TP-comm overlap, {fw.tp_overlap})"
         else:
             exp_f, exp_b, win = tp_dir, tp_dir, "none (TP exposed)"
         exposed_mb["tp"] = exp_f * fwd_count + exp_b
@@ -481,11 +592,17 @@ def step_time(
                                     "next step's first forward of each chunk" if fw.overlap_param_gather else "none",
                                     ag_exposed))  # fmt: skip
 
+    # per-step reductions before the optimizer step (gradient norm, loss)
+    for c in step_reductions(comm, layout, gpus, fw.zero, stride["dp"], domain):
+        exposed["dp"] += c.exposed_s
+        colls.append(c)
+
     # optimizer
     opt_params = lp.dense / dp_dense + lp.expert / dp_expert if fw.zero >= 1 else lp.total
     t_opt = optimizer_time(opt_params, gpu, cal)
 
-    iteration = t_end + exposed["dp"] - m * fsdp_exposed_mb + t_opt
+    straggler = cal.straggler_spread * expected_slowest(dp_dense) * compute
+    iteration = t_end + exposed["dp"] - m * fsdp_exposed_mb + t_opt + straggler
     # exposed per-micro-batch parts are already in t_pipe; DP (ZeRO-0/1/2) and optimizer come after
     exposed_final = {g: exposed[g] for g in GROUPS}
     # attribute per-collective exposure for per-micro-batch groups
@@ -502,7 +619,9 @@ def step_time(
     tokens_step = float(global_batch) * seq_len
     flops = model.model_flops_per_token(seq_len) * tokens_step
     mfu = flops / (iteration * gpus * gpu.bf16_dense_tflops * 1e12)
-    bd = Breakdown(compute_s=compute, bubble_s=bubble, optimizer_s=t_opt, exposed_s=exposed_final)
+    bd = Breakdown(
+        compute_s=compute, bubble_s=bubble, optimizer_s=t_opt, exposed_s=exposed_final, straggler_s=straggler
+    )
     mem = memory_per_gpu(model, layout, seq_len, global_batch, fw, cal, precision)
     return StepResult(
         iteration_s=iteration,
@@ -519,4 +638,5 @@ def step_time(
         f"also for FP8 runs",
         precision=precision,
         mfu_vs_precision_peak=flops / (iteration * gpus * gpu.peak_tflops(precision) * 1e12),
+        overlap=overlap_settings(fw),
     )

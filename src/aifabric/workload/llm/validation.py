@@ -5,9 +5,9 @@ precision, sequence, global batch, layout, framework settings) and one published
 time, tokens/s per GPU or model TFLOP/s per GPU. The network of the published cluster is the
 sourced α-β model of :mod:`aifabric.workload.llm.network` at the cluster's link rate.
 
-Parameters: :data:`~aifabric.workload.llm.compute.CALIBRATION` — the same for all cases. Its four
-fitted values are fitted on the cases marked ``role="fit"`` only (:func:`fit_calibration`); every
-other case is a validation case. Grades: A = primary artefact (repository file, paper text),
+Parameters: :data:`~aifabric.workload.llm.compute.CALIBRATION` — the same for all cases. Four of
+its fitted values are fitted on the cases marked ``role="fit"`` only, the straggler spread on
+:data:`SCALING_FIT_SERIES` (:func:`fit_calibration`); every other case is a validation case. Grades: A = primary artefact (repository file, paper text),
 B = credible secondary source (see ../shared/reference/published-training.md).
 
 :func:`validation_table` returns the rows ``case, source, published, model, error`` that
@@ -28,7 +28,7 @@ from aifabric.workload.llm.layout import Framework, Layout
 from aifabric.workload.llm.memory import check_memory
 from aifabric.workload.llm.models import ModelConfig, get_model
 from aifabric.workload.llm.network import AlphaBetaNetwork
-from aifabric.workload.llm.step import StepResult, step_time
+from aifabric.workload.llm.step import StepResult, expected_slowest, step_time
 
 TOLERANCE = 0.10
 
@@ -52,11 +52,15 @@ NEMO_2407 = "NVIDIA/NeMo docs/source/performance/performance_summary.md @070a0bb
 
 
 def _nemo(label, source, grade, model, gpu, gpus, prec, seq, gbs, layout, tok_s, tags=()) -> Case:
+    fw = (GPT3_H100 if gpu == "h100" else GPT3_B200) if model == "gpt3-175b" else NEMO
     return Case(label, source, grade, model, gpu, gpus, prec, seq, gbs, layout, "tokens_per_s_per_gpu", tok_s,
-                tags=tags)  # fmt: skip
+                framework=fw, tags=tags)  # fmt: skip
 
 
 NEMO = Framework(tp_comm_overlap=True)  # NeMo recipes: distributed optimizer, FP32 grad reduce, overlaps on
+# NeMo's gpt3_175b recipe names its Transformer Engine TP overlap table per GPU (overlap.py)
+GPT3_H100 = Framework(tp_comm_overlap=True, tp_overlap="nemo-h100-h12288-tp4")
+GPT3_B200 = Framework(tp_comm_overlap=True, tp_overlap="nemo-b200-h12288-tp4")
 
 
 @dataclass(frozen=True)
@@ -124,7 +128,9 @@ def _dgxc_70b(gpus: int, prec: str, step: float) -> Case:
         "step_s",
         step,
         role="fit" if (gpus == 64 and prec == "bf16") else "validate",
-        fits="tp_overlap_fraction" if (gpus == 64 and prec == "bf16") else "",
+        fits="tp_overlap_interference" if (gpus == 64 and prec == "bf16") else "",
+        # the NeMo llama3_70b recipe's TP overlap table (MegatronCommOverlapCallback)
+        framework=Framework(tp_comm_overlap=True, tp_overlap="nemo-h100-h8192-tp4"),
         tags=("weak-scaling",) + (("dense-1000",) if gpus >= 1000 else ()),
     )
 
@@ -143,6 +149,7 @@ def _dgxc_175b(gpus: int, prec: str, step: float) -> Case:
         Layout(tp=4, pp=8, cp=1, vp=12, dp=gpus // 32),
         "step_s",
         step,
+        framework=GPT3_H100,
         tags=("weak-scaling",) + (("dense-1000",) if gpus >= 1000 else ()),
     )
 
@@ -163,6 +170,7 @@ def _gb200_405b(gpus: int, prec: str, step: float) -> Case:
         step,
         role="fit" if (gpus == 128 and prec == "bf16") else "validate",
         fits="blackwell_gemm_scale" if (gpus == 128 and prec == "bf16") else "",
+        framework=Framework(tp_comm_overlap=True, tp_overlap=f"nemo-b200-h16384-tp4-cp2-{prec}"),
         tags=("weak-scaling",),
     )
 
@@ -178,7 +186,7 @@ def _llama3_meta(gpus: int, dp: int, tflops: float) -> Case:
         "bf16",
         8192,
         2048,
-        Layout(tp=8, pp=16, cp=1, vp=4, dp=dp),
+        Layout(tp=8, pp=16, cp=1, vp=8, dp=dp),
         "tflops_per_gpu",
         tflops,
         fabric="roce",
@@ -188,7 +196,10 @@ def _llama3_meta(gpus: int, dp: int, tflops: float) -> Case:
         framework=Framework(zero=2),
         notes="data parallelism as published (Llama 3 paper §3.3.2, §3.3.4): FSDP sharding optimizer states and "
         "gradients (ZeRO-2), gradients accumulated and reduce-scattered in FP32; other framework settings not "
-        "published: Megatron defaults (no TP-comm overlap); vp not published: 4 assumed (128 layer-slots / 16 stages = 8 per stage, 2 per chunk); "
+        "published: Megatron defaults (no TP-comm overlap, no recompute); vp not published: 8, one layer per model chunk "
+        "(126 layers, 7 on the first and last stage, 8 on the others, §3.3.2) — the interleaving that holds the "
+        "fewest activations, the only reading under which the 8,192-GPU run's 32 micro-batches come near 80 GB "
+        "(vp 4 needs 86 GiB on rank 1); "
         "TFLOPS counted with this package's convention (Meta's may differ by the causal-mask share, ≤ 4 %)",
         tags=("roce", "dense-1000"),
     )
@@ -502,6 +513,8 @@ CASES: tuple[Case, ...] = (
             recompute="mla_up_proj",
             a2a_node_limit=4,
             fp8_recipe="blockwise",  # 1×128 activation / 128×128 weight scales (§3.3)
+            dualpipe=True,  # memory: PP + 1 micro-batches in flight, two parameter copies (Table 2)
+            fp8_moe_activations=True,  # §3.3.3: FP8 dispatch inputs and SwiGLU inputs, SwiGLU recomputed
         ),  # recompute: RMSNorm and MLA up-projections only (arXiv 2412.19437 §3.3.4)
         notes="DualPipe modelled as 2 model chunks per rank (its bidirectional schedule); all-to-all "
         "overlapped with compute, node-limited to 4 nodes per token, FP8 dispatch; 20 of 132 SMs for "
@@ -605,6 +618,80 @@ def validation_table(cal: Calibration = CALIBRATION, cases: tuple[Case, ...] = C
     return rows
 
 
+DGXC_2409_8B = (
+    "NVIDIA/dgxc-benchmarking llama3.1/README_8b.md @35a9aecc8d5b (NeMo 24.09), Eos H100, InfiniBand"
+)
+DGXC_2409_70B = "NVIDIA/dgxc-benchmarking llama3.1/README_70b.md @35a9aec (NeMo 24.09), Eos H100, InfiniBand"
+
+
+def _release_2409(case: Case, source: str, step: float) -> Case:
+    """A 24.09 point of a series the step-time table holds in its v25.04 release: same model, GPUs,
+    batch and layout (published-training.md 1.1, 1.2, 1.5, 1.6), an older software release."""
+    return Case(**{**asdict(case), "case": case.case + " (NeMo 24.09)", "source": source, "published": step,
+                   "layout": case.layout, "framework": case.framework, "role": "fit", "fits": "straggler_spread",
+                   "tags": ("weak-scaling",)})  # fmt: skip
+
+
+def _series_2409(prec: str, steps: tuple[float, ...], big: bool) -> tuple[Case, ...]:
+    gpus = (64, 128, 256, 512, 1024, 2048) if big else (8, 16, 32, 64, 128)
+    src = DGXC_2409_70B if big else DGXC_2409_8B
+    # 24.09 ran 70B FP8 with the BF16 layout (TP 4, PP 4, CP 2, VP 5), unlike v25.04
+    make = (lambda g: _dgxc_70b(g, "bf16", 0.0)) if big else (lambda g: _dgxc_8b(g, prec, 0.0))
+    return tuple(
+        _release_2409(Case(**{**asdict(make(g)), "layout": make(g).layout, "framework": make(g).framework,
+                              "precision": prec, "case": make(g).case.replace("BF16", prec.upper())}), src, s)
+        for g, s in zip(gpus, steps, strict=True)
+    )  # fmt: skip
+
+
+#: weak-scaling series that fit ``straggler_spread`` (their growth only) and nothing else: dgxc NeMo
+#: 24.09 (published-training.md 1.1, 1.2, 1.5, 1.6); the step-time table's series check it
+SCALING_FIT_SERIES: tuple[tuple[Case, ...], ...] = (
+    _series_2409("bf16", (12.91, 13.00, 13.05, 13.08, 13.10), big=False),
+    _series_2409("fp8", (9.67, 9.73, 9.75, 9.80, 9.82), big=False),
+    _series_2409("bf16", (14.72, 14.73, 14.80, 14.89, 14.92, 14.98), big=True),
+    _series_2409("fp8", (11.01, 10.93, 11.16, 11.18, 11.28, 11.39), big=True),
+)
+
+
+def series_growth(series: tuple[Case, ...], cal: Calibration = CALIBRATION) -> list[tuple[float, float]]:
+    """(published, model) growth of each point's step over the series' first point (step-time terms)."""
+    steps = [(c.published if c.metric == "step_s" else 1 / c.published,
+              model_value(c, run_case(c, cal)) if c.metric == "step_s" else 1 / model_value(c, run_case(c, cal)))
+             for c in series]  # fmt: skip
+    return [(p / steps[0][0] - 1, m / steps[0][1] - 1) for p, m in steps]
+
+
+def _golden_min(f, lo: float, hi: float, tol: float = 1e-6) -> float:
+    g = (5**0.5 - 1) / 2
+    a, b = lo, hi
+    while b - a > tol:
+        c, d = b - g * (b - a), a + g * (b - a)
+        a, b = (a, d) if f(c) <= f(d) else (c, b)
+    return (a + b) / 2
+
+
+def fit_straggler_spread(base: Calibration = CALIBRATION) -> float:
+    """σ minimising the squared growth error over :data:`SCALING_FIT_SERIES` (every point against its
+    series' first): the other parameters as in ``base``; the straggler term is additive, so the steps
+    and their compute + bubble are computed once at σ = 0."""
+    zero = Calibration(**{**asdict(base), "straggler_spread": 0.0})
+    pts = []
+    for series in SCALING_FIT_SERIES:
+        res = [run_case(c, zero) for c in series]
+        lag = [
+            expected_slowest(c.layout.dp * c.layout.cp) * r.breakdown.compute_s
+            for c, r in zip(series, res, strict=True)
+        ]
+        pts += [(r.iteration_s, lg, res[0].iteration_s, lag[0], c.published / series[0].published - 1)
+                for c, r, lg in zip(series, res, lag, strict=True)]  # fmt: skip
+
+    def sse(sigma: float) -> float:
+        return sum(((t + sigma * lg) / (t0 + sigma * l0) - 1 - g) ** 2 for t, lg, t0, l0, g in pts)
+
+    return round(_golden_min(sse, 0.0, 0.1), 4)
+
+
 def _bisect(f, lo: float, hi: float, tol: float = 1e-5) -> float:
     flo = f(lo)
     for _ in range(60):
@@ -622,15 +709,17 @@ def _bisect(f, lo: float, hi: float, tol: float = 1e-5) -> float:
 FIT_ORDER = (
     ("gemm_efficiency", 0.2, 1.0),
     ("fp8_gemm_efficiency", 0.2, 1.0),
-    ("tp_overlap_fraction", 0.0, 1.0),
+    ("tp_overlap_interference", 0.0, 1.0),
     ("blackwell_gemm_scale", 0.3, 1.5),
 )
 
 
 def fit_calibration(base: Calibration = CALIBRATION) -> Calibration:
-    """Fit each fitted parameter on its one ``role="fit"`` case (``Case.fits`` names it), in order."""
+    """Fit ``straggler_spread`` on :data:`SCALING_FIT_SERIES`, then each other fitted parameter on its one
+    ``role="fit"`` case (``Case.fits`` names it), in order."""
     fit = {c.fits: c for c in CASES if c.role == "fit"}
     values = asdict(base)
+    values["straggler_spread"] = fit_straggler_spread(base)
     for key, lo, hi in FIT_ORDER:
         case = fit[key]
 
