@@ -93,7 +93,10 @@ def register(app: typer.Typer) -> None:
                 + (f", report {res.report}" if res.report else "")
             )
             if res.stopped:  # the unfinished points are not stored: the same command resumes
-                line += f"; stopped early: {res.stopped}; {res.unfinished} points not run (run the same command again to run them)"
+                line += (
+                    f"; stopped early: {res.stopped}; {res.unfinished} points not run "
+                    "(run the same command again to run them)"
+                )
             if as_json:
                 typer.echo(line, err=True)
                 typer.echo(dumps(res.to_dict(), indent=2))
