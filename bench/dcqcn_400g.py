@@ -122,7 +122,7 @@ def summarize(st, s, gbps: int, n: int, size: int, slice_us: float, tol: float) 
 def ring(presets, seeds, over=None) -> None:
     """The risk testbed (risk.Testbed: 4 leaves x 8 hosts, 8 spines, 400G, 4 MiB ring step, ECMP)
     with DCQCN in place of HPCC (ECN 150 KB / 1.5 MB / Pmax 1, as risk.py's mismatch scenario)."""
-    import aifabric.stages.testbed as R
+    import aifabric.stages.risk.testbed as R
 
     tb = R.Testbed()
     orig = R._fabric

@@ -21,8 +21,8 @@ QPS = (1, 2, 4, 8)
 def measured(gpus: int, placement: str, roce_routing: str, seed: int, qps: int = 1) -> dict:
     from aifabric.hardware.catalog import load_catalog
     from aifabric.scenario import AdvisorSpec
-    from aifabric.stages.design import DesignInput, default_options, design
-    from aifabric.stages.measure import measure_fabric
+    from aifabric.stages.design.fabrics import DesignInput, default_options, design
+    from aifabric.stages.measure.network import measure_fabric
     from aifabric.stages.pipeline import workload_input
     from aifabric.stages.workload import workload
 

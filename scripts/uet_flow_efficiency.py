@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from aifabric.flow.uet import CALIBRATION
-from aifabric.stages.uet_validation import measure_efficiency
+from aifabric.stages.validate.uet import measure_efficiency
 
 OUT = Path(__file__).resolve().parents[1] / "src/aifabric/data/reference/uet-flow-efficiency.json"
 

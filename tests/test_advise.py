@@ -136,8 +136,8 @@ def test_equal_capex_does_not_cite_lower_capex():
     from dataclasses import replace
 
     from aifabric.api import run_comparison
-    from aifabric.stages.decide import decide
-    from aifabric.stages.design import DesignEvidence, default_options
+    from aifabric.stages.decide.choose import decide
+    from aifabric.stages.design.fabrics import DesignEvidence, default_options
 
     c = run_comparison(AdvisorSpec(gpus=64), CAT)
     ib, roce = c.design.fabrics
@@ -191,7 +191,7 @@ def test_break_even_flips_the_recommendation():
     """Moving the first flipping input past its break-even changes the cheapest design (the
     break-even is where the objective crosses, computed by the decision stage itself)."""
     from aifabric.api import run_comparison
-    from aifabric.stages.objective import build_objective
+    from aifabric.stages.decide.objective import build_objective
 
     c = run_comparison(AdvisorSpec(gpus=1024), CAT)
     flips = [s for s in c.decision.sensitivity if s["break_even"] is not None]

@@ -13,8 +13,8 @@ import pytest
 
 import aifabric
 from aifabric.stages import cache
-from aifabric.stages import testbed as T
 from aifabric.stages.cache import Memo
+from aifabric.stages.risk import testbed as T
 
 MAX_ENTRIES = 1024  # a bound above this is no bound for objects the size of a topology or a measurement
 
@@ -58,9 +58,9 @@ def test_every_module_level_cache_is_bounded():
                 found.append(f"{mod.__name__}.{n}")
     assert not bad, bad
     for known in (
-        "aifabric.stages.measure_flows.rail_topology",
-        "aifabric.stages.measure_flows._run_pattern",
-        "aifabric.stages.testbed._MEMO",
+        "aifabric.stages.measure.flows.rail_topology",
+        "aifabric.stages.measure.flows._run_pattern",
+        "aifabric.stages.risk.testbed._MEMO",
     ):
         assert known in found
 

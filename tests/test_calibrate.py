@@ -358,7 +358,7 @@ def _cal(params: dict) -> calmod.Calibration:
 def test_calibrate_fabric_matching_other_and_missing_transport():
     """IB calibration → the IB fabric (η replaces the NIC efficiency, δ added to path latency); EFA → applied with a
     warning; a RoCE-only file leaves the IB fabric alone, with a warning."""
-    from aifabric.stages.measure import FabricNetwork
+    from aifabric.stages.measure.network import FabricNetwork
 
     ib = FabricNetwork.from_measured("infiniband", 400e9, 0.9, 2.0)
     cal = _cal({"ib": {"nic_efficiency": {"value": 0.8}, "extra_step_latency_us": {"value": 10.0}}})
@@ -376,7 +376,7 @@ def test_calibrate_fabric_matching_other_and_missing_transport():
 
 def test_network_evidence_calibrated_after_measure():
     """The pipeline hook: `Calibration.apply_network` calibrates every fabric of a NetworkEvidence."""
-    from aifabric.stages.measure import FabricNetwork, NetworkEvidence
+    from aifabric.stages.measure.network import FabricNetwork, NetworkEvidence
 
     ev = NetworkEvidence(
         (
@@ -395,7 +395,7 @@ def test_nic_efficiency_is_nccls_unless_calibrated():
     includes the NIC's (1); β scales with it."""
     from dataclasses import replace
 
-    from aifabric.stages.measure import FabricNetwork
+    from aifabric.stages.measure.network import FabricNetwork
     from aifabric.workload.collectives import NIC_EFFICIENCY
 
     user = FabricNetwork.from_measured("infiniband", 400e9, 0.9, 2.0)

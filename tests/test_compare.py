@@ -10,7 +10,7 @@ from aifabric.cli import app
 from aifabric.hardware.catalog import load_catalog
 from aifabric.report.html import CHART_IDS, render_report
 from aifabric.scenario import AdvisorSpec
-from aifabric.stages.measure import FabricComm
+from aifabric.stages.measure.network import FabricComm
 
 runner = CliRunner()
 

@@ -12,8 +12,8 @@ from aifabric.cli import app
 from aifabric.errors import InputError
 from aifabric.hardware.catalog import load_catalog
 from aifabric.scenario import AdvisorSpec
-from aifabric.stages.design import DesignInput, default_options, design
-from aifabric.stages.design_options import options_for
+from aifabric.stages.design.fabrics import DesignInput, default_options, design
+from aifabric.stages.design.options import options_for
 
 
 @pytest.fixture(scope="module")
@@ -223,7 +223,7 @@ def test_design_view_of_lossy_and_hybrid_designs():
     measured lossy run as itself; a design with its own storage network drops storage incast."""
     from types import SimpleNamespace
 
-    from aifabric.stages.risk_library import LOSSY_DESIGN, DesignView
+    from aifabric.stages.risk.library import LOSSY_DESIGN, DesignView
 
     measured = ["ecn-off", "pfc-storm", "lossy-class", "lossy-go-back-n", "storage-incast"]
     lossy = DesignView.of(SimpleNamespace(lossy=True, technology="roce", front_end=None), measured)

@@ -15,7 +15,7 @@ from aifabric.api import compare_advisor
 from aifabric.cli import app
 from aifabric.hardware.catalog import load_catalog
 from aifabric.scenario import AdvisorSpec
-from aifabric.stages.measure import FabricNetwork
+from aifabric.stages.measure.network import FabricNetwork
 from aifabric.stages.performance import LIFETIME_YEARS, inference_performance, storage_performance
 from aifabric.stages.workload import WorkloadInput, workload
 from aifabric.workload.llm.inference import InferenceSpec, inference_step, serve

@@ -11,9 +11,9 @@ from aifabric.api import compare_advisor
 from aifabric.cli import app
 from aifabric.hardware.catalog import load_catalog
 from aifabric.scenario import AdvisorSpec
-from aifabric.stages.objective import Objective
-from aifabric.stages.risk import RiskItem
-from aifabric.stages.testbed_tail import StepDistribution
+from aifabric.stages.decide.objective import Objective
+from aifabric.stages.risk.assess import RiskItem
+from aifabric.stages.risk.tail import StepDistribution
 
 CAT = load_catalog()
 
@@ -50,7 +50,7 @@ def test_trading_tail_comes_from_small_messages(trading):
     samples per request/response size, 2,048 fan-outs), compared at p99.9; the design more than 25 %
     above the best at some message kind is out and the reason names the kind with the numbers; the
     collective step's tail is no longer reported; the recommendation is the objective's minimum."""
-    from aifabric.stages.latency import judge, kinds
+    from aifabric.stages.decide.latency import judge, kinds
 
     f = fabrics(trading)
     tails = {}
@@ -146,7 +146,7 @@ def test_a_storage_share_the_scenario_fixed_is_not_sampled():
     """risk: {probability: {storage-incast: X}} fixes the share's persistence (low = high): the
     Monte-Carlo and the sensitivity table must not sample storage_share over 0-50 % then (they did,
     so a user's "storage has its own network" was ignored by probability_best)."""
-    from aifabric.stages.objective import uncertain_inputs
+    from aifabric.stages.decide.objective import uncertain_inputs
 
     def item(rng):
         return RiskItem(
@@ -166,7 +166,7 @@ def test_risk_items_carry_their_kind():
     """In a compare run every risk item has a kind; the library's mistakes and adaptive-routing-off are
     mistakes, storage-incast is a share, the rest faults."""
     from aifabric.api import run_comparison
-    from aifabric.stages.risk_library import LIBRARY
+    from aifabric.stages.risk.library import LIBRARY
 
     c = run_comparison(AdvisorSpec(gpus=64, roce_routing="adaptive"), CAT)
     seen = {i.scenario: i.kind for f in c.risk.fabrics for i in f.items}

@@ -12,9 +12,8 @@ from typer.testing import CliRunner
 
 from aifabric.cli import app
 from aifabric.scenario import RiskSpec
-from aifabric.stages import failure_validation as fv
-from aifabric.stages import risk
-from aifabric.stages.risk_rates import (
+from aifabric.stages.risk import assess as risk
+from aifabric.stages.risk.rates import (
     HOURS_PER_YEAR,
     LINK_FAULTS,
     NCCL_RETRY_BUDGET_S,
@@ -23,6 +22,7 @@ from aifabric.stages.risk_rates import (
     failure_assumptions,
     poisson_interval,
 )
+from aifabric.stages.validate import failures as fv
 
 runner = CliRunner()
 # a 3-tier plan's bill of materials: 1,024 NICs, 1,024 links per tier, 32 leaves, 48 spines + cores

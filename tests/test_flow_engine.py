@@ -265,3 +265,25 @@ def test_flow_mode_one_server_collective(tmp_path):
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     assert out["summary"]["flows"] == 0 and out["collective"]["time_s"] > 0
+
+
+def test_flow_mode_prints_a_table_and_json_only_when_asked(tmp_path):
+    """Without ``--json`` the flow model answers in the same table form as the packet engine (the
+    collective's time and bus bandwidth included), not a JSON dump; ``--json`` stays parseable."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from aifabric.cli import app
+
+    f = tmp_path / "one.yaml"
+    f.write_text(
+        "name: one\ntopology: {kind: rail-optimized, gpus: 8, link_rate: 400Gbps}\n"
+        "workload: {kind: collective, op: all-reduce, size: 64MB}\n"
+    )
+    r = CliRunner().invoke(app, ["simulate", str(f), "--mode", "flow"])
+    assert r.exit_code == 0, r.output
+    assert "flow-level model" in r.stdout and "algbw / busbw" in r.stdout
+    assert not r.stdout.lstrip().startswith("{")
+    j = CliRunner().invoke(app, ["simulate", str(f), "--mode", "flow", "--json"])
+    assert json.loads(j.stdout)["engine"]["mode"] == "flow"

@@ -155,7 +155,7 @@ def test_fuzz_collective_flags(op, flags, sharp):
 @pytest.fixture
 def fast_measure(monkeypatch):
     """risk's flags without its packet runs (seconds each): measure() returns a fixed result."""
-    import aifabric.stages.testbed as tb
+    import aifabric.stages.risk.testbed as tb
 
     class _R:
         def to_dict(self):

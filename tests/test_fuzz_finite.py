@@ -23,7 +23,7 @@ def _strict(text: str):
 def nan_testbed(monkeypatch):
     """risk's testbed (seconds of packet runs) replaced by a result whose incast never finished
     (NaN, as a PAUSE storm of duty 1 or some seeds leave it) and whose step hung (Infinity)."""
-    import aifabric.stages.testbed as tb
+    import aifabric.stages.risk.testbed as tb
 
     class _R:
         def to_dict(self):

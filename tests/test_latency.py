@@ -1,11 +1,11 @@
-"""Issue 25 part 9: small-message latency on the risk testbed (aifabric.stages.latency) — the idle
+"""Issue 25 part 9: small-message latency on the risk testbed (aifabric.stages.decide.latency) — the idle
 fabric's closed form on both fabrics, the storage incast only when storage is on the compute
 fabric, same seed same numbers, fan-out completion, and the constraint's rule."""
 
 import numpy as np
 import pytest
 
-from aifabric.stages.latency import (
+from aifabric.stages.decide.latency import (
     FANOUT_HOSTS,
     SIZES_BYTES,
     LatencyBed,
@@ -19,7 +19,7 @@ from aifabric.stages.latency import (
     run_latency,
     small_message_latency,
 )
-from aifabric.stages.testbed_files import shipped_testbed
+from aifabric.stages.risk.scenario_files import shipped_testbed
 
 # bytes on the wire besides the payload: IB LRH 8 + BTH 12 + ICRC 4 + VCRC 2 = 26 B (IBTA); RoCE the
 # peer scenarios' 64 B plus HPCC's 42 B INT stack (ns-3 HPCC int-header.h), as the engine counts them
@@ -131,7 +131,7 @@ def test_tail_constraint_reads_the_storage_setting():
     from types import SimpleNamespace as NS
 
     from aifabric.hardware.catalog import load_catalog
-    from aifabric.stages.decide import FabricEvidence, _tail_latency
+    from aifabric.stages.decide.choose import FabricEvidence, _tail_latency
 
     beds = {"infiniband": shipped_testbed("infiniband"), "roce-400g": shipped_testbed("roce")}
     tech = {"infiniband": ("infiniband", "qm9700"), "roce-400g": ("roce", "sn5600")}

@@ -14,10 +14,11 @@ from aifabric.cli import app
 from aifabric.errors import InputError
 from aifabric.hardware.catalog import load_catalog
 from aifabric.scenario import AdvisorSpec
-from aifabric.stages import assumptions as A
-from aifabric.stages.measure import FabricNetwork
-from aifabric.stages.objective import UncertainInput, monte_carlo
-from aifabric.stages.testbed import _rel
+from aifabric.stages import deployment as A
+from aifabric.stages.decide.assumptions import KINDS
+from aifabric.stages.decide.objective import UncertainInput, monte_carlo
+from aifabric.stages.measure.network import FabricNetwork
+from aifabric.stages.risk.testbed import _rel
 
 CAT = load_catalog()
 KEYS = {"name", "value", "unit", "applies_to", "source", "range", "alternatives", "kind", "decides"}
@@ -42,7 +43,7 @@ def test_assumptions_are_objects_with_every_key(default_json):
     alternatives, kind (price | physics | deployment | probability) and decides; names are unique."""
     reg = default_json["assumptions"]
     assert reg and all(set(a) == KEYS for a in reg)
-    assert all(a["kind"] in A.KINDS for a in reg)
+    assert all(a["kind"] in KINDS for a in reg)
     names = [a["name"] for a in reg]
     assert len(names) == len(set(names))
     for must in ("storage.placement", "storage.share", "tuning", "misconfiguration_probability"):
@@ -81,8 +82,8 @@ def test_tuned_state_turns_congestion_control_on_for_both():
 def test_ib_cc_off_is_the_twin_of_ecn_off():
     """A tuned InfiniBand fabric carries the 'IB congestion control off' mistake as a tuned RoCE
     fabric carries 'ecn-off'; neither applies where the baseline has no congestion control."""
-    from aifabric.stages.risk_library import LIBRARY
-    from aifabric.stages.testbed import Testbed
+    from aifabric.stages.risk.library import LIBRARY
+    from aifabric.stages.risk.testbed import Testbed
 
     ib = Testbed(technology="infiniband", baseline="ib-cc", routing="adaptive")
     assert LIBRARY["ib-cc-off"].applies(ib)[0]
@@ -294,7 +295,7 @@ def test_a_one_switch_plan_is_measured_on_one_switch():
     """A plan of one switch gets a one-switch testbed (a star of the same hosts): what needs a second
     switch (adaptive routing, a fabric link, a second PFC batch) is not applicable, on both fabrics,
     and the ring step runs on it."""
-    from aifabric.stages.testbed import LIBRARY, run_testbed, scenario_dict, testbed_for
+    from aifabric.stages.risk.testbed import LIBRARY, run_testbed, scenario_dict, testbed_for
 
     for tech, route, hop in (("infiniband", "adaptive", 130), ("roce", "ecmp", 600)):
         one = testbed_for(400, None, hop, 5, route, technology=tech, tiers=1)

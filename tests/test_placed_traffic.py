@@ -9,8 +9,8 @@ import pytest
 from aifabric.api import run_comparison
 from aifabric.hardware.catalog import load_catalog
 from aifabric.scenario import AdvisorSpec
-from aifabric.stages.measure import FabricComm, measure_pattern, rail_topology
-from aifabric.stages.risk import AR_OFF_ROUTING
+from aifabric.stages.measure.network import FabricComm, measure_pattern, rail_topology
+from aifabric.stages.risk.assess import AR_OFF_ROUTING
 from aifabric.stages.workload import STEP_BYTES, TrafficPattern, WorkloadInput, stage_hops, workload
 from aifabric.workload.placement import stage_pairs
 

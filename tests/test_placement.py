@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from aifabric.cli import app
 from aifabric.errors import InputError
-from aifabric.stages.measure import measure_pattern
+from aifabric.stages.measure.network import measure_pattern
 from aifabric.stages.workload import STEP_BYTES, TrafficPattern
 from aifabric.workload.placement import PLACEMENTS, dp_ring_hops, place, rank_hosts
 
@@ -271,7 +271,7 @@ def test_more_qps_per_connection_recover_ecmp_on_a_fragmented_placement():
 
 
 def test_testbed_ring_follows_the_placement():
-    from aifabric.stages.testbed import _flows, placed_testbed, testbed_for
+    from aifabric.stages.risk.testbed import _flows, placed_testbed, testbed_for
 
     ideal = testbed_for(400, None, 600, 40, "ecmp")
     assert placed_testbed(ideal, place("ideal", 4)) is ideal
@@ -295,7 +295,7 @@ def test_testbed_ring_follows_the_placement():
 def test_risk_testbed_takes_the_jobs_placement():
     from types import SimpleNamespace
 
-    from aifabric.stages.risk import testbed_of
+    from aifabric.stages.risk.assess import testbed_of
 
     plan = SimpleNamespace(to_dict=lambda: {"radix": 64, "oversubscription": 1.0, "tiers": 2})
     fd = SimpleNamespace(
@@ -317,7 +317,7 @@ def test_risk_testbed_takes_the_jobs_placement():
 def test_other_jobs_slow_the_testbed_ring():
     """Packet level, RoCE with ECMP: the same job's ring step with other jobs' rings next to it is
     no faster than alone."""
-    from aifabric.stages.testbed import placed_testbed, run_testbed, testbed_for
+    from aifabric.stages.risk.testbed import placed_testbed, run_testbed, testbed_for
 
     tb = testbed_for(400, None, 600, 40, "ecmp")
     frag = placed_testbed(tb, place("fragmented", 31, seed=1))

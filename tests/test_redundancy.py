@@ -1,5 +1,5 @@
 """Redundancy options (issue 14, item 3): dual-ToR and spine spares in ``plan`` (design/redundancy.py),
-their value in the risk stage (stages/risk_redundancy.py), and the ConnectX-8 C8240 split on IB."""
+their value in the risk stage (stages/risk/redundancy.py), and the ConnectX-8 C8240 split on IB."""
 
 import math
 
@@ -12,8 +12,8 @@ from aifabric.design.plan import plan, plan_fabric
 from aifabric.design.redundancy import spine_failures_tolerated
 from aifabric.errors import InputError
 from aifabric.hardware.catalog import load_catalog
-from aifabric.stages.risk_rates import HOURS_PER_YEAR, LINK_FAULTS_PER_1000_YEAR
-from aifabric.stages.risk_redundancy import SWITCH_REPAIR_HOURS, switch_failures
+from aifabric.stages.risk.rates import HOURS_PER_YEAR, LINK_FAULTS_PER_1000_YEAR
+from aifabric.stages.risk.redundancy import SWITCH_REPAIR_HOURS, switch_failures
 
 runner = CliRunner()
 CAT = load_catalog()
@@ -201,8 +201,8 @@ def test_compare_options_carry_redundancy_to_every_design():
     """advisor.dual_tor / spine_spares reach plan_fabric through DesignOption.plan_kw: the RoCE design
     is dual-homed with a spare spine, InfiniBand gets the spare and a note instead of dual-ToR."""
     from aifabric.scenario import AdvisorSpec
-    from aifabric.stages.design import DesignInput, design
-    from aifabric.stages.design_options import options_for
+    from aifabric.stages.design.fabrics import DesignInput, design
+    from aifabric.stages.design.options import options_for
 
     a = AdvisorSpec(gpus=256, dual_tor=True, spine_spares=1)
     ev = design(DesignInput(256, "h100", options_for(a, CAT.get("gpu", "h100"), CAT), CAT))

@@ -1,4 +1,4 @@
-"""The risk library (aifabric.stages.testbed) and the risk stage (aifabric.stages.risk): baselines near
+"""The risk library (aifabric.stages.risk.testbed) and the risk stage (aifabric.stages.risk.assess): baselines near
 ideal, each scenario's physics on its shipped file, the loss combination, and compare's risk list."""
 
 import json
@@ -12,7 +12,7 @@ from aifabric.cli import app
 from aifabric.flow import simulate_flows
 from aifabric.scenario import load_scenario
 from aifabric.sim import simulate
-from aifabric.stages.risk import (
+from aifabric.stages.risk.assess import (
     DAYS_TO_FIND,
     DAYS_TO_FIND_AUDIT,
     RiskItem,
@@ -22,7 +22,8 @@ from aifabric.stages.risk import (
     combine,
     lost_share,
 )
-from aifabric.stages.testbed import (
+from aifabric.stages.risk.scenario_files import shipped_files, shipped_testbed, write_scenarios
+from aifabric.stages.risk.testbed import (
     LIBRARY,
     SCALING_TOLERANCE,
     _flows,
@@ -30,8 +31,7 @@ from aifabric.stages.testbed import (
     run_testbed,
     scaling_check,
 )
-from aifabric.stages.testbed import testbed_for as make_testbed
-from aifabric.stages.testbed_files import shipped_files, shipped_testbed, write_scenarios
+from aifabric.stages.risk.testbed import testbed_for as make_testbed
 from aifabric.topology import from_spec
 
 RISK_DIR = Path(__file__).resolve().parents[1] / "scenarios" / "risk"
@@ -81,7 +81,7 @@ def test_every_preset_baseline_runs_the_quiet_ring_step_near_ideal(preset):
 # ---- the shipped scenario files -------------------------------------------------------------------------
 def test_shipped_files_are_what_the_library_writes(tmp_path):
     """scenarios/risk/ holds exactly what write_scenarios() writes today (regenerate with
-    ``python -c "from aifabric.stages.testbed_files import write_scenarios; write_scenarios('scenarios/risk')"``)."""
+    ``python -c "from aifabric.stages.risk.scenario_files import write_scenarios; write_scenarios('scenarios/risk')"``)."""
     names = write_scenarios(tmp_path)
     shipped = sorted(p.name for p in RISK_DIR.iterdir())
     assert sorted([*names, "flows-quiet.txt", "flows-congested.txt", "flows-three-tier.txt"]) == shipped
@@ -168,7 +168,7 @@ def test_ib_link_failure_mid_step_recovers():
     from dataclasses import replace
 
     from aifabric.scenario import scenario_from_dict
-    from aifabric.stages.testbed import scenario_dict
+    from aifabric.stages.risk.testbed import scenario_dict
 
     tb = replace(tb, routing="static")
     d = scenario_dict(tb, None, 1)
@@ -388,7 +388,7 @@ def test_risk_section_of_a_scenario_file(tmp_path):
     p.write_text("risk: {roce_baseline: lossless}\n")
     with pytest.raises(InputError, match="risk.roce_baseline"):
         load_scenario(p)
-    from aifabric.stages.risk import assess
+    from aifabric.stages.risk.assess import assess
 
     with pytest.raises(InputError, match="risk.probability.ecn-of"):
         assess(None, None, None, None, None, "some", spec=RiskSpec(probability={"ecn-of": 0.1}))

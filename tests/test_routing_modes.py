@@ -15,7 +15,7 @@ from aifabric.errors import InputError, InputErrors
 from aifabric.flow import simulate_flows
 from aifabric.scenario import routing_mode, scenario_from_dict
 from aifabric.sim import simulate
-from aifabric.stages import routing_validation as rv
+from aifabric.stages.validate import routing as rv
 from aifabric.topology.builders import from_spec
 from test_sim_support import LS, PERM, scenario
 
@@ -169,7 +169,7 @@ def test_fluid_reference_hand_cases():
 
 # ---- entropy: NCCL's QPs hashed independently --------------------------------------------------------
 def test_ecmp_entropy_splits_connections_into_qps():
-    from aifabric.stages.measure import ECMP_ENTROPY, routed_efficiency
+    from aifabric.stages.measure.network import ECMP_ENTROPY, routed_efficiency
 
     assert ECMP_ENTROPY == 2  # NCCL 2.28: 2 channels per net peer × NCCL_IB_QPS_PER_CONNECTION 1
     topo = from_spec(scenario(rv.TOPOLOGY, PERM).topology)

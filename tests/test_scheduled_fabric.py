@@ -50,7 +50,7 @@ def test_scheduled_is_a_mode_and_refused_on_infiniband():
 
 
 def test_jericho3_ai_design_routes_scheduled():
-    from aifabric.stages.design_options import _design_routing
+    from aifabric.stages.design.options import _design_routing
 
     assert _design_routing("jericho3-ai-400g", "roce", None, None) == ("scheduled", "")
 
@@ -240,7 +240,7 @@ def test_collective_routing_scheduled_roce_only():
 def test_risk_testbed_runs_a_scheduled_design_per_packet():
     """The risk testbed simulates a scheduled design with per-packet adaptive routing, not ECMP
     (README "Scheduled fabric" says why not with the engine's scheduled mode)."""
-    from aifabric.stages.testbed import testbed_for
+    from aifabric.stages.risk.testbed import testbed_for
 
     assert testbed_for(400, None, 600, 50, "scheduled").routing == "adaptive"
     assert testbed_for(400, None, 600, 50, "ecmp").routing == "ecmp"

@@ -7,9 +7,9 @@ from types import SimpleNamespace
 import pytest
 
 from aifabric.errors import InputError
-from aifabric.stages.assumptions import check_overrides
-from aifabric.stages.measure import FabricComm
-from aifabric.stages.measure_sharp import sharp_grant, trees_per_leaf
+from aifabric.stages.deployment import check_overrides
+from aifabric.stages.measure.network import FabricComm
+from aifabric.stages.measure.sharp import sharp_grant, trees_per_leaf
 from aifabric.stages.workload import WorkloadInput, workload
 from aifabric.workload.collectives import SHARP_TREES_PER_SWITCH
 from aifabric.workload.llm.layout import Layout

@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from aifabric.cli import app
 from aifabric.hardware.catalog import load_catalog
-from aifabric.stages import measure as M
-from aifabric.stages.design import DesignInput, default_options, design
-from aifabric.stages.measure import FabricNetwork, measure
+from aifabric.stages.design.fabrics import DesignInput, default_options, design
+from aifabric.stages.measure import network as M
+from aifabric.stages.measure.network import FabricNetwork, measure
 from aifabric.stages.performance import fabric_performance, performance, step_time
 from aifabric.stages.workload import WorkloadInput, workload
 

@@ -1,5 +1,5 @@
 """Ultra Ethernet in the flow model (aifabric.flow.uet) and its agreement with the packet engine
-and the UEC htsim's recorded FCTs (aifabric.stages.uet_validation, ``validate --uet``)."""
+and the UEC htsim's recorded FCTs (aifabric.stages.validate.uet, ``validate --uet``)."""
 
 from __future__ import annotations
 
@@ -110,14 +110,14 @@ def test_shipped_scenarios_run_in_flow_mode():
 
 @pytest.mark.validation
 def test_efficiency_reproduces_on_the_packet_engine():
-    from aifabric.stages.uet_validation import measure_efficiency
+    from aifabric.stages.validate.uet import measure_efficiency
 
     assert measure_efficiency(True) == uet.efficiency_table()["efficiency"]["trimming"]
 
 
 @pytest.fixture(scope="module")
 def report():
-    from aifabric.stages.uet_validation import uet_report
+    from aifabric.stages.validate.uet import uet_report
 
     return uet_report()
 

@@ -10,8 +10,8 @@ import time
 import pytest
 
 from aifabric.errors import InputError
-from aifabric.stages import testbed as T
 from aifabric.stages import workers as W
+from aifabric.stages.risk import testbed as T
 
 TINY = T.Testbed(
     leaves=2,

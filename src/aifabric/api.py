@@ -14,7 +14,7 @@ p.fabrics, p.bom     # DataFrames
 ```
 Each stage can also be called alone (``aifabric.stages.*``, see docs/architecture.md): for example
 feed your own measured bandwidth into *performance* with
-:meth:`aifabric.stages.measure.FabricNetwork.from_measured`.
+:meth:`aifabric.stages.measure.network.FabricNetwork.from_measured`.
 """
 
 from __future__ import annotations

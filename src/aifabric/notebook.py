@@ -120,7 +120,7 @@ OPS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast")
 def _collective_topology(gpus: int, tech: str, gpu: str, rate: float):
     from aifabric.design.plan import plan_fabric
     from aifabric.hardware.catalog import load_catalog
-    from aifabric.stages.design import SWITCH_HOP_NS
+    from aifabric.stages.design.fabrics import SWITCH_HOP_NS
     from aifabric.topology import rail_optimized
 
     cat = load_catalog()
@@ -147,8 +147,8 @@ def collective(
 ) -> CollectiveResult:
     """One collective across message sizes on a planned rail-optimised fabric, as nccl-tests prints it
     (``aifabric collective``); busbw and algbw in GB/s."""
-    from aifabric.stages.design import ROUTING
-    from aifabric.stages.measure import HEADER_BYTES, MTU_BYTES
+    from aifabric.stages.design.fabrics import ROUTING
+    from aifabric.stages.measure.network import HEADER_BYTES, MTU_BYTES
     from aifabric.units import UnitError, parse_size
     from aifabric.workload.collectives import default_sizes, nccl_sweep
 

@@ -801,10 +801,10 @@ class AdvisorSpec(_Model):
     # tail-latency constraint (trading / high jitter sensitivity): a design's p99 collective step time
     # on the packet engine may be at most this fraction above the best design's (None: 0.25, an assumption)
     p99_budget: Annotated[float, Field(gt=0)] | None = None
-    # where storage / checkpoint traffic runs (aifabric.stages.assumptions): separate (the reference
+    # where storage / checkpoint traffic runs (aifabric.stages.deployment): separate (the reference
     # designs' own storage network, the default) | on-fabric (shares the compute fabric)
     storage_placement: Literal["separate", "on-fabric"] | None = None
-    # both fabrics as shipped (default) or both tuned (aifabric.stages.assumptions.TUNING_SOURCE)
+    # both fabrics as shipped (default) or both tuned (aifabric.stages.deployment.TUNING_SOURCE)
     tuning: Literal["as-shipped", "tuned"] | None = None
     # The buyer's options (issue 14), as ``aifabric plan`` has them; each defaults to the GPU
     # system's reference design, so leaving them out keeps the default comparison.
@@ -832,7 +832,7 @@ class AdvisorSpec(_Model):
 
 class RiskSpec(_Model):
     """``risk:`` — the fabric as the user intends to run it, and any rate or duration of the risk
-    library (:mod:`aifabric.stages.risk`) replaced by the user's own."""
+    library (:mod:`aifabric.stages.risk.assess`) replaced by the user's own."""
 
     roce_baseline: Literal["dcqcn-vendor", "hpcc", "dcqcn", "pfc-only"] | None = None
     ib_congestion_control: Literal["none", "ib-cc"] | None = None
@@ -842,7 +842,7 @@ class RiskSpec(_Model):
     probability: dict[str, Annotated[float, Field(ge=0)]] = {}
     hours: dict[str, Annotated[float, Field(ge=0)]] = {}  # scenario -> hours present per event (faults)
     interrupt_hours: Annotated[float, Field(gt=0)] | None = None  # lost per job interruption
-    # value leaf / spine switch failures for every fabric (stages/risk_redundancy); on by itself when a
+    # value leaf / spine switch failures for every fabric (stages/risk/redundancy); on by itself when a
     # design asks for dual-ToR or spine spares, so a default comparison is unchanged
     switch_failures: bool = False
 
@@ -895,7 +895,7 @@ class Scenario(_Model):
     inference: InferenceSection | None = None
     storage: StorageSection | None = None
     # ``assumptions:`` — register entries the user sets (name -> value), checked by
-    # aifabric.stages.assumptions.check_overrides (a layer above this module)
+    # aifabric.stages.deployment.check_overrides (a layer above this module)
     assumptions: dict[str, Any] | None = None
     description: str | None = None
 

@@ -4,7 +4,7 @@ A calibration holds, per transport measured (``ib``, ``roce``, ``efa``, ``socket
 the parameters with units and how each was obtained, the fit quality and the source files. It is
 applied to a fabric of the matching technology — IB calibration → the InfiniBand fabric, RoCE →
 the RoCE fabric; a calibration of another transport (EFA, …) is applied to both with a warning —
-by :func:`calibrate_fabric` (a :class:`~aifabric.stages.measure.FabricNetwork` in, a calibrated
+by :func:`calibrate_fabric` (a :class:`~aifabric.stages.measure.network.FabricNetwork` in, a calibrated
 copy out) and to a collective sweep by :func:`calibrate_sweep`.
 
 What applying means:
@@ -121,8 +121,8 @@ class Calibration:
         return None, False
 
     def apply_network(self, evidence):
-        """A :class:`~aifabric.stages.measure.NetworkEvidence` with every fabric calibrated."""
-        from aifabric.stages.measure import NetworkEvidence
+        """A :class:`~aifabric.stages.measure.network.NetworkEvidence` with every fabric calibrated."""
+        from aifabric.stages.measure.network import NetworkEvidence
 
         return NetworkEvidence(tuple(calibrate_fabric(f, self) for f in evidence.fabrics))
 

@@ -115,7 +115,7 @@ def decompose(lay: Layout, sizes, choices: dict | None = None) -> list[Point]:
     ``choices`` maps a size to the ``(algorithm, protocol)`` NCCL logged for it (NCCL_DEBUG_SUBSYS
     =TUNING lines); those sizes run that combination when the model has it, the others NCCL's
     tuner choice by the model."""
-    from aifabric.stages.measure import HEADER_BYTES, MTU_BYTES
+    from aifabric.stages.measure.network import HEADER_BYTES, MTU_BYTES
     from aifabric.workload.collectives import collective_flows, nccl_constants, run_collective
 
     op = OP_ALIAS.get(lay.op, lay.op)

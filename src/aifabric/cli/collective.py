@@ -79,8 +79,8 @@ def register(app: typer.Typer) -> None:
             from aifabric.cli.plan import TECH_WORDS, _parse_rate_gbps
             from aifabric.design.plan import plan_fabric
             from aifabric.hardware.catalog import load_catalog
-            from aifabric.stages.design import ROUTING, SWITCH_HOP_NS
-            from aifabric.stages.measure import HEADER_BYTES, MTU_BYTES
+            from aifabric.stages.design.fabrics import ROUTING, SWITCH_HOP_NS
+            from aifabric.stages.measure.network import HEADER_BYTES, MTU_BYTES
             from aifabric.topology import rail_optimized
             from aifabric.units import UnitError, parse_size
             from aifabric.workload.collectives import default_sizes, format_nccl_table, nccl_sweep

@@ -75,7 +75,7 @@ def build_advisor(scenario_path: Path | None, flags: dict, section_flags: dict |
         sc = load_scenario(scenario_path)
         name, training, risk = sc.name, sc.training, sc.risk
         if sc.assumptions:
-            from aifabric.stages.assumptions import check_overrides
+            from aifabric.stages.deployment import check_overrides
 
             assumptions = check_overrides(sc.assumptions, str(scenario_path))
         for sec in sections:

@@ -43,8 +43,8 @@ def build_testbed(
     technology: str = "roce",
     baseline: str | None = None,
 ):
-    """CLI words → :class:`aifabric.stages.testbed.Testbed` (one-line errors naming the flag)."""
-    from aifabric.stages.testbed import BASELINES, Testbed
+    """CLI words → :class:`aifabric.stages.risk.testbed.Testbed` (one-line errors naming the flag)."""
+    from aifabric.stages.risk.testbed import BASELINES, Testbed
 
     if technology not in BASELINES:
         raise InputError(
@@ -133,7 +133,7 @@ def register(app: typer.Typer) -> None:
         from aifabric.cli import run_guarded
 
         def body() -> int:
-            from aifabric.stages.testbed import measure_testbed
+            from aifabric.stages.risk.testbed import measure_testbed
 
             if list_:
                 return _list(as_json)
@@ -174,8 +174,8 @@ def register(app: typer.Typer) -> None:
 
 def library_rows() -> list[dict]:
     """The scenario library with each scenario's rate and its basis (``aifabric risk --list``)."""
-    from aifabric.stages.risk import MISCONFIG_PROBABILITY_BASIS, RATES
-    from aifabric.stages.testbed import LIBRARY
+    from aifabric.stages.risk.assess import MISCONFIG_PROBABILITY_BASIS, RATES
+    from aifabric.stages.risk.testbed import LIBRARY
 
     return [
         {

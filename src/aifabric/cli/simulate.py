@@ -234,9 +234,7 @@ def _flow(prep, as_json: bool, out: Path | None) -> int:
     if as_json:
         sys.stdout.write(dumps_strict(res) + "\n")
     else:
-        typer.echo(dumps_strict(res.get("summary", {}), indent=2))
-        if out is not None:
-            typer.echo(f"wrote {out}/flows.parquet, links.parquet, summary.json, flows.json")
+        _print_flow(res, out)
     return _outcome(res.get("summary", {}), res.get("engine", {}), prep.file)
 
 
@@ -284,6 +282,61 @@ class _Progress:
         return False
 
 
+def _fmt(v, unit: str = "") -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return f"{v:,.2f}{unit}"
+    return f"{v:,}{unit}" if not isinstance(v, bool) else str(v).lower()
+
+
+def _print_flow(res: dict, out: Path | None) -> None:
+    """The flow model's result as a table (``--json`` prints the whole result)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    s, e = res.get("summary", {}), res.get("engine", {})
+    t = Table(title=f"{res.get('scenario', '')}: flow-level model", show_header=True)
+    t.add_column("metric")
+    t.add_column("value", justify="right")
+    rows = [
+        ("flows completed", f"{s['completed_flows']:,} / {s['flows']:,}"),
+        (
+            "FCT p50 / p99 / max",
+            f"{_fmt(s['fct_p50_us'])} / {_fmt(s['fct_p99_us'])} / {_fmt(s['fct_max_us'])} µs",
+        ),
+        ("slowdown p50 / p99", f"{_fmt(s['slowdown_p50'])} / {_fmt(s['slowdown_p99'])}"),
+        ("goodput", _fmt(s["goodput_gbps"], " Gb/s")),
+        ("Jain fairness", _fmt(s["jain_fairness"])),
+        ("deadlock", _fmt(s["deadlock"])),
+        ("queues", "not modelled: drops, PAUSE, ECN marks and queue depth are 0 by construction"),
+        ("engine", f"flow level, {e.get('events', 0):,} rate events, {e.get('wall_s', 0.0):.2f} s wall"),
+    ]
+    c = res.get("collective")
+    if c:  # busbw in GB/s as nccl-tests prints it (the keys' historical "gbps" names mean GB/s)
+        rows.append(
+            (f"collective {c['op']} ({c['algorithm']})", f"{c['ranks']} ranks, {c['size_bytes']:,} B")
+        )
+        rows.append(
+            ("collective time", _fmt(c["time_s"] * 1e6 if c.get("time_s") is not None else None, " µs"))
+        )
+        rows.append(("algbw / busbw", f"{_fmt(c['algbw_gbps'], ' GB/s')} / {_fmt(c['busbw_gbps'], ' GB/s')}"))
+    uet = e.get("uet")
+    if uet:
+        rows.append(
+            (
+                "Ultra Ethernet",
+                f"trimming {_fmt(uet.get('trimming'))}, {uet.get('ev_count')} EVs, "
+                f"mean flow efficiency {_fmt(uet.get('mean_flow_efficiency'))}",
+            )
+        )
+    for k, v in rows:
+        t.add_row(k, v)
+    Console().print(t)
+    if out is not None:
+        typer.echo(f"wrote {out}/flows.parquet, links.parquet, summary.json, flows.json")
+
+
 def _print(res, out: Path | None) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -294,12 +347,7 @@ def _print(res, out: Path | None) -> None:
     t.add_column("metric")
     t.add_column("value", justify="right")
 
-    def fmt(v, unit=""):
-        if v is None:
-            return "—"
-        if isinstance(v, float):
-            return f"{v:,.2f}{unit}"
-        return f"{v:,}{unit}" if not isinstance(v, bool) else str(v).lower()
+    fmt = _fmt
 
     rows = [
         ("flows completed", f"{s['completed_flows']:,} / {s['flows']:,}"),

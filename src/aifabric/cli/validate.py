@@ -12,11 +12,11 @@ and inference models: :mod:`aifabric.workload.llm.validation_collectives`).
 htsim's and ns-3's rules (:mod:`aifabric.sim.pfc_validation`).
 ``aifabric validate --routing [--json]`` — the routing modes on an 8×8×8 leaf-spine permutation:
 packet engine, flow model and the measure stage against the balls-into-bins / D-mod-k max-min
-references (:mod:`aifabric.stages.routing_validation`).
+references (:mod:`aifabric.stages.validate.routing`).
 ``aifabric validate --interruptions [--json]`` — network-caused job interruptions at 16,384 H100 over
 54 days on each fabric's default plan against the Llama 3 paper's Table 5 (RoCE checked within
 ±30 %, InfiniBand reported as the prediction; exit 1 when the check fails:
-:mod:`aifabric.stages.failure_validation`).
+:mod:`aifabric.stages.validate.failures`).
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def register(app: typer.Typer) -> None:
             if sc.inference is not None or sc.storage is not None:
                 _check_sections(sc, str(scenario))
             if sc.assumptions:
-                from aifabric.stages.assumptions import check_overrides
+                from aifabric.stages.deployment import check_overrides
 
                 check_overrides(sc.assumptions, str(scenario))
             if sc.topology is not None and sc.workload is not None:
@@ -187,7 +187,7 @@ def _check_training(sc, file: str) -> None:
     """The workload stage's checks of a ``training:`` section: the spec, the layout, memory."""
     from aifabric.hardware.catalog import load_catalog
     from aifabric.scenario import AdvisorSpec
-    from aifabric.stages.design import nic_rate_for
+    from aifabric.stages.design.fabrics import nic_rate_for
     from aifabric.stages.pipeline import workload_input
     from aifabric.stages.workload import workload
 
@@ -201,7 +201,7 @@ def _check_sections(sc, file: str) -> None:
     that the advisor's workload is the section's)."""
     from aifabric.hardware.catalog import load_catalog
     from aifabric.scenario import AdvisorSpec
-    from aifabric.stages.design import nic_rate_for
+    from aifabric.stages.design.fabrics import nic_rate_for
     from aifabric.stages.pipeline import workload_input
     from aifabric.stages.workload import workload
 
@@ -214,9 +214,9 @@ def _check_sections(sc, file: str) -> None:
 
 
 def _routing(as_json: bool) -> int:
-    """The routing-mode table of :mod:`aifabric.stages.routing_validation`."""
+    """The routing-mode table of :mod:`aifabric.stages.validate.routing`."""
 
-    from aifabric.stages.routing_validation import METRIC, format_table, routing_table
+    from aifabric.stages.validate.routing import METRIC, format_table, routing_table
 
     rows = routing_table()
     checked = [r for r in rows if r["within_reference"] is not None]
@@ -246,8 +246,8 @@ def _routing(as_json: bool) -> int:
 
 
 def _uet(as_json: bool) -> int:
-    """:mod:`aifabric.stages.uet_validation`: exit 0 when every case is within its tolerance."""
-    from aifabric.stages.uet_validation import format_uet, uet_report
+    """:mod:`aifabric.stages.validate.uet`: exit 0 when every case is within its tolerance."""
+    from aifabric.stages.validate.uet import format_uet, uet_report
 
     rep = uet_report()
     typer.echo(dumps(rep) if as_json else format_uet(rep))
@@ -255,10 +255,10 @@ def _uet(as_json: bool) -> int:
 
 
 def _interruptions(as_json: bool) -> int:
-    """The interruption check of :mod:`aifabric.stages.failure_validation`: exit 0 when it holds, else 1."""
+    """The interruption check of :mod:`aifabric.stages.validate.failures`: exit 0 when it holds, else 1."""
     import json
 
-    from aifabric.stages.failure_validation import format_table, interruption_table
+    from aifabric.stages.validate.failures import format_table, interruption_table
 
     t = interruption_table()
     typer.echo(json.dumps(t) if as_json else format_table(t))

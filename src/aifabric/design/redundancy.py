@@ -18,7 +18,7 @@ Dual-ToR (multi-homing)
     the other port of the NIC on a leaf failure (NCCL does not use IB alternate paths, APM). DGX
     SuperPOD reference designs connect each ConnectX port to one leaf of its rail. The nearest IB
     option is ``planes`` (each NIC port on a different leaf, each in its own plane), which this
-    tool does not treat as failover (see :mod:`aifabric.stages.risk_redundancy`).
+    tool does not treat as failover (see :mod:`aifabric.stages.risk.redundancy`).
 
 Spine spares
     ``spine_spares = k``: k spines per plane beyond the non-blocking count S, cabled and carrying

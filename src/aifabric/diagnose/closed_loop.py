@@ -2,7 +2,7 @@
 testbed, its counters exported in an operator format and read back, and ``diagnose`` scored on
 naming the fault and its location.
 
-Runs: the shipped risk-library files (:func:`aifabric.stages.testbed_files.shipped_files`: each
+Runs: the shipped risk-library files (:func:`aifabric.stages.risk.scenario_files.shipped_files`: each
 fault on each fabric, on the baseline that shows it, plus the baselines themselves), simulated by
 the packet engine, written by :mod:`aifabric.diagnose.export` and parsed by
 :mod:`aifabric.diagnose.readers`.
@@ -42,7 +42,7 @@ FORMAT_FABRICS = {"prometheus": ("roce", "infiniband"), "sonic": ("roce",), "per
 
 def expected(sid: str, tb) -> tuple[set[str], set[str] | None]:
     """(finding kinds that name fault ``sid``, devices it is at — None: anywhere)."""
-    from aifabric.stages.risk_library import _straggler, target_name
+    from aifabric.stages.risk.library import _straggler, target_name
 
     target = {target_name(tb)}
     table = {
@@ -123,7 +123,7 @@ def _run(tb, sid: str | None, traffic: str, fmt: str, folder: Path, name: str):
 
     from aifabric.scenario import scenario_from_dict
     from aifabric.sim import simulate
-    from aifabric.stages.testbed import _flows, scenario_dict
+    from aifabric.stages.risk.testbed import _flows, scenario_dict
     from aifabric.topology import from_spec
 
     sc = scenario_from_dict(scenario_dict(tb, sid, 1, traffic=traffic))
@@ -144,8 +144,8 @@ def _run(tb, sid: str | None, traffic: str, fmt: str, folder: Path, name: str):
 
 def closed_loop(fmt: str = "prometheus", keep: str | Path | None = None, progress=None) -> dict:
     """Every shipped library run through export → read → diagnose; the ``validate --diagnose`` object."""
-    from aifabric.stages.testbed import LIBRARY
-    from aifabric.stages.testbed_files import shipped_files, shipped_testbed
+    from aifabric.stages.risk.scenario_files import shipped_files, shipped_testbed
+    from aifabric.stages.risk.testbed import LIBRARY
 
     tmp = None
     if keep is None:
@@ -202,7 +202,7 @@ def closed_loop(fmt: str = "prometheus", keep: str | Path | None = None, progres
 
 def _score(run, base) -> dict:
     name, tech, sid, traffic, baseline, tb, fc, findings, sc = run
-    from aifabric.stages.risk_library import target_name
+    from aifabric.stages.risk.library import target_name
 
     truth = []
     fault = expected(sid, tb) if sid is not None else None

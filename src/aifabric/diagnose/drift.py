@@ -12,7 +12,7 @@ findings account for how much of the gap.
 * **band** — ±10 %: the tolerance the collective model meets against published NCCL figures
   (:mod:`aifabric.workload.collective_validation`); a ratio inside it is no measurable drift.
 * **explained_by** — the findings whose fault the risk library models: each re-simulated on the
-  risk testbed of that technology (:func:`aifabric.stages.testbed.measure_testbed`, the risk
+  risk testbed of that technology (:func:`aifabric.stages.risk.testbed.measure_testbed`, the risk
   stage's perturbation, cached on disk), giving the communication slowdown it causes alone; its
   share of the gap is ``slowdown / (1 + slowdown)`` against the measured shortfall ``1 − ratio``.
 """
@@ -58,8 +58,8 @@ def model_busbw(run, size: int, calibration=None) -> tuple[float, dict]:
     """The model's busbw (GB/s) for ``run``'s collective at ``size``, and what it assumed."""
     from aifabric.design.plan import plan_fabric
     from aifabric.hardware.catalog import load_catalog
-    from aifabric.stages.design import ROUTING, SWITCH_HOP_NS
-    from aifabric.stages.measure import HEADER_BYTES, MTU_BYTES
+    from aifabric.stages.design.fabrics import ROUTING, SWITCH_HOP_NS
+    from aifabric.stages.measure.network import HEADER_BYTES, MTU_BYTES
     from aifabric.topology import rail_optimized
     from aifabric.workload.collectives import nccl_sweep
 
@@ -124,8 +124,8 @@ def model_busbw(run, size: int, calibration=None) -> tuple[float, dict]:
 
 def explain(kinds: list[str], technology: str) -> list[dict]:
     """Each finding kind the risk library models: its slowdown alone on the testbed."""
-    from aifabric.stages.testbed import LIBRARY, measure_testbed
-    from aifabric.stages.testbed_files import SHIPPED_BASELINE, shipped_testbed
+    from aifabric.stages.risk.scenario_files import SHIPPED_BASELINE, shipped_testbed
+    from aifabric.stages.risk.testbed import LIBRARY, measure_testbed
 
     out = []
     for kind in dict.fromkeys(kinds):

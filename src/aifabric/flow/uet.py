@@ -8,7 +8,7 @@
   switch-to-switch link runs at most at ``eta`` of its bottleneck rate, where the flows' ``eta``
   follow the distribution measured on the packet engine (mean over flows of ideal FCT / FCT on
   calibration permutations that are none of the validated cases: :data:`CALIBRATION`,
-  :mod:`aifabric.stages.uet_validation`, ``scripts/uet_flow_efficiency.py``; one distribution with
+  :mod:`aifabric.stages.validate.uet`, ``scripts/uet_flow_efficiency.py``; one distribution with
   trimming, one without; ``data/reference/uet-flow-efficiency.json``). Flows are given its
   quantiles evenly, in a seeded order. Where flows share a link (an incast's receiver, an
   all-to-all's hosts) the cap does not bind: the shared link's queue trims what it cannot take

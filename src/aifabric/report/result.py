@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import math
 
-from aifabric.stages.assumptions import Deployment as _dep
-from aifabric.stages.measure_placed import placed_note
+from aifabric.stages.deployment import Deployment as _dep
+from aifabric.stages.measure.placed import placed_note
 from aifabric.stages.performance import server_usd_per_gpu
 from aifabric.stages.pipeline import Comparison
-from aifabric.stages.risk import MISCONFIG_PROBABILITY_BASIS
-from aifabric.stages.testbed import SMALL_JITTER_DUTY
+from aifabric.stages.risk.assess import MISCONFIG_PROBABILITY_BASIS
+from aifabric.stages.risk.testbed import SMALL_JITTER_DUTY
 from aifabric.units import gbytes_per_s as gbytes
 
 FCT_POINTS = 20_000  # FCT samples kept per chart (the report's CDFs)
@@ -19,9 +19,9 @@ STAGE_ORDER = ("design", "workload", "measure", "performance", "risk", "decide")
 
 
 def register(c: Comparison) -> list[dict]:
-    """The assumption register (``assumptions[]``: objects, :mod:`aifabric.stages.assumptions`)."""
-    from aifabric.stages.assumptions import Deployment
-    from aifabric.stages.assumptions import register as build
+    """The assumption register (``assumptions[]``: objects, :mod:`aifabric.stages.decide.assumptions`)."""
+    from aifabric.stages.decide.assumptions import register as build
+    from aifabric.stages.deployment import Deployment
 
     dep = c.deployment or Deployment()
     net = getattr(c, "network", None)
@@ -67,7 +67,7 @@ def assumptions(c: Comparison) -> list[str]:
         "failure and misconfiguration impacts come from a packet-level leaf-spine pod derived from each planned "
         "fabric (same rate, hop latency, buffer per port, oversubscription, routing; congestion control by the "
         "tuning state, the same for both fabrics: as shipped = IB without congestion control, RoCE PFC + DCQCN "
-        "at vendor defaults; tuned = IB CC on, RoCE DCQCN tuned or HPCC-class) (aifabric.stages.testbed); each "
+        "at vendor defaults; tuned = IB CC on, RoCE DCQCN tuned or HPCC-class) (aifabric.stages.risk.testbed); each "
         "scenario's added step time over the fabric's own ideal step, per scenario p x d x l with l = 1 - "
         "1/(1 + iteration slowdown), combined as 1 - prod(1 - p d l) (aifabric.stages.risk)",
         "job interruptions: NIC, host-link and leaf faults (and fabric-link / spine faults whose re-route "

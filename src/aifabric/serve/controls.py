@@ -65,7 +65,7 @@ def _advisor_controls(adv) -> list[dict]:
 
 def _overridable(a: dict) -> bool:
     """Whether a scenario's ``assumptions:`` section may set this register entry."""
-    from aifabric.stages.assumptions import check_overrides
+    from aifabric.stages.deployment import check_overrides
 
     try:
         check_overrides({a["name"]: a["value"]})

@@ -64,7 +64,7 @@ def load_base(path: Path | None) -> Base:
     """The scenario file's advisor, sections and ``assumptions:`` (the built-in default without one);
     bad input raises :class:`InputError` naming the file and field."""
     from aifabric.scenario import AdvisorSpec, load_scenario
-    from aifabric.stages.assumptions import check_overrides
+    from aifabric.stages.deployment import check_overrides
 
     if path is None:
         return Base("built-in default (1,024 H100, Llama-3 70B training)", None, AdvisorSpec())
@@ -130,9 +130,9 @@ def _line(e: InputError) -> str:
 
 
 def _assumptions_of(asked: dict, file: str | None) -> dict:
-    """Each override checked alone (:func:`aifabric.stages.assumptions.check_overrides`), so every bad
+    """Each override checked alone (:func:`aifabric.stages.deployment.check_overrides`), so every bad
     value gets its own message."""
-    from aifabric.stages.assumptions import check_overrides
+    from aifabric.stages.deployment import check_overrides
 
     out, errors = {}, []
     for name, value in asked.items():
@@ -174,7 +174,7 @@ def front_key(base: Base, w: WhatIf) -> str:
     where storage runs when the job's storage traffic is part of the workload."""
     import json
 
-    from aifabric.stages.assumptions import resolve
+    from aifabric.stages.deployment import resolve
 
     adv = {k: v for k, v in w.advisor.model_dump(mode="json").items() if k not in WEIGH_FIELDS}
     if w.advisor.workload == "storage" or base.storage:

@@ -3,11 +3,11 @@ measurement; the layout search (which parallelism is fastest on *this* fabric) l
 Analytic and fast (sensitivity analysis and Monte-Carlo call it many times).
 
 Input: the :class:`~aifabric.stages.workload.Workload`, one
-:class:`~aifabric.stages.measure.FabricNetwork` (from *measure*, or built from a user's own
+:class:`~aifabric.stages.measure.network.FabricNetwork` (from *measure*, or built from a user's own
 numbers). Output: :class:`FabricPerformance` per fabric in :class:`PerformanceEvidence`. The step
 model is :mod:`aifabric.workload.llm` (compute from FLOPs and bytes with one fitted parameter
 set, MFU as an output, every collective with its own overlap window); the network enters only
-through the fabric's collective-time model (:meth:`~aifabric.stages.measure.FabricNetwork.comm`).
+through the fabric's collective-time model (:meth:`~aifabric.stages.measure.network.FabricNetwork.comm`).
 Every layout the ``training:`` section leaves open is searched on each fabric; the best layout
 and the runners-up are reported.
 
@@ -234,7 +234,7 @@ def _trainable_tokens_per_s(model, gpu: str, gpus: int) -> float:
 
 def storage_performance(workload, network) -> dict:
     """Checkpoint writes and data loading of ``workload.storage`` with this fabric (module doc)."""
-    from aifabric.stages.measure import HEADER_BYTES, MTU_BYTES
+    from aifabric.stages.measure.network import HEADER_BYTES, MTU_BYTES
     from aifabric.workload.llm.storage import HOST_STORAGE_GBPS, storage_traffic
 
     setup = workload.storage

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from aifabric.errors import InputError
-from aifabric.stages.assumptions import (
+from aifabric.stages.decide.choose import Decision, decide
+from aifabric.stages.decide.verdict import Alternative, hinge
+from aifabric.stages.deployment import (
     STORAGE_PLACEMENTS,
     TUNING_STATES,
     Deployment,
@@ -27,13 +29,11 @@ from aifabric.stages.assumptions import (
     resolve,
     storage_share,
 )
-from aifabric.stages.decide import Decision, decide
-from aifabric.stages.design import DesignEvidence, DesignInput, design
-from aifabric.stages.design_options import options_for
-from aifabric.stages.measure import NetworkEvidence, measure
+from aifabric.stages.design.fabrics import DesignEvidence, DesignInput, design
+from aifabric.stages.design.options import options_for
+from aifabric.stages.measure.network import NetworkEvidence, measure
 from aifabric.stages.performance import PerformanceEvidence, performance, server_usd_per_gpu
-from aifabric.stages.risk import RiskEvidence, assess
-from aifabric.stages.verdict import Alternative, hinge
+from aifabric.stages.risk.assess import RiskEvidence, assess
 from aifabric.stages.workload import Workload, WorkloadInput, workload
 
 
@@ -46,7 +46,7 @@ class CompareInputs:
     seed: int = 1
     compute_efficiency: float | None = None  # measured GEMM efficiency (else the step model's fitted one)
     # share of communication time under congestion; None: the storage share (the congested traffic
-    # mix is the storage incast — one setting, aifabric.stages.assumptions)
+    # mix is the storage incast — one setting, aifabric.stages.deployment)
     congestion_share: float | None = None
     training: dict | None = None  # the scenario's training: section
     scenario_file: str | None = None
@@ -158,7 +158,7 @@ def run_performance(
     if inputs.mirror is not None:
         from dataclasses import replace
 
-        from aifabric.stages.design import MIRROR_SUFFIX
+        from aifabric.stages.design.fabrics import MIRROR_SUFFIX
 
         one = next(o for o in options if o.technology == inputs.mirror)
         options = (one, replace(one, key=one.key + MIRROR_SUFFIX))
@@ -195,7 +195,7 @@ def sharp_off(net):
     """The measured fabrics with SHARP not used (``assumptions: {sharp: off}``), said in its grant."""
     from dataclasses import replace
 
-    from aifabric.stages.measure import NetworkEvidence
+    from aifabric.stages.measure.network import NetworkEvidence
 
     def off(f):
         if not f.sharp:
@@ -277,7 +277,7 @@ def _weigh(
     inputs: CompareInputs, front: Performance, dep: Deployment, share, overrides, tick=None, sensitivity=True
 ):
     """risk → decide on the first four stages' evidence with the deployment ``dep`` (``sensitivity``:
-    :func:`aifabric.stages.decide.decide`'s)."""
+    :func:`aifabric.stages.decide.choose.decide`'s)."""
     adv = inputs.advisor
     des, wl, net, perf = front.design, front.workload, front.network, front.performance
     rsk = assess(

@@ -32,7 +32,7 @@ NCCL_NET_STEP_S = 14.0e-6  # [S16] per-step network latency, Simple
 NCCL_NVLINK_STEP_S = 3.4e-6  # [S16] per-step NVLink latency, Simple
 
 #: a pipeline stage's send to the next stage: timed as a send-recv; a measured fabric gives it the
-#: efficiency of the job's placed stage-boundary pattern (aifabric.stages.measure), not the random
+#: efficiency of the job's placed stage-boundary pattern (aifabric.stages.measure.network), not the random
 #: permutation's
 PIPELINE_SEND_RECV = "pp-send-recv"
 OPS = (
