@@ -3,9 +3,11 @@
 Both executors run one task per point through :func:`aifabric.sweep.commands.execute` and hand
 finished points back in batches; :func:`run_study` appends each batch to the results database
 as it arrives. A point whose worker dies (killed, out of memory) is run again up to ``retries``
-times (locally: the pool is rebuilt and the points that were in flight are resubmitted; on Ray:
-the task's ``max_retries``); a point whose command fails is a result (status ``failed``), not
-retried. Each task asks for the memory its command estimates (``resources.memory`` overrides):
+times, and its ``attempts`` counts the runs (locally: the pool is rebuilt and the points that were
+in flight are resubmitted; on Ray: the driver resubmits the task); a point whose command fails is
+a result (status ``failed``), not retried. A Ray cluster lost mid-study (the head stopped, the
+connection gone) stops the study without storing its unfinished points, so the same command run
+again runs them. Each task asks for the memory its command estimates (``resources.memory`` overrides):
 Ray schedules by it; locally it caps the number of workers by the memory available.
 """
 
