@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,6 +29,17 @@ def _free_ports(n: int) -> list[int]:
     for s in socks:
         s.close()
     return ports
+
+
+@contextlib.contextmanager
+def one_cluster_at_a_time():
+    """The Ray tests of every pytest process on this machine take turns (a file lock): two heads on
+    one node collide on Ray's fixed default ports and fail to start or to accept a driver."""
+    import fcntl
+
+    with open(Path(tempfile.gettempdir()) / "aifabric-ray-tests.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
 
 
 class RayHead:

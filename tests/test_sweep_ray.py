@@ -20,7 +20,7 @@ from aifabric.sweep.commands import validator
 from aifabric.sweep.query import query
 from aifabric.sweep.runner import run_study
 from aifabric.sweep.study import load_study
-from ray_support import SRC, RayHead, killed_worker
+from ray_support import SRC, RayHead, killed_worker, one_cluster_at_a_time
 
 pytestmark = pytest.mark.slow
 if os.environ.get("CI"):
@@ -39,11 +39,12 @@ RUN_COLUMNS = ["wall_s", "worker", "finished_at", "attempt", "attempts"]  # how 
 
 @pytest.fixture
 def ray_head(tmp_path):
-    head = RayHead(tmp_path)
-    try:
-        yield head
-    finally:
-        head.stop()
+    with one_cluster_at_a_time():
+        head = RayHead(tmp_path)
+        try:
+            yield head
+        finally:
+            head.stop()
 
 
 def _load(tmp_path, text: str, name: str = "study.yaml"):
@@ -131,40 +132,41 @@ def test_head_stopped_mid_study_then_the_same_command_resumes(tmp_path):
     """The head stopped while the study runs: the finished points are kept, none is stored as
     failed, the sweep says so (exit 1); the same command against a cluster finishes the rest, every
     point exactly once. The sweep's stdout is its own summary line only (no Ray log lines)."""
-    study, st = _load(tmp_path, BIG)
-    out = tmp_path / "run"
-    head = RayHead(tmp_path)
-    try:
-        proc = _sweep(study, out, head.gcs)
-        deadline = time.time() + 240
-        while time.time() < deadline and proc.poll() is None and len(_stored(out)) < 2:
-            time.sleep(0.2)
-    finally:
-        head.stop()
-    stdout, stderr = proc.communicate(timeout=180)
-    before = _stored(out)
-    assert proc.returncode == 1, (stdout, stderr[-3000:])
-    assert 2 <= len(before) < 20 and set(before["status"]) == {"ok"}, before
-    lines = stdout.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("study ray-stop: 20 points"), stdout
-    assert (
-        "stopped early: the Ray cluster was lost" in lines[0]
-        and f"{20 - len(before)} points not run" in lines[0]
-    )
-    head = RayHead(tmp_path)  # a new cluster, the same command
-    try:
-        proc = _sweep(study, out, head.gcs)
-        stdout, stderr = proc.communicate(timeout=400)
-    finally:
-        head.stop()
-    assert proc.returncode == 0, (stdout, stderr[-3000:])
-    assert (
-        stdout.strip().startswith(f"study ray-stop: 20 points, {len(before)} already done")
-        and len(stdout.strip().splitlines()) == 1
-    )
-    after = _stored(out)
-    assert len(after) == 20 and after["point_id"].is_unique and set(after["status"]) == {"ok"}
-    assert sorted(after["point_id"]) == sorted(p.point_id for p in st.points)
+    with one_cluster_at_a_time():
+        study, st = _load(tmp_path, BIG)
+        out = tmp_path / "run"
+        head = RayHead(tmp_path)
+        try:
+            proc = _sweep(study, out, head.gcs)
+            deadline = time.time() + 240
+            while time.time() < deadline and proc.poll() is None and len(_stored(out)) < 2:
+                time.sleep(0.2)
+        finally:
+            head.stop()
+        stdout, stderr = proc.communicate(timeout=180)
+        before = _stored(out)
+        assert proc.returncode == 1, (stdout, stderr[-3000:])
+        assert 2 <= len(before) < 20 and set(before["status"]) == {"ok"}, before
+        lines = stdout.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("study ray-stop: 20 points"), stdout
+        assert (
+            "stopped early: the Ray cluster was lost" in lines[0]
+            and f"{20 - len(before)} points not run" in lines[0]
+        )
+        head = RayHead(tmp_path)  # a new cluster, the same command
+        try:
+            proc = _sweep(study, out, head.gcs)
+            stdout, stderr = proc.communicate(timeout=400)
+        finally:
+            head.stop()
+        assert proc.returncode == 0, (stdout, stderr[-3000:])
+        assert (
+            stdout.strip().startswith(f"study ray-stop: 20 points, {len(before)} already done")
+            and len(stdout.strip().splitlines()) == 1
+        )
+        after = _stored(out)
+        assert len(after) == 20 and after["point_id"].is_unique and set(after["status"]) == {"ok"}
+        assert sorted(after["point_id"]) == sorted(p.point_id for p in st.points)
 
 
 def _stored(out):
