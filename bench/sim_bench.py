@@ -17,7 +17,10 @@ The kernel column says which kernel ran: ``aot`` when an ahead-of-time build mat
 
 ``--htsim BIN`` runs htsim's RoCE binary (csg-htsim's ``htsim_roce``, built separately) on the
 peer scenario files of perm128, incast32 and perm1024, alternating with ours, and prints the
-paired ratios (same machine, same run).
+paired ratios (same machine, same run). Each side runs one fixed ECMP draw in every repeat: ours
+the scenario's seed, htsim ``-seed 13`` with its clock-seeded path ids fixed by
+``htsim_fixed_time.c`` (built with ``cc`` into a temporary folder, LD_PRELOAD); the table says
+whether every htsim run finished the same flows at the same times.
 """
 
 from __future__ import annotations
@@ -135,34 +138,63 @@ def run_once(scenario: Path) -> dict:
 # peer-baselines.md describes them: the connection matrices in ../shared/reference/peer-scenarios,
 # 3-tier fat tree, 100 Gb/s, 1 us per hop, no switch latency, PFC pause above 15 / resume below 12
 # packets, ECMP at the switches (one path entropy per flow: -paths 1), no congestion control; -end
-# long enough for every flow to finish
+# long enough for every flow to finish. -q 1000: switch queues of 1000 packets, so that the lossless
+# queues never overflow (with htsim's default size they do, and it prints "LOSSLESS not working!"
+# once per packet: 1.07 M lines on perm1024). The ECMP draw is fixed: -seed fixes the switches'
+# hash salts and htsim_fixed_time.c (LD_PRELOAD) the path ids htsim otherwise draws from the clock.
 PEER_DIR = ROOT.parent / "shared" / "reference" / "peer-scenarios"
 HTSIM = {
     "perm128": ("perm128_2MB.cm", 128, 2_000),
     "incast32": ("incast32to1_128_2MB.cm", 128, 6_000),
     "perm1024": ("perm1024_2MB.cm", 1024, 5_000),
 }
+HTSIM_SEED, HTSIM_TIME = 13, 1
 
 
-def htsim_once(binary: str, name: str) -> dict:
+def htsim_shim(folder: Path) -> Path:
+    """bench/htsim_fixed_time.c built into ``folder`` (a shared library for LD_PRELOAD)."""
+    lib = folder / "libhtsim_fixed_time.so"
+    src = Path(__file__).with_name("htsim_fixed_time.c")
+    subprocess.run(
+        [os.environ.get("CC", "cc"), "-shared", "-fPIC", "-O2", "-o", str(lib), str(src)], check=True
+    )
+    return lib
+
+
+def htsim_command(binary: str, name: str, shim: Path, log: Path) -> list[str]:
     cm, nodes, end_us = HTSIM[name]
+    return [
+        "env", f"LD_PRELOAD={shim}", f"HTSIM_TIME={HTSIM_TIME}",
+        binary, "-tm", str(PEER_DIR / cm), "-nodes", str(nodes),
+        "-strat", "ecmp_host", "-paths", "1", "-mtu", "4000", "-linkspeed", "100000", "-hop_latency", "1",
+        "-switch_latency", "0", "-pfc_thresholds", "12", "15", "-q", "1000", "-seed", str(HTSIM_SEED),
+        "-end", str(end_us), "-o", str(log),
+    ]  # fmt: skip
+
+
+def htsim_once(binary: str, name: str, shim: Path) -> dict:
+    import hashlib
+
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [
-            "/usr/bin/time", "-v", binary, "-tm", str(PEER_DIR / cm), "-nodes", str(nodes),
-            "-strat", "ecmp_host", "-paths", "1", "-mtu", "4000", "-linkspeed", "100000", "-hop_latency", "1",
-            "-switch_latency", "0", "-pfc_thresholds", "12", "15", "-end", str(end_us),
-            "-o", str(Path(tmp) / "logout.dat"),
-        ]  # fmt: skip
-        # htsim prints a line per flow event on stdout (130k lines for perm128): to a file, as
-        # one would run it (through a pipe it is ~0.2 s slower); its "finished" lines are counted
+        cmd = ["/usr/bin/time", "-v", *htsim_command(binary, name, shim, Path(tmp) / "logout.dat")]
+        # htsim prints a line per flow event on stdout: to a file, as one would run it (through a
+        # pipe it is ~0.2 s slower); its "finished" lines are counted and hashed (the same draw
+        # gives the same lines), and so are its "LOSSLESS not working!" warnings (none expected)
         with open(Path(tmp) / "stdout.txt", "w") as out:
             p = subprocess.run(cmd, stdout=out, stderr=subprocess.PIPE, text=True, cwd=tmp)
-        finished = (Path(tmp) / "stdout.txt").read_text().count(" finished at ")
+        text = (Path(tmp) / "stdout.txt").read_text()
     if p.returncode != 0:
         raise RuntimeError(f"htsim {name}: exit {p.returncode}: {p.stderr[-1000:]}")
+    done = [line for line in text.splitlines() if " finished at " in line]
     wall = _gnu_time(p.stderr, r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)")
     rss_kb = float(re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr).group(1))
-    return {"wall_s": wall, "rss_mib": rss_kb / 1024, "finished": finished}
+    return {
+        "wall_s": wall,
+        "rss_mib": rss_kb / 1024,
+        "finished": len(done),
+        "lossless_warnings": text.count("LOSSLESS not working"),
+        "digest": hashlib.sha256("\n".join(done).encode()).hexdigest()[:12],
+    }
 
 
 def _gnu_time(text: str, pattern: str) -> float:
@@ -174,15 +206,15 @@ def _gnu_time(text: str, pattern: str) -> float:
     return s
 
 
-def bench(scenario: Path, repeat: int, htsim: str | None = None) -> dict:
+def bench(scenario: Path, repeat: int, htsim: str | None = None, shim: Path | None = None) -> dict:
     load = os.getloadavg()[0]  # before this case's runs, as `uptime` shows it
     run_once(scenario)  # warm the kernel cache
     peer = []
     runs = []
-    for _ in range(repeat):  # ours and htsim's alternately: paired, same load
+    for _ in range(repeat):  # ours and htsim's alternately: paired, same load, each on its fixed draw
         runs.append(run_once(scenario))
         if htsim:
-            peer.append(htsim_once(htsim, scenario.stem))
+            peer.append(htsim_once(htsim, scenario.stem, shim))
     med = {k: statistics.median(r[k] for r in runs) for k in ("wall_s", "rss_mib", "engine_wall_s")}
     out = dict(runs[0])
     out.update(med)
@@ -195,6 +227,9 @@ def bench(scenario: Path, repeat: int, htsim: str | None = None) -> dict:
         out["htsim_rss_mib"] = statistics.median(r["rss_mib"] for r in peer)
         out["htsim_runs_wall_s"] = [round(r["wall_s"], 2) for r in peer]
         out["htsim_finished"] = min(r["finished"] for r in peer)
+        out["htsim_lossless_warnings"] = max(r["lossless_warnings"] for r in peer)
+        out["htsim_same_draw"] = len({r["digest"] for r in peer}) == 1
+        out["htsim_fct_digest"] = peer[0]["digest"]
     return out
 
 
@@ -221,11 +256,14 @@ def main(argv=None) -> int:
     print(json.dumps({"kernel": kind, "base_rss_mib": base}), file=sys.stderr)
     rows = []
     names = a.only or PEER
-    for name in names:
-        if name in PEER:
-            r = bench(ROOT / "scenarios" / f"{name}.yaml", a.repeat, a.htsim if name in HTSIM else None)
-            rows.append((name, r))
-            print(json.dumps({"case": name, **r}), file=sys.stderr)
+    with tempfile.TemporaryDirectory() as tmp:
+        shim = htsim_shim(Path(tmp)) if a.htsim else None
+        for name in names:
+            if name in PEER:
+                peer = a.htsim if name in HTSIM else None
+                r = bench(ROOT / "scenarios" / f"{name}.yaml", a.repeat, peer, shim)
+                rows.append((name, r))
+                print(json.dumps({"case": name, **r}), file=sys.stderr)
     if not a.no_scaling and not a.only:
         with tempfile.TemporaryDirectory() as tmp:
             for k in (8, 16, 24):
@@ -255,14 +293,16 @@ def main(argv=None) -> int:
             print("\nPaired with htsim in the same run (runs alternating, medians):\n")
             print(
                 "| case | ours wall (s) | htsim wall (s) | wall: ours / htsim | ours RSS | htsim RSS | "
-                "RSS: ours / htsim | htsim flows finished |"
+                "RSS: ours / htsim | htsim flows finished | htsim: same draw every run | LOSSLESS warnings |"
             )
-            print("|---|---:|---:|---:|---:|---:|---:|---:|")
+            print("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|")
             for n, r in paired:
                 print(
                     f"| {n} | {r['wall_s']:.2f} | {r['htsim_wall_s']:.2f} ({', '.join(map(str, r['htsim_runs_wall_s']))}) | "
                     f"{r['wall_s'] / r['htsim_wall_s']:.2f}× | {r['rss_mib']:.0f} MiB | {r['htsim_rss_mib']:.1f} MiB | "
-                    f"{r['rss_mib'] / r['htsim_rss_mib']:.2f}× | {r['htsim_finished']:,} |"
+                    f"{r['rss_mib'] / r['htsim_rss_mib']:.2f}× | {r['htsim_finished']:,} | "
+                    f"{'yes' if r['htsim_same_draw'] else 'NO'} ({r['htsim_fct_digest']}) | "
+                    f"{r['htsim_lossless_warnings']:,} |"
                 )
     else:
         print(json.dumps(dict(rows), indent=2))

@@ -92,11 +92,16 @@ def register(app: typer.Typer) -> None:
                 f"{res.failed} failed; {res.wall_s:.1f} s ({res.where}); results in {res.out}"
                 + (f", report {res.report}" if res.report else "")
             )
+            if res.stopped:  # the unfinished points are not stored: the same command resumes
+                line += (
+                    f"; stopped early: {res.stopped}; {res.unfinished} points not run "
+                    "(run the same command again to run them)"
+                )
             if as_json:
                 typer.echo(line, err=True)
                 typer.echo(dumps(res.to_dict(), indent=2))
             else:
                 typer.echo(line)
-            return 1 if res.failed else 0
+            return 1 if res.failed or res.stopped else 0
 
         run_guarded(body)

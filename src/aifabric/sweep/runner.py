@@ -3,15 +3,19 @@
 Both executors run one task per point through :func:`aifabric.sweep.commands.execute` and hand
 finished points back in batches; :func:`run_study` appends each batch to the results database
 as it arrives. A point whose worker dies (killed, out of memory) is run again up to ``retries``
-times (locally: the pool is rebuilt and the points that were in flight are resubmitted; on Ray:
-the task's ``max_retries``); a point whose command fails is a result (status ``failed``), not
-retried. Each task asks for the memory its command estimates (``resources.memory`` overrides):
+times, and its ``attempts`` counts the runs (locally: the pool is rebuilt and the points that were
+in flight are resubmitted; on Ray: the driver resubmits the task); a point whose command fails is
+a result (status ``failed``), not retried. A Ray cluster lost mid-study (the head stopped, the
+connection gone) stops the study without storing its unfinished points, so the same command run
+again runs them. Each task asks for the memory its command estimates (``resources.memory`` overrides):
 Ray schedules by it; locally it caps the number of workers by the memory available.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 import time
 from collections import deque
 from collections.abc import Callable
@@ -106,7 +110,9 @@ class LocalExecutor:
 class RayExecutor:
     """Tasks on a Ray cluster (``ray://host:port``, ``host:port``, ``auto`` or ``local``)."""
 
-    def __init__(self, address: str, retries: int, invoke: Invoke | None, max_inflight: int | None) -> None:
+    def __init__(
+        self, address: str, retries: int, invoke: Invoke | None, max_inflight: int | None, worker_fn=execute
+    ) -> None:
         try:
             import ray
         except ImportError:
@@ -121,9 +127,23 @@ class RayExecutor:
         self.invoke = invoke
         self.address = address
         self.max_inflight = max_inflight
+        self.worker_fn = worker_fn
+        self.lost: str | None = None  # why the cluster was lost mid-study, if it was
         self._started = False
 
     def __enter__(self):
+        # Ray's driver prints the cluster's error messages ("(raylet) A worker died ...") to
+        # sys.stdout from a thread of its own: while connected, stdout is stderr, so the sweep's
+        # stdout holds only its own output
+        self._stdout = contextlib.redirect_stdout(sys.stderr)
+        self._stdout.__enter__()
+        try:
+            return self._connect()
+        except BaseException:
+            self._stdout.__exit__(None, None, None)
+            raise
+
+    def _connect(self):
         import logging
 
         ray = self.ray
@@ -164,8 +184,11 @@ class RayExecutor:
         return self
 
     def __exit__(self, *exc):
-        if self._started:
-            self.ray.shutdown()
+        try:
+            if self._started:
+                self.ray.shutdown()
+        finally:
+            self._stdout.__exit__(None, None, None)
 
     def _check_workers(self) -> None:
         import aifabric
@@ -191,9 +214,28 @@ class RayExecutor:
             )
 
     def run(self, tasks: list[dict], on_batch: OnBatch, memory: Callable[[dict], int], cpus: float) -> None:
-        ray = self.ray
+        """Run ``tasks``; stop early (``self.lost`` says why) when the cluster itself is lost: the
+        points in flight are then not stored at all, so a plain re-run runs them."""
+        self._check_fits(tasks, memory)
+        remote = self.ray.remote(self.worker_fn)
+        pending = deque(tasks)
+        tries = {t["point_id"]: 0 for t in tasks}
+        inflight: dict = {}
+        while (pending or inflight) and self.lost is None:
+            while pending and len(inflight) < self.window:
+                t = pending.popleft()
+                tries[t["point_id"]] += 1
+                opts = {"num_cpus": cpus, "memory": memory(t), "max_retries": 0, "retry_exceptions": False}
+                inflight[remote.options(**opts).remote(t, self.invoke)] = t
+            batch: list = []
+            for ref in self._ready(inflight):
+                self._collect(ref, inflight.pop(ref), tries, pending, batch)
+            if batch:
+                on_batch(batch)
+
+    def _check_fits(self, tasks: list[dict], memory: Callable[[dict], int]) -> None:
         need = max((memory(t) for t in tasks), default=0)
-        nodes = [n.get("Resources", {}).get("memory", 0) for n in ray.nodes() if n.get("Alive")]
+        nodes = [n.get("Resources", {}).get("memory", 0) for n in self.ray.nodes() if n.get("Alive")]
         if nodes and need > max(nodes):  # Ray would wait for such a node forever
             raise InputError(
                 f"a task asks for {need / 2**30:.1f} GiB of memory; the largest Ray node offers "
@@ -201,31 +243,51 @@ class RayExecutor:
                 field="resources.memory",
                 allowed="a smaller resources.memory in the study, or bigger nodes",
             )
-        remote = ray.remote(execute)
-        pending = deque(tasks)
-        inflight: dict = {}
-        while pending or inflight:
-            while pending and len(inflight) < self.window:
-                t = pending.popleft()
-                ref = remote.options(
-                    num_cpus=cpus, memory=memory(t), max_retries=self.retries, retry_exceptions=False
-                ).remote(t, self.invoke)
-                inflight[ref] = t
-            ready, _ = ray.wait(list(inflight), num_returns=1, timeout=1.0)
-            if not ready:
-                continue
-            more, _ = ray.wait(
-                [r for r in inflight if r not in ready], num_returns=len(inflight) - 1, timeout=0
-            )
-            batch = []
-            for ref in [*ready, *more]:
-                t = inflight.pop(ref)
-                try:
-                    batch.append((t, ray.get(ref), 1))
-                except Exception as exc:  # the worker died more than max_retries times
-                    msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                    batch.append((t, _died(t, f"{type(exc).__name__}: {msg}"), self.retries + 1))
-            on_batch(batch)
+
+    def _ready(self, inflight: dict) -> list:
+        """The finished tasks among ``inflight`` (waits up to a second); none when the cluster is
+        gone (``self.lost`` set)."""
+        try:
+            ready, rest = self.ray.wait(list(inflight), num_returns=1, timeout=1.0)
+            if ready and rest:
+                more, _ = self.ray.wait(rest, num_returns=len(rest), timeout=0)
+                ready += more
+        except Exception as exc:  # the driver lost its connection (Ray Client) or its raylet
+            self.lost = _one_line(exc)
+            return []
+        return ready
+
+    def _collect(self, ref, t: dict, tries: dict, pending: deque, batch: list) -> None:
+        """One finished task: its result; its worker or node died: run it again (as the local pool
+        does), failed after 1 + retries deaths; the cluster lost: nothing (``self.lost``)."""
+        ex = self.ray.exceptions
+        n = tries[t["point_id"]]
+        try:
+            batch.append((t, self.ray.get(ref), n))
+        except (ex.WorkerCrashedError, ex.OutOfMemoryError, ex.NodeDiedError) as exc:
+            if not self._alive():
+                self.lost = _one_line(exc)
+            elif n <= self.retries:
+                pending.appendleft(t)
+            else:
+                batch.append((t, _died(t, f"worker process died {n} times running this point"), n))
+        except ex.RayTaskError as exc:  # raised in the worker past execute's own handler
+            batch.append((t, _died(t, _one_line(exc.cause if exc.cause else exc)), n))
+        except Exception as exc:  # LocalRayletDiedError, RaySystemError, a lost connection, ...
+            self.lost = _one_line(exc)
+
+    def _alive(self) -> bool:
+        """Whether the cluster still answers and has a live node (a dying head kills its workers
+        first: their points are not the points' fault)."""
+        try:
+            return any(n.get("Alive") for n in self.ray.nodes())
+        except Exception:
+            return False
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
 
 
 def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
@@ -282,6 +344,8 @@ class SweepOutcome:
     wall_s: float
     where: str
     report: str | None
+    unfinished: int = 0  # points not run: the study stopped early (``stopped`` says why)
+    stopped: str | None = None
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -355,10 +419,15 @@ def run_study(
             bar.update(counts["ok"], counts["failed"])
 
         retries = study.spec.retries
+        stopped = None
         if tasks and address:
-            with RayExecutor(address, retries, invoke, workers) as ex, bar:  # connected before the bar
+            with (
+                RayExecutor(address, retries, invoke, workers, worker_fn) as ex,
+                bar,
+            ):  # connected before the bar
                 where = ex.where
                 ex.run(tasks, on_batch, memory=lambda t: t["memory"], cpus=study.spec.resources.cpus)
+            stopped = f"the Ray cluster was lost ({ex.lost})" if ex.lost else None
         elif tasks:
             n = workers or os.cpu_count() or 1
             avail = _available_memory()
@@ -391,6 +460,8 @@ def run_study(
         time.perf_counter() - t0,
         where,
         report_path,
+        sum(1 for p in study.points if p.point_id not in finished),
+        stopped,
     )
 
 
