@@ -535,9 +535,10 @@ class LinkErrorsSpec(_Model):
     """``fabric.link_errors:`` — ``fer``, the probability that a data frame arrives at a port with
     a bad FCS (post-FEC frame error rate, every link alike; 0: no errors, the engine unchanged).
     The receiving port discards it and the transport recovers it end to end (RoCE and InfiniBand
-    go-back-N, UET selective retransmission), unless ``llr: true``: Ethernet link-level retry
-    (UEC 1.0 link layer, IEEE 802.3dj) — the link sender replays the frame after the link's
-    round trip plus ``llr_replay_delay``. InfiniBand: none modelled (no public source)."""
+    go-back-N, UET selective retransmission), unless ``llr: true``: link-level retry — the link
+    sender replays the frame after the link's round trip plus ``llr_replay_delay`` (Ethernet: UEC
+    1.0 link layer; InfiniBand: NVIDIA's Link Level Retransmission, MLNX-OS manual, NVIDIA-to-NVIDIA
+    ports on cables up to 30 m). Sources and simplifications: docs/ultra-ethernet.md."""
 
     fer: Annotated[float, Field(ge=0, lt=0.1)] = 0.0
     llr: bool = False
@@ -658,12 +659,6 @@ class FabricSpec(_Model):
                 raise _at(
                     "pause_storms",
                     "InfiniBand has no PAUSE frames (credit flow control); allowed: technology roce",
-                )
-            if self.link_errors.llr:
-                raise _at(
-                    "link_errors.llr",
-                    "link-level retry is Ethernet's (UEC 1.0, IEEE 802.3dj); InfiniBand link-level "
-                    "retransmission is not modelled (no public source); allowed for infiniband: false",
                 )
         elif self.pfc_overrides and not self.pfc.enabled:
             raise _at("pfc_overrides", "PFC thresholds need fabric.pfc.enabled: true")
