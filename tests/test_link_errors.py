@@ -159,3 +159,11 @@ def test_cli_fer_out_of_range_exits_2_with_one_line(tmp_path):
     )
     assert p.returncode == 2 and p.stdout == ""
     assert len(p.stderr.strip().splitlines()) == 1 and "fabric.link_errors.fer" in p.stderr
+
+
+def test_flow_model_refuses_link_errors():
+    from aifabric.flow.scenario import simulate_flow_scenario
+
+    with pytest.raises(InputError) as exc:
+        simulate_flow_scenario(scenario(FABRICS["roce"], {"fer": 1e-4}))
+    assert "fabric.link_errors.fer" in str(exc.value) and "packet engine" in str(exc.value)
