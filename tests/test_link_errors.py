@@ -113,7 +113,8 @@ def sc(fab, le):
         "fabric": {{**fab, "link_errors": le}}}})
 cases = {{"roce": sc({{}}, {{"fer": 0.02}}), "ib": sc({{"technology": "infiniband"}}, {{"fer": 0.02}}),
           "uet": sc({{"transport": "uet"}}, {{"fer": 0.02}}),
-          "llr": sc({{"transport": "uet"}}, {{"fer": 0.02, "llr": True}})}}
+          "llr": sc({{"transport": "uet"}}, {{"fer": 0.02, "llr": True}}),
+          "switch": sc({{}}, {{"fer": 0.05, "links": "switch"}})}}
 out = {{n: {{"flows": simulate(s).flows.drop(columns=["throughput_gbps"]).to_json(),
             "le": simulate(s).engine["link_errors"]}} for n, s in cases.items()}}
 print(json.dumps(out))
@@ -167,3 +168,24 @@ def test_flow_model_refuses_link_errors():
     with pytest.raises(InputError) as exc:
         simulate_flow_scenario(scenario(FABRICS["roce"], {"fer": 1e-4}))
     assert "fabric.link_errors.fer" in str(exc.value) and "packet engine" in str(exc.value)
+
+
+def test_switch_links_only_spare_the_host_links():
+    """links: switch draws errors only on switch-to-switch links: fewer corrupted frames than on
+    every link, none on a single-switch fabric (every link there is a host link)."""
+    every = simulate(scenario(FABRICS["roce"], {"fer": 0.01}))
+    inter = simulate(scenario(FABRICS["roce"], {"fer": 0.01, "links": "switch"}))
+    n_all = every.engine["link_errors"]["corrupted_dropped_packets"]
+    n_sw = inter.engine["link_errors"]["corrupted_dropped_packets"]
+    assert inter.engine["link_errors"]["links"] == "switch" and 0 < n_sw < n_all
+    _delivered_once(inter)
+    star = scenario_from_dict(
+        {
+            "name": "s",
+            "topology": {"kind": "star", "hosts": 4},
+            "workload": {"kind": "incast", "senders": 3, "receiver": 0, "flow_size": "200KB"},
+            "fabric": {"link_errors": {"fer": 0.05, "links": "switch"}},
+        }
+    )
+    r = simulate(star)
+    assert r.engine["link_errors"]["corrupted_dropped_packets"] == 0 and r.engine["retransmissions"] == 0

@@ -238,6 +238,7 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
     if st.cfg[K.C_FER]:  # fabric.link_errors: corrupted frames, discarded or replayed by LLR
         engine_stats["link_errors"] = {
             "fer": float(st.cf[K.CF_FER]),
+            "links": "all" if st.cfg[K.C_FER] == 1 else "switch",
             "llr": bool(st.cfg[K.C_LLR]),
             "llr_replay_delay_ns": int(st.cfg[K.C_LLR_DELAY]) / 1e3,
             "corrupted_dropped_packets": int(g[K.G_FER_DROPS]),

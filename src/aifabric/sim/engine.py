@@ -495,7 +495,7 @@ def link_errors(fab, cfg, cf, g, seed: int) -> None:
     le = fab.link_errors
     if le.fer <= 0:
         return
-    cfg[K.C_FER] = 1
+    cfg[K.C_FER] = 1 if le.links == "all" else 2
     cf[K.CF_FER] = le.fer
     cfg[K.C_LLR] = int(le.llr)
     cfg[K.C_LLR_DELAY] = le.llr_replay_delay

@@ -174,7 +174,9 @@ C_UE_ROD = 60  # 1: reliable ordered delivery (go-back at the sender); 0: unorde
 C_UE_RCCC = 61  # 1: RCCC, receiver credits (aifabric.sim.uet_rccc): a sender needs credit to send
 C_UE_PULL_BYTES = 62  # RCCC: credit one pull grants (bytes on the wire)
 C_UE_HOST0 = 63  # RCCC: first row of the per-receiver pull pacers in ``ue`` (two rows per host)
-C_FER = 64  # 1: data frames are corrupted on a link with probability CF_FER (fabric.link_errors)
+C_FER = (
+    64  # data frames corrupted with probability CF_FER: 0 off, 1 on every link, 2 switch-to-switch links only
+)
 C_LLR = 65  # 1: link-level retry — the link sender replays a corrupted frame (no end-to-end loss)
 C_LLR_DELAY = 66  # LLR: replay delay added to the link's round trip (ps)
 C_NUM = 67
@@ -1041,8 +1043,11 @@ def drop_pkt(pk, pt, g, q, i):
 
 
 @njit(cache=True)
-def frame_corrupted(g, cf):
-    """One draw of the frame-error stream: True with probability ``CF_FER``."""
+def frame_corrupted(pt, g, cfg, cf, p):
+    """One draw of the frame-error stream for a frame sent on port ``p``: True with probability
+    ``CF_FER`` (``C_FER`` 2: only on a link between two switches; other links draw nothing)."""
+    if cfg[C_FER] == 2 and (pt[p, PT_PEER_IS_SW] == 0 or pt[p, PT_NODE_IS_HOST] == 1):
+        return False
     x = (g[G_FER_RNG] * 48271) % PARK_MILLER_M
     g[G_FER_RNG] = x
     return x / PARK_MILLER_M < cf[CF_FER]
@@ -1465,7 +1470,7 @@ def run(
             if pt[p, PT_DOWN] == 1:
                 drop_pkt(pk, pt, g, p, i)
                 continue
-            if cfg[C_FER] == 1 and pk[i, PK_KIND] == KIND_DATA and frame_corrupted(g, cf):
+            if cfg[C_FER] != 0 and pk[i, PK_KIND] == KIND_DATA and frame_corrupted(pt, g, cfg, cf, p):
                 link_error(pt, pk, cfg, h, g, p, i)
                 continue
             if pt[p, PT_PEER_IS_SW] == 0:
