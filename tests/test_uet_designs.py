@@ -103,7 +103,7 @@ def test_uet_scenarios_apply_to_uet_only_and_pfc_scenarios_not_on_lossy_uet():
         ok, why = LIBRARY[sid].applies(uet)
         assert not ok and "lossless" in why
     ok, why = LIBRARY["uet-llr-off"].applies(uet)
-    assert not ok and "not modelled" in why
+    assert not ok and "not measured" in why and "fabric.link_errors" in why
     for sid in ("slow-receiver", "stuck-receiver", "link-failure", "straggler-nic", "storage-incast"):
         assert LIBRARY[sid].applies(uet)[0], sid
 

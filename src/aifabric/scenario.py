@@ -531,6 +531,22 @@ class UetSpec(_Model):
         return self
 
 
+class LinkErrorsSpec(_Model):
+    """``fabric.link_errors:`` — ``fer``, the probability that a data frame arrives at a port with
+    a bad FCS (post-FEC frame error rate, the same on every link; 0: no errors, the engine unchanged).
+    The receiving port discards it and the transport recovers it end to end (RoCE and InfiniBand
+    go-back-N, UET selective retransmission), unless ``llr: true``: link-level retry — the link
+    sender replays the frame after the link's round trip plus ``llr_replay_delay`` (Ethernet: UEC
+    1.0 link layer; InfiniBand: NVIDIA's Link Level Retransmission, MLNX-OS manual, NVIDIA-to-NVIDIA
+    ports on cables up to 30 m). ``links``: ``all`` (default) or ``switch``, only the links between
+    two switches. Sources and simplifications: docs/ultra-ethernet.md."""
+
+    fer: Annotated[float, Field(ge=0, lt=0.1)] = 0.0
+    llr: bool = False
+    llr_replay_delay: Time = 100_000
+    links: Literal["all", "switch"] = "all"
+
+
 TRANSPORTS = ("rc", "uet")
 # UET congestion control: NSCC (sender window, UEC 1.0 §3.6.13), RCCC (receiver credits, CMS) or both
 UET_CCS = ("nscc", "rccc", "nscc-rccc")
@@ -596,6 +612,7 @@ class FabricSpec(_Model):
     # on InfiniBand it withholds credits — both stop the leaf's egress toward it for ``duration``
     receiver_stalls: tuple[PauseStormSpec, ...] = ()
     pfc_watchdog: PfcWatchdogSpec | None = None
+    link_errors: LinkErrorsSpec = LinkErrorsSpec()
 
     @model_validator(mode="before")
     @classmethod

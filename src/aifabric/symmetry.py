@@ -61,8 +61,8 @@ COUNTERPARTS = {
     "uet-trimming-off": {"roce": "lossy-go-back-n", "infiniband": "none: credits, no drops"},
     "uet-roce-fallback": {"roce": "none: already RoCE", "infiniband": "none: one transport"},
     "uet-llr-off": {
-        "roce": "none: link bit errors not modelled",
-        "infiniband": "none: link bit errors not modelled",
+        "roce": "none: not measured on any fabric (fabric.link_errors runs on RoCE too)",
+        "infiniband": "none: not measured on any fabric (fabric.link_errors, NVIDIA LLR, runs on IB too)",
     },
     "pfc-threshold-mismatch": {"infiniband": "none: credits", "uet": "only with a lossless class"},
     "pfc-storm": {"infiniband": "none: credits", "uet": "only with a lossless class"},

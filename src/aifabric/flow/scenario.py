@@ -119,6 +119,12 @@ def simulate_flow_scenario(
                 field=f"fabric.{name}",
                 allowed="sim.mode: packet (aifabric simulate --mode packet)",
             )
+    if fab.link_errors.fer > 0:
+        raise InputError(
+            "the flow model has no link frame errors; this needs the packet engine",
+            field="fabric.link_errors.fer",
+            allowed="0, or sim.mode: packet (aifabric simulate --mode packet)",
+        )
     kw = dict(
         routing=fab.routing_mode,
         seed=scenario.seed,

@@ -235,6 +235,16 @@ def results_of(scenario, topo, flows, st, status, wall_s: float):
         from aifabric.sim import uet_setup
 
         engine_stats["uet"] = uet_setup.report(K, st)
+    if st.cfg[K.C_FER]:  # fabric.link_errors: corrupted frames, discarded or replayed by LLR
+        engine_stats["link_errors"] = {
+            "fer": float(st.cf[K.CF_FER]),
+            "links": "all" if st.cfg[K.C_FER] == 1 else "switch",
+            "llr": bool(st.cfg[K.C_LLR]),
+            "llr_replay_delay_ns": int(st.cfg[K.C_LLR_DELAY]) / 1e3,
+            "corrupted_dropped_packets": int(g[K.G_FER_DROPS]),
+            "corrupted_dropped_bytes": int(g[K.G_FER_BYTES]),
+            "llr_replays": int(g[K.G_LLR_REPLAYS]),
+        }
     if st.cfg[K.C_INT_BYTES]:  # HPCC: INT stack bytes on every data packet and ACK (header, not payload)
         engine_stats["hpcc_int_bytes"] = int(st.cfg[K.C_INT_BYTES])
     if st.info.get("vl_buffer_bytes"):

@@ -417,6 +417,7 @@ def compile_scenario(scenario, topo, flows) -> State:
     g = np.zeros(K.G_NUM, dtype=np.int64)
     g[K.G_FREE] = 0
     g[K.G_RNG] = (scenario.seed % (K.PARK_MILLER_M - 1)) + 1
+    link_errors(fab, cfg, cf, g, scenario.seed)
     st = State(
         g=g,
         cfg=cfg,
@@ -484,6 +485,23 @@ def compile_scenario(scenario, topo, flows) -> State:
         failed_links=[lk for _, lk in failures],
     )
     return st
+
+
+def link_errors(fab, cfg, cf, g, seed: int) -> None:
+    """``fabric.link_errors``: a data frame arrives corrupted with probability ``fer`` (its own
+    random stream, so every other draw is the same as without errors). Without LLR the receiving
+    port discards it and the transport recovers it end to end: go-back-N for RoCE and InfiniBand
+    (``C_LOSSY``), selective retransmission for UET. ``fer: 0`` leaves the kernel's gate off."""
+    le = fab.link_errors
+    if le.fer <= 0:
+        return
+    cfg[K.C_FER] = 1 if le.links == "all" else 2
+    cf[K.CF_FER] = le.fer
+    cfg[K.C_LLR] = int(le.llr)
+    cfg[K.C_LLR_DELAY] = le.llr_replay_delay
+    g[K.G_FER_RNG] = ((seed * 7919 + 104729) % (K.PARK_MILLER_M - 1)) + 1
+    if not le.llr and fab.transport != "uet":
+        cfg[K.C_LOSSY] = 1
 
 
 def st_base_rtt_ps(pt, fpath, apath, fab, cfg) -> int:

@@ -102,7 +102,12 @@ G_UE_TIMEOUTS = 29  # packets the sender declared lost on its retransmission tim
 G_UE_RTX_BYTES = 30  # payload bytes sent again (counted in G_INJ_BYTES as well)
 G_UE_OOS_BYTES = 31  # UET ordered delivery: payload the receiver discarded out of sequence
 G_UE_PULLS = 32  # UET RCCC: pull (credit) packets the receivers sent
-G_NUM = 33
+# link frame errors (fabric.link_errors): frames lost to a corrupted FCS, and link-level retry
+G_FER_DROPS = 33  # data frames a receiving port discarded as corrupted (recovered end to end)
+G_FER_BYTES = 34  # their payload bytes
+G_LLR_REPLAYS = 35  # corrupted data frames the link sender replayed (LLR: no end-to-end loss)
+G_FER_RNG = 36  # Park–Miller state of the frame-error draws (its own stream: other draws unchanged)
+G_NUM = 37
 
 # ---- cfg: int64 configuration -------------------------------------------------------------------
 C_MTU = 0
@@ -169,7 +174,12 @@ C_UE_ROD = 60  # 1: reliable ordered delivery (go-back at the sender); 0: unorde
 C_UE_RCCC = 61  # 1: RCCC, receiver credits (aifabric.sim.uet_rccc): a sender needs credit to send
 C_UE_PULL_BYTES = 62  # RCCC: credit one pull grants (bytes on the wire)
 C_UE_HOST0 = 63  # RCCC: first row of the per-receiver pull pacers in ``ue`` (two rows per host)
-C_NUM = 64
+C_FER = (
+    64  # data frames corrupted with probability CF_FER: 0 off, 1 on every link, 2 switch-to-switch links only
+)
+C_LLR = 65  # 1: link-level retry — the link sender replays a corrupted frame (no end-to-end loss)
+C_LLR_DELAY = 66  # LLR: replay delay added to the link's round trip (ps)
+C_NUM = 67
 
 # ---- cf: float64 configuration ------------------------------------------------------------------
 CF_PMAX = 0
@@ -190,6 +200,7 @@ CF_UE_FI_SCALE = 15  # NSCC fast_increase fi_scale
 CF_UE_GAMMA = 16  # NSCC multiplicative_decrease gamma
 CF_UE_MD_JUMP = 17  # NSCC max_md_jump: the smallest factor one decrease applies
 CF_UE_DELAY_A = 18  # NSCC delay EWMA gain
+CF_FER = 19  # frame error rate of every link (probability a data frame arrives corrupted)
 CF_NUM = 20  # fabric.pfc_overrides append their dynamic alphas after this (slots PT_ALPHA_IDX points to)
 
 # ---- pk: packets --------------------------------------------------------------------------------
@@ -1032,6 +1043,36 @@ def drop_pkt(pk, pt, g, q, i):
 
 
 @njit(cache=True)
+def frame_corrupted(pt, g, cfg, cf, p):
+    """One draw of the frame-error stream for a frame sent on port ``p``: True with probability
+    ``CF_FER`` (``C_FER`` 2: only on a link between two switches; other links draw nothing)."""
+    if cfg[C_FER] == 2 and (pt[p, PT_PEER_IS_SW] == 0 or pt[p, PT_NODE_IS_HOST] == 1):
+        return False
+    x = (g[G_FER_RNG] * 48271) % PARK_MILLER_M
+    g[G_FER_RNG] = x
+    return x / PARK_MILLER_M < cf[CF_FER]
+
+
+@njit(cache=True)
+def link_error(pt, pk, cfg, h, g, p, i):
+    """Data packet ``i`` arrived corrupted at port ``p``. With LLR the link sender replays it: it
+    arrives again after the link's round trip (the receiver's NACK back, the frame again) plus the
+    replay delay. Without LLR the receiving port discards it (InfiniBand: its credits go back) and
+    the transport recovers it end to end."""
+    if cfg[C_LLR] == 1:
+        g[G_LLR_REPLAYS] += 1
+        t = g[G_NOW] + 2 * pt[p, PT_DELAY] + ser_ps(pk[i, PK_SIZE], pt[p, PT_RATE]) + cfg[C_LLR_DELAY]
+        heap_push(h, g, t, EV_ARRIVE, i)
+        return
+    if cfg[C_IB] == 1:
+        n = (pk[i, PK_SIZE] + cfg[C_CREDIT_BYTES] - 1) // cfg[C_CREDIT_BYTES]
+        heap_push(h, g, g[G_NOW] + pt[p, PT_DELAY], EV_CREDIT, n * cfg[C_NPORTS] + p)
+    g[G_FER_DROPS] += 1
+    g[G_FER_BYTES] += pk[i, PK_PAYLOAD]
+    drop_pkt(pk, pt, g, p, i)
+
+
+@njit(cache=True)
 def link_down(pt, pk, fl, fr, cfg, cf, swused, h, g, log, link):
     """Both directions of ``link`` fail: queued packets are dropped (releasing their ingress
     charge, so upstream PAUSEs resume), packets on the wire are dropped on arrival."""
@@ -1428,6 +1469,9 @@ def run(
             node = pt[p, PT_PEER]
             if pt[p, PT_DOWN] == 1:
                 drop_pkt(pk, pt, g, p, i)
+                continue
+            if cfg[C_FER] != 0 and pk[i, PK_KIND] == KIND_DATA and frame_corrupted(pt, g, cfg, cf, p):
+                link_error(pt, pk, cfg, h, g, p, i)
                 continue
             if pt[p, PT_PEER_IS_SW] == 0:
                 host_receive(pt, pk, fl, fr, cfg, cf, swused, h, g, log, ue, apath, i, node)

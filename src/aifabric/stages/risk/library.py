@@ -100,8 +100,9 @@ PFC_FABRICS = ("roce", "uet")  # lossless RoCE, and UET only in a lossless class
 PFC_SCENARIOS = ("pfc-threshold-mismatch", "pfc-storm", "pfc-watchdog-off")
 # UET scenarios the packet engine cannot run yet, with the reason (reported as not applicable)
 UET_NOT_MODELLED = {
-    "uet-llr-off": "link-level retry (LLR) and link bit errors are not modelled in the packet engine: "
-    "a lossy link's packets are not lost there, so LLR off costs nothing measurable (not measured)",
+    "uet-llr-off": "not measured: the packet engine models link frame errors and LLR "
+    "(fabric.link_errors), but one frame error rate for every link; a sourced error rate for long "
+    "(optical) links and a per-link-class setting on the testbed are missing",
 }
 # NSCC mis-set: base_rtt (and with it target_qdelay) configured this many times the fabric's own
 NSCC_MISSET_FACTOR = 10
@@ -204,7 +205,7 @@ LIBRARY: dict[str, Trigger] = {
             "uet-llr-off",
             UET,
             "link-level retry off on long (optical) links: a corrupted packet costs an end-to-end retransmission",
-            "not modelled (see why in not_applicable)",
+            "not measured (see why in not_applicable)",
             kind="fault",
         ),
         Trigger(
