@@ -290,16 +290,9 @@ def _fmt(v, unit: str = "") -> str:
     return f"{v:,}{unit}" if not isinstance(v, bool) else str(v).lower()
 
 
-def _print_flow(res: dict, out: Path | None) -> None:
-    """The flow model's result as a table (``--json`` prints the whole result)."""
-    from rich.console import Console
-    from rich.table import Table
-
-    s, e = res.get("summary", {}), res.get("engine", {})
-    t = Table(title=f"{res.get('scenario', '')}: flow-level model", show_header=True)
-    t.add_column("metric")
-    t.add_column("value", justify="right")
-    rows = [
+def _fct_rows(s: dict) -> list[tuple[str, str]]:
+    """The rows both engines print first: completion, FCT, slowdown, goodput, fairness."""
+    return [
         ("flows completed", f"{s['completed_flows']:,} / {s['flows']:,}"),
         (
             "FCT p50 / p99 / max",
@@ -308,19 +301,43 @@ def _print_flow(res: dict, out: Path | None) -> None:
         ("slowdown p50 / p99", f"{_fmt(s['slowdown_p50'])} / {_fmt(s['slowdown_p99'])}"),
         ("goodput", _fmt(s["goodput_gbps"], " Gb/s")),
         ("Jain fairness", _fmt(s["jain_fairness"])),
+    ]
+
+
+def _collective_rows(c: dict) -> list[tuple[str, str]]:
+    """A collective's rows; busbw in GB/s as nccl-tests prints it (the keys' "gbps" names mean GB/s)."""
+    return [
+        (f"collective {c['op']} ({c['algorithm']})", f"{c['ranks']} ranks, {c['size_bytes']:,} B"),
+        ("collective time", _fmt(c["time_s"] * 1e6 if c.get("time_s") is not None else None, " µs")),
+        ("algbw / busbw", f"{_fmt(c['algbw_gbps'], ' GB/s')} / {_fmt(c['busbw_gbps'], ' GB/s')}"),
+    ]
+
+
+def _show(title: str, rows: list[tuple[str, str]]):
+    """The metric / value table on stdout; the console, for what follows."""
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=title, show_header=True)
+    t.add_column("metric")
+    t.add_column("value", justify="right")
+    for k, v in rows:
+        t.add_row(k, v)
+    con = Console()
+    con.print(t)
+    return con
+
+
+def _print_flow(res: dict, out: Path | None) -> None:
+    """The flow model's result as a table (``--json`` prints the whole result)."""
+    s, e = res.get("summary", {}), res.get("engine", {})
+    rows = _fct_rows(s) + [
         ("deadlock", _fmt(s["deadlock"])),
         ("queues", "not modelled: drops, PAUSE, ECN marks and queue depth are 0 by construction"),
         ("engine", f"flow level, {e.get('events', 0):,} rate events, {e.get('wall_s', 0.0):.2f} s wall"),
     ]
-    c = res.get("collective")
-    if c:  # busbw in GB/s as nccl-tests prints it (the keys' historical "gbps" names mean GB/s)
-        rows.append(
-            (f"collective {c['op']} ({c['algorithm']})", f"{c['ranks']} ranks, {c['size_bytes']:,} B")
-        )
-        rows.append(
-            ("collective time", _fmt(c["time_s"] * 1e6 if c.get("time_s") is not None else None, " µs"))
-        )
-        rows.append(("algbw / busbw", f"{_fmt(c['algbw_gbps'], ' GB/s')} / {_fmt(c['busbw_gbps'], ' GB/s')}"))
+    if res.get("collective"):
+        rows += _collective_rows(res["collective"])
     uet = e.get("uet")
     if uet:
         rows.append(
@@ -330,34 +347,15 @@ def _print_flow(res: dict, out: Path | None) -> None:
                 f"mean flow efficiency {_fmt(uet.get('mean_flow_efficiency'))}",
             )
         )
-    for k, v in rows:
-        t.add_row(k, v)
-    Console().print(t)
+    _show(f"{res.get('scenario', '')}: flow-level model", rows)
     if out is not None:
         typer.echo(f"wrote {out}/flows.parquet, links.parquet, summary.json, flows.json")
 
 
 def _print(res, out: Path | None) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
     s, e = res.summary, res.engine
-    con = Console()
-    t = Table(title=f"{res.scenario}: packet-level simulation", show_header=True)
-    t.add_column("metric")
-    t.add_column("value", justify="right")
-
     fmt = _fmt
-
-    rows = [
-        ("flows completed", f"{s['completed_flows']:,} / {s['flows']:,}"),
-        (
-            "FCT p50 / p99 / max",
-            f"{fmt(s['fct_p50_us'])} / {fmt(s['fct_p99_us'])} / {fmt(s['fct_max_us'])} µs",
-        ),
-        ("slowdown p50 / p99", f"{fmt(s['slowdown_p50'])} / {fmt(s['slowdown_p99'])}"),
-        ("goodput", fmt(s["goodput_gbps"], " Gb/s")),
-        ("Jain fairness", fmt(s["jain_fairness"])),
+    rows = _fct_rows(s) + [
         ("drops", fmt(s["drops"])),
         ("PFC PAUSE frames", fmt(s["pause_frames"])),
         ("paused time (sum over ports)", fmt(s["pause_time_us"], " µs")),
@@ -397,15 +395,8 @@ def _print(res, out: Path | None) -> None:
             (f"PFC override: {', '.join(o['switches'][:4])}{' ...' if len(o['switches']) > 4 else ''}", what)
         )
     if getattr(res, "collective", None) is not None:  # network step by network step (aifabric.sim.collective)
-        c = res.to_dict(flows=False)["collective"]  # NaN (an unfinished step) → None
-        rows.append(
-            (f"collective {c['op']} ({c['algorithm']})", f"{c['ranks']} ranks, {c['size_bytes']:,} B")
-        )
-        rows.append(("collective time", fmt(c["time_s"] * 1e6 if c["time_s"] is not None else None, " µs")))
-        rows.append(("algbw / busbw", f"{fmt(c['algbw_gbps'], ' GB/s')} / {fmt(c['busbw_gbps'], ' GB/s')}"))
+        rows += _collective_rows(res.to_dict(flows=False)["collective"])  # NaN (an unfinished step) → None
         rows.append(("network steps simulated / total", f"{e['steps_simulated']} / {e['steps_total']}"))
-    for k, v in rows:
-        t.add_row(k, v)
-    con.print(t)
+    con = _show(f"{res.scenario}: packet-level simulation", rows)
     if out is not None:
         con.print(f"wrote {out}/flows.parquet, ports.parquet, summary.json, fct.txt, pfc.txt")
